@@ -1,0 +1,17 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Put kselftest_harness.h and kselftest.h from linux-source-6.1 into DIR.
+# They come from the cache under ~/.cache/lchan/src/<version>/ (filled on
+# first use together with checkpatch and siw); they are never committed.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+[ $# -eq 1 ] || { echo "usage: $0 DIR" >&2; exit 2; }
+dst=$1
+src=$(rig_src_cache)/tools/testing/selftests
+mkdir -p "$dst"
+for h in kselftest_harness.h kselftest.h; do
+	# Keep the cached mtime and leave an identical copy alone, so make does
+	# not rebuild the selftests for nothing.
+	cmp -s "$src/$h" "$dst/$h" || cp -p "$src/$h" "$dst/$h"
+done

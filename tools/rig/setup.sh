@@ -1,0 +1,68 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Install everything the rig needs on a Debian 12 host, then fetch the guest
+# kernel.  Idempotent and quick when nothing is missing: apt-get update only
+# runs when a package is missing or the lists are older than an hour
+# (LCHAN_APT_UPDATE=1 forces it), since the kernel ABI is read from them.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+export DEBIAN_FRONTEND=noninteractive
+
+# Host packages.  qperf/sockperf/strace/util-linux (setpriv) also go into the
+# guest; linux-source-6.1 gives kselftest headers, checkpatch and siw.
+PKGS=(
+	make gcc libc6-dev xz-utils cpio gzip kmod perl
+	qemu-system-x86 busybox-static
+	rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest
+	iproute2 libibverbs-dev librdmacm-dev
+	linux-source-6.1 sparse strace qperf sockperf util-linux
+)
+
+update_stamp=$LCHAN_CACHE/apt-updated
+
+apt_update() {
+	rig_log "apt-get update"
+	if rig_root apt-get update -qq; then
+		mkdir -p "$LCHAN_CACHE"
+		touch "$update_stamp"
+	else
+		# Offline or a mirror hiccup: go on with the lists we have.
+		rig_log "warning: apt-get update failed; using the existing package lists"
+	fi
+	unset KVER
+}
+
+missing_pkgs() {
+	local p st
+	for p in "$@"; do
+		st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+		[ "$st" = "install ok installed" ] || printf '%s\n' "$p"
+	done
+}
+
+# Old lists could name a kernel that has left the mirror, so refresh them
+# hourly.  LCHAN_APT_UPDATE=1 forces an update, =0 skips it unless needed.
+updated=0
+case ${LCHAN_APT_UPDATE:-auto} in
+1) want_update=1 ;;
+0) want_update=0 ;;
+*) if [ -n "$(find "$update_stamp" -mmin -60 2>/dev/null)" ]; then want_update=0; else want_update=1; fi ;;
+esac
+if [ "$want_update" = 1 ]; then
+	apt_update
+	updated=1
+fi
+
+KVER=$(rig_kver)
+export KVER
+mapfile -t missing < <(missing_pkgs "${PKGS[@]}" "linux-headers-$KVER")
+if [ "${#missing[@]}" -gt 0 ]; then
+	[ "$updated" = 1 ] || apt_update
+	rig_log "installing: ${missing[*]}"
+	rig_root apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+		rig_die "apt-get install failed: ${missing[*]}"
+fi
+
+"$RIG_DIR/kernel.sh"
+rig_log "host ready; guest kernel $KVER"
