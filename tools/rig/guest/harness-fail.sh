@@ -1,0 +1,5 @@
+# SPDX-License-Identifier: GPL-2.0
+# Harness self-test: a kselftest program with a failing test.  The runner
+# must report the failure.
+. "$LCHAN_SHARE/guest/lib.sh"
+run_tests "$LCHAN_SHARE/rig/fail"

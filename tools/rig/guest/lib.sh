@@ -1,0 +1,95 @@
+# SPDX-License-Identifier: GPL-2.0
+# Helpers for the guest jobs (busybox sh), sourced from the 9p share.
+# /etc/lchan.env is written by the guest /init.
+
+. /etc/lchan.env
+
+TAP=$LCHAN_OUT/tap.txt
+mkdir -p "$LCHAN_OUT/logs"
+
+# Print a TAP line to the console and append it to out/tap.txt.
+tap() {
+	echo "$*" | tee -a "$TAP"
+}
+
+# Load the modules a .ko file depends on, then insmod it (insmod alone does
+# not resolve dependencies; busybox modinfo only looks modules up by name).
+load_ko() {
+	_ko=$1
+	shift
+	[ -f "$_ko" ] || { echo "load_ko: $_ko does not exist" >&2; return 1; }
+	for _d in $(strings "$_ko" | sed -n 's/^depends=//p' | tr ',' ' '); do
+		modprobe "$_d" || {
+			echo "load_ko: cannot load $_d, needed by $_ko: add it to MODULES in tools/rig/initramfs.sh" >&2
+			return 1
+		}
+	done
+	insmod "$_ko" "$@"
+}
+
+# The per-binary timeout: kselftest's "settings" file (timeout=N) in the test
+# directory wins over lchan.test_timeout from the kernel command line.
+test_timeout() {
+	_t=$(sed -n 's/^timeout=\([0-9][0-9]*\)$/\1/p' "$1/settings" 2>/dev/null | tail -n1)
+	echo "${_t:-${LCHAN_TEST_TIMEOUT:-600}}"
+}
+
+# Run every executable file in DIR (sorted), each under its own timeout,
+# with its output (TAP on stdout, diagnostics on stderr) going to the
+# console, out/tap.txt and out/logs/NAME.log.  A binary that crashes, times
+# out or exits non-zero without a "not ok" line of its own gets one here.
+# Returns non-zero when anything failed.
+run_tests() {
+	_dir=$1
+	_limit=$(test_timeout "$_dir")
+	_failed=0
+	_ran=0
+	for _t in "$_dir"/*; do
+		[ -f "$_t" ] && [ -x "$_t" ] || continue
+		_name=${_t##*/}
+		_log=$LCHAN_OUT/logs/$_name.log
+		_ran=$((_ran + 1))
+		tap "# selftest: $_name (timeout ${_limit}s)"
+		_start=$(date +%s)
+		( cd "$_dir" && timeout -k 10 "$_limit" "$_t" 2>&1; echo $? >/tmp/rig-rc ) |
+			tee "$_log" | tee -a "$TAP"
+		_rc=$(cat /tmp/rig-rc)
+		_secs=$(($(date +%s) - _start))
+		_results=$(grep -cE '^(ok|not ok)( |$)' "$_log")
+		_notok=$(grep -cE '^not ok( |$)' "$_log")
+		if [ "$_secs" -ge "$_limit" ]; then
+			tap "not ok - $_name: timed out after ${_limit}s"
+			_failed=1
+		elif [ "$_rc" = 4 ] && [ "$_results" = 0 ]; then
+			tap "ok - $_name # SKIP whole program skipped (exit status 4)"
+		elif [ "$_rc" != 0 ] && [ "$_rc" != 4 ]; then
+			[ "$_notok" != 0 ] ||
+				tap "not ok - $_name: exit status $_rc$( [ "$_rc" -gt 128 ] && echo " (signal $((_rc - 128)))")"
+			_failed=1
+		elif [ "$_results" = 0 ]; then
+			tap "not ok - $_name: printed no TAP result"
+			_failed=1
+		elif [ "$_notok" != 0 ]; then
+			_failed=1
+		fi
+		tap "# selftest: $_name exit status $_rc after ${_secs}s"
+	done
+	if [ "$_ran" = 0 ]; then
+		tap "not ok - no test programs in $_dir"
+		return 1
+	fi
+	return $_failed
+}
+
+# Print a sysfs tree with its values, one "path = value" line per file.
+show_sysfs() {
+	find "$1" | sort | while read -r _p; do
+		if [ -L "$_p" ]; then
+			echo "$_p -> $(readlink "$_p")"
+		elif [ -d "$_p" ]; then
+			echo "$_p/"
+		else
+			echo "$_p = $(cat "$_p" 2>&1 | sed '2,$s/^/    /')"
+		fi
+	done
+}

@@ -1,0 +1,24 @@
+# SPDX-License-Identifier: GPL-2.0
+# Job "tests": load lchan.ko, run every program in selftests/, unload.
+. "$LCHAN_SHARE/guest/lib.sh"
+
+if ! load_ko "$LCHAN_KO"; then
+	tap "not ok - insmod lchan ($LCHAN_KO; did make module run?)"
+	exit 1
+fi
+tap "ok - insmod lchan"
+
+failed=0
+run_tests "$LCHAN_SELFTESTS" || failed=1
+
+# Tests may reload the module but must leave it loaded and unloadable.
+if [ ! -d /sys/module/lchan ]; then
+	tap "not ok - rmmod lchan at end: lchan was not loaded any more"
+	failed=1
+elif rmmod lchan; then
+	tap "ok - rmmod lchan at end"
+else
+	tap "not ok - rmmod lchan at end"
+	failed=1
+fi
+exit $failed

@@ -1,0 +1,166 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# PID 1 of the test guest (busybox sh).  Mounts the 9p share, brings up the
+# network and the soft-RoCE/soft-iWARP devices, runs guest/$JOB.sh from the
+# share under a hard timeout, saves dmesg and tells qemu the verdict through
+# isa-debug-exit (qemu exits 1 = pass, 3 = fail).
+#
+# Kernel command line: lchan.job=NAME lchan.timeout=SECS (0 = none)
+#                      lchan.test_timeout=SECS (per test binary)
+
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root
+umask 022
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /run
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mount -t configfs configfs /sys/kernel/config 2>/dev/null
+# In case the initramfs had no /dev/console node.
+exec </dev/console >/dev/console 2>&1
+
+SHARE=/mnt/host
+OUT=$SHARE/out
+IP=/usr/sbin/ip  # busybox's own ip applet would win over a bare "ip"
+job=
+job_timeout=600
+test_timeout=600
+
+say() { echo "rig-guest: $*"; }
+
+# Write the verdict byte to port 0xf4: qemu exits with (byte << 1) | 1.
+verdict() {
+	sync
+	say "verdict: $( [ "$1" = 0 ] && echo pass || echo fail )"
+	printf "\\$(printf '%03o' "$1")" | dd of=/dev/port bs=1 seek=244 count=1 2>/dev/null
+	# Only reached without the isa-debug-exit device.
+	say "isa-debug-exit did not stop the machine; powering off"
+	poweroff -f
+	sleep 60
+}
+
+setup_failed() {
+	say "SETUP FAILED: $*"
+	[ -d "$OUT" ] && dmesg >"$OUT/dmesg.txt" 2>/dev/null
+	verdict 1
+}
+
+for arg in $(cat /proc/cmdline); do
+	case $arg in
+	lchan.job=*) job=${arg#*=} ;;
+	lchan.timeout=*) job_timeout=${arg#*=} ;;
+	lchan.test_timeout=*) test_timeout=${arg#*=} ;;
+	esac
+done
+[ -n "$job" ] || setup_failed "no lchan.job= on the kernel command line"
+
+hostname lchan-guest
+ulimit -l unlimited   # RDMA pins memory
+ulimit -c 0
+
+# The share: fresh build outputs in, results out.
+modprobe -a virtio_pci virtio_rng virtio_net 9pnet_virtio 9p ||
+	setup_failed "virtio/9p modules"
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 host0 "$SHARE" ||
+	setup_failed "mounting the 9p share"
+mkdir -p "$OUT"
+
+# depends= of a .ko file (busybox modinfo only looks names up).
+ko_depends() {
+	strings "$1" | sed -n 's/^depends=//p' | tr ',' ' '
+}
+
+# Network: eth0 is qemu's user net (restrict=on, nothing leaves the VM).
+$IP link set lo up
+i=0
+while [ ! -e /sys/class/net/eth0 ] && [ $i -lt 50 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+[ -e /sys/class/net/eth0 ] || setup_failed "no eth0"
+$IP addr add 10.0.2.15/24 dev eth0 &&
+	$IP -6 addr add fd00:1c::15/64 dev eth0 nodad &&
+	$IP link set eth0 up || setup_failed "configuring eth0"
+
+# dummy0 carries siw0; dummy1/dummy2 are spares for tests that create and
+# delete their own rxe/siw links.
+modprobe dummy numdummies=0 || setup_failed "modprobe dummy"
+n=0
+for spec in 192.0.2.1/24,2001:db8:1::1/64 198.51.100.1/24,2001:db8:2::1/64 \
+	203.0.113.1/24,2001:db8:3::1/64; do
+	d=dummy$n
+	$IP link add $d type dummy &&
+		$IP addr add "${spec%,*}" dev $d &&
+		$IP -6 addr add "${spec#*,}" dev $d nodad &&
+		$IP link set $d up || setup_failed "configuring $d"
+	n=$((n + 1))
+done
+
+# soft-RoCE.  rxe needs a crc32 algorithm that modules.dep does not name.
+modprobe crc32-pclmul 2>/dev/null || true
+modprobe -a crc32_generic ib_uverbs ib_umad rdma_ucm rdma_rxe ||
+	setup_failed "rxe modules"
+rdma link add rxe0 type rxe netdev eth0 || setup_failed "rdma link add rxe0"
+
+# soft-iWARP, built out of tree and fresh on the share.
+[ -f "$SHARE/siw.ko" ] || setup_failed "siw.ko missing from the share"
+modprobe crc32c-intel 2>/dev/null || true
+# shellcheck disable=SC2046 # word splitting of the dependency list is wanted
+modprobe -a crc32c_generic $(ko_depends "$SHARE/siw.ko") || setup_failed "siw dependencies"
+insmod "$SHARE/siw.ko" || setup_failed "insmod siw.ko"
+rdma link add siw0 type siw netdev dummy0 || setup_failed "rdma link add siw0"
+
+# The environment the tests rely on; also kept for sourcing.
+cat >/etc/lchan.env <<ENV
+export LCHAN_SHARE=$SHARE
+export LCHAN_KO=$SHARE/lchan.ko
+export LCHAN_RXE_DEV=rxe0
+export LCHAN_RXE_NETDEV=eth0
+export LCHAN_RXE_ADDR=10.0.2.15
+export LCHAN_RXE_ADDR6=fd00:1c::15
+export LCHAN_SIW_DEV=siw0
+export LCHAN_SIW_NETDEV=dummy0
+export LCHAN_SIW_ADDR=192.0.2.1
+export LCHAN_SIW_ADDR6=2001:db8:1::1
+export LCHAN_SPARE_RXE_NETDEV=dummy1
+export LCHAN_SPARE_RXE_ADDR=198.51.100.1
+export LCHAN_SPARE_RXE_ADDR6=2001:db8:2::1
+export LCHAN_SPARE_SIW_NETDEV=dummy2
+export LCHAN_SPARE_SIW_ADDR=203.0.113.1
+export LCHAN_SPARE_SIW_ADDR6=2001:db8:3::1
+export LCHAN_TOOLS=$SHARE/tools
+export LCHAN_SELFTESTS=$SHARE/selftests
+export LCHAN_OUT=$OUT
+export LCHAN_TEST_TIMEOUT=$test_timeout
+export LD_LIBRARY_PATH=$SHARE/lib:$SHARE/syslib
+ENV
+cp /etc/lchan.env "$OUT/env.sh"
+. /etc/lchan.env
+
+jobfile=$SHARE/guest/$job.sh
+[ -f "$jobfile" ] || setup_failed "no job $job ($jobfile)"
+say "running job $job (timeout ${job_timeout}s)"
+start=$(date +%s)
+if [ "$job_timeout" = 0 ]; then
+	sh "$jobfile"
+	rc=$?
+else
+	# TERM first so the job can report, KILL 10 s later.
+	timeout -k 10 "$job_timeout" sh "$jobfile"
+	rc=$?
+fi
+elapsed=$(($(date +%s) - start))
+if [ "$job_timeout" != 0 ] && [ "$elapsed" -ge "$job_timeout" ]; then
+	say "job $job TIMED OUT after ${elapsed}s (limit ${job_timeout}s)"
+	echo "timeout $elapsed" >"$OUT/job-timeout"
+fi
+say "job $job exited with status $rc after ${elapsed}s"
+echo "$rc" >"$OUT/job-rc"
+dmesg >"$OUT/dmesg.txt"
+if [ "$rc" = 0 ]; then verdict 0; else verdict 1; fi

@@ -1,0 +1,221 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Boot the test guest for one job and judge the run.
+#
+#   tools/rig/run-vm.sh [-i] JOB [TIMEOUT_SECS]
+#
+# JOB is tools/rig/guest/JOB.sh, run inside the guest by its /init.  Fresh
+# build outputs (kmod/lchan.ko, build/selftests, build/tools, lib/liblchan.so*,
+# siw.ko, the rig self-test pieces) are staged into build/share/, the 9p
+# share; the guest writes out/ there.  Everything of a run is kept under
+# build/runs/JOB/: console.log (serial), dmesg.txt, tap.txt, logs/, and
+# summary (machine-readable verdict for check.sh).
+#
+# Exit status is non-zero when a test failed, no test ran, the guest hung or
+# gave no verdict, or the kernel log shows BUG/WARNING/Oops/... lines.
+# -i: interactive (serial console on stdio, no timeout, no judging).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+interactive=0
+if [ "${1:-}" = -i ]; then
+	interactive=1
+	shift
+fi
+[ $# -ge 1 ] && [ $# -le 2 ] || { echo "usage: $0 [-i] JOB [TIMEOUT_SECS]" >&2; exit 2; }
+job=$1
+timeout_s=${2:-600}
+[ -f "$RIG_DIR/guest/$job.sh" ] || rig_die "no such job: $job (tools/rig/guest/$job.sh)"
+case $timeout_s in '' | *[!0-9]*) rig_die "timeout must be a number of seconds" ;; esac
+# Boot before the job starts takes ~10 s under TCG; leave the guest's own
+# job timeout room to report before the host pulls the plug.
+boot_margin=60
+[ "$timeout_s" -gt $((boot_margin + 10)) ] || rig_die "timeout must exceed $((boot_margin + 10)) s"
+
+KVER=$(rig_kver)
+export KVER
+kroot=$LCHAN_CACHE/$KVER/root
+"$RIG_DIR/kernel.sh"
+"$RIG_DIR/siw.sh"
+case $job in harness-*) "$RIG_DIR/selftest/build.sh" ;; esac
+initrd=$("$RIG_DIR/initramfs.sh")
+manifest=${initrd%.cpio.gz}.files
+vmlinuz=$kroot/boot/vmlinuz-$KVER
+
+share=$B/share
+run=$B/runs/$job
+mkdir -p "$B"
+# One guest at a time owns build/share.
+exec {lockfd}>"$B/.share.lock"
+if ! flock -n "$lockfd"; then
+	rig_log "another guest is using $share; waiting"
+	flock "$lockfd"
+fi
+
+# --- stage the share -------------------------------------------------------
+rm -rf "$share"
+mkdir -p "$share/out" "$share/guest" "$share/lib" "$share/syslib"
+cp "$RIG_DIR"/guest/*.sh "$share/guest/"
+cp "$B/siw/siw.ko" "$share/"
+[ ! -f "$REPO/kmod/lchan.ko" ] || cp "$REPO/kmod/lchan.ko" "$share/"
+[ ! -d "$B/selftests" ] || cp -a "$B/selftests" "$share/selftests"
+[ ! -d "$B/tools" ] || cp -a "$B/tools" "$share/tools"
+mkdir -p "$share/selftests" "$share/tools"
+for f in "$REPO"/lib/liblchan.so*; do
+	[ ! -e "$f" ] || cp -a "$f" "$share/lib/"
+done
+if [ -d "$B/rig-selftest" ]; then
+	mkdir -p "$share/rig"
+	cp -a "$B/rig-selftest/pass" "$B/rig-selftest/fail" "$B/rig-selftest/lchan_warn.ko" "$share/rig/"
+fi
+# Libraries the staged programs need beyond those in the initramfs go to
+# syslib/ (on the guest's LD_LIBRARY_PATH).
+declare -A have=()
+while read -r l; do have[$l]=1; done < <(sed -n '/^\[libs\]/,$p' "$manifest")
+while IFS= read -r -d '' f; do
+	[ "$(head -c4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ] || continue
+	while read -r l; do
+		b=$(basename "$l")
+		case $b in liblchan.so*) continue ;; esac
+		[ -z "${have[$b]:-}" ] || continue
+		have[$b]=1
+		cp -L "$l" "$share/syslib/"
+	done < <(ldd "$f" 2>/dev/null | awk '/=> \//{print $3}')
+done < <(find "$share" -type f -perm -u+x -print0)
+
+# --- boot --------------------------------------------------------------------
+rm -rf "$run"
+mkdir -p "$run"
+guest_timeout=$((timeout_s - boot_margin))
+append="console=ttyS0 panic=-1 oops=panic printk.time=1 lchan.job=$job"
+append+=" lchan.test_timeout=${LCHAN_TEST_TIMEOUT:-600}"
+qemu=(qemu-system-x86_64 -accel tcg,thread=multi -M pc -cpu max -smp 2 -m 2G
+	-nodefaults -display none -no-reboot
+	-kernel "$vmlinuz" -initrd "$initrd"
+	-netdev user,id=n0,restrict=on
+	-device virtio-net-pci,netdev=n0,speed=10000,duplex=full,romfile=
+	-device virtio-rng-pci
+	-device isa-debug-exit,iobase=0xf4,iosize=0x04
+	-virtfs "local,path=$share,mount_tag=host0,security_model=none,id=host0")
+
+if [ "$interactive" = 1 ]; then
+	rig_log "guest console on this terminal; Ctrl-A x quits qemu, Ctrl-A h for help"
+	set +e
+	"${qemu[@]}" -serial mon:stdio -append "$append lchan.timeout=0"
+	rc=$?
+	set -e
+	cp -a "$share/out/." "$run/" 2>/dev/null || true
+	# 1 is the guest's "pass" verdict, i.e. a clean power-off.
+	[ "$rc" = 1 ] && exit 0
+	exit "$rc"
+fi
+
+rig_log "booting $KVER for job $job (timeout ${timeout_s}s); console: $run/console.log"
+start=$(rig_now)
+tail_pid=
+if [ "${LCHAN_VERBOSE:-0}" = 1 ]; then
+	: >"$run/console.log"
+	tail -n +1 -f "$run/console.log" &
+	tail_pid=$!
+fi
+set +e
+timeout -k 10 "$timeout_s" "${qemu[@]}" -monitor none -serial "file:$run/console.log" \
+	-append "$append lchan.timeout=$guest_timeout" 2>"$run/qemu.stderr"
+qrc=$?
+set -e
+[ -z "$tail_pid" ] || { sleep 0.3; kill "$tail_pid" 2>/dev/null || true; }
+secs=$(($(rig_now) - start))
+cp -a "$share/out/." "$run/" 2>/dev/null || true
+flock -u "$lockfd"
+
+# --- judge -------------------------------------------------------------------
+tap=$run/tap.txt
+[ -f "$tap" ] || : >"$tap"
+reasons=()
+verdict_line=$(grep -a -o 'rig-guest: verdict: [a-z]*' "$run/console.log" | tail -n1 || true)
+case $qrc in
+1)
+	if [ "$verdict_line" != "rig-guest: verdict: pass" ]; then
+		reasons+=("qemu-error: qemu exited 1 without a guest verdict: $(head -c 500 "$run/qemu.stderr")")
+	fi
+	;;
+3) reasons+=("guest-fail: the guest's verdict is fail (job exit status $(cat "$run/job-rc" 2>/dev/null || echo '?'))") ;;
+0) reasons+=("no-verdict: guest gave no verdict (qemu exit 0: kernel panic or power-off before the job finished)") ;;
+124 | 137) reasons+=("hung: guest hung: no exit within ${timeout_s}s") ;;
+*) reasons+=("qemu-error: qemu exit status $qrc: $(head -c 500 "$run/qemu.stderr")") ;;
+esac
+if grep -aq 'SETUP FAILED' "$run/console.log"; then
+	reasons+=("setup: $(grep -a -o 'SETUP FAILED.*' "$run/console.log" | head -n1)")
+fi
+if [ -f "$run/job-timeout" ]; then
+	reasons+=("job-timeout: the job hit its ${guest_timeout}s limit inside the guest")
+fi
+
+# Kernel complaints, in the guest's dmesg or (after a panic, the only record)
+# the serial log.  Only kernel lines (with a printk timestamp) count, so test
+# output that happens to say "WARNING:" does not.
+pattern='BUG:|WARNING:|Oops|Call Trace|general protection|KASAN|UBSAN|Kernel panic|blocked for more than|detected stall'
+kprob=$( { cat "$run/dmesg.txt" 2>/dev/null || true; cat "$run/console.log"; } |
+	tr -d '\r' | grep -a -E '\[ *[0-9]+\.[0-9]+\]' | grep -a -E "$pattern" | sed 's/^.*\(\[ *[0-9]*\.[0-9]*\]\)/\1/' |
+	awk '!seen[$0]++' || true)
+if [ -n "$kprob" ]; then
+	reasons+=("kernel-log: the kernel log shows problems")
+fi
+
+guest_results=$(grep -c -E '^(ok|not ok)( |$)' "$tap" || true)
+if [ "$guest_results" = 0 ]; then
+	reasons+=("no-tests: zero tests ran")
+fi
+
+# The runner's own findings are TAP lines too, so the totals agree with
+# the exit status.
+{
+	if [ -n "$kprob" ]; then
+		echo "not ok - rig: kernel log clean"
+	else
+		echo "ok - rig: kernel log clean"
+	fi
+	case $qrc in
+	1) echo "ok - rig: guest verdict received" ;;
+	124 | 137) echo "not ok - rig: guest verdict received (guest hung)" ;;
+	0) echo "not ok - rig: guest verdict received (guest gave no verdict)" ;;
+	3) echo "ok - rig: guest verdict received (fail)" ;;
+	*) echo "not ok - rig: guest verdict received (qemu exit $qrc)" ;;
+	esac
+	[ "$guest_results" != 0 ] || echo "not ok - rig: at least one test ran"
+} >"$run/rig-tap.txt"
+
+cat "$tap" "$run/rig-tap.txt"
+all=$(cat "$tap" "$run/rig-tap.txt")
+skipped=$(grep -c -i -E '^ok( .*)?[[:space:]]#[[:space:]]*skip' <<<"$all" || true)
+oks=$(grep -c -E '^ok( |$)' <<<"$all" || true)
+failed=$(grep -c -E '^not ok( |$)' <<<"$all" || true)
+passed=$((oks - skipped))
+[ "$failed" = 0 ] || reasons+=("failed-tests: $failed failed")
+
+{
+	echo "job=$job"
+	echo "qemu_exit=$qrc"
+	echo "seconds=$secs"
+	echo "passed=$passed"
+	echo "failed=$failed"
+	echo "skipped=$skipped"
+	for r in "${reasons[@]}"; do echo "reason=${r%%:*}"; done
+} >"$run/summary"
+
+echo "# run: job $job, $KVER, ${secs}s, qemu exit $qrc; logs in $run"
+if [ -n "$kprob" ]; then
+	echo "# kernel log problems:"
+	head -n 40 <<<"$kprob" | sed 's/^/#   /'
+fi
+if [ "${#reasons[@]}" -gt 0 ]; then
+	for r in "${reasons[@]}"; do
+		case $r in
+		hung:*) echo "# FAIL: guest hung (no exit within ${timeout_s}s); see $run/console.log" ;;
+		no-verdict:*) echo "# FAIL: guest gave no verdict (panic or early power-off); see $run/console.log" ;;
+		*) echo "# FAIL: ${r#*: }" ;;
+		esac
+	done
+fi
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "${#reasons[@]}" = 0 ]
