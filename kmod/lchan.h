@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * lchan internal header: objects shared between the module's files.
+ *
+ * Lock order (outer first):
+ *   lchan_devices_lock -> chan->lock -> dev->lock -> ctx->lock
+ *   -> chan->cq_lock / lst->lock
+ * The rdma_cm handlers take none of the mutexes: rdma_destroy_id() waits for
+ * running handlers and is called with chan->lock held.
+ */
+#ifndef LCHAN_H
+#define LCHAN_H
+
+#include <linux/kobject.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+#include <linux/xarray.h>
+#include <linux/completion.h>
+#include <linux/workqueue.h>
+#include <linux/socket.h>
+#include <linux/file.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+
+#include "../uapi/lchan.h"
+
+#define LCHAN_MAX_ENTRIES	4096
+#define LCHAN_DEFAULT_ENTRIES	128
+#define LCHAN_DEFAULT_BACKLOG	16
+#define LCHAN_MAX_BACKLOG	1024
+#define LCHAN_CONNECT_TIMEOUT_MS	10000
+#define LCHAN_MAX_TIMEOUT_MS	600000
+#define LCHAN_RESOLVE_TIMEOUT_MS	2000
+
+#define LCHAN_FEATURES	(LCHAN_FEATURE_SEND | LCHAN_FEATURE_SEND_IMM | \
+			 LCHAN_FEATURE_IPV6 | LCHAN_FEATURE_ENTER_WAIT | \
+			 LCHAN_FEATURE_POLL)
+
+/* An RDMA device as lchan sees it: /sys/kernel/lchan/devices/<name>. */
+struct lchan_dev {
+	struct kobject kobj;		/* lifetime of this struct */
+	struct ib_device *ibdev;
+	struct list_head node;		/* lchan_devices */
+	struct mutex lock;		/* chans, lsts, pds */
+	struct list_head chans;
+	struct list_head lsts;
+	struct list_head pds;
+	bool dying;			/* under lock: no new users */
+	u32 nr_chans;			/* under lock */
+};
+
+/* The /dev/lchan file: owner of PDs and MRs. */
+struct lchan_ctx {
+	struct kref ref;
+	struct mm_struct *mm;		/* owner; grabbed, for identity */
+	pid_t tgid;
+	struct mutex lock;		/* pds */
+	struct list_head pds;
+	struct xarray mrs;		/* handle -> struct lchan_mr */
+};
+
+/* One protection domain per (context, device). */
+struct lchan_pd {
+	struct kref ref;		/* ctx list + each MR + each chan */
+	struct lchan_ctx *ctx;		/* not counted: ctx outlives it */
+	struct lchan_dev *dev;		/* counted */
+	struct ib_pd *ibpd;		/* NULL once the device is gone */
+	struct list_head ctx_node;	/* ctx->pds */
+	struct list_head dev_node;	/* dev->pds */
+	struct list_head mrs;		/* under dev->lock */
+};
+
+struct lchan_mr {
+	struct kref ref;		/* handle table + work in flight */
+	struct lchan_pd *pd;		/* counted */
+	struct ib_mr *ibmr;		/* NULL once revoked */
+	struct list_head pd_node;	/* pd->mrs */
+	u64 addr;
+	u64 length;
+	u32 access;			/* LCHAN_ACCESS_* */
+	u32 handle;
+	u32 lkey;
+	struct work_struct free_work;	/* dereg needs process context */
+	struct rcu_head rcu;		/* lookups run under RCU */
+};
+
+/* Kernel side of one posted work request. */
+struct lchan_wr {
+	struct ib_cqe cqe;
+	struct lchan_chan *chan;
+	struct lchan_mr *mr;		/* reference while posted */
+	u64 user_data;
+	u8 opcode;			/* LCHAN_CQE_* */
+	union {
+		struct ib_send_wr send;
+		struct ib_recv_wr recv;
+	};
+	struct ib_sge sge;
+};
+
+/*
+ * The shared ring mapping and the kernel's private state for it.  Each index
+ * in the mapping has one writer; the kernel keeps its own indices here and
+ * never reads them back from the mapping.
+ */
+struct lchan_ring {
+	void *mem;			/* vmalloc_user(), mapped by the app */
+	size_t size;
+	struct lchan_chan_info info;	/* offsets, filled at setup */
+
+	u32 *sq_head, *sq_tail, *rq_head, *rq_tail, *cq_head, *cq_tail;
+	struct lchan_sqe *sqes;
+	struct lchan_rqe *rqes;
+	struct lchan_cqe *cqes;
+	u32 sq_entries, rq_entries, cq_entries;
+
+	u32 sq_head_k;			/* kernel copies of kernel indices */
+	u32 rq_head_k;
+	u32 cq_tail_k;			/* under chan->cq_lock */
+
+	struct lchan_wr *swr;		/* sq_entries slots */
+	struct lchan_wr *rwr;		/* rq_entries slots */
+	u32 swr_post, swr_done;		/* post under lock, done in handler */
+	u32 rwr_post, rwr_done;
+	u32 inflight;			/* under cq_lock: posted, not done */
+};
+
+struct lchan_stats {
+	u64 send_ops, send_bytes;
+	u64 recv_ops, recv_bytes;
+	u64 err_cqes;
+	u64 enters;
+};
+
+/* rdma_cm ids point back at one of these. */
+enum lchan_cm_kind {
+	LCHAN_CM_CHAN = 1,
+	LCHAN_CM_LISTENER,
+};
+
+struct lchan_chan {
+	enum lchan_cm_kind kind;	/* first: id->context dispatch */
+	struct kobject kobj;		/* lifetime; sysfs channels/<id> */
+	u32 id;
+	bool sysfs_added;
+	struct lchan_ctx *ctx;		/* counted */
+	struct lchan_dev *dev;		/* counted, once known */
+	struct lchan_pd *pd;		/* counted, once known */
+	struct list_head dev_node;	/* dev->chans, under dev->lock */
+	pid_t tgid;
+
+	struct mutex lock;		/* resources, posting, teardown */
+	struct rdma_cm_id *cm_id;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	int state;			/* enum lchan_state; READ/WRITE_ONCE */
+	bool passive;			/* accepted, not connected */
+	bool established_once;
+
+	/* Connection set-up handshake with the cm handler. */
+	struct completion cm_done;
+	int cm_status;			/* written before complete() */
+	u32 remote_qpn;
+	struct sockaddr_storage local, remote;
+	u32 port_num;
+
+	wait_queue_head_t wq;
+	spinlock_t cq_lock;
+	struct lchan_ring ring;
+	struct lchan_stats stats;	/* under cq_lock, read lockless */
+	u32 max_msg_size;
+};
+
+/* A pending connection request waiting in a listener's backlog. */
+struct lchan_conn_req {
+	struct list_head node;
+	struct rdma_cm_id *cm_id;
+	bool dead;			/* peer gave up: destroy on accept */
+};
+
+struct lchan_listener {
+	enum lchan_cm_kind kind;	/* first: id->context dispatch */
+	struct kref ref;
+	struct lchan_ctx *ctx;		/* counted */
+	struct mutex mutex;		/* cm_id teardown vs accept */
+	struct rdma_cm_id *cm_id;
+	struct lchan_dev *dev;		/* bound device, counted, or NULL */
+	struct list_head dev_node;
+	spinlock_t lock;		/* backlog */
+	struct list_head backlog;
+	u32 nr_backlog, max_backlog;
+	bool dead;			/* device gone or closing */
+	wait_queue_head_t wq;
+};
+
+#define lchan_dbg_chan(chan, fmt, ...) \
+	pr_debug("CHAN[%u] %s: " fmt, (chan)->id, __func__, ##__VA_ARGS__)
+
+static inline struct lchan_chan *to_lchan_chan(struct kobject *kobj)
+{
+	return container_of(kobj, struct lchan_chan, kobj);
+}
+
+static inline struct lchan_dev *to_lchan_dev(struct kobject *kobj)
+{
+	return container_of(kobj, struct lchan_dev, kobj);
+}
+
+/* lchan_main.c */
+extern struct workqueue_struct *lchan_wq;
+struct lchan_dev *lchan_dev_get(struct ib_device *ibdev);
+void lchan_dev_put(struct lchan_dev *dev);
+long lchan_copy_arg(void *karg, size_t ksize, size_t min_size,
+		    void __user *uarg);
+long lchan_copy_out(void __user *uarg, const void *karg, size_t ksize);
+
+/* lchan_sysfs.c */
+int lchan_sysfs_init(void);
+void lchan_sysfs_exit(void);
+int lchan_sysfs_add_dev(struct lchan_dev *dev);
+void lchan_sysfs_del_dev(struct lchan_dev *dev);
+extern const struct kobj_type lchan_dev_ktype;
+extern const struct kobj_type lchan_chan_ktype;
+int lchan_sysfs_alloc_chan_id(void);
+int lchan_sysfs_add_chan(struct lchan_chan *chan);
+void lchan_sysfs_del_chan(struct lchan_chan *chan);
+const char *lchan_state_name(int state);
+
+/* lchan_ctx.c */
+extern const struct file_operations lchan_ctx_fops;
+void lchan_ctx_put(struct lchan_ctx *ctx);
+struct lchan_pd *lchan_ctx_get_pd(struct lchan_ctx *ctx, struct lchan_dev *dev);
+void lchan_pd_put(struct lchan_pd *pd);
+void lchan_dev_revoke_pds(struct lchan_dev *dev);
+
+/* lchan_mr.c */
+long lchan_mr_reg(struct lchan_ctx *ctx, void __user *uarg);
+long lchan_mr_dereg(struct lchan_ctx *ctx, void __user *uarg);
+struct lchan_mr *lchan_mr_lookup(struct lchan_ctx *ctx, u32 handle);
+void lchan_mr_put(struct lchan_mr *mr);
+void lchan_mr_drop_all(struct lchan_ctx *ctx);
+void lchan_pd_revoke_mrs(struct lchan_pd *pd);
+
+/* lchan_chan.c */
+extern const struct file_operations lchan_chan_fops;
+struct lchan_chan *lchan_chan_from_fd(int fd, struct fd *f);
+struct lchan_chan *lchan_chan_alloc(struct lchan_ctx *ctx);
+void lchan_chan_put(struct lchan_chan *chan);
+void lchan_chan_abort(struct lchan_chan *chan);
+int lchan_chan_bind_dev(struct lchan_chan *chan, struct ib_device *ibdev);
+int lchan_chan_create_qp(struct lchan_chan *chan,
+			 const struct lchan_ring_sizes *sizes);
+int lchan_chan_install_fd(struct lchan_chan *chan, u32 flags);
+void lchan_chan_teardown(struct lchan_chan *chan);
+void lchan_chan_set_state(struct lchan_chan *chan, int state);
+void lchan_dev_kill_chans(struct lchan_dev *dev);
+
+/* lchan_cm.c */
+int lchan_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event);
+long lchan_connect(struct lchan_ctx *ctx, void __user *uarg);
+long lchan_listen(struct lchan_ctx *ctx, void __user *uarg);
+int lchan_establish(struct lchan_chan *chan, u32 timeout_ms);
+void lchan_dev_kill_listeners(struct lchan_dev *dev);
+int lchan_addr_to_sockaddr(const struct lchan_addr *a,
+			   struct sockaddr_storage *ss);
+void lchan_sockaddr_to_addr(const struct sockaddr_storage *ss,
+			    struct lchan_addr *a);
+
+/* lchan_ring.c */
+int lchan_ring_alloc(struct lchan_chan *chan,
+		     const struct lchan_ring_sizes *sizes);
+void lchan_ring_free(struct lchan_ring *ring);
+int lchan_ring_mmap(struct lchan_chan *chan, struct vm_area_struct *vma);
+int lchan_ring_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done);
+u32 lchan_ring_cq_ready(struct lchan_chan *chan);
+u32 lchan_ring_sq_outstanding(struct lchan_chan *chan);
+u32 lchan_ring_rq_outstanding(struct lchan_chan *chan);
+
+#endif /* LCHAN_H */

@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The channel object and its file: one RC QP and CQ, the shared rings,
+ * poll, mmap and the data-path ioctls.
+ */
+#include <linux/anon_inodes.h>
+#include <linux/fs.h>
+#include <linux/poll.h>
+#include <linux/slab.h>
+#include <linux/hrtimer.h>
+
+#include "lchan.h"
+
+struct lchan_chan *lchan_chan_alloc(struct lchan_ctx *ctx)
+{
+	struct lchan_chan *chan;
+	int id;
+
+	chan = kzalloc(sizeof(*chan), GFP_KERNEL);
+	if (!chan)
+		return ERR_PTR(-ENOMEM);
+	id = lchan_sysfs_alloc_chan_id();
+	if (id < 0) {
+		kfree(chan);
+		return ERR_PTR(id);
+	}
+	chan->id = id;
+	chan->kind = LCHAN_CM_CHAN;
+	kobject_init(&chan->kobj, &lchan_chan_ktype);
+	mutex_init(&chan->lock);
+	init_completion(&chan->cm_done);
+	init_waitqueue_head(&chan->wq);
+	spin_lock_init(&chan->cq_lock);
+	INIT_LIST_HEAD(&chan->dev_node);
+	chan->state = LCHAN_STATE_CONNECTING;
+	chan->tgid = task_tgid_vnr(current);
+	kref_get(&ctx->ref);
+	chan->ctx = ctx;
+	return chan;
+}
+
+void lchan_chan_put(struct lchan_chan *chan)
+{
+	kobject_put(&chan->kobj);
+}
+
+void lchan_chan_set_state(struct lchan_chan *chan, int state)
+{
+	WRITE_ONCE(chan->state, state);
+	wake_up(&chan->wq);
+}
+
+/* Attach the channel to the device its cm_id resolved to. */
+int lchan_chan_bind_dev(struct lchan_chan *chan, struct ib_device *ibdev)
+{
+	struct ib_port_attr attr;
+	struct lchan_dev *dev;
+	struct lchan_pd *pd;
+	int ret;
+
+	dev = lchan_dev_get(ibdev);
+	if (!dev)
+		return -ENODEV;
+	pd = lchan_ctx_get_pd(chan->ctx, dev);
+	if (IS_ERR(pd)) {
+		lchan_dev_put(dev);
+		return PTR_ERR(pd);
+	}
+
+	ret = ib_query_port(ibdev, chan->cm_id->port_num, &attr);
+	if (ret)
+		goto err_put;
+	chan->port_num = chan->cm_id->port_num;
+	chan->max_msg_size = attr.max_msg_sz;
+
+	mutex_lock(&dev->lock);
+	if (dev->dying) {
+		mutex_unlock(&dev->lock);
+		ret = -ENODEV;
+		goto err_put;
+	}
+	list_add_tail(&chan->dev_node, &dev->chans);
+	dev->nr_chans++;
+	mutex_unlock(&dev->lock);
+	chan->dev = dev;
+	chan->pd = pd;
+	return 0;
+
+err_put:
+	lchan_pd_put(pd);
+	lchan_dev_put(dev);
+	return ret;
+}
+
+static void lchan_chan_unbind_dev(struct lchan_chan *chan)
+{
+	struct lchan_dev *dev = chan->dev;
+
+	if (!dev)
+		return;
+	mutex_lock(&dev->lock);
+	if (!list_empty(&chan->dev_node)) {
+		list_del_init(&chan->dev_node);
+		dev->nr_chans--;
+	}
+	mutex_unlock(&dev->lock);
+}
+
+/* CQ, QP and rings for a channel whose cm_id has a device.  lock held. */
+int lchan_chan_create_qp(struct lchan_chan *chan,
+			 const struct lchan_ring_sizes *sizes)
+{
+	struct ib_qp_init_attr attr = {};
+	struct lchan_ring *ring = &chan->ring;
+	struct ib_device *ibdev = chan->dev->ibdev;
+	int ret;
+
+	ret = lchan_ring_alloc(chan, sizes);
+	if (ret)
+		return ret;
+
+	/* +1 per queue for the drain marker at teardown. */
+	chan->cq = ib_alloc_cq(ibdev, chan,
+			       ring->sq_entries + ring->rq_entries + 2,
+			       0, IB_POLL_SOFTIRQ);
+	if (IS_ERR(chan->cq)) {
+		ret = PTR_ERR(chan->cq);
+		chan->cq = NULL;
+		goto err_free_ring;
+	}
+
+	attr.qp_context = chan;
+	attr.send_cq = chan->cq;
+	attr.recv_cq = chan->cq;
+	attr.cap.max_send_wr = ring->sq_entries + 1;
+	attr.cap.max_recv_wr = ring->rq_entries + 1;
+	attr.cap.max_send_sge = 1;
+	attr.cap.max_recv_sge = 1;
+	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
+	attr.qp_type = IB_QPT_RC;
+	ret = rdma_create_qp(chan->cm_id, chan->pd->ibpd, &attr);
+	if (ret)
+		goto err_free_cq;
+	chan->qp = chan->cm_id->qp;
+	ring->info.local_qpn = chan->qp->qp_num;
+	return 0;
+
+err_free_cq:
+	ib_free_cq(chan->cq);
+	chan->cq = NULL;
+err_free_ring:
+	lchan_ring_free(ring);
+	return ret;
+}
+
+/*
+ * Release the verbs objects: disconnect, flush everything posted (the
+ * flush completions land in the CQ ring and drop their MR references),
+ * destroy QP, CQ and cm_id.  Idempotent; chan->lock held.
+ */
+void lchan_chan_teardown(struct lchan_chan *chan)
+{
+	if (chan->cm_id && chan->qp)
+		rdma_disconnect(chan->cm_id);
+	if (chan->qp) {
+		ib_drain_qp(chan->qp);
+		rdma_destroy_qp(chan->cm_id);
+		chan->qp = NULL;
+	}
+	if (chan->cq) {
+		ib_free_cq(chan->cq);
+		chan->cq = NULL;
+	}
+	if (chan->cm_id) {
+		rdma_destroy_id(chan->cm_id);
+		chan->cm_id = NULL;
+	}
+}
+
+/* The last user is gone: free everything.  Process context. */
+static void lchan_chan_destroy(struct lchan_chan *chan)
+{
+	mutex_lock(&chan->lock);
+	lchan_chan_teardown(chan);
+	mutex_unlock(&chan->lock);
+
+	lchan_sysfs_del_chan(chan);
+	lchan_chan_unbind_dev(chan);
+	lchan_ring_free(&chan->ring);
+	lchan_pd_put(chan->pd);
+	lchan_dev_put(chan->dev);
+	lchan_ctx_put(chan->ctx);
+	lchan_chan_put(chan);
+}
+
+/* For connect/accept failures before a file exists. */
+void lchan_chan_abort(struct lchan_chan *chan)
+{
+	lchan_chan_destroy(chan);
+}
+
+/* Device removal: every channel on @dev goes to the error state now. */
+void lchan_dev_kill_chans(struct lchan_dev *dev)
+{
+	struct lchan_chan *chan;
+
+	for (;;) {
+		mutex_lock(&dev->lock);
+		chan = list_first_entry_or_null(&dev->chans, struct lchan_chan,
+						dev_node);
+		if (chan) {
+			list_del_init(&chan->dev_node);
+			dev->nr_chans--;
+			kobject_get(&chan->kobj);
+		}
+		mutex_unlock(&dev->lock);
+		if (!chan)
+			break;
+
+		mutex_lock(&chan->lock);
+		WRITE_ONCE(chan->state, LCHAN_STATE_ERROR);
+		lchan_chan_teardown(chan);
+		mutex_unlock(&chan->lock);
+		chan->cm_status = -ENODEV;
+		complete_all(&chan->cm_done);
+		wake_up(&chan->wq);
+		lchan_chan_put(chan);
+	}
+}
+
+static int lchan_chan_release(struct inode *inode, struct file *file)
+{
+	lchan_chan_destroy(file->private_data);
+	return 0;
+}
+
+static bool lchan_chan_done(struct lchan_chan *chan)
+{
+	int state = READ_ONCE(chan->state);
+
+	return state == LCHAN_STATE_DISCONNECTED || state == LCHAN_STATE_ERROR;
+}
+
+static __poll_t lchan_chan_poll(struct file *file, poll_table *wait)
+{
+	struct lchan_chan *chan = file->private_data;
+	__poll_t mask = 0;
+	int state;
+
+	poll_wait(file, &chan->wq, wait);
+	state = READ_ONCE(chan->state);
+	if (lchan_ring_cq_ready(chan))
+		mask |= EPOLLIN | EPOLLRDNORM;
+	if (state == LCHAN_STATE_CONNECTED)
+		mask |= EPOLLOUT | EPOLLWRNORM;
+	if (lchan_chan_done(chan))
+		mask |= EPOLLHUP | EPOLLRDHUP;
+	if (state == LCHAN_STATE_ERROR)
+		mask |= EPOLLERR;
+	return mask;
+}
+
+static int lchan_chan_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	return lchan_ring_mmap(file->private_data, vma);
+}
+
+static long lchan_chan_info(struct lchan_chan *chan, void __user *uarg)
+{
+	struct lchan_chan_info info = {};
+	long ret;
+
+	ret = lchan_copy_arg(&info, sizeof(info), sizeof(info), uarg);
+	if (ret)
+		return ret;
+	if (info.flags)
+		return -EINVAL;
+	info = chan->ring.info;
+	info.size = sizeof(info);
+	info.features = LCHAN_FEATURES;
+	info.id = chan->id;
+	info.max_msg_size = chan->max_msg_size;
+	info.remote_qpn = READ_ONCE(chan->remote_qpn);
+	lchan_sockaddr_to_addr(&chan->local, &info.local);
+	lchan_sockaddr_to_addr(&chan->remote, &info.remote);
+	return lchan_copy_out(uarg, &info, sizeof(info));
+}
+
+/* Nothing more can complete: disconnected and nothing in flight. */
+static bool lchan_chan_settled(struct lchan_chan *chan)
+{
+	return lchan_chan_done(chan) && !lchan_ring_sq_outstanding(chan) &&
+	       !lchan_ring_rq_outstanding(chan);
+}
+
+static long lchan_chan_enter(struct lchan_chan *chan, void __user *uarg)
+{
+	struct lchan_enter req = {};
+	u32 sq_done, rq_done;
+	long ret, wret;
+
+	ret = lchan_copy_arg(&req, sizeof(req), sizeof(req), uarg);
+	if (ret)
+		return ret;
+	if (req.flags & ~(LCHAN_ENTER_GETEVENTS | LCHAN_ENTER_TIMEOUT))
+		return -EINVAL;
+	if (req.resv || req.min_complete > chan->ring.cq_entries)
+		return -EINVAL;
+
+	mutex_lock(&chan->lock);
+	ret = lchan_ring_submit(chan, &sq_done, &rq_done);
+	WRITE_ONCE(chan->stats.enters, chan->stats.enters + 1);
+	mutex_unlock(&chan->lock);
+	if (ret)
+		return ret;
+	req.sq_consumed = sq_done;
+	req.rq_consumed = rq_done;
+
+	if ((req.flags & LCHAN_ENTER_GETEVENTS) && req.min_complete) {
+		u32 min = req.min_complete;
+
+		if (req.flags & LCHAN_ENTER_TIMEOUT)
+			wret = wait_event_interruptible_hrtimeout(chan->wq,
+					lchan_ring_cq_ready(chan) >= min ||
+					lchan_chan_settled(chan),
+					ns_to_ktime(req.timeout_ns));
+		else
+			wret = wait_event_interruptible(chan->wq,
+					lchan_ring_cq_ready(chan) >= min ||
+					lchan_chan_settled(chan));
+		if (lchan_ring_cq_ready(chan) < min)
+			ret = wret ? wret : -ENOTCONN;
+	}
+
+	req.cq_ready = lchan_ring_cq_ready(chan);
+	req.state = READ_ONCE(chan->state);
+	wret = lchan_copy_out(uarg, &req, sizeof(req));
+	return ret ? ret : wret;
+}
+
+static long lchan_chan_establish(struct lchan_chan *chan, void __user *uarg)
+{
+	struct lchan_establish req = {};
+	long ret;
+
+	ret = lchan_copy_arg(&req, sizeof(req), sizeof(req), uarg);
+	if (ret)
+		return ret;
+	if (req.flags || req.resv || req.timeout_ms > LCHAN_MAX_TIMEOUT_MS)
+		return -EINVAL;
+	return lchan_establish(chan, req.timeout_ms);
+}
+
+static long lchan_chan_ioctl(struct file *file, unsigned int cmd,
+			     unsigned long arg)
+{
+	struct lchan_chan *chan = file->private_data;
+	void __user *uarg = (void __user *)arg;
+
+	switch (cmd) {
+	case LCHAN_IOC_CHAN_INFO:
+		return lchan_chan_info(chan, uarg);
+	case LCHAN_IOC_ENTER:
+		return lchan_chan_enter(chan, uarg);
+	case LCHAN_IOC_ESTABLISH:
+		return lchan_chan_establish(chan, uarg);
+	}
+	return -ENOTTY;
+}
+
+const struct file_operations lchan_chan_fops = {
+	.owner = THIS_MODULE,
+	.release = lchan_chan_release,
+	.poll = lchan_chan_poll,
+	.mmap = lchan_chan_mmap,
+	.unlocked_ioctl = lchan_chan_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};
+
+/* The channel of @fd, or NULL; the caller drops @f with fdput(). */
+struct lchan_chan *lchan_chan_from_fd(int fd, struct fd *f)
+{
+	*f = fdget(fd);
+	if (!f->file)
+		return NULL;
+	if (f->file->f_op != &lchan_chan_fops) {
+		fdput(*f);
+		f->file = NULL;
+		return NULL;
+	}
+	return f->file->private_data;
+}
+
+/*
+ * Give the channel a file descriptor and its sysfs directory.  After this
+ * the file owns the channel; on failure the caller still does.
+ */
+int lchan_chan_install_fd(struct lchan_chan *chan, u32 flags)
+{
+	struct file *file;
+	int fd, ret;
+
+	fd = get_unused_fd_flags(O_RDWR |
+				 (flags & LCHAN_FD_CLOEXEC ? O_CLOEXEC : 0));
+	if (fd < 0)
+		return fd;
+	ret = lchan_sysfs_add_chan(chan);
+	if (ret)
+		goto err_put_fd;
+	file = anon_inode_getfile("[lchan-channel]", &lchan_chan_fops, chan,
+				  O_RDWR |
+				  (flags & LCHAN_FD_NONBLOCK ? O_NONBLOCK : 0));
+	if (IS_ERR(file)) {
+		ret = PTR_ERR(file);
+		goto err_del_sysfs;
+	}
+	fd_install(fd, file);
+	return fd;
+
+err_del_sysfs:
+	lchan_sysfs_del_chan(chan);
+err_put_fd:
+	put_unused_fd(fd);
+	return ret;
+}

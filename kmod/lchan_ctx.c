@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The /dev/lchan file: a context that owns protection domains (one per RDMA
+ * device it uses) and the table of memory regions.
+ */
+#include <linux/fs.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+
+#include "lchan.h"
+
+static int lchan_ctx_open(struct inode *inode, struct file *file)
+{
+	struct lchan_ctx *ctx;
+
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+	if (!ctx)
+		return -ENOMEM;
+	kref_init(&ctx->ref);
+	mutex_init(&ctx->lock);
+	INIT_LIST_HEAD(&ctx->pds);
+	xa_init_flags(&ctx->mrs, XA_FLAGS_ALLOC1);
+	/* Only the identity of the owner's mm is kept, for checks. */
+	ctx->mm = current->mm;
+	mmgrab(ctx->mm);
+	ctx->tgid = task_tgid_vnr(current);
+	file->private_data = ctx;
+	return 0;
+}
+
+static void lchan_ctx_release_ref(struct kref *ref)
+{
+	struct lchan_ctx *ctx = container_of(ref, struct lchan_ctx, ref);
+	struct lchan_pd *pd, *next;
+
+	lchan_mr_drop_all(ctx);
+	xa_destroy(&ctx->mrs);
+
+	mutex_lock(&ctx->lock);
+	list_for_each_entry_safe(pd, next, &ctx->pds, ctx_node) {
+		list_del_init(&pd->ctx_node);
+		lchan_pd_put(pd);
+	}
+	mutex_unlock(&ctx->lock);
+
+	mmdrop(ctx->mm);
+	kfree(ctx);
+}
+
+void lchan_ctx_put(struct lchan_ctx *ctx)
+{
+	kref_put(&ctx->ref, lchan_ctx_release_ref);
+}
+
+static int lchan_ctx_release(struct inode *inode, struct file *file)
+{
+	lchan_ctx_put(file->private_data);
+	return 0;
+}
+
+static void lchan_pd_release(struct kref *ref)
+{
+	struct lchan_pd *pd = container_of(ref, struct lchan_pd, ref);
+	struct lchan_dev *dev = pd->dev;
+
+	mutex_lock(&dev->lock);
+	list_del(&pd->dev_node);
+	if (pd->ibpd)
+		ib_dealloc_pd(pd->ibpd);
+	mutex_unlock(&dev->lock);
+	lchan_dev_put(dev);
+	kfree(pd);
+}
+
+/* Called in process context only: the last put deallocates the PD. */
+void lchan_pd_put(struct lchan_pd *pd)
+{
+	if (pd)
+		kref_put(&pd->ref, lchan_pd_release);
+}
+
+/* The context's PD on @dev, allocated on first use; returns a reference. */
+struct lchan_pd *lchan_ctx_get_pd(struct lchan_ctx *ctx, struct lchan_dev *dev)
+{
+	struct lchan_pd *pd;
+	struct ib_pd *ibpd;
+	int ret;
+
+	mutex_lock(&ctx->lock);
+	list_for_each_entry(pd, &ctx->pds, ctx_node) {
+		if (pd->dev == dev && READ_ONCE(pd->ibpd)) {
+			kref_get(&pd->ref);
+			goto out_unlock;
+		}
+	}
+
+	pd = kzalloc(sizeof(*pd), GFP_KERNEL);
+	if (!pd) {
+		pd = ERR_PTR(-ENOMEM);
+		goto out_unlock;
+	}
+	kref_init(&pd->ref);
+	INIT_LIST_HEAD(&pd->mrs);
+	pd->ctx = ctx;
+
+	/* No unsafe global rkey: every remote access goes through an MR. */
+	ibpd = ib_alloc_pd(dev->ibdev, 0);
+	if (IS_ERR(ibpd)) {
+		ret = PTR_ERR(ibpd);
+		goto err_free_pd;
+	}
+
+	mutex_lock(&dev->lock);
+	if (dev->dying) {
+		mutex_unlock(&dev->lock);
+		ret = -ENODEV;
+		goto err_dealloc_pd;
+	}
+	pd->ibpd = ibpd;
+	pd->dev = to_lchan_dev(kobject_get(&dev->kobj));
+	list_add_tail(&pd->dev_node, &dev->pds);
+	mutex_unlock(&dev->lock);
+
+	list_add_tail(&pd->ctx_node, &ctx->pds);
+	kref_get(&pd->ref);	/* one for the ctx list, one for the caller */
+	goto out_unlock;
+
+err_dealloc_pd:
+	ib_dealloc_pd(ibpd);
+err_free_pd:
+	kfree(pd);
+	pd = ERR_PTR(ret);
+out_unlock:
+	mutex_unlock(&ctx->lock);
+	return pd;
+}
+
+/*
+ * The device is going: release every MR and PD on it now.  Channels on the
+ * device were destroyed first, so no work is in flight.  The lchan_pd and
+ * lchan_mr objects stay until their users drop them, with NULL verbs
+ * objects.
+ */
+void lchan_dev_revoke_pds(struct lchan_dev *dev)
+{
+	struct lchan_pd *pd;
+
+	mutex_lock(&dev->lock);
+	list_for_each_entry(pd, &dev->pds, dev_node) {
+		lchan_pd_revoke_mrs(pd);
+		if (pd->ibpd) {
+			ib_dealloc_pd(pd->ibpd);
+			WRITE_ONCE(pd->ibpd, NULL);
+		}
+	}
+	mutex_unlock(&dev->lock);
+}
+
+static long lchan_ctx_info(void __user *uarg)
+{
+	struct lchan_info info = {};
+	long ret;
+
+	ret = lchan_copy_arg(&info, sizeof(info), sizeof(info), uarg);
+	if (ret)
+		return ret;
+	if (info.flags)
+		return -EINVAL;
+	info.abi_version = LCHAN_ABI_VERSION;
+	info.max_entries = LCHAN_MAX_ENTRIES;
+	info.features = LCHAN_FEATURES;
+	return lchan_copy_out(uarg, &info, sizeof(info));
+}
+
+static long lchan_ctx_ioctl(struct file *file, unsigned int cmd,
+			    unsigned long arg)
+{
+	struct lchan_ctx *ctx = file->private_data;
+	void __user *uarg = (void __user *)arg;
+
+	switch (cmd) {
+	case LCHAN_IOC_INFO:
+		return lchan_ctx_info(uarg);
+	case LCHAN_IOC_MR_REG:
+		return lchan_mr_reg(ctx, uarg);
+	case LCHAN_IOC_MR_DEREG:
+		return lchan_mr_dereg(ctx, uarg);
+	case LCHAN_IOC_LISTEN:
+		return lchan_listen(ctx, uarg);
+	case LCHAN_IOC_CONNECT:
+		return lchan_connect(ctx, uarg);
+	}
+	return -ENOTTY;
+}
+
+const struct file_operations lchan_ctx_fops = {
+	.owner = THIS_MODULE,
+	.open = lchan_ctx_open,
+	.release = lchan_ctx_release,
+	.unlocked_ioctl = lchan_ctx_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};

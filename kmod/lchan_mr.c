@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Memory regions: user memory pinned and registered on one RDMA device,
+ * named by a per-context handle.  The device's own user-MR path pins the
+ * pages (long-term) and charges them to the owner's pinned memory, checked
+ * against RLIMIT_MEMLOCK.  The lkey stays here; only the rkey is returned.
+ */
+#include <linux/sched/signal.h>
+#include <linux/sched/mm.h>
+#include <linux/capability.h>
+#include <linux/slab.h>
+
+#include "lchan.h"
+
+static int lchan_access_to_ib(u32 access)
+{
+	int ib = 0;
+
+	if (access & LCHAN_ACCESS_LOCAL_WRITE)
+		ib |= IB_ACCESS_LOCAL_WRITE;
+	if (access & LCHAN_ACCESS_REMOTE_WRITE)
+		ib |= IB_ACCESS_REMOTE_WRITE;
+	if (access & LCHAN_ACCESS_REMOTE_READ)
+		ib |= IB_ACCESS_REMOTE_READ;
+	if (access & LCHAN_ACCESS_REMOTE_ATOMIC)
+		ib |= IB_ACCESS_REMOTE_ATOMIC;
+	return ib;
+}
+
+/* Refuse early what the limit will refuse anyway, with a clear errno. */
+static int lchan_mr_check_memlock(u64 addr, u64 length)
+{
+	unsigned long npages, limit;
+
+	if (capable(CAP_IPC_LOCK))
+		return 0;
+	npages = (PAGE_ALIGN(addr + length) - (addr & PAGE_MASK)) >> PAGE_SHIFT;
+	limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	if (npages + atomic64_read(&current->mm->pinned_vm) > limit)
+		return -ENOMEM;
+	return 0;
+}
+
+long lchan_mr_reg(struct lchan_ctx *ctx, void __user *uarg)
+{
+	struct lchan_mr_reg req = {};
+	struct lchan_chan *chan;
+	struct lchan_pd *pd;
+	struct lchan_mr *mr;
+	struct ib_mr *ibmr;
+	struct fd f;
+	u32 handle;
+	long ret;
+
+	ret = lchan_copy_arg(&req, sizeof(req), sizeof(req), uarg);
+	if (ret)
+		return ret;
+	if (req.flags || (req.access & ~LCHAN_ACCESS_ALL))
+		return -EINVAL;
+	/* Remote write and atomics need local write, as in the IB spec. */
+	if ((req.access & (LCHAN_ACCESS_REMOTE_WRITE |
+			   LCHAN_ACCESS_REMOTE_ATOMIC)) &&
+	    !(req.access & LCHAN_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	if (!req.length || req.addr + req.length < req.addr ||
+	    req.addr + req.length > TASK_SIZE)
+		return -EINVAL;
+	if (current->mm != ctx->mm)
+		return -EPERM;
+
+	chan = lchan_chan_from_fd(req.chan_fd, &f);
+	if (!chan)
+		return -EBADF;
+	ret = -EINVAL;
+	if (chan->ctx != ctx)
+		goto out_fdput;
+	mutex_lock(&chan->lock);
+	pd = chan->pd;
+	if (pd)
+		kref_get(&pd->ref);
+	mutex_unlock(&chan->lock);
+	ret = -ENOTCONN;
+	if (!pd)
+		goto out_fdput;
+
+	ret = lchan_mr_check_memlock(req.addr, req.length);
+	if (ret)
+		goto out_put_pd;
+
+	ret = -ENOMEM;
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		goto out_put_pd;
+	kref_init(&mr->ref);
+	mr->addr = req.addr;
+	mr->length = req.length;
+	mr->access = req.access;
+
+	mutex_lock(&pd->dev->lock);
+	if (!pd->ibpd) {
+		ret = -ENODEV;
+		goto err_unlock;
+	}
+	ibmr = ib_reg_user_mr(pd->ibpd, req.addr, req.length, req.addr,
+			      lchan_access_to_ib(req.access));
+	if (IS_ERR(ibmr)) {
+		ret = PTR_ERR(ibmr);
+		goto err_unlock;
+	}
+	mr->ibmr = ibmr;
+	mr->lkey = ibmr->lkey;
+	mr->pd = pd;		/* takes over the reference */
+	list_add_tail(&mr->pd_node, &pd->mrs);
+	mutex_unlock(&pd->dev->lock);
+
+	/* Publish only the fully built MR. */
+	ret = xa_alloc(&ctx->mrs, &handle, mr, xa_limit_31b, GFP_KERNEL);
+	if (ret)
+		goto err_put_mr;
+	mr->handle = handle;
+
+	req.handle = handle;
+	req.rkey = req.access & (LCHAN_ACCESS_REMOTE_WRITE |
+				 LCHAN_ACCESS_REMOTE_READ |
+				 LCHAN_ACCESS_REMOTE_ATOMIC) ? ibmr->rkey : 0;
+	ret = lchan_copy_out(uarg, &req, sizeof(req));
+	if (ret) {
+		xa_erase(&ctx->mrs, handle);
+		goto err_put_mr;
+	}
+	fdput(f);
+	return 0;
+
+err_put_mr:
+	lchan_mr_put(mr);
+	fdput(f);
+	return ret;
+err_unlock:
+	mutex_unlock(&pd->dev->lock);
+	kfree(mr);
+out_put_pd:
+	lchan_pd_put(pd);
+out_fdput:
+	fdput(f);
+	return ret;
+}
+
+static void lchan_mr_free_work(struct work_struct *work)
+{
+	struct lchan_mr *mr = container_of(work, struct lchan_mr, free_work);
+	struct lchan_pd *pd = mr->pd;
+
+	mutex_lock(&pd->dev->lock);
+	list_del(&mr->pd_node);
+	if (mr->ibmr)
+		ib_dereg_mr(mr->ibmr);
+	mutex_unlock(&pd->dev->lock);
+	lchan_pd_put(pd);
+	kfree_rcu(mr, rcu);
+}
+
+static void lchan_mr_release(struct kref *ref)
+{
+	struct lchan_mr *mr = container_of(ref, struct lchan_mr, ref);
+
+	/* The last put may come from a completion handler (softirq). */
+	INIT_WORK(&mr->free_work, lchan_mr_free_work);
+	queue_work(lchan_wq, &mr->free_work);
+}
+
+void lchan_mr_put(struct lchan_mr *mr)
+{
+	if (mr)
+		kref_put(&mr->ref, lchan_mr_release);
+}
+
+/* A counted reference to the MR named @handle in @ctx, or NULL. */
+struct lchan_mr *lchan_mr_lookup(struct lchan_ctx *ctx, u32 handle)
+{
+	struct lchan_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&ctx->mrs, handle);
+	if (mr && !kref_get_unless_zero(&mr->ref))
+		mr = NULL;
+	rcu_read_unlock();
+	return mr;
+}
+
+long lchan_mr_dereg(struct lchan_ctx *ctx, void __user *uarg)
+{
+	struct lchan_mr_dereg req = {};
+	struct lchan_mr *mr;
+	long ret;
+
+	ret = lchan_copy_arg(&req, sizeof(req), sizeof(req), uarg);
+	if (ret)
+		return ret;
+	if (req.flags || req.resv)
+		return -EINVAL;
+	mr = xa_erase(&ctx->mrs, req.handle);
+	if (!mr)
+		return -ENOENT;
+	/* Work in flight holds its own references. */
+	lchan_mr_put(mr);
+	return 0;
+}
+
+void lchan_mr_drop_all(struct lchan_ctx *ctx)
+{
+	struct lchan_mr *mr;
+	unsigned long index;
+
+	xa_for_each(&ctx->mrs, index, mr) {
+		xa_erase(&ctx->mrs, index);
+		lchan_mr_put(mr);
+	}
+}
+
+/* Called with pd->dev->lock held, after the device's QPs are gone. */
+void lchan_pd_revoke_mrs(struct lchan_pd *pd)
+{
+	struct lchan_mr *mr;
+
+	list_for_each_entry(mr, &pd->mrs, pd_node) {
+		if (mr->ibmr) {
+			ib_dereg_mr(mr->ibmr);
+			mr->ibmr = NULL;
+		}
+	}
+}

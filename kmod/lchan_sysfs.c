@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /sys/kernel/lchan: the ABI version, the RDMA devices lchan sees and one
+ * directory per channel.  One ASCII value per file.
+ */
+#include <linux/slab.h>
+#include <linux/sysfs.h>
+#include <linux/inet.h>
+
+#include "lchan.h"
+
+static struct kobject *lchan_root_kobj;
+static struct kobject *lchan_devices_kobj;
+static struct kobject *lchan_channels_kobj;
+
+static ssize_t abi_version_show(struct kobject *kobj,
+				struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", LCHAN_ABI_VERSION);
+}
+static struct kobj_attribute abi_version_attr = __ATTR_RO(abi_version);
+
+static ssize_t features_show(struct kobject *kobj,
+			     struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "0x%llx\n", (unsigned long long)LCHAN_FEATURES);
+}
+static struct kobj_attribute features_attr = __ATTR_RO(features);
+
+static struct attribute *lchan_root_attrs[] = {
+	&abi_version_attr.attr,
+	&features_attr.attr,
+	NULL,
+};
+
+static const struct attribute_group lchan_root_group = {
+	.attrs = lchan_root_attrs,
+};
+
+/* devices/<name>/ */
+
+static const char *lchan_transport_name(struct ib_device *ibdev)
+{
+	u32 port = rdma_start_port(ibdev);
+
+	if (rdma_protocol_iwarp(ibdev, port))
+		return "iWARP";
+	if (rdma_protocol_roce(ibdev, port))
+		return "RoCE";
+	if (rdma_protocol_ib(ibdev, port))
+		return "InfiniBand";
+	return "unknown";
+}
+
+static ssize_t transport_show(struct kobject *kobj,
+			      struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%s\n",
+			  lchan_transport_name(to_lchan_dev(kobj)->ibdev));
+}
+static struct kobj_attribute transport_attr = __ATTR_RO(transport);
+
+static ssize_t ports_show(struct kobject *kobj, struct kobj_attribute *attr,
+			  char *buf)
+{
+	return sysfs_emit(buf, "%u\n",
+			  rdma_end_port(to_lchan_dev(kobj)->ibdev));
+}
+static struct kobj_attribute ports_attr = __ATTR_RO(ports);
+
+static ssize_t channels_show(struct kobject *kobj,
+			     struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(to_lchan_dev(kobj)->nr_chans));
+}
+static struct kobj_attribute channels_attr = __ATTR_RO(channels);
+
+static ssize_t max_qp_wr_show(struct kobject *kobj,
+			      struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n",
+			  to_lchan_dev(kobj)->ibdev->attrs.max_qp_wr);
+}
+static struct kobj_attribute max_qp_wr_attr = __ATTR_RO(max_qp_wr);
+
+static ssize_t max_send_sge_show(struct kobject *kobj,
+				 struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n",
+			  to_lchan_dev(kobj)->ibdev->attrs.max_send_sge);
+}
+static struct kobj_attribute max_send_sge_attr = __ATTR_RO(max_send_sge);
+
+static struct attribute *lchan_dev_attrs[] = {
+	&transport_attr.attr,
+	&ports_attr.attr,
+	&channels_attr.attr,
+	&max_qp_wr_attr.attr,
+	&max_send_sge_attr.attr,
+	NULL,
+};
+ATTRIBUTE_GROUPS(lchan_dev);
+
+static void lchan_dev_release(struct kobject *kobj)
+{
+	kfree(to_lchan_dev(kobj));
+}
+
+const struct kobj_type lchan_dev_ktype = {
+	.release = lchan_dev_release,
+	.sysfs_ops = &kobj_sysfs_ops,
+	.default_groups = lchan_dev_groups,
+};
+
+int lchan_sysfs_add_dev(struct lchan_dev *dev)
+{
+	return kobject_add(&dev->kobj, lchan_devices_kobj, "%s",
+			   dev_name(&dev->ibdev->dev));
+}
+
+void lchan_sysfs_del_dev(struct lchan_dev *dev)
+{
+	kobject_del(&dev->kobj);
+}
+
+/* channels/<id>/ */
+
+const char *lchan_state_name(int state)
+{
+	switch (state) {
+	case LCHAN_STATE_CONNECTING:
+		return "connecting";
+	case LCHAN_STATE_CONNECTED:
+		return "connected";
+	case LCHAN_STATE_DISCONNECTED:
+		return "disconnected";
+	case LCHAN_STATE_ERROR:
+		return "error";
+	}
+	return "unknown";
+}
+
+#define LCHAN_CHAN_ATTR(_name, _fmt, _expr)				\
+static ssize_t chan_##_name##_show(struct kobject *kobj,		\
+				   struct kobj_attribute *attr, char *buf) \
+{									\
+	struct lchan_chan *chan = to_lchan_chan(kobj);			\
+									\
+	return sysfs_emit(buf, _fmt "\n", _expr);			\
+}									\
+static struct kobj_attribute chan_##_name##_attr =			\
+	__ATTR(_name, 0444, chan_##_name##_show, NULL)
+
+static ssize_t lchan_show_addr(const struct sockaddr_storage *ss, char *buf)
+{
+	if (ss->ss_family == AF_INET)
+		return sysfs_emit(buf, "%pI4\n",
+				  &((struct sockaddr_in *)ss)->sin_addr);
+	if (ss->ss_family == AF_INET6)
+		return sysfs_emit(buf, "%pI6c\n",
+				  &((struct sockaddr_in6 *)ss)->sin6_addr);
+	return sysfs_emit(buf, "none\n");
+}
+
+static u16 lchan_port_of(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return ntohs(((struct sockaddr_in *)ss)->sin_port);
+	if (ss->ss_family == AF_INET6)
+		return ntohs(((struct sockaddr_in6 *)ss)->sin6_port);
+	return 0;
+}
+
+static ssize_t chan_local_addr_show(struct kobject *kobj,
+				    struct kobj_attribute *attr, char *buf)
+{
+	return lchan_show_addr(&to_lchan_chan(kobj)->local, buf);
+}
+static struct kobj_attribute chan_local_addr_attr =
+	__ATTR(local_addr, 0444, chan_local_addr_show, NULL);
+
+static ssize_t chan_remote_addr_show(struct kobject *kobj,
+				     struct kobj_attribute *attr, char *buf)
+{
+	return lchan_show_addr(&to_lchan_chan(kobj)->remote, buf);
+}
+static struct kobj_attribute chan_remote_addr_attr =
+	__ATTR(remote_addr, 0444, chan_remote_addr_show, NULL);
+
+static ssize_t chan_device_show(struct kobject *kobj,
+				struct kobj_attribute *attr, char *buf)
+{
+	struct lchan_chan *chan = to_lchan_chan(kobj);
+
+	/* dev is set once, before the directory appears; the name is ours. */
+	return sysfs_emit(buf, "%s\n", chan->dev ? kobject_name(&chan->dev->kobj)
+						 : "none");
+}
+static struct kobj_attribute chan_device_attr =
+	__ATTR(device, 0444, chan_device_show, NULL);
+
+LCHAN_CHAN_ATTR(state, "%s", lchan_state_name(READ_ONCE(chan->state)));
+LCHAN_CHAN_ATTR(port, "%u", chan->port_num);
+LCHAN_CHAN_ATTR(local_port, "%u", lchan_port_of(&chan->local));
+LCHAN_CHAN_ATTR(remote_port, "%u", lchan_port_of(&chan->remote));
+LCHAN_CHAN_ATTR(local_qpn, "%u", chan->ring.info.local_qpn);
+LCHAN_CHAN_ATTR(remote_qpn, "%u", READ_ONCE(chan->remote_qpn));
+LCHAN_CHAN_ATTR(sq_entries, "%u", chan->ring.sq_entries);
+LCHAN_CHAN_ATTR(rq_entries, "%u", chan->ring.rq_entries);
+LCHAN_CHAN_ATTR(cq_entries, "%u", chan->ring.cq_entries);
+LCHAN_CHAN_ATTR(sq_outstanding, "%u", lchan_ring_sq_outstanding(chan));
+LCHAN_CHAN_ATTR(rq_outstanding, "%u", lchan_ring_rq_outstanding(chan));
+LCHAN_CHAN_ATTR(send_ops, "%llu", READ_ONCE(chan->stats.send_ops));
+LCHAN_CHAN_ATTR(send_bytes, "%llu", READ_ONCE(chan->stats.send_bytes));
+LCHAN_CHAN_ATTR(recv_ops, "%llu", READ_ONCE(chan->stats.recv_ops));
+LCHAN_CHAN_ATTR(recv_bytes, "%llu", READ_ONCE(chan->stats.recv_bytes));
+LCHAN_CHAN_ATTR(errors, "%llu", READ_ONCE(chan->stats.err_cqes));
+LCHAN_CHAN_ATTR(enters, "%llu", READ_ONCE(chan->stats.enters));
+LCHAN_CHAN_ATTR(pid, "%d", chan->tgid);
+
+static struct attribute *lchan_chan_attrs[] = {
+	&chan_state_attr.attr,
+	&chan_device_attr.attr,
+	&chan_port_attr.attr,
+	&chan_local_addr_attr.attr,
+	&chan_local_port_attr.attr,
+	&chan_remote_addr_attr.attr,
+	&chan_remote_port_attr.attr,
+	&chan_local_qpn_attr.attr,
+	&chan_remote_qpn_attr.attr,
+	&chan_sq_entries_attr.attr,
+	&chan_rq_entries_attr.attr,
+	&chan_cq_entries_attr.attr,
+	&chan_sq_outstanding_attr.attr,
+	&chan_rq_outstanding_attr.attr,
+	&chan_send_ops_attr.attr,
+	&chan_send_bytes_attr.attr,
+	&chan_recv_ops_attr.attr,
+	&chan_recv_bytes_attr.attr,
+	&chan_errors_attr.attr,
+	&chan_enters_attr.attr,
+	&chan_pid_attr.attr,
+	NULL,
+};
+ATTRIBUTE_GROUPS(lchan_chan);
+
+static DEFINE_IDA(lchan_chan_ida);
+
+static void lchan_chan_release(struct kobject *kobj)
+{
+	struct lchan_chan *chan = to_lchan_chan(kobj);
+
+	ida_free(&lchan_chan_ida, chan->id);
+	kfree(chan);
+}
+
+const struct kobj_type lchan_chan_ktype = {
+	.release = lchan_chan_release,
+	.sysfs_ops = &kobj_sysfs_ops,
+	.default_groups = lchan_chan_groups,
+};
+
+int lchan_sysfs_alloc_chan_id(void)
+{
+	return ida_alloc(&lchan_chan_ida, GFP_KERNEL);
+}
+
+int lchan_sysfs_add_chan(struct lchan_chan *chan)
+{
+	int ret;
+
+	ret = kobject_add(&chan->kobj, lchan_channels_kobj, "%u", chan->id);
+	if (!ret)
+		chan->sysfs_added = true;
+	return ret;
+}
+
+void lchan_sysfs_del_chan(struct lchan_chan *chan)
+{
+	if (chan->sysfs_added)
+		kobject_del(&chan->kobj);
+	chan->sysfs_added = false;
+}
+
+int lchan_sysfs_init(void)
+{
+	int ret = -ENOMEM;
+
+	lchan_root_kobj = kobject_create_and_add("lchan", kernel_kobj);
+	if (!lchan_root_kobj)
+		return -ENOMEM;
+	lchan_devices_kobj = kobject_create_and_add("devices", lchan_root_kobj);
+	if (!lchan_devices_kobj)
+		goto err_put_root;
+	lchan_channels_kobj = kobject_create_and_add("channels",
+						     lchan_root_kobj);
+	if (!lchan_channels_kobj)
+		goto err_put_devices;
+	ret = sysfs_create_group(lchan_root_kobj, &lchan_root_group);
+	if (ret)
+		goto err_put_channels;
+	return 0;
+
+err_put_channels:
+	kobject_put(lchan_channels_kobj);
+err_put_devices:
+	kobject_put(lchan_devices_kobj);
+err_put_root:
+	kobject_put(lchan_root_kobj);
+	return ret;
+}
+
+void lchan_sysfs_exit(void)
+{
+	sysfs_remove_group(lchan_root_kobj, &lchan_root_group);
+	kobject_put(lchan_channels_kobj);
+	kobject_put(lchan_devices_kobj);
+	kobject_put(lchan_root_kobj);
+}

@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause */
+/*
+ * lchan: the user/kernel contract.
+ *
+ * Included unchanged by the module, liblchan and the selftests.  Only
+ * fixed-width types, explicit padding, every struct a multiple of 8 bytes.
+ * Every ioctl argument starts with { __u32 size; __u32 flags; }: the kernel
+ * accepts any size >= the first released size of the struct, zero-fills a
+ * short tail and refuses a longer struct whose tail is not zero (E2BIG), so
+ * the structs can grow without new ioctl numbers.
+ */
+#ifndef _UAPI_LCHAN_H
+#define _UAPI_LCHAN_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LCHAN_ABI_VERSION	1
+#define LCHAN_DEVICE_PATH	"/dev/lchan"
+
+/* Bits of lchan_info.features: what this module build can do. */
+#define LCHAN_FEATURE_SEND		(1ULL << 0)	/* SEND and RECV */
+#define LCHAN_FEATURE_SEND_IMM		(1ULL << 1)	/* SEND_WITH_IMM */
+#define LCHAN_FEATURE_IPV6		(1ULL << 2)
+#define LCHAN_FEATURE_ENTER_WAIT	(1ULL << 3)	/* ENTER can wait */
+#define LCHAN_FEATURE_POLL		(1ULL << 4)	/* poll/epoll on fds */
+
+/*
+ * ioctl numbers.  The size of the argument lives in its 'size' field, not in
+ * the number (as iommufd does), so the numbers never change as structs grow.
+ */
+#define LCHAN_IOCTL_TYPE	0xE4
+
+enum {
+	LCHAN_CMD_INFO = 0x80,		/* ctx fd */
+	LCHAN_CMD_MR_REG,		/* ctx fd */
+	LCHAN_CMD_MR_DEREG,		/* ctx fd */
+	LCHAN_CMD_LISTEN,		/* ctx fd, returns a listener fd */
+	LCHAN_CMD_CONNECT,		/* ctx fd, returns a channel fd */
+	LCHAN_CMD_ACCEPT,		/* listener fd, returns a channel fd */
+	LCHAN_CMD_CHAN_INFO,		/* channel fd */
+	LCHAN_CMD_ENTER,		/* channel fd */
+	LCHAN_CMD_ESTABLISH,		/* channel fd */
+};
+
+#define LCHAN_IOC_INFO		_IO(LCHAN_IOCTL_TYPE, LCHAN_CMD_INFO)
+#define LCHAN_IOC_MR_REG	_IO(LCHAN_IOCTL_TYPE, LCHAN_CMD_MR_REG)
+#define LCHAN_IOC_MR_DEREG	_IO(LCHAN_IOCTL_TYPE, LCHAN_CMD_MR_DEREG)
+#define LCHAN_IOC_LISTEN	_IO(LCHAN_IOCTL_TYPE, LCHAN_CMD_LISTEN)
+#define LCHAN_IOC_CONNECT	_IO(LCHAN_IOCTL_TYPE, LCHAN_CMD_CONNECT)
+#define LCHAN_IOC_ACCEPT	_IO(LCHAN_IOCTL_TYPE, LCHAN_CMD_ACCEPT)
+#define LCHAN_IOC_CHAN_INFO	_IO(LCHAN_IOCTL_TYPE, LCHAN_CMD_CHAN_INFO)
+#define LCHAN_IOC_ENTER		_IO(LCHAN_IOCTL_TYPE, LCHAN_CMD_ENTER)
+#define LCHAN_IOC_ESTABLISH	_IO(LCHAN_IOCTL_TYPE, LCHAN_CMD_ESTABLISH)
+
+/* LCHAN_IOC_INFO: what the module offers. */
+struct lchan_info {
+	__u32 size;
+	__u32 flags;		/* none defined: must be 0 */
+	__u32 abi_version;	/* out: LCHAN_ABI_VERSION */
+	__u32 max_entries;	/* out: largest ring the module accepts */
+	__aligned_u64 features;	/* out: LCHAN_FEATURE_* */
+};
+
+/* Access rights of a memory region (lchan_mr_reg.access). */
+#define LCHAN_ACCESS_LOCAL_WRITE	(1U << 0)	/* RECV lands here */
+#define LCHAN_ACCESS_REMOTE_WRITE	(1U << 1)
+#define LCHAN_ACCESS_REMOTE_READ	(1U << 2)
+#define LCHAN_ACCESS_REMOTE_ATOMIC	(1U << 3)
+#define LCHAN_ACCESS_ALL		(LCHAN_ACCESS_LOCAL_WRITE | \
+					 LCHAN_ACCESS_REMOTE_WRITE | \
+					 LCHAN_ACCESS_REMOTE_READ | \
+					 LCHAN_ACCESS_REMOTE_ATOMIC)
+
+/*
+ * LCHAN_IOC_MR_REG: pin [addr, addr + length) of the caller and register it
+ * on the RDMA device that carries channel 'chan_fd'.  The handle is valid in
+ * SQEs/RQEs of every channel of this context on that device; 'rkey' is what
+ * a peer needs for remote access.  The local key stays in the kernel.
+ */
+struct lchan_mr_reg {
+	__u32 size;
+	__u32 flags;		/* none defined: must be 0 */
+	__aligned_u64 addr;
+	__aligned_u64 length;
+	__u32 access;		/* LCHAN_ACCESS_* */
+	__s32 chan_fd;
+	__u32 handle;		/* out, never 0 */
+	__u32 rkey;		/* out */
+};
+
+/* LCHAN_IOC_MR_DEREG: drop a handle; work in flight keeps the MR alive. */
+struct lchan_mr_dereg {
+	__u32 size;
+	__u32 flags;		/* none defined: must be 0 */
+	__u32 handle;
+	__u32 resv;		/* must be 0 */
+};
+
+/* An IPv4 or IPv6 endpoint. */
+struct lchan_addr {
+	__u16 family;		/* AF_INET or AF_INET6; 0 = none (any) */
+	__u16 port;		/* host byte order */
+	__u32 scope_id;		/* IPv6 interface index, else 0 */
+	__u8 addr[16];		/* network order; IPv4 in the first 4 */
+};
+
+/* Flags for calls that create a file descriptor. */
+#define LCHAN_FD_CLOEXEC	(1U << 0)
+#define LCHAN_FD_NONBLOCK	(1U << 1)
+
+/*
+ * CONNECT/ACCEPT flag: return the channel as soon as its queue pair exists,
+ * before the connection is made.  The application can then register memory
+ * and post receives, and finishes with LCHAN_IOC_ESTABLISH.  iWARP has no
+ * receiver-not-ready retry, so a peer's first SEND must find a posted
+ * receive: this is how to guarantee it.
+ */
+#define LCHAN_DEFER_ESTABLISH	(1U << 8)
+
+/* LCHAN_IOC_LISTEN: returns a listener fd (poll for EPOLLIN). */
+struct lchan_listen {
+	__u32 size;
+	__u32 flags;		/* LCHAN_FD_* */
+	struct lchan_addr addr;	/* port 0 picks one: read it back */
+	__u32 backlog;		/* 0 = a default */
+	__u32 resv;		/* must be 0 */
+};
+
+/*
+ * Ring sizes asked for by CONNECT and ACCEPT.  0 picks a default; a count
+ * is rounded up to a power of two.  cq_entries is at least
+ * sq_entries + rq_entries, which is what lets the kernel promise that no
+ * completion is ever dropped.
+ */
+struct lchan_ring_sizes {
+	__u32 sq_entries;
+	__u32 rq_entries;
+	__u32 cq_entries;
+	__u32 resv;		/* must be 0 */
+};
+
+/* LCHAN_IOC_CONNECT: returns a connected channel fd. */
+struct lchan_connect {
+	__u32 size;
+	__u32 flags;		/* LCHAN_FD_* */
+	struct lchan_addr dst;
+	struct lchan_addr src;	/* family 0: chosen by routing */
+	struct lchan_ring_sizes rings;
+	__u32 timeout_ms;	/* whole connect; 0 = a default */
+	__u32 resv;		/* must be 0 */
+};
+
+/* LCHAN_IOC_ACCEPT (on a listener fd): returns a connected channel fd. */
+struct lchan_accept {
+	__u32 size;
+	__u32 flags;		/* LCHAN_FD_*; NONBLOCK: EAGAIN if none */
+	struct lchan_ring_sizes rings;
+	struct lchan_addr peer;	/* out */
+};
+
+/* LCHAN_IOC_ESTABLISH: finish a deferred connect or accept. */
+struct lchan_establish {
+	__u32 size;
+	__u32 flags;		/* none defined: must be 0 */
+	__u32 timeout_ms;	/* 0 = a default */
+	__u32 resv;		/* must be 0 */
+};
+
+/*
+ * Where each piece of the ring mapping sits.  All offsets are bytes from
+ * the start of the mapping (mmap offset LCHAN_OFF_RINGS of the channel fd,
+ * length lchan_chan_info.mmap_size).  head/tail/flags point at __u32 each
+ * on its own cache line; 'entries' at the first ring entry.
+ */
+struct lchan_ring_offsets {
+	__u32 head;
+	__u32 tail;
+	__u32 ring_mask;
+	__u32 ring_entries;
+	__u32 flags;
+	__u32 entries;
+	__u32 overflow;		/* CQ only: completions lost; stays 0 */
+	__u32 resv;
+};
+
+#define LCHAN_OFF_RINGS		0ULL
+
+/* LCHAN_IOC_CHAN_INFO: everything needed to drive the rings. */
+struct lchan_chan_info {
+	__u32 size;
+	__u32 flags;		/* none defined: must be 0 */
+	__aligned_u64 mmap_size;
+	struct lchan_ring_offsets sq_off;
+	struct lchan_ring_offsets rq_off;
+	struct lchan_ring_offsets cq_off;
+	__aligned_u64 features;	/* LCHAN_FEATURE_* usable on this channel */
+	__u32 id;		/* /sys/kernel/lchan/channels/<id> */
+	__u32 max_msg_size;	/* largest SEND/RECV length */
+	__u32 local_qpn;
+	__u32 remote_qpn;
+	struct lchan_addr local;
+	struct lchan_addr remote;
+};
+
+/*
+ * LCHAN_IOC_ENTER: post every SQE and RQE published since the last call,
+ * then optionally wait until at least min_complete CQEs are ready.
+ */
+#define LCHAN_ENTER_GETEVENTS	(1U << 0)	/* wait for min_complete */
+#define LCHAN_ENTER_TIMEOUT	(1U << 1)	/* timeout_ns bounds the wait */
+
+struct lchan_enter {
+	__u32 size;
+	__u32 flags;		/* LCHAN_ENTER_* */
+	__u32 min_complete;
+	__u32 resv;		/* must be 0 */
+	__aligned_u64 timeout_ns;
+	__u32 sq_consumed;	/* out: SQEs taken from the ring */
+	__u32 rq_consumed;	/* out: RQEs taken from the ring */
+	__u32 cq_ready;		/* out: CQEs waiting in the ring */
+	__u32 state;		/* out: LCHAN_STATE_* */
+};
+
+/* Channel states, also in sysfs as text. */
+enum lchan_state {
+	LCHAN_STATE_CONNECTING = 1,	/* includes a deferred establish */
+	LCHAN_STATE_CONNECTED,
+	LCHAN_STATE_DISCONNECTED,	/* peer or local disconnect */
+	LCHAN_STATE_ERROR,		/* device gone or fatal event */
+};
+
+/* Ring header flags (sq_off.flags word). */
+#define LCHAN_SQ_NEED_WAKEUP	(1U << 0)	/* reserved for the poller */
+
+/* SQE opcodes. */
+enum lchan_op {
+	LCHAN_OP_NOP = 0,		/* invalid: always rejected */
+	LCHAN_OP_SEND = 1,
+	LCHAN_OP_SEND_IMM = 2,
+	LCHAN_OP_MAX,
+};
+
+/* SQE flags. */
+#define LCHAN_SQE_SOLICITED	(1U << 0)	/* wake a peer that waits */
+#define LCHAN_SQE_FLAGS_ALL	(LCHAN_SQE_SOLICITED)
+
+/* A submission entry: one work request for the send queue. */
+struct lchan_sqe {
+	__u8 opcode;		/* LCHAN_OP_* */
+	__u8 flags;		/* LCHAN_SQE_* */
+	__u16 resv0;		/* must be 0 */
+	__u32 mr;		/* local MR handle */
+	__aligned_u64 addr;	/* local address inside the MR */
+	__u32 len;
+	__u32 imm_data;		/* SEND_IMM: delivered as-is */
+	__aligned_u64 user_data; /* echoed in the CQE */
+	__aligned_u64 remote_addr; /* must be 0 (one-sided ops later) */
+	__u32 rkey;		/* must be 0 */
+	__u32 resv1;		/* must be 0 */
+	__aligned_u64 resv2[2];	/* must be 0 */
+};
+
+/* A receive entry: one buffer for the next incoming SEND. */
+struct lchan_rqe {
+	__u32 mr;		/* local MR handle, LOCAL_WRITE access */
+	__u32 len;
+	__aligned_u64 addr;
+	__aligned_u64 user_data;
+	__u32 flags;		/* none defined: must be 0 */
+	__u32 resv;		/* must be 0 */
+};
+
+/* CQE opcodes: what completed. */
+enum lchan_cqe_op {
+	LCHAN_CQE_SEND = 1,
+	LCHAN_CQE_SEND_IMM,
+	LCHAN_CQE_RECV,
+};
+
+/* CQE flags. */
+#define LCHAN_CQE_F_IMM		(1U << 0)	/* imm_data is valid */
+
+/*
+ * CQE status.  0 is success.  1..21 are the verbs work-completion statuses
+ * with the numbers every RDMA user knows from ibv_wc_status.  From 64 on,
+ * lchan's own rejections of a ring entry (nothing was posted for it).
+ */
+enum lchan_cqe_status {
+	LCHAN_CQE_OK = 0,
+	LCHAN_CQE_LOC_LEN_ERR = 1,
+	LCHAN_CQE_LOC_QP_OP_ERR = 2,
+	LCHAN_CQE_LOC_PROT_ERR = 4,
+	LCHAN_CQE_WR_FLUSH_ERR = 5,
+	LCHAN_CQE_REM_INV_REQ_ERR = 9,
+	LCHAN_CQE_REM_ACCESS_ERR = 10,
+	LCHAN_CQE_REM_OP_ERR = 11,
+	LCHAN_CQE_RETRY_EXC_ERR = 12,
+	LCHAN_CQE_RNR_RETRY_EXC_ERR = 13,
+	LCHAN_CQE_GENERAL_ERR = 21,
+
+	LCHAN_CQE_BAD_OPCODE = 64,	/* opcode unknown */
+	LCHAN_CQE_BAD_FLAGS,		/* unknown flag bit */
+	LCHAN_CQE_BAD_RESV,		/* a reserved field is not 0 */
+	LCHAN_CQE_BAD_MR,		/* handle not owned, or other device */
+	LCHAN_CQE_BAD_RANGE,		/* addr/len outside the MR */
+	LCHAN_CQE_BAD_LEN,		/* above max_msg_size */
+	LCHAN_CQE_BAD_ACCESS,		/* MR lacks the access needed */
+	LCHAN_CQE_UNSUPPORTED,		/* valid, but not on this device */
+};
+
+/* A completion entry. */
+struct lchan_cqe {
+	__aligned_u64 user_data;
+	__u32 byte_len;		/* RECV: bytes received */
+	__u32 imm_data;		/* valid with LCHAN_CQE_F_IMM */
+	__u8 opcode;		/* LCHAN_CQE_* */
+	__u8 flags;		/* LCHAN_CQE_F_* */
+	__u16 resv0;
+	__u32 status;		/* enum lchan_cqe_status */
+	__u32 vendor_err;
+	__u32 resv1;
+};
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* _UAPI_LCHAN_H */
