@@ -7,6 +7,7 @@
 # Fresh build outputs (lchan.ko, siw.ko, tests) do not live here: they reach
 # the guest through the 9p share.
 set -euo pipefail
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 KVER=$(rig_kver)

@@ -4,6 +4,7 @@
 # apt-get download + dpkg -x into ~/.cache/lchan/$KVER/root, then depmod.
 # No initramfs hooks run and the host's /boot and /lib/modules stay as they are.
 set -euo pipefail
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 KVER=$(rig_kver)

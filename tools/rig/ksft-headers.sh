@@ -4,6 +4,7 @@
 # They come from the cache under ~/.cache/lchan/src/<version>/ (filled on
 # first use together with checkpatch and siw); they are never committed.
 set -euo pipefail
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 [ $# -eq 1 ] || { echo "usage: $0 DIR" >&2; exit 2; }

@@ -15,6 +15,7 @@
 # gave no verdict, or the kernel log shows BUG/WARNING/Oops/... lines.
 # -i: interactive (serial console on stdio, no timeout, no judging).
 set -euo pipefail
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 interactive=0
@@ -37,7 +38,7 @@ export KVER
 kroot=$LCHAN_CACHE/$KVER/root
 "$RIG_DIR/kernel.sh"
 "$RIG_DIR/siw.sh"
-case $job in harness-*) "$RIG_DIR/selftest/build.sh" ;; esac
+case $job in harness-* | smoke) "$RIG_DIR/selftest/build.sh" ;; esac
 initrd=$("$RIG_DIR/initramfs.sh")
 manifest=${initrd%.cpio.gz}.files
 vmlinuz=$kroot/boot/vmlinuz-$KVER
@@ -57,7 +58,9 @@ rm -rf "$share"
 mkdir -p "$share/out" "$share/guest" "$share/lib" "$share/syslib"
 cp "$RIG_DIR"/guest/*.sh "$share/guest/"
 cp "$B/siw/siw.ko" "$share/"
-[ ! -f "$REPO/kmod/lchan.ko" ] || cp "$REPO/kmod/lchan.ko" "$share/"
+# LCHAN_HOST_KO: another build of the module (e.g. for a debug kernel).
+host_ko=${LCHAN_HOST_KO:-$REPO/kmod/lchan.ko}
+[ ! -f "$host_ko" ] || cp "$host_ko" "$share/lchan.ko"
 [ ! -d "$B/selftests" ] || cp -a "$B/selftests" "$share/selftests"
 [ ! -d "$B/tools" ] || cp -a "$B/tools" "$share/tools"
 mkdir -p "$share/selftests" "$share/tools"
@@ -89,6 +92,9 @@ mkdir -p "$run"
 guest_timeout=$((timeout_s - boot_margin))
 append="console=ttyS0 panic=-1 oops=panic printk.time=1 lchan.job=$job"
 append+=" lchan.test_timeout=${LCHAN_TEST_TIMEOUT:-600}"
+# LCHAN_APPEND: extra kernel arguments, e.g. dyndbg=... while debugging.
+[ -z "${LCHAN_APPEND:-}" ] || append+=" $LCHAN_APPEND"
+# shellcheck disable=SC2054 # commas are qemu option syntax
 qemu=(qemu-system-x86_64 -accel tcg,thread=multi -M pc -cpu max -smp 2 -m 2G
 	-nodefaults -display none -no-reboot
 	-kernel "$vmlinuz" -initrd "$initrd"

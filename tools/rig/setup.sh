@@ -5,6 +5,7 @@
 # runs when a package is missing or the lists are older than an hour
 # (LCHAN_APT_UPDATE=1 forces it), since the kernel ABI is read from them.
 set -euo pipefail
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 export DEBIAN_FRONTEND=noninteractive

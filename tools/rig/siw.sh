@@ -5,6 +5,7 @@
 # guest's headers.  Output: $B/siw/siw.ko, rebuilt only when missing or
 # older than its sources or the headers.
 set -euo pipefail
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 KVER=$(rig_kver)

@@ -1,5 +1,7 @@
+# shellcheck shell=sh
 # SPDX-License-Identifier: GPL-2.0
 # Job "demo": load lchan and show what it exposes.
+# shellcheck source=lib.sh
 . "$LCHAN_SHARE/guest/lib.sh"
 
 DEMO=$LCHAN_OUT/demo.txt

@@ -1,7 +1,9 @@
+# shellcheck shell=sh
 # SPDX-License-Identifier: GPL-2.0
 # Helpers for the guest jobs (busybox sh), sourced from the 9p share.
 # /etc/lchan.env is written by the guest /init.
 
+# shellcheck disable=SC1091 # written by the guest /init
 . /etc/lchan.env
 
 TAP=$LCHAN_OUT/tap.txt
@@ -89,7 +91,7 @@ show_sysfs() {
 		elif [ -d "$_p" ]; then
 			echo "$_p/"
 		else
-			echo "$_p = $(cat "$_p" 2>&1 | sed '2,$s/^/    /')"
+			echo "$_p = $(sed '2,$s/^/    /' "$_p" 2>&1)"
 		fi
 	done
 }

@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # SPDX-License-Identifier: GPL-2.0
 # Job "shell": an interactive shell on the serial console; the guest powers
 # off when it exits.

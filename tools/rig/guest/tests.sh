@@ -1,5 +1,7 @@
+# shellcheck shell=sh
 # SPDX-License-Identifier: GPL-2.0
 # Job "tests": load lchan.ko, run every program in selftests/, unload.
+# shellcheck source=lib.sh
 . "$LCHAN_SHARE/guest/lib.sh"
 
 if ! load_ko "$LCHAN_KO"; then

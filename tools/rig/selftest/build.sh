@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # Build the rig's self-test pieces into $B/rig-selftest (never into
 # build/selftests, where the real tests live):
-#   pass/rig_tap_pass, fail/rig_tap_fail, lchan_warn.ko
+#   pass/rig_tap_pass, pass/rdma_smoke, fail/rig_tap_fail, lchan_warn.ko
 set -euo pipefail
+# shellcheck source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 
 KVER=$(rig_kver)
@@ -23,6 +24,9 @@ build_tap() { # $1 output, rest: extra flags
 }
 build_tap "$out/pass/rig_tap_pass"
 build_tap "$out/fail/rig_tap_fail" -DRIG_FAIL
+# The RDMA smoke test runs with the passing program: a rig whose devices
+# do not work must not pass its own self-test.
+install -m 0755 "$here/rdma_smoke.sh" "$out/pass/rdma_smoke"
 
 ko=$out/lchan_warn.ko
 if [ ! -f "$ko" ] || [ "$here/lchan_warn.c" -nt "$ko" ] ||

@@ -1,0 +1,7 @@
+# shellcheck shell=sh
+# SPDX-License-Identifier: GPL-2.0
+# Job "smoke": only the rig's own checks (RDMA devices carry rping traffic,
+# a kselftest program runs); no lchan.  Tells rig trouble from module trouble.
+# shellcheck source=lib.sh
+. "$LCHAN_SHARE/guest/lib.sh"
+run_tests "$LCHAN_SHARE/rig/pass"
