@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later OR MIT */
+/*
+ * liblchan: RDMA channels set up by the kernel, driven through rings in
+ * the process.  Every function returns 0 (or a count) on success and a
+ * negative errno on failure.  No global state, no hidden threads.
+ *
+ * Set-up (setup.c): contexts, memory registration, listen/accept/connect.
+ * Data path (this header, inline): take an SQE/RQE, fill it, submit; peek
+ * completions and mark them seen, without a system call.
+ */
+#ifndef LIBLCHAN_H
+#define LIBLCHAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <errno.h>
+#include <lchan.h>
+#include "liblchan_barrier.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+_Static_assert(sizeof(struct lchan_sqe) == 64, "SQE layout");
+_Static_assert(sizeof(struct lchan_rqe) == 32, "RQE layout");
+_Static_assert(sizeof(struct lchan_cqe) == 32, "CQE layout");
+_Static_assert(sizeof(struct lchan_chan_info) == 184, "chan_info layout");
+_Static_assert(sizeof(struct lchan_connect) == 80, "connect layout");
+_Static_assert(sizeof(struct lchan_enter) == 40, "enter layout");
+_Static_assert(sizeof(struct lchan_mr_reg) == 40, "mr_reg layout");
+
+/* An open /dev/lchan. */
+struct lchan_ctx {
+	int fd;
+};
+
+struct lchan_listener {
+	int fd;
+	struct lchan_addr addr;		/* bound address, port filled in */
+};
+
+/* A registered memory region. */
+struct lchan_mr {
+	uint32_t handle;		/* for SQEs and RQEs */
+	uint32_t rkey;			/* for the peer, if remote access */
+	void *addr;
+	size_t length;
+};
+
+struct lchan_sq {
+	unsigned *khead;		/* kernel writes */
+	unsigned *ktail;		/* we write */
+	unsigned mask;
+	unsigned entries;
+	unsigned tail;			/* next SQE we hand out */
+	struct lchan_sqe *sqes;
+};
+
+struct lchan_rq {
+	unsigned *khead;
+	unsigned *ktail;
+	unsigned mask;
+	unsigned entries;
+	unsigned tail;
+	struct lchan_rqe *rqes;
+};
+
+struct lchan_cq {
+	unsigned *khead;		/* we write */
+	unsigned *ktail;		/* kernel writes */
+	unsigned mask;
+	unsigned entries;
+	unsigned head;			/* next CQE we look at */
+	struct lchan_cqe *cqes;
+};
+
+/* A channel: one connection, its fd and its mapped rings. */
+struct lchan_chan {
+	int fd;
+	void *map;
+	size_t map_size;
+	struct lchan_sq sq;
+	struct lchan_rq rq;
+	struct lchan_cq cq;
+	struct lchan_chan_info info;
+};
+
+/* Options for connect and accept; zero means "default" everywhere. */
+struct lchan_opts {
+	unsigned sq_entries;
+	unsigned rq_entries;
+	unsigned cq_entries;
+	unsigned timeout_ms;
+	unsigned flags;			/* LCHAN_FD_*, LCHAN_DEFER_ESTABLISH */
+};
+
+int lchan_ctx_open(struct lchan_ctx *ctx);
+int lchan_ctx_close(struct lchan_ctx *ctx);
+int lchan_query(struct lchan_ctx *ctx, struct lchan_info *info);
+
+int lchan_mr_reg(struct lchan_ctx *ctx, struct lchan_chan *chan, void *addr,
+		 size_t length, unsigned access, struct lchan_mr *mr);
+int lchan_mr_dereg(struct lchan_ctx *ctx, struct lchan_mr *mr);
+
+int lchan_addr_parse(const char *host, const char *port,
+		     struct lchan_addr *addr);
+int lchan_addr_format(const struct lchan_addr *addr, char *buf, size_t len);
+
+int lchan_listen(struct lchan_ctx *ctx, const char *host, const char *port,
+		 int backlog, unsigned flags, struct lchan_listener *lst);
+int lchan_listener_close(struct lchan_listener *lst);
+int lchan_accept(struct lchan_listener *lst, const struct lchan_opts *opts,
+		 struct lchan_chan *chan);
+int lchan_connect(struct lchan_ctx *ctx, const char *host, const char *port,
+		  const struct lchan_opts *opts, struct lchan_chan *chan);
+int lchan_connect_addr(struct lchan_ctx *ctx, const struct lchan_addr *dst,
+		       const struct lchan_opts *opts, struct lchan_chan *chan);
+int lchan_establish(struct lchan_chan *chan, unsigned timeout_ms);
+int lchan_chan_close(struct lchan_chan *chan);
+
+int lchan_submit(struct lchan_chan *chan);
+int lchan_submit_and_wait(struct lchan_chan *chan, unsigned min_complete,
+			  long long timeout_ns);
+int lchan_wait_cqe(struct lchan_chan *chan, struct lchan_cqe **cqe,
+		   int timeout_ms);
+int lchan_chan_state(struct lchan_chan *chan);
+const char *lchan_cqe_status_str(unsigned status);
+
+/* The fd to give to poll/epoll: readable when a CQE is ready. */
+static inline int lchan_chan_fd(const struct lchan_chan *chan)
+{
+	return chan->fd;
+}
+
+/* Free SQ slots as the kernel last reported them. */
+static inline unsigned lchan_sq_space(const struct lchan_chan *chan)
+{
+	return chan->sq.entries -
+	       (chan->sq.tail - lchan_load_acquire(chan->sq.khead));
+}
+
+static inline unsigned lchan_rq_space(const struct lchan_chan *chan)
+{
+	return chan->rq.entries -
+	       (chan->rq.tail - lchan_load_acquire(chan->rq.khead));
+}
+
+/* A zeroed SQE to fill, or NULL when the ring is full. */
+static inline struct lchan_sqe *lchan_get_sqe(struct lchan_chan *chan)
+{
+	struct lchan_sqe *sqe;
+
+	/* Acquire: the kernel has finished reading the slot we reuse. */
+	if (chan->sq.tail - lchan_load_acquire(chan->sq.khead) >=
+	    chan->sq.entries)
+		return NULL;
+	sqe = &chan->sq.sqes[chan->sq.tail & chan->sq.mask];
+	chan->sq.tail++;
+	memset(sqe, 0, sizeof(*sqe));
+	return sqe;
+}
+
+static inline struct lchan_rqe *lchan_get_rqe(struct lchan_chan *chan)
+{
+	struct lchan_rqe *rqe;
+
+	if (chan->rq.tail - lchan_load_acquire(chan->rq.khead) >=
+	    chan->rq.entries)
+		return NULL;
+	rqe = &chan->rq.rqes[chan->rq.tail & chan->rq.mask];
+	chan->rq.tail++;
+	memset(rqe, 0, sizeof(*rqe));
+	return rqe;
+}
+
+static inline void lchan_prep_send(struct lchan_sqe *sqe,
+				   const struct lchan_mr *mr, const void *addr,
+				   uint32_t len, uint64_t user_data)
+{
+	sqe->opcode = LCHAN_OP_SEND;
+	sqe->mr = len ? mr->handle : 0;
+	sqe->addr = len ? (uint64_t)(uintptr_t)addr : 0;
+	sqe->len = len;
+	sqe->user_data = user_data;
+}
+
+static inline void lchan_prep_send_imm(struct lchan_sqe *sqe,
+				       const struct lchan_mr *mr,
+				       const void *addr, uint32_t len,
+				       uint32_t imm, uint64_t user_data)
+{
+	lchan_prep_send(sqe, mr, addr, len, user_data);
+	sqe->opcode = LCHAN_OP_SEND_IMM;
+	sqe->imm_data = imm;
+}
+
+static inline void lchan_prep_recv(struct lchan_rqe *rqe,
+				   const struct lchan_mr *mr, void *addr,
+				   uint32_t len, uint64_t user_data)
+{
+	rqe->mr = len ? mr->handle : 0;
+	rqe->addr = len ? (uint64_t)(uintptr_t)addr : 0;
+	rqe->len = len;
+	rqe->user_data = user_data;
+}
+
+/* Make filled entries visible to the kernel (release pairs with acquire). */
+static inline void lchan_publish(struct lchan_chan *chan)
+{
+	lchan_store_release(chan->sq.ktail, chan->sq.tail);
+	lchan_store_release(chan->rq.ktail, chan->rq.tail);
+}
+
+/* CQEs ready to read, without a system call. */
+static inline unsigned lchan_cq_ready(const struct lchan_chan *chan)
+{
+	return lchan_load_acquire(chan->cq.ktail) - chan->cq.head;
+}
+
+/* The oldest unread CQE, or -EAGAIN. */
+static inline int lchan_peek_cqe(struct lchan_chan *chan,
+				 struct lchan_cqe **cqe)
+{
+	if (lchan_load_acquire(chan->cq.ktail) == chan->cq.head)
+		return -EAGAIN;
+	*cqe = &chan->cq.cqes[chan->cq.head & chan->cq.mask];
+	return 0;
+}
+
+/* Done with the CQE from lchan_peek_cqe(): the slot may be reused. */
+static inline void lchan_cqe_seen(struct lchan_chan *chan)
+{
+	chan->cq.head++;
+	lchan_store_release(chan->cq.khead, chan->cq.head);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LIBLCHAN_H */

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
+/*
+ * liblchan data path calls that need the kernel: submit (one ioctl per
+ * batch) and waiting for completions.
+ */
+#include <poll.h>
+#include <sys/ioctl.h>
+
+#include "liblchan.h"
+
+static int lchan_enter(struct lchan_chan *chan, struct lchan_enter *req)
+{
+	lchan_publish(chan);
+	req->size = sizeof(*req);
+	if (ioctl(chan->fd, LCHAN_IOC_ENTER, req))
+		return errno ? -errno : -EIO;
+	return (int)(req->sq_consumed + req->rq_consumed);
+}
+
+/* Post every entry filled since the last call; returns how many went. */
+int lchan_submit(struct lchan_chan *chan)
+{
+	struct lchan_enter req = { 0 };
+
+	return lchan_enter(chan, &req);
+}
+
+/* Submit, then wait for @min_complete CQEs (@timeout_ns < 0: forever). */
+int lchan_submit_and_wait(struct lchan_chan *chan, unsigned min_complete,
+			  long long timeout_ns)
+{
+	struct lchan_enter req = {
+		.flags = LCHAN_ENTER_GETEVENTS,
+		.min_complete = min_complete,
+	};
+
+	if (timeout_ns >= 0) {
+		req.flags |= LCHAN_ENTER_TIMEOUT;
+		req.timeout_ns = (uint64_t)timeout_ns;
+	}
+	return lchan_enter(chan, &req);
+}
+
+int lchan_chan_state(struct lchan_chan *chan)
+{
+	struct lchan_enter req = { 0 };
+	int ret;
+
+	req.size = sizeof(req);
+	/* Publishes nothing new: an ENTER with no work reports the state. */
+	ret = ioctl(chan->fd, LCHAN_IOC_ENTER, &req);
+	if (ret)
+		return errno ? -errno : -EIO;
+	return (int)req.state;
+}
+
+/*
+ * The next CQE, waiting up to @timeout_ms (-1: forever) with poll(2).
+ * -ETIMEDOUT when nothing came, -ENOTCONN when the channel is down and
+ * nothing is left to read.
+ */
+int lchan_wait_cqe(struct lchan_chan *chan, struct lchan_cqe **cqe,
+		   int timeout_ms)
+{
+	struct pollfd pfd = { .fd = chan->fd, .events = POLLIN };
+	int ret;
+
+	for (;;) {
+		if (!lchan_peek_cqe(chan, cqe))
+			return 0;
+		ret = poll(&pfd, 1, timeout_ms);
+		if (ret < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (!lchan_peek_cqe(chan, cqe))
+			return 0;
+		if (ret == 0)
+			return -ETIMEDOUT;
+		if (pfd.revents & (POLLHUP | POLLERR))
+			return -ENOTCONN;
+	}
+}
+
+const char *lchan_cqe_status_str(unsigned status)
+{
+	switch (status) {
+	case LCHAN_CQE_OK: return "success";
+	case LCHAN_CQE_LOC_LEN_ERR: return "local length error";
+	case LCHAN_CQE_LOC_QP_OP_ERR: return "local QP operation error";
+	case LCHAN_CQE_LOC_PROT_ERR: return "local protection error";
+	case LCHAN_CQE_WR_FLUSH_ERR: return "flushed";
+	case LCHAN_CQE_REM_INV_REQ_ERR: return "remote invalid request";
+	case LCHAN_CQE_REM_ACCESS_ERR: return "remote access error";
+	case LCHAN_CQE_REM_OP_ERR: return "remote operation error";
+	case LCHAN_CQE_RETRY_EXC_ERR: return "transport retry exceeded";
+	case LCHAN_CQE_RNR_RETRY_EXC_ERR: return "receiver not ready";
+	case LCHAN_CQE_GENERAL_ERR: return "general error";
+	case LCHAN_CQE_BAD_OPCODE: return "bad opcode";
+	case LCHAN_CQE_BAD_FLAGS: return "bad flags";
+	case LCHAN_CQE_BAD_RESV: return "reserved field not zero";
+	case LCHAN_CQE_BAD_MR: return "bad memory region";
+	case LCHAN_CQE_BAD_RANGE: return "range outside the memory region";
+	case LCHAN_CQE_BAD_LEN: return "length too large";
+	case LCHAN_CQE_BAD_ACCESS: return "memory region lacks access";
+	case LCHAN_CQE_UNSUPPORTED: return "unsupported on this device";
+	}
+	return "unknown status";
+}

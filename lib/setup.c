@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
+/*
+ * liblchan set-up and teardown: contexts, memory regions, listeners and
+ * channels (connect, accept, establish, ring mapping, close).
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <netinet/in.h>
+
+#include "liblchan.h"
+
+static int lchan_errno(void)
+{
+	return errno ? -errno : -EIO;
+}
+
+int lchan_ctx_open(struct lchan_ctx *ctx)
+{
+	ctx->fd = open(LCHAN_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	return ctx->fd < 0 ? lchan_errno() : 0;
+}
+
+int lchan_ctx_close(struct lchan_ctx *ctx)
+{
+	int ret = 0;
+
+	if (ctx->fd >= 0 && close(ctx->fd))
+		ret = lchan_errno();
+	ctx->fd = -1;
+	return ret;
+}
+
+int lchan_query(struct lchan_ctx *ctx, struct lchan_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->size = sizeof(*info);
+	return ioctl(ctx->fd, LCHAN_IOC_INFO, info) ? lchan_errno() : 0;
+}
+
+int lchan_mr_reg(struct lchan_ctx *ctx, struct lchan_chan *chan, void *addr,
+		 size_t length, unsigned access, struct lchan_mr *mr)
+{
+	struct lchan_mr_reg req = {
+		.size = sizeof(req),
+		.addr = (uintptr_t)addr,
+		.length = length,
+		.access = access,
+		.chan_fd = chan->fd,
+	};
+
+	if (ioctl(ctx->fd, LCHAN_IOC_MR_REG, &req))
+		return lchan_errno();
+	mr->handle = req.handle;
+	mr->rkey = req.rkey;
+	mr->addr = addr;
+	mr->length = length;
+	return 0;
+}
+
+int lchan_mr_dereg(struct lchan_ctx *ctx, struct lchan_mr *mr)
+{
+	struct lchan_mr_dereg req = {
+		.size = sizeof(req),
+		.handle = mr->handle,
+	};
+
+	if (ioctl(ctx->fd, LCHAN_IOC_MR_DEREG, &req))
+		return lchan_errno();
+	mr->handle = 0;
+	return 0;
+}
+
+/* Host and port strings to an lchan_addr; host NULL or "" is "any". */
+int lchan_addr_parse(const char *host, const char *port,
+		     struct lchan_addr *addr)
+{
+	struct addrinfo hints = {
+		.ai_socktype = SOCK_STREAM,
+		.ai_flags = AI_NUMERICSERV | (host && *host ? 0 : AI_PASSIVE),
+	};
+	struct addrinfo *res;
+	int ret;
+
+	memset(addr, 0, sizeof(*addr));
+	ret = getaddrinfo(host && *host ? host : NULL, port ? port : "0",
+			  &hints, &res);
+	if (ret)
+		return ret == EAI_SYSTEM ? lchan_errno() :
+		       ret == EAI_MEMORY ? -ENOMEM : -EHOSTUNREACH;
+	if (res->ai_family == AF_INET) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)res->ai_addr;
+
+		addr->family = AF_INET;
+		addr->port = ntohs(sin->sin_port);
+		memcpy(addr->addr, &sin->sin_addr, 4);
+	} else if (res->ai_family == AF_INET6) {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)res->ai_addr;
+
+		addr->family = AF_INET6;
+		addr->port = ntohs(sin6->sin6_port);
+		addr->scope_id = sin6->sin6_scope_id;
+		memcpy(addr->addr, &sin6->sin6_addr, 16);
+	} else {
+		ret = -EAFNOSUPPORT;
+	}
+	freeaddrinfo(res);
+	return ret;
+}
+
+int lchan_addr_format(const struct lchan_addr *addr, char *buf, size_t len)
+{
+	char ip[INET6_ADDRSTRLEN];
+	int n;
+
+	if (!inet_ntop(addr->family, addr->addr, ip, sizeof(ip)))
+		return lchan_errno();
+	n = snprintf(buf, len, addr->family == AF_INET6 ? "[%s]:%u" : "%s:%u",
+		     ip, addr->port);
+	return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
+}
+
+int lchan_listen(struct lchan_ctx *ctx, const char *host, const char *port,
+		 int backlog, unsigned flags, struct lchan_listener *lst)
+{
+	struct lchan_listen req = {
+		.size = sizeof(req),
+		.flags = flags | LCHAN_FD_CLOEXEC,
+		.backlog = backlog > 0 ? (unsigned)backlog : 0,
+	};
+	int ret, fd;
+
+	ret = lchan_addr_parse(host, port, &req.addr);
+	if (ret)
+		return ret;
+	fd = ioctl(ctx->fd, LCHAN_IOC_LISTEN, &req);
+	if (fd < 0)
+		return lchan_errno();
+	lst->fd = fd;
+	lst->addr = req.addr;
+	return 0;
+}
+
+int lchan_listener_close(struct lchan_listener *lst)
+{
+	int ret = 0;
+
+	if (lst->fd >= 0 && close(lst->fd))
+		ret = lchan_errno();
+	lst->fd = -1;
+	return ret;
+}
+
+static void lchan_opts_to_rings(const struct lchan_opts *opts,
+				struct lchan_ring_sizes *rings)
+{
+	if (!opts)
+		return;
+	rings->sq_entries = opts->sq_entries;
+	rings->rq_entries = opts->rq_entries;
+	rings->cq_entries = opts->cq_entries;
+}
+
+/* Map the rings of a fresh channel fd and fill in the ring views. */
+static int lchan_chan_setup(struct lchan_chan *chan, int fd)
+{
+	struct lchan_chan_info *info = &chan->info;
+	char *map;
+	int ret;
+
+	memset(chan, 0, sizeof(*chan));
+	chan->fd = fd;
+	info->size = sizeof(*info);
+	if (ioctl(fd, LCHAN_IOC_CHAN_INFO, info)) {
+		ret = lchan_errno();
+		goto err_close;
+	}
+	map = mmap(NULL, info->mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   fd, LCHAN_OFF_RINGS);
+	if (map == MAP_FAILED) {
+		ret = lchan_errno();
+		goto err_close;
+	}
+	chan->map = map;
+	chan->map_size = info->mmap_size;
+
+	chan->sq.khead = (unsigned *)(map + info->sq_off.head);
+	chan->sq.ktail = (unsigned *)(map + info->sq_off.tail);
+	chan->sq.mask = *(unsigned *)(map + info->sq_off.ring_mask);
+	chan->sq.entries = *(unsigned *)(map + info->sq_off.ring_entries);
+	chan->sq.sqes = (struct lchan_sqe *)(map + info->sq_off.entries);
+	chan->sq.tail = *chan->sq.ktail;
+
+	chan->rq.khead = (unsigned *)(map + info->rq_off.head);
+	chan->rq.ktail = (unsigned *)(map + info->rq_off.tail);
+	chan->rq.mask = *(unsigned *)(map + info->rq_off.ring_mask);
+	chan->rq.entries = *(unsigned *)(map + info->rq_off.ring_entries);
+	chan->rq.rqes = (struct lchan_rqe *)(map + info->rq_off.entries);
+	chan->rq.tail = *chan->rq.ktail;
+
+	chan->cq.khead = (unsigned *)(map + info->cq_off.head);
+	chan->cq.ktail = (unsigned *)(map + info->cq_off.tail);
+	chan->cq.mask = *(unsigned *)(map + info->cq_off.ring_mask);
+	chan->cq.entries = *(unsigned *)(map + info->cq_off.ring_entries);
+	chan->cq.cqes = (struct lchan_cqe *)(map + info->cq_off.entries);
+	chan->cq.head = *chan->cq.khead;
+	return 0;
+
+err_close:
+	close(fd);
+	chan->fd = -1;
+	return ret;
+}
+
+int lchan_accept(struct lchan_listener *lst, const struct lchan_opts *opts,
+		 struct lchan_chan *chan)
+{
+	struct lchan_accept req = {
+		.size = sizeof(req),
+		.flags = (opts ? opts->flags : 0) | LCHAN_FD_CLOEXEC,
+	};
+	int fd;
+
+	lchan_opts_to_rings(opts, &req.rings);
+	fd = ioctl(lst->fd, LCHAN_IOC_ACCEPT, &req);
+	if (fd < 0)
+		return lchan_errno();
+	return lchan_chan_setup(chan, fd);
+}
+
+int lchan_connect_addr(struct lchan_ctx *ctx, const struct lchan_addr *dst,
+		       const struct lchan_opts *opts, struct lchan_chan *chan)
+{
+	struct lchan_connect req = {
+		.size = sizeof(req),
+		.flags = (opts ? opts->flags : 0) | LCHAN_FD_CLOEXEC,
+		.dst = *dst,
+		.timeout_ms = opts ? opts->timeout_ms : 0,
+	};
+	int fd;
+
+	lchan_opts_to_rings(opts, &req.rings);
+	fd = ioctl(ctx->fd, LCHAN_IOC_CONNECT, &req);
+	if (fd < 0)
+		return lchan_errno();
+	return lchan_chan_setup(chan, fd);
+}
+
+int lchan_connect(struct lchan_ctx *ctx, const char *host, const char *port,
+		  const struct lchan_opts *opts, struct lchan_chan *chan)
+{
+	struct lchan_addr dst;
+	int ret;
+
+	if (!host || !*host)
+		return -EDESTADDRREQ;
+	ret = lchan_addr_parse(host, port, &dst);
+	if (ret)
+		return ret;
+	return lchan_connect_addr(ctx, &dst, opts, chan);
+}
+
+int lchan_establish(struct lchan_chan *chan, unsigned timeout_ms)
+{
+	struct lchan_establish req = {
+		.size = sizeof(req),
+		.timeout_ms = timeout_ms,
+	};
+
+	if (ioctl(chan->fd, LCHAN_IOC_ESTABLISH, &req))
+		return lchan_errno();
+	/* The QP numbers are known now. */
+	chan->info.size = sizeof(chan->info);
+	return ioctl(chan->fd, LCHAN_IOC_CHAN_INFO, &chan->info) ?
+	       lchan_errno() : 0;
+}
+
+/* Unmap and close: the kernel disconnects and flushes. */
+int lchan_chan_close(struct lchan_chan *chan)
+{
+	int ret = 0;
+
+	if (chan->map && munmap(chan->map, chan->map_size))
+		ret = lchan_errno();
+	chan->map = NULL;
+	if (chan->fd >= 0 && close(chan->fd) && !ret)
+		ret = lchan_errno();
+	chan->fd = -1;
+	return ret;
+}

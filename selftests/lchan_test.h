@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Shared helpers of the lchan selftests: which device a variant runs on,
+ * module loading, and a connected channel pair inside one process.
+ *
+ * The guest rig exports LCHAN_<KIND>_DEV, _ADDR, _ADDR6 and
+ * LCHAN_SPARE_<KIND>_NETDEV; without them, or without the device, a test
+ * SKIPs.
+ */
+#ifndef LCHAN_TEST_H
+#define LCHAN_TEST_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/eventfd.h>
+#include <poll.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <unistd.h>
+#include <time.h>
+
+#include "liblchan.h"
+
+struct lchan_t_dev {
+	char kind[8];		/* "rxe" or "siw" */
+	char dev[64];
+	char addr[64];
+	char addr6[80];
+	char spare_netdev[64];
+};
+
+static inline int lchan_t_getenv(char *dst, size_t len, const char *fmt,
+				 const char *kind)
+{
+	char name[64], upper[8];
+	const char *val;
+	size_t i;
+
+	for (i = 0; kind[i] && i < sizeof(upper) - 1; i++)
+		upper[i] = kind[i] - 'a' + 'A';
+	upper[i] = 0;
+	snprintf(name, sizeof(name), fmt, upper);
+	val = getenv(name);
+	if (!val || !*val)
+		return -ENOENT;
+	snprintf(dst, len, "%s", val);
+	return 0;
+}
+
+/* Fill @d for @kind; -ENODEV when this machine does not have it. */
+static inline int lchan_t_dev_lookup(const char *kind, struct lchan_t_dev *d)
+{
+	char path[160];
+
+	memset(d, 0, sizeof(*d));
+	snprintf(d->kind, sizeof(d->kind), "%s", kind);
+	if (lchan_t_getenv(d->dev, sizeof(d->dev), "LCHAN_%s_DEV", kind) ||
+	    lchan_t_getenv(d->addr, sizeof(d->addr), "LCHAN_%s_ADDR", kind))
+		return -ENODEV;
+	lchan_t_getenv(d->addr6, sizeof(d->addr6), "LCHAN_%s_ADDR6", kind);
+	lchan_t_getenv(d->spare_netdev, sizeof(d->spare_netdev),
+		       "LCHAN_SPARE_%s_NETDEV", kind);
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s", d->dev);
+	return access(path, F_OK) ? -ENODEV : 0;
+}
+
+/* The variants every fixture runs over. */
+#define LCHAN_T_VARIANTS(fixture)			\
+	FIXTURE_VARIANT(fixture) { const char *kind; };	\
+	FIXTURE_VARIANT_ADD(fixture, rxe) { .kind = "rxe" }; \
+	FIXTURE_VARIANT_ADD(fixture, siw) { .kind = "siw" }
+
+/* Setup that SKIPs without the device; bodies start with LCHAN_T_BODY. */
+#define LCHAN_T_NEED_DEV(d, kind) do {					\
+	if (lchan_t_dev_lookup(kind, d))				\
+		SKIP(return, "no %s device (LCHAN_* environment)", kind); \
+} while (0)
+#define LCHAN_T_BODY() do { if (_metadata->skip) return; } while (0)
+
+static inline int lchan_t_module_loaded(void)
+{
+	return access("/sys/module/lchan", F_OK) == 0;
+}
+
+static inline int lchan_t_insmod(void)
+{
+	const char *ko = getenv("LCHAN_KO");
+	int fd, ret;
+
+	if (!ko)
+		return -ENOENT;
+	fd = open(ko, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = syscall(SYS_finit_module, fd, "", 0);
+	ret = ret ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+static inline int lchan_t_rmmod(void)
+{
+	return syscall(SYS_delete_module, "lchan", O_NONBLOCK) ? -errno : 0;
+}
+
+static inline double lchan_t_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Wait up to @secs for @path to exist (@want 1) or be gone (@want 0). */
+static inline int lchan_t_wait_path(const char *path, int want, double secs)
+{
+	double end = lchan_t_now() + secs;
+
+	do {
+		if ((access(path, F_OK) == 0) == want)
+			return 0;
+		usleep(20000);
+	} while (lchan_t_now() < end);
+	return -ETIMEDOUT;
+}
+
+static inline int lchan_t_read_sysfs(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, len - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	while (n && (buf[n - 1] == '\n'))
+		buf[--n] = 0;
+	return 0;
+}
+
+/* A port no other test of this run uses. */
+static inline unsigned lchan_t_port(void)
+{
+	static unsigned next;
+
+	return 20000 + (getpid() % 2000) * 8 + (next++ % 8);
+}
+
+/*
+ * A connected pair in one process: a thread accepts while the caller
+ * connects.  Both sides defer the establish so @prepare (may be NULL) can
+ * register memory and post receives first, which iWARP needs.
+ */
+typedef int (*lchan_t_prepare_fn)(struct lchan_ctx *ctx,
+				  struct lchan_chan *chan, void *arg);
+
+struct lchan_t_side {
+	struct lchan_ctx *ctx;
+	struct lchan_chan *chan;
+	struct lchan_listener *lst;
+	struct lchan_opts opts;
+	lchan_t_prepare_fn prepare;
+	void *arg;
+	int cancel_fd;		/* eventfd: the connecting side gave up */
+	int ret;
+};
+
+static inline void *lchan_t_accept_thread(void *p)
+{
+	struct lchan_t_side *s = p;
+	struct pollfd pfd[2] = {
+		{ .fd = s->lst->fd, .events = POLLIN },
+		{ .fd = s->cancel_fd, .events = POLLIN },
+	};
+
+	/* The listener is non-blocking: a blocked accept cannot be undone. */
+	do {
+		s->ret = poll(pfd, 2, 20000) < 0 ? -errno : 0;
+		if (!s->ret && pfd[1].revents)
+			s->ret = -ECANCELED;
+		if (!s->ret)
+			s->ret = lchan_accept(s->lst, &s->opts, s->chan);
+	} while (s->ret == -EAGAIN || s->ret == -EINTR);
+	if (s->ret)
+		return NULL;
+	if (s->prepare) {
+		s->ret = s->prepare(s->ctx, s->chan, s->arg);
+		if (s->ret)
+			return NULL;
+	}
+	s->ret = lchan_establish(s->chan, 10000);
+	return NULL;
+}
+
+static inline int lchan_t_pair(struct lchan_ctx *sctx, struct lchan_ctx *cctx,
+			       const char *host, const struct lchan_opts *opts,
+			       struct lchan_chan *srv, struct lchan_chan *cli,
+			       lchan_t_prepare_fn prepare, void *sarg,
+			       void *carg)
+{
+	struct lchan_listener lst;
+	struct lchan_t_side side = { 0 };
+	char port[16];
+	pthread_t thr;
+	int ret;
+
+	snprintf(port, sizeof(port), "%u", lchan_t_port());
+	ret = lchan_listen(sctx, host, port, 4, LCHAN_FD_NONBLOCK, &lst);
+	if (ret)
+		return ret;
+	side.cancel_fd = eventfd(0, EFD_CLOEXEC);
+	if (side.cancel_fd < 0) {
+		lchan_listener_close(&lst);
+		return -errno;
+	}
+	side.ctx = sctx;
+	side.chan = srv;
+	side.lst = &lst;
+	if (opts)
+		side.opts = *opts;
+	side.opts.flags |= LCHAN_DEFER_ESTABLISH;
+	side.prepare = prepare;
+	side.arg = sarg;
+	if (pthread_create(&thr, NULL, lchan_t_accept_thread, &side)) {
+		lchan_listener_close(&lst);
+		close(side.cancel_fd);
+		return -EAGAIN;
+	}
+
+	{
+		struct lchan_opts copts = opts ? *opts : (struct lchan_opts){ 0 };
+
+		copts.flags |= LCHAN_DEFER_ESTABLISH;
+		ret = lchan_connect(cctx, host, port, &copts, cli);
+		if (!ret && prepare)
+			ret = prepare(cctx, cli, carg);
+		if (!ret)
+			ret = lchan_establish(cli, 10000);
+	}
+	if (ret) {
+		uint64_t one = 1;
+
+		if (write(side.cancel_fd, &one, sizeof(one)) < 0)
+			ret = ret ? ret : -errno;
+		pthread_join(thr, NULL);
+		if (!side.ret)
+			lchan_chan_close(srv);
+		lchan_listener_close(&lst);
+		close(side.cancel_fd);
+		return ret;
+	}
+	pthread_join(thr, NULL);
+	lchan_listener_close(&lst);
+	close(side.cancel_fd);
+	if (side.ret) {
+		lchan_chan_close(cli);
+		return side.ret;
+	}
+	return 0;
+}
+
+#endif /* LCHAN_TEST_H */
