@@ -32,7 +32,10 @@ job=
 job_timeout=600
 test_timeout=600
 
-say() { echo "rig-guest: $*"; }
+say() {
+	read -r _up _ </proc/uptime
+	echo "rig-guest: [$_up] $*"
+}
 
 # Write the verdict byte to port 0xf4: qemu exits with (byte << 1) | 1.
 verdict() {
@@ -74,6 +77,7 @@ modprobe -a virtio_pci virtio_rng virtio_net 9pnet_virtio 9p ||
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 host0 "$SHARE" ||
 	setup_failed "mounting the 9p share"
 mkdir -p "$OUT"
+say "share mounted"
 
 # depends= of a .ko file (busybox modinfo only looks names up).
 ko_depends() {
@@ -81,30 +85,36 @@ ko_depends() {
 }
 
 # Network: eth0 is qemu's user net (restrict=on, nothing leaves the VM).
-$IP link set lo up
+# dummy0 carries siw0; dummy1/dummy2 are spares for tests that create and
+# delete their own rxe/siw links.  One `ip -batch`: each exec of ip costs
+# ~0.1 s under TCG.
+modprobe dummy numdummies=0 || setup_failed "modprobe dummy"
 i=0
 while [ ! -e /sys/class/net/eth0 ] && [ $i -lt 50 ]; do
 	sleep 0.1
 	i=$((i + 1))
 done
 [ -e /sys/class/net/eth0 ] || setup_failed "no eth0"
-$IP addr add 10.0.2.15/24 dev eth0 &&
-	$IP -6 addr add fd00:1c::15/64 dev eth0 nodad &&
-	$IP link set eth0 up || setup_failed "configuring eth0"
-
-# dummy0 carries siw0; dummy1/dummy2 are spares for tests that create and
-# delete their own rxe/siw links.
-modprobe dummy numdummies=0 || setup_failed "modprobe dummy"
-n=0
-for spec in 192.0.2.1/24,2001:db8:1::1/64 198.51.100.1/24,2001:db8:2::1/64 \
-	203.0.113.1/24,2001:db8:3::1/64; do
-	d=dummy$n
-	$IP link add $d type dummy &&
-		$IP addr add "${spec%,*}" dev $d &&
-		$IP -6 addr add "${spec#*,}" dev $d nodad &&
-		$IP link set $d up || setup_failed "configuring $d"
-	n=$((n + 1))
-done
+cat >/tmp/net.batch <<NET
+link set lo up
+addr add 10.0.2.15/24 dev eth0
+addr add fd00:1c::15/64 dev eth0 nodad
+link set eth0 up
+link add dummy0 type dummy
+addr add 192.0.2.1/24 dev dummy0
+addr add 2001:db8:1::1/64 dev dummy0 nodad
+link set dummy0 up
+link add dummy1 type dummy
+addr add 198.51.100.1/24 dev dummy1
+addr add 2001:db8:2::1/64 dev dummy1 nodad
+link set dummy1 up
+link add dummy2 type dummy
+addr add 203.0.113.1/24 dev dummy2
+addr add 2001:db8:3::1/64 dev dummy2 nodad
+link set dummy2 up
+NET
+$IP -batch /tmp/net.batch || setup_failed "network configuration"
+say "network up"
 
 # soft-RoCE.  rxe needs a crc32 algorithm that modules.dep does not name.
 modprobe crc32-pclmul 2>/dev/null || true
@@ -119,6 +129,7 @@ modprobe crc32c-intel 2>/dev/null || true
 modprobe -a crc32c_generic $(ko_depends "$SHARE/siw.ko") || setup_failed "siw dependencies"
 insmod "$SHARE/siw.ko" || setup_failed "insmod siw.ko"
 rdma link add siw0 type siw netdev dummy0 || setup_failed "rdma link add siw0"
+say "rxe0 and siw0 up"
 
 # The environment the tests rely on; also kept for sourcing.
 cat >/etc/lchan.env <<ENV

@@ -138,10 +138,10 @@ flock -u "$lockfd"
 tap=$run/tap.txt
 [ -f "$tap" ] || : >"$tap"
 reasons=()
-verdict_line=$(grep -a -o 'rig-guest: verdict: [a-z]*' "$run/console.log" | tail -n1 || true)
+verdict_line=$(grep -a 'rig-guest: .*verdict: ' "$run/console.log" | tail -n1 | grep -o 'verdict: [a-z]*' || true)
 case $qrc in
 1)
-	if [ "$verdict_line" != "rig-guest: verdict: pass" ]; then
+	if [ "$verdict_line" != "verdict: pass" ]; then
 		reasons+=("qemu-error: qemu exited 1 without a guest verdict: $(head -c 500 "$run/qemu.stderr")")
 	fi
 	;;
@@ -182,11 +182,11 @@ fi
 		echo "ok - rig: kernel log clean"
 	fi
 	case $qrc in
-	1) echo "ok - rig: guest verdict received" ;;
-	124 | 137) echo "not ok - rig: guest verdict received (guest hung)" ;;
-	0) echo "not ok - rig: guest verdict received (guest gave no verdict)" ;;
-	3) echo "ok - rig: guest verdict received (fail)" ;;
-	*) echo "not ok - rig: guest verdict received (qemu exit $qrc)" ;;
+	1) echo "ok - rig: guest verdict is pass" ;;
+	124 | 137) echo "not ok - rig: guest verdict is pass (guest hung)" ;;
+	0) echo "not ok - rig: guest verdict is pass (guest gave no verdict)" ;;
+	3) echo "not ok - rig: guest verdict is pass (fail, job exit status $(cat "$run/job-rc" 2>/dev/null || echo none))" ;;
+	*) echo "not ok - rig: guest verdict is pass (qemu exit $qrc)" ;;
 	esac
 	[ "$guest_results" != 0 ] || echo "not ok - rig: at least one test ran"
 } >"$run/rig-tap.txt"
@@ -214,6 +214,12 @@ if [ -n "$kprob" ]; then
 	echo "# kernel log problems:"
 	head -n 40 <<<"$kprob" | sed 's/^/#   /'
 fi
+case " ${reasons[*]%%:*} " in
+*" hung "* | *" no-verdict "* | *" setup "* | *" qemu-error "*)
+	echo "# last lines of the serial console:"
+	tr -d '\r' <"$run/console.log" | tail -n 25 | sed 's/^/#   /'
+	;;
+esac
 if [ "${#reasons[@]}" -gt 0 ]; then
 	for r in "${reasons[@]}"; do
 		case $r in
