@@ -17,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <poll.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -263,6 +265,146 @@ static inline int lchan_t_pair(struct lchan_ctx *sctx, struct lchan_ctx *cctx,
 		return side.ret;
 	}
 	return 0;
+}
+
+/* Tests that pin several MiB: siw applies RLIMIT_MEMLOCK even to root. */
+static inline void lchan_t_raise_memlock(void)
+{
+	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+
+	setrlimit(RLIMIT_MEMLOCK, &rl);
+}
+
+/*
+ * One end of a test channel: a context, the channel, and one registered
+ * buffer split into receive slots followed by send slots.
+ */
+struct lchan_t_ep {
+	struct lchan_ctx ctx;
+	struct lchan_chan chan;
+	struct lchan_mr mr;
+	uint8_t *buf;
+	size_t slot;		/* bytes per slot */
+	unsigned nrecv;		/* receive slots, posted at prepare */
+	unsigned nsend;		/* send slots */
+	unsigned access;	/* MR access; LOCAL_WRITE when 0 */
+	unsigned long long recv_posted;
+};
+
+static inline uint8_t *lchan_t_recv_slot(struct lchan_t_ep *ep, unsigned i)
+{
+	return ep->buf + (size_t)(i % ep->nrecv) * ep->slot;
+}
+
+static inline uint8_t *lchan_t_send_slot(struct lchan_t_ep *ep, unsigned i)
+{
+	return ep->buf + ((size_t)ep->nrecv + i % ep->nsend) * ep->slot;
+}
+
+static inline int lchan_t_post_recv(struct lchan_t_ep *ep, unsigned i)
+{
+	struct lchan_rqe *rqe = lchan_get_rqe(&ep->chan);
+
+	if (!rqe)
+		return -ENOSPC;
+	lchan_prep_recv(rqe, &ep->mr, lchan_t_recv_slot(ep, i), ep->slot, i);
+	ep->recv_posted++;
+	return 0;
+}
+
+/* lchan_t_pair() prepare hook: register the buffer, post every receive. */
+static inline int lchan_t_ep_prepare(struct lchan_ctx *ctx,
+				     struct lchan_chan *chan, void *arg)
+{
+	struct lchan_t_ep *ep = arg;
+	size_t len = ep->slot * (ep->nrecv + ep->nsend);
+	unsigned i;
+	int ret;
+
+	if (!ep->buf) {
+		ep->buf = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
+		if (!ep->buf)
+			return -ENOMEM;
+		memset(ep->buf, 0, len);
+	}
+	ret = lchan_mr_reg(ctx, chan, ep->buf, len,
+			   ep->access ? ep->access : LCHAN_ACCESS_LOCAL_WRITE,
+			   &ep->mr);
+	if (ret)
+		return ret;
+	for (i = 0; i < ep->nrecv; i++) {
+		ret = lchan_t_post_recv(ep, i);
+		if (ret)
+			return ret;
+	}
+	ret = lchan_submit(chan);
+	return ret < 0 ? ret : 0;
+}
+
+static inline int lchan_t_ep_pair(struct lchan_t_ep *srv, struct lchan_t_ep *cli,
+				  const char *host,
+				  const struct lchan_opts *opts)
+{
+	int ret;
+
+	ret = lchan_ctx_open(&srv->ctx);
+	if (ret)
+		return ret;
+	ret = lchan_ctx_open(&cli->ctx);
+	if (ret)
+		return ret;
+	return lchan_t_pair(&srv->ctx, &cli->ctx, host, opts, &srv->chan,
+			    &cli->chan, lchan_t_ep_prepare, srv, cli);
+}
+
+static inline void lchan_t_ep_close(struct lchan_t_ep *ep)
+{
+	if (ep->chan.map || ep->chan.fd > 0)
+		lchan_chan_close(&ep->chan);
+	if (ep->ctx.fd > 0)
+		lchan_ctx_close(&ep->ctx);
+	free(ep->buf);
+	ep->buf = NULL;
+}
+
+/* Take the next CQE (copied out), waiting up to @timeout_ms. */
+static inline int lchan_t_reap(struct lchan_t_ep *ep, struct lchan_cqe *out,
+			       int timeout_ms)
+{
+	struct lchan_cqe *cqe;
+	int ret;
+
+	ret = lchan_wait_cqe(&ep->chan, &cqe, timeout_ms);
+	if (ret)
+		return ret;
+	*out = *cqe;
+	lchan_cqe_seen(&ep->chan);
+	return 0;
+}
+
+/* The byte at offset @j of test message @i. */
+static inline uint8_t lchan_t_pattern(unsigned i, size_t j)
+{
+	return (uint8_t)(i * 131u + j * 7u + (j >> 8) + 1);
+}
+
+static inline void lchan_t_fill(uint8_t *p, unsigned i, size_t len)
+{
+	size_t j;
+
+	for (j = 0; j < len; j++)
+		p[j] = lchan_t_pattern(i, j);
+}
+
+/* Offset of the first wrong byte, or -1 when all are right. */
+static inline long lchan_t_check(const uint8_t *p, unsigned i, size_t len)
+{
+	size_t j;
+
+	for (j = 0; j < len; j++)
+		if (p[j] != lchan_t_pattern(i, j))
+			return (long)j;
+	return -1;
 }
 
 #endif /* LCHAN_TEST_H */

@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Data through the rings: SEND/RECV with every byte checked, SEND_WITH_IMM,
+ * a whole ring in one ENTER, and the rejection of bad ring entries.
+ */
+#include "kselftest_harness.h"
+#include "lchan_test.h"
+
+#define SLOT		65536
+#define NRECV		64
+#define NSEND		32
+
+FIXTURE(data) {
+	struct lchan_t_dev d;
+	struct lchan_t_ep srv, cli;
+};
+
+LCHAN_T_VARIANTS(data);
+
+FIXTURE_SETUP(data)
+{
+	struct lchan_opts opts = {
+		.sq_entries = NSEND, .rq_entries = NRECV,
+	};
+	int ret;
+
+	LCHAN_T_NEED_DEV(&self->d, variant->kind);
+	lchan_t_raise_memlock();
+	self->srv.slot = self->cli.slot = SLOT;
+	self->srv.nrecv = self->cli.nrecv = NRECV;
+	self->srv.nsend = self->cli.nsend = NSEND;
+	ret = lchan_t_ep_pair(&self->srv, &self->cli, self->d.addr, &opts);
+	ASSERT_EQ(0, ret) TH_LOG("pair over %s: %s", self->d.addr,
+				 strerror(-ret));
+}
+
+FIXTURE_TEARDOWN(data)
+{
+	lchan_t_ep_close(&self->cli);
+	lchan_t_ep_close(&self->srv);
+}
+
+/* Message sizes from 1 B to 64 KiB, spread over every power of two. */
+static unsigned msg_size(unsigned i, unsigned seed)
+{
+	unsigned h = (i + 1) * 2654435761u ^ seed;
+	unsigned bits;
+
+	if (i == 0)
+		return 1;
+	if (i == 1)
+		return SLOT;
+	h ^= h >> 15;
+	bits = h % 17;
+	return 1 + ((h >> 5) & ((1u << bits) - 1)) % SLOT;
+}
+
+struct xfer {
+	unsigned sent, send_done, recvd;
+};
+
+static int reap_rx(struct __test_metadata *_metadata, struct lchan_t_ep *rx,
+		   struct xfer *x, unsigned seed, unsigned *progress)
+{
+	struct lchan_cqe *cqe;
+	unsigned reposted = 0;
+
+	while (!lchan_peek_cqe(&rx->chan, &cqe)) {
+		unsigned size = msg_size(x->recvd, seed);
+		unsigned slot = (unsigned)cqe->user_data;
+		long bad;
+
+		EXPECT_EQ(LCHAN_CQE_OK, cqe->status)
+			TH_LOG("recv %u: %s", x->recvd,
+			       lchan_cqe_status_str(cqe->status));
+		EXPECT_EQ(LCHAN_CQE_RECV, cqe->opcode);
+		EXPECT_EQ(size, cqe->byte_len) TH_LOG("message %u", x->recvd);
+		if (cqe->status || cqe->byte_len != size)
+			return -EIO;
+		bad = lchan_t_check(lchan_t_recv_slot(rx, slot), x->recvd,
+				    size);
+		EXPECT_EQ(-1, bad) TH_LOG("message %u byte %ld", x->recvd, bad);
+		if (bad != -1)
+			return -EIO;
+		lchan_cqe_seen(&rx->chan);
+		if (lchan_t_post_recv(rx, slot))
+			return -ENOSPC;
+		reposted++;
+		x->recvd++;
+		(*progress)++;
+	}
+	if (reposted && lchan_submit(&rx->chan) < 0)
+		return -EIO;
+	return 0;
+}
+
+static int reap_tx(struct __test_metadata *_metadata, struct lchan_t_ep *tx,
+		   struct xfer *x, unsigned *progress)
+{
+	struct lchan_cqe *cqe;
+
+	while (!lchan_peek_cqe(&tx->chan, &cqe)) {
+		EXPECT_EQ(LCHAN_CQE_OK, cqe->status)
+			TH_LOG("send %u: %s", x->send_done,
+			       lchan_cqe_status_str(cqe->status));
+		EXPECT_EQ(x->send_done, cqe->user_data);
+		if (cqe->status || cqe->user_data != x->send_done)
+			return -EIO;
+		lchan_cqe_seen(&tx->chan);
+		x->send_done++;
+		(*progress)++;
+	}
+	return 0;
+}
+
+/*
+ * Send @count messages from @tx to @rx.  Never more in flight than @rx has
+ * receives posted: iWARP has no receiver-not-ready retry.
+ */
+static int transfer(struct __test_metadata *_metadata, struct lchan_t_ep *tx,
+		    struct lchan_t_ep *rx, unsigned count, unsigned seed)
+{
+	struct xfer x = { 0 };
+	double stall = lchan_t_now();
+
+	while (x.recvd < count || x.send_done < count) {
+		unsigned progress = 0, posted = 0;
+
+		while (x.sent < count && x.sent - x.recvd < rx->nrecv &&
+		       x.sent - x.send_done < tx->nsend) {
+			struct lchan_sqe *sqe = lchan_get_sqe(&tx->chan);
+			unsigned size = msg_size(x.sent, seed);
+			uint8_t *p = lchan_t_send_slot(tx, x.sent);
+
+			if (!sqe)
+				break;
+			lchan_t_fill(p, x.sent, size);
+			lchan_prep_send(sqe, &tx->mr, p, size, x.sent);
+			x.sent++;
+			posted++;
+		}
+		if (posted && lchan_submit(&tx->chan) < 0)
+			return -EIO;
+		if (reap_rx(_metadata, rx, &x, seed, &progress) ||
+		    reap_tx(_metadata, tx, &x, &progress))
+			return -EIO;
+		if (progress || posted) {
+			stall = lchan_t_now();
+			continue;
+		}
+		if (lchan_t_now() - stall > 20) {
+			TH_LOG("stalled: sent %u done %u received %u", x.sent,
+			       x.send_done, x.recvd);
+			return -ETIMEDOUT;
+		}
+		{
+			struct pollfd pfd[2] = {
+				{ .fd = rx->chan.fd, .events = POLLIN },
+				{ .fd = tx->chan.fd, .events = POLLIN },
+			};
+
+			poll(pfd, 2, 100);
+		}
+	}
+	return 0;
+}
+
+TEST_F_TIMEOUT(data, ten_thousand_each_way, 600)
+{
+	LCHAN_T_BODY();
+	ASSERT_EQ(0, transfer(_metadata, &self->cli, &self->srv, 10000, 1));
+	ASSERT_EQ(0, transfer(_metadata, &self->srv, &self->cli, 10000, 2));
+}
+
+TEST_F_TIMEOUT(data, send_with_imm, 120)
+{
+	struct lchan_cqe cqe;
+	unsigned i;
+
+	LCHAN_T_BODY();
+	for (i = 0; i < 100; i++) {
+		struct lchan_sqe *sqe = lchan_get_sqe(&self->cli.chan);
+		uint8_t *p = lchan_t_send_slot(&self->cli, i);
+		unsigned len = i % 2 ? 0 : 1 + i * 37;
+
+		ASSERT_NE(NULL, sqe);
+		lchan_t_fill(p, i, len);
+		lchan_prep_send_imm(sqe, &self->cli.mr, p, len,
+				    i ^ 0xdeadbeefu, i);
+		ASSERT_LE(0, lchan_submit(&self->cli.chan));
+		ASSERT_EQ(0, lchan_t_reap(&self->cli, &cqe, 10000));
+		ASSERT_EQ(LCHAN_CQE_OK, cqe.status);
+		ASSERT_EQ(LCHAN_CQE_SEND_IMM, cqe.opcode);
+
+		ASSERT_EQ(0, lchan_t_reap(&self->srv, &cqe, 10000));
+		ASSERT_EQ(LCHAN_CQE_OK, cqe.status);
+		ASSERT_EQ(LCHAN_CQE_RECV, cqe.opcode);
+		ASSERT_NE(0, cqe.flags & LCHAN_CQE_F_IMM);
+		ASSERT_EQ(i ^ 0xdeadbeefu, cqe.imm_data);
+		ASSERT_EQ(len, cqe.byte_len);
+		ASSERT_EQ(-1, lchan_t_check(lchan_t_recv_slot(&self->srv,
+				cqe.user_data), i, len));
+		ASSERT_EQ(0, lchan_t_post_recv(&self->srv, cqe.user_data));
+		ASSERT_LE(0, lchan_submit(&self->srv.chan));
+	}
+}
+
+TEST_F_TIMEOUT(data, whole_ring_in_one_enter, 120)
+{
+	struct lchan_enter req = { .size = sizeof(req) };
+	struct lchan_cqe cqe;
+	unsigned i, n = self->cli.chan.sq.entries;
+
+	LCHAN_T_BODY();
+	ASSERT_EQ(NSEND, n);
+	for (i = 0; i < n; i++) {
+		struct lchan_sqe *sqe = lchan_get_sqe(&self->cli.chan);
+		uint8_t *p = lchan_t_send_slot(&self->cli, i);
+
+		ASSERT_NE(NULL, sqe);
+		lchan_t_fill(p, i, 100 + i);
+		lchan_prep_send(sqe, &self->cli.mr, p, 100 + i, i);
+	}
+	/* The ring is full now. */
+	ASSERT_EQ(NULL, lchan_get_sqe(&self->cli.chan));
+	lchan_publish(&self->cli.chan);
+	ASSERT_EQ(0, ioctl(self->cli.chan.fd, LCHAN_IOC_ENTER, &req));
+	ASSERT_EQ(n, req.sq_consumed);
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(0, lchan_t_reap(&self->cli, &cqe, 10000));
+		ASSERT_EQ(LCHAN_CQE_OK, cqe.status);
+		ASSERT_EQ(i, cqe.user_data);
+		ASSERT_EQ(0, lchan_t_reap(&self->srv, &cqe, 10000));
+		ASSERT_EQ(LCHAN_CQE_OK, cqe.status);
+		ASSERT_EQ(100 + i, cqe.byte_len);
+		ASSERT_EQ(-1, lchan_t_check(lchan_t_recv_slot(&self->srv,
+				cqe.user_data), i, 100 + i));
+	}
+}
+
+/* A bad SQE: how to spoil a valid one, and the status it must get. */
+struct bad_sqe {
+	const char *name;
+	void (*spoil)(struct lchan_sqe *sqe, struct lchan_t_ep *ep);
+	unsigned status;
+};
+
+static void spoil_op0(struct lchan_sqe *s, struct lchan_t_ep *e)
+{ (void)e; s->opcode = LCHAN_OP_NOP; }
+static void spoil_op99(struct lchan_sqe *s, struct lchan_t_ep *e)
+{ (void)e; s->opcode = 99; }
+static void spoil_opff(struct lchan_sqe *s, struct lchan_t_ep *e)
+{ (void)e; s->opcode = 0xff; }
+static void spoil_flags(struct lchan_sqe *s, struct lchan_t_ep *e)
+{ (void)e; s->flags = 0x80; }
+static void spoil_resv0(struct lchan_sqe *s, struct lchan_t_ep *e)
+{ (void)e; s->resv0 = 1; }
+static void spoil_raddr(struct lchan_sqe *s, struct lchan_t_ep *e)
+{ (void)e; s->remote_addr = 0x1000; }
+static void spoil_rkey(struct lchan_sqe *s, struct lchan_t_ep *e)
+{ (void)e; s->rkey = 7; }
+static void spoil_resv1(struct lchan_sqe *s, struct lchan_t_ep *e)
+{ (void)e; s->resv1 = 1; }
+static void spoil_resv2a(struct lchan_sqe *s, struct lchan_t_ep *e)
+{ (void)e; s->resv2[0] = 1; }
+static void spoil_resv2b(struct lchan_sqe *s, struct lchan_t_ep *e)
+{ (void)e; s->resv2[1] = 1ULL << 63; }
+static void spoil_mr(struct lchan_sqe *s, struct lchan_t_ep *e)
+{ (void)e; s->mr = 0x7fffffff; }
+static void spoil_mr0(struct lchan_sqe *s, struct lchan_t_ep *e)
+{ (void)e; s->mr = 0; }
+static void spoil_before(struct lchan_sqe *s, struct lchan_t_ep *e)
+{ s->addr = (uintptr_t)e->buf - 1; }
+static void spoil_after(struct lchan_sqe *s, struct lchan_t_ep *e)
+{
+	s->addr = (uintptr_t)e->buf + e->mr.length - 10;
+	s->len = 11;
+}
+static void spoil_wrap(struct lchan_sqe *s, struct lchan_t_ep *e)
+{ (void)e; s->addr = ~0ULL - 4; }
+static void spoil_len(struct lchan_sqe *s, struct lchan_t_ep *e)
+{ (void)e; s->len = 0xffffffffu; }
+
+static const struct bad_sqe bad_sqes[] = {
+	{ "opcode 0", spoil_op0, LCHAN_CQE_BAD_OPCODE },
+	{ "opcode 99", spoil_op99, LCHAN_CQE_BAD_OPCODE },
+	{ "opcode 255", spoil_opff, LCHAN_CQE_BAD_OPCODE },
+	{ "unknown flag", spoil_flags, LCHAN_CQE_BAD_FLAGS },
+	{ "resv0", spoil_resv0, LCHAN_CQE_BAD_RESV },
+	{ "remote_addr", spoil_raddr, LCHAN_CQE_BAD_RESV },
+	{ "rkey", spoil_rkey, LCHAN_CQE_BAD_RESV },
+	{ "resv1", spoil_resv1, LCHAN_CQE_BAD_RESV },
+	{ "resv2[0]", spoil_resv2a, LCHAN_CQE_BAD_RESV },
+	{ "resv2[1]", spoil_resv2b, LCHAN_CQE_BAD_RESV },
+	{ "foreign MR handle", spoil_mr, LCHAN_CQE_BAD_MR },
+	{ "no MR with a length", spoil_mr0, LCHAN_CQE_BAD_MR },
+	{ "starts before the MR", spoil_before, LCHAN_CQE_BAD_RANGE },
+	{ "ends after the MR", spoil_after, LCHAN_CQE_BAD_RANGE },
+	{ "address wraps", spoil_wrap, LCHAN_CQE_BAD_RANGE },
+	{ "length above max", spoil_len, LCHAN_CQE_BAD_LEN },
+};
+
+TEST_F_TIMEOUT(data, bad_sqe_gets_error_cqe_and_next_runs, 300)
+{
+	struct lchan_cqe cqe;
+	unsigned i;
+
+	LCHAN_T_BODY();
+	for (i = 0; i < sizeof(bad_sqes) / sizeof(bad_sqes[0]); i++) {
+		struct lchan_sqe *bad = lchan_get_sqe(&self->cli.chan);
+		struct lchan_sqe *good = lchan_get_sqe(&self->cli.chan);
+		uint8_t *p = lchan_t_send_slot(&self->cli, i);
+
+		ASSERT_NE(NULL, bad);
+		ASSERT_NE(NULL, good);
+		lchan_prep_send(bad, &self->cli.mr, p, 64, 1000 + i);
+		bad_sqes[i].spoil(bad, &self->cli);
+		lchan_t_fill(p, i, 64);
+		lchan_prep_send(good, &self->cli.mr, p, 64, 2000 + i);
+		ASSERT_LE(0, lchan_submit(&self->cli.chan));
+
+		ASSERT_EQ(0, lchan_t_reap(&self->cli, &cqe, 10000));
+		EXPECT_EQ(1000 + i, cqe.user_data) TH_LOG("%s", bad_sqes[i].name);
+		EXPECT_EQ(bad_sqes[i].status, cqe.status)
+			TH_LOG("%s: got %s", bad_sqes[i].name,
+			       lchan_cqe_status_str(cqe.status));
+		ASSERT_EQ(0, lchan_t_reap(&self->cli, &cqe, 10000));
+		EXPECT_EQ(2000 + i, cqe.user_data);
+		EXPECT_EQ(LCHAN_CQE_OK, cqe.status) TH_LOG("after %s",
+							   bad_sqes[i].name);
+
+		/* Only the good one reached the peer. */
+		ASSERT_EQ(0, lchan_t_reap(&self->srv, &cqe, 10000));
+		EXPECT_EQ(LCHAN_CQE_OK, cqe.status);
+		EXPECT_EQ(64, cqe.byte_len);
+		EXPECT_EQ(-1, lchan_t_check(lchan_t_recv_slot(&self->srv,
+				cqe.user_data), i, 64));
+		ASSERT_EQ(0, lchan_t_post_recv(&self->srv, cqe.user_data));
+		ASSERT_LE(0, lchan_submit(&self->srv.chan));
+	}
+	/* Nothing else arrived at the peer. */
+	ASSERT_EQ(0, lchan_cq_ready(&self->srv.chan));
+}
+
+TEST_F_TIMEOUT(data, bad_rqe_gets_error_cqe_and_next_runs, 120)
+{
+	struct lchan_mr ro;
+	struct lchan_cqe cqe;
+	struct {
+		const char *name;
+		struct lchan_rqe rqe;
+		unsigned status;
+	} cases[] = {
+		{ "flags", { .flags = 1 }, LCHAN_CQE_BAD_FLAGS },
+		{ "resv", { .resv = 1 }, LCHAN_CQE_BAD_RESV },
+		{ "foreign MR", { .mr = 0x7ffffffe, .len = 8 },
+		  LCHAN_CQE_BAD_MR },
+		{ "range", { .len = 8 }, LCHAN_CQE_BAD_RANGE },
+		{ "read-only MR", { .len = 8 }, LCHAN_CQE_BAD_ACCESS },
+	};
+	unsigned i;
+	void *page;
+
+	LCHAN_T_BODY();
+	page = aligned_alloc(4096, 4096);
+	ASSERT_NE(NULL, page);
+	/* Registered without LOCAL_WRITE: a receive may not land here. */
+	ASSERT_EQ(0, lchan_mr_reg(&self->srv.ctx, &self->srv.chan, page, 4096,
+				  0, &ro));
+	cases[3].rqe.mr = self->srv.mr.handle;
+	cases[3].rqe.addr = (uintptr_t)self->srv.buf - 4096;
+	cases[4].rqe.mr = ro.handle;
+	cases[4].rqe.addr = (uintptr_t)page;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct lchan_rqe *rqe = lchan_get_rqe(&self->srv.chan);
+
+		ASSERT_NE(NULL, rqe);
+		*rqe = cases[i].rqe;
+		rqe->user_data = 5000 + i;
+		ASSERT_LE(0, lchan_submit(&self->srv.chan));
+		ASSERT_EQ(0, lchan_t_reap(&self->srv, &cqe, 10000));
+		EXPECT_EQ(5000 + i, cqe.user_data);
+		EXPECT_EQ(LCHAN_CQE_RECV, cqe.opcode);
+		EXPECT_EQ(cases[i].status, cqe.status)
+			TH_LOG("%s: got %s", cases[i].name,
+			       lchan_cqe_status_str(cqe.status));
+	}
+
+	/* The receives posted at setup still work. */
+	{
+		struct lchan_sqe *sqe = lchan_get_sqe(&self->cli.chan);
+		uint8_t *p = lchan_t_send_slot(&self->cli, 0);
+
+		ASSERT_NE(NULL, sqe);
+		lchan_t_fill(p, 77, 300);
+		lchan_prep_send(sqe, &self->cli.mr, p, 300, 1);
+		ASSERT_LE(0, lchan_submit(&self->cli.chan));
+		ASSERT_EQ(0, lchan_t_reap(&self->srv, &cqe, 10000));
+		EXPECT_EQ(LCHAN_CQE_OK, cqe.status);
+		EXPECT_EQ(300, cqe.byte_len);
+		EXPECT_EQ(-1, lchan_t_check(lchan_t_recv_slot(&self->srv,
+				cqe.user_data), 77, 300));
+	}
+	ASSERT_EQ(0, lchan_mr_dereg(&self->srv.ctx, &ro));
+	free(page);
+}
+
+TEST_F_TIMEOUT(data, bogus_tail_refused, 60)
+{
+	struct lchan_enter req = { .size = sizeof(req) };
+	unsigned saved = *self->cli.chan.sq.ktail;
+
+	LCHAN_T_BODY();
+	/* A tail more than a ring ahead of the head is not believed. */
+	lchan_store_release(self->cli.chan.sq.ktail, saved + 100000);
+	errno = 0;
+	EXPECT_EQ(-1, ioctl(self->cli.chan.fd, LCHAN_IOC_ENTER, &req));
+	EXPECT_EQ(EINVAL, errno);
+	lchan_store_release(self->cli.chan.sq.ktail, saved - 5);
+	errno = 0;
+	EXPECT_EQ(-1, ioctl(self->cli.chan.fd, LCHAN_IOC_ENTER, &req));
+	EXPECT_EQ(EINVAL, errno);
+	lchan_store_release(self->cli.chan.sq.ktail, saved);
+	EXPECT_EQ(0, ioctl(self->cli.chan.fd, LCHAN_IOC_ENTER, &req));
+	EXPECT_EQ(0, req.sq_consumed);
+}
+
+TEST_HARNESS_MAIN
