@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Connections: IPv4 and IPv6, refused and unreachable peers reported
+ * promptly, many channels between two processes.
+ */
+#include <sys/wait.h>
+#include <arpa/inet.h>
+
+#include "kselftest_harness.h"
+#include "lchan_test.h"
+
+FIXTURE(conn) {
+	struct lchan_t_dev d;
+};
+
+LCHAN_T_VARIANTS(conn);
+
+FIXTURE_SETUP(conn)
+{
+	LCHAN_T_NEED_DEV(&self->d, variant->kind);
+	lchan_t_raise_memlock();
+}
+
+FIXTURE_TEARDOWN(conn)
+{
+}
+
+/* Connect a pair over @host and check what both ends report. */
+static void check_pair(struct __test_metadata *_metadata, const char *host,
+		       int family, const char *dev)
+{
+	struct lchan_t_ep srv = { .slot = 4096, .nrecv = 4, .nsend = 4 };
+	struct lchan_t_ep cli = { .slot = 4096, .nrecv = 4, .nsend = 4 };
+	char path[200], buf[64];
+	int ret;
+
+	ret = lchan_t_ep_pair(&srv, &cli, host, NULL);
+	ASSERT_EQ(0, ret) TH_LOG("pair over %s: %s", host, strerror(-ret));
+	EXPECT_EQ(LCHAN_STATE_CONNECTED, lchan_chan_state(&cli.chan));
+	EXPECT_EQ(LCHAN_STATE_CONNECTED, lchan_chan_state(&srv.chan));
+	EXPECT_EQ(family, cli.chan.info.remote.family);
+	EXPECT_EQ(family, srv.chan.info.local.family);
+	EXPECT_EQ(0, memcmp(cli.chan.info.remote.addr, srv.chan.info.local.addr,
+			    16));
+	EXPECT_EQ(cli.chan.info.remote.port, srv.chan.info.local.port);
+	EXPECT_EQ(cli.chan.info.local.port, srv.chan.info.remote.port);
+	EXPECT_EQ(cli.chan.info.remote_qpn, srv.chan.info.local_qpn);
+	EXPECT_EQ(srv.chan.info.remote_qpn, cli.chan.info.local_qpn);
+	snprintf(path, sizeof(path), "/sys/kernel/lchan/channels/%u/device",
+		 cli.chan.info.id);
+	ASSERT_EQ(0, lchan_t_read_sysfs(path, buf, sizeof(buf)));
+	EXPECT_STREQ(dev, buf);
+	lchan_t_ep_close(&cli);
+	lchan_t_ep_close(&srv);
+}
+
+TEST_F_TIMEOUT(conn, ipv4, 60)
+{
+	LCHAN_T_BODY();
+	check_pair(_metadata, self->d.addr, AF_INET, self->d.dev);
+}
+
+TEST_F_TIMEOUT(conn, ipv6, 60)
+{
+	LCHAN_T_BODY();
+	if (!*self->d.addr6)
+		SKIP(return, "no IPv6 address for %s", self->d.dev);
+	check_pair(_metadata, self->d.addr6, AF_INET6, self->d.dev);
+}
+
+TEST_F_TIMEOUT(conn, refused_promptly, 60)
+{
+	struct lchan_opts opts = { .timeout_ms = 8000 };
+	struct lchan_ctx ctx;
+	struct lchan_chan chan;
+	char port[16];
+	double t0;
+	int ret;
+
+	LCHAN_T_BODY();
+	ASSERT_EQ(0, lchan_ctx_open(&ctx));
+	snprintf(port, sizeof(port), "%u", lchan_t_port());
+	t0 = lchan_t_now();
+	ret = lchan_connect(&ctx, self->d.addr, port, &opts, &chan);
+	EXPECT_EQ(-ECONNREFUSED, ret) TH_LOG("got %s", strerror(-ret));
+	/* Well before the timeout: a refusal is an answer, not silence. */
+	EXPECT_LT(lchan_t_now() - t0, 4.0);
+	lchan_ctx_close(&ctx);
+}
+
+TEST_F_TIMEOUT(conn, unreachable_bounded, 60)
+{
+	struct lchan_opts opts = { .timeout_ms = 3000 };
+	struct lchan_ctx ctx;
+	struct lchan_chan chan;
+	double t0, took;
+	int ret;
+
+	LCHAN_T_BODY();
+	ASSERT_EQ(0, lchan_ctx_open(&ctx));
+	t0 = lchan_t_now();
+	/* TEST-NET-2: no route and no RDMA device owns it. */
+	ret = lchan_connect(&ctx, "198.18.7.7", "4791", &opts, &chan);
+	took = lchan_t_now() - t0;
+	EXPECT_TRUE(ret == -ENETUNREACH || ret == -EHOSTUNREACH ||
+		    ret == -ETIMEDOUT || ret == -EADDRNOTAVAIL ||
+		    ret == -ENODEV) TH_LOG("got %d %s", ret, strerror(-ret));
+	EXPECT_LT(took, 5.0) TH_LOG("took %.1f s", took);
+	lchan_ctx_close(&ctx);
+}
+
+TEST_F_TIMEOUT(conn, connect_defaults_and_nonblocking_accept, 60)
+{
+	struct lchan_ctx ctx;
+	struct lchan_listener lst;
+	struct lchan_chan chan;
+	char port[16];
+
+	LCHAN_T_BODY();
+	ASSERT_EQ(0, lchan_ctx_open(&ctx));
+	snprintf(port, sizeof(port), "%u", lchan_t_port());
+	ASSERT_EQ(0, lchan_listen(&ctx, self->d.addr, port, 0,
+				  LCHAN_FD_NONBLOCK, &lst));
+	EXPECT_EQ(atoi(port), lst.addr.port);
+	/* Nobody connects: a non-blocking accept says so at once. */
+	EXPECT_EQ(-EAGAIN, lchan_accept(&lst, NULL, &chan));
+	/* A second listener on the same address and port is refused. */
+	{
+		struct lchan_listener dup;
+
+		EXPECT_EQ(-EADDRINUSE, lchan_listen(&ctx, self->d.addr, port,
+						    0, 0, &dup));
+	}
+	lchan_listener_close(&lst);
+	lchan_ctx_close(&ctx);
+}
+
+#define NCHAN 16
+
+/* Child: connect NCHAN channels, send one message on each, wait. */
+static int many_client(const char *host, const char *port, int go_fd)
+{
+	struct lchan_t_ep ep[NCHAN];
+	struct lchan_opts opts = { .sq_entries = 4, .rq_entries = 4 };
+	struct lchan_cqe cqe;
+	struct lchan_ctx ctx;
+	char c;
+	int i;
+
+	memset(ep, 0, sizeof(ep));
+	if (lchan_ctx_open(&ctx))
+		return 1;
+	for (i = 0; i < NCHAN; i++) {
+		struct lchan_sqe *sqe;
+
+		ep[i].slot = 4096;
+		ep[i].nrecv = 1;
+		ep[i].nsend = 1;
+		if (lchan_connect(&ctx, host, port, &opts, &ep[i].chan))
+			return 2;
+		if (lchan_t_ep_prepare(&ctx, &ep[i].chan, &ep[i]))
+			return 3;
+		sqe = lchan_get_sqe(&ep[i].chan);
+		if (!sqe)
+			return 4;
+		lchan_t_fill(lchan_t_send_slot(&ep[i], 0), i, 1000 + i);
+		lchan_prep_send(sqe, &ep[i].mr, lchan_t_send_slot(&ep[i], 0),
+				1000 + i, i);
+		if (lchan_submit(&ep[i].chan) < 0)
+			return 5;
+	}
+	for (i = 0; i < NCHAN; i++) {
+		ep[i].ctx.fd = -1;
+		if (lchan_t_reap(&ep[i], &cqe, 20000) || cqe.status)
+			return 6;
+	}
+	/* Stay connected until the parent has looked. */
+	if (read(go_fd, &c, 1) != 1)
+		return 7;
+	return 0;
+}
+
+TEST_F_TIMEOUT(conn, sixteen_channels_two_processes, 240)
+{
+	struct lchan_t_ep ep[NCHAN];
+	struct lchan_listener lst;
+	struct lchan_ctx ctx;
+	struct lchan_cqe cqe;
+	int go[2], status, i;
+	char port[16], path[200], buf[32];
+	pid_t pid;
+
+	LCHAN_T_BODY();
+	memset(ep, 0, sizeof(ep));
+	ASSERT_EQ(0, lchan_ctx_open(&ctx));
+	snprintf(port, sizeof(port), "%u", lchan_t_port());
+	ASSERT_EQ(0, lchan_listen(&ctx, self->d.addr, port, NCHAN, 0, &lst));
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		close(go[1]);
+		_exit(many_client(self->d.addr, port, go[0]));
+	}
+	close(go[0]);
+
+	for (i = 0; i < NCHAN; i++) {
+		struct lchan_opts opts = {
+			.sq_entries = 4, .rq_entries = 4,
+			.flags = LCHAN_DEFER_ESTABLISH,
+		};
+
+		ep[i].slot = 4096;
+		ep[i].nrecv = 1;
+		ep[i].nsend = 1;
+		ASSERT_EQ(0, lchan_accept(&lst, &opts, &ep[i].chan))
+			TH_LOG("accept %d", i);
+		/* The receive is posted before the peer can send. */
+		ASSERT_EQ(0, lchan_t_ep_prepare(&ctx, &ep[i].chan, &ep[i]));
+		ASSERT_EQ(0, lchan_establish(&ep[i].chan, 10000));
+	}
+	for (i = 0; i < NCHAN; i++) {
+		ASSERT_EQ(0, lchan_t_reap(&ep[i], &cqe, 20000));
+		ASSERT_EQ(LCHAN_CQE_OK, cqe.status);
+		/* Channels are accepted in the order the child connected. */
+		ASSERT_EQ(1000 + i, cqe.byte_len);
+		ASSERT_EQ(-1, lchan_t_check(lchan_t_recv_slot(&ep[i], 0), i,
+					    1000 + i));
+	}
+	snprintf(path, sizeof(path), "/sys/kernel/lchan/devices/%s/channels",
+		 self->d.dev);
+	ASSERT_EQ(0, lchan_t_read_sysfs(path, buf, sizeof(buf)));
+	EXPECT_EQ(2 * NCHAN, atoi(buf));
+
+	ASSERT_EQ(1, write(go[1], "x", 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	for (i = 0; i < NCHAN; i++) {
+		ep[i].ctx.fd = -1;
+		lchan_t_ep_close(&ep[i]);
+	}
+	lchan_listener_close(&lst);
+	lchan_ctx_close(&ctx);
+}
+
+TEST_HARNESS_MAIN

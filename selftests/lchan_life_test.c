@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Channel lifetime: close and exit with work outstanding, munmap/close in
+ * either order, the peer going away, waiting, and the sysfs view.
+ */
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <poll.h>
+
+#include "kselftest_harness.h"
+#include "lchan_test.h"
+
+#define NRECV 8
+
+FIXTURE(life) {
+	struct lchan_t_dev d;
+	struct lchan_t_ep srv, cli;
+};
+
+LCHAN_T_VARIANTS(life);
+
+FIXTURE_SETUP(life)
+{
+	int ret;
+
+	LCHAN_T_NEED_DEV(&self->d, variant->kind);
+	lchan_t_raise_memlock();
+	self->srv.slot = self->cli.slot = 4096;
+	self->srv.nrecv = self->cli.nrecv = NRECV;
+	self->srv.nsend = self->cli.nsend = 8;
+	ret = lchan_t_ep_pair(&self->srv, &self->cli, self->d.addr, NULL);
+	ASSERT_EQ(0, ret) TH_LOG("pair: %s", strerror(-ret));
+}
+
+FIXTURE_TEARDOWN(life)
+{
+	lchan_t_ep_close(&self->cli);
+	lchan_t_ep_close(&self->srv);
+}
+
+static void chan_dir(char *buf, size_t len, const struct lchan_chan *chan)
+{
+	snprintf(buf, len, "/sys/kernel/lchan/channels/%u", chan->info.id);
+}
+
+/* Wait for POLLHUP on @ep; seconds it took, or -1. */
+static double wait_hup(struct lchan_t_ep *ep, double secs)
+{
+	double t0 = lchan_t_now();
+	struct pollfd pfd = { .fd = ep->chan.fd, .events = POLLRDHUP };
+
+	while (lchan_t_now() - t0 < secs) {
+		if (poll(&pfd, 1, 100) > 0 && (pfd.revents & POLLHUP))
+			return lchan_t_now() - t0;
+	}
+	return -1;
+}
+
+/* Collect @n CQEs: how many were OK and how many flushed. */
+static int drain(struct lchan_t_ep *ep, unsigned n, unsigned *ok,
+		 unsigned *flushed)
+{
+	struct lchan_cqe cqe;
+	unsigned i;
+	int ret;
+
+	*ok = *flushed = 0;
+	for (i = 0; i < n; i++) {
+		ret = lchan_t_reap(ep, &cqe, 10000);
+		if (ret)
+			return ret;
+		if (cqe.status == LCHAN_CQE_OK)
+			(*ok)++;
+		else if (cqe.status == LCHAN_CQE_WR_FLUSH_ERR)
+			(*flushed)++;
+		else
+			return -EIO;
+	}
+	return 0;
+}
+
+static void send_some(struct __test_metadata *_metadata,
+		      struct lchan_t_ep *ep, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		struct lchan_sqe *sqe = lchan_get_sqe(&ep->chan);
+
+		ASSERT_NE(NULL, sqe);
+		lchan_t_fill(lchan_t_send_slot(ep, i), i, 256);
+		lchan_prep_send(sqe, &ep->mr, lchan_t_send_slot(ep, i), 256, i);
+	}
+	ASSERT_LE(0, lchan_submit(&ep->chan));
+}
+
+TEST_F_TIMEOUT(life, close_with_work_outstanding, 60)
+{
+	unsigned ok, flushed;
+	char dir[160];
+	double took;
+
+	LCHAN_T_BODY();
+	chan_dir(dir, sizeof(dir), &self->cli.chan);
+	send_some(_metadata, &self->cli, 3);
+	/* Receives still posted on the client, sends maybe in flight. */
+	ASSERT_EQ(0, lchan_chan_close(&self->cli.chan));
+	ASSERT_EQ(0, lchan_t_wait_path(dir, 0, 10));
+	took = wait_hup(&self->srv, 10);
+	ASSERT_GE(took, 0);
+	TH_LOG("server saw the disconnect after %.2f s", took);
+	/* Every receive the server posted completes: data or flush. */
+	ASSERT_EQ(0, drain(&self->srv, NRECV, &ok, &flushed));
+	EXPECT_LE(ok, 3);
+	EXPECT_EQ(NRECV, ok + flushed);
+	EXPECT_EQ(LCHAN_STATE_DISCONNECTED, lchan_chan_state(&self->srv.chan));
+}
+
+TEST_F_TIMEOUT(life, peer_close_flushes_and_refuses_new_work, 60)
+{
+	struct lchan_cqe cqe;
+	unsigned ok, flushed;
+	char path[200], buf[32];
+
+	LCHAN_T_BODY();
+	ASSERT_EQ(0, lchan_chan_close(&self->srv.chan));
+	ASSERT_GE(wait_hup(&self->cli, 10), 0);
+	ASSERT_EQ(0, drain(&self->cli, NRECV, &ok, &flushed));
+	EXPECT_EQ(0, ok);
+	EXPECT_EQ(NRECV, flushed);
+	/* Work submitted after the disconnect is answered, not lost. */
+	send_some(_metadata, &self->cli, 2);
+	ASSERT_EQ(0, lchan_t_reap(&self->cli, &cqe, 5000));
+	EXPECT_EQ(LCHAN_CQE_WR_FLUSH_ERR, cqe.status);
+	ASSERT_EQ(0, lchan_t_reap(&self->cli, &cqe, 5000));
+	EXPECT_EQ(LCHAN_CQE_WR_FLUSH_ERR, cqe.status);
+	EXPECT_EQ(LCHAN_STATE_DISCONNECTED, lchan_chan_state(&self->cli.chan));
+	chan_dir(path, sizeof(path), &self->cli.chan);
+	strcat(path, "/state");
+	ASSERT_EQ(0, lchan_t_read_sysfs(path, buf, sizeof(buf)));
+	EXPECT_STREQ("disconnected", buf);
+	/* Waiting for more than can come returns instead of hanging. */
+	EXPECT_EQ(-ENOTCONN, lchan_submit_and_wait(&self->cli.chan, 1,
+						   -1LL));
+}
+
+TEST_F_TIMEOUT(life, munmap_after_close, 60)
+{
+	char dir[160];
+
+	LCHAN_T_BODY();
+	chan_dir(dir, sizeof(dir), &self->cli.chan);
+	ASSERT_EQ(0, close(self->cli.chan.fd));
+	self->cli.chan.fd = -1;
+	/* The mapping keeps the channel alive and its ring readable. */
+	usleep(200000);
+	EXPECT_EQ(0, access(dir, F_OK));
+	EXPECT_EQ(0, *self->cli.chan.cq.ktail);
+	ASSERT_EQ(0, munmap(self->cli.chan.map, self->cli.chan.map_size));
+	self->cli.chan.map = NULL;
+	ASSERT_EQ(0, lchan_t_wait_path(dir, 0, 10));
+	ASSERT_GE(wait_hup(&self->srv, 10), 0);
+}
+
+TEST_F_TIMEOUT(life, close_after_munmap, 60)
+{
+	char dir[160];
+
+	LCHAN_T_BODY();
+	chan_dir(dir, sizeof(dir), &self->cli.chan);
+	ASSERT_EQ(0, munmap(self->cli.chan.map, self->cli.chan.map_size));
+	self->cli.chan.map = NULL;
+	EXPECT_EQ(0, access(dir, F_OK));
+	ASSERT_EQ(0, close(self->cli.chan.fd));
+	self->cli.chan.fd = -1;
+	ASSERT_EQ(0, lchan_t_wait_path(dir, 0, 10));
+	ASSERT_GE(wait_hup(&self->srv, 10), 0);
+}
+
+TEST_F_TIMEOUT(life, exit_without_close, 90)
+{
+	struct lchan_t_ep child = { .slot = 4096, .nrecv = 4, .nsend = 4 };
+	struct lchan_t_ep srv = { .slot = 4096, .nrecv = NRECV, .nsend = 1 };
+	struct lchan_listener lst;
+	struct lchan_opts opts = { .flags = LCHAN_DEFER_ESTABLISH };
+	char port[16], dir[160];
+	int status, sync[2];
+	unsigned ok, flushed, id;
+	double took;
+	pid_t pid;
+
+	LCHAN_T_BODY();
+	ASSERT_EQ(0, lchan_ctx_open(&srv.ctx));
+	snprintf(port, sizeof(port), "%u", lchan_t_port());
+	ASSERT_EQ(0, lchan_listen(&srv.ctx, self->d.addr, port, 1, 0, &lst));
+	ASSERT_EQ(0, pipe(sync));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		/* Connect, leave work posted, then die without cleaning up. */
+		if (lchan_ctx_open(&child.ctx) ||
+		    lchan_connect(&child.ctx, self->d.addr, port, NULL,
+				  &child.chan) ||
+		    lchan_t_ep_prepare(&child.ctx, &child.chan, &child))
+			_exit(1);
+		id = child.chan.info.id;
+		if (write(sync[1], &id, sizeof(id)) != sizeof(id))
+			_exit(2);
+		usleep(300000);
+		_exit(0);
+	}
+	ASSERT_EQ(0, lchan_accept(&lst, &opts, &srv.chan));
+	ASSERT_EQ(0, lchan_t_ep_prepare(&srv.ctx, &srv.chan, &srv));
+	ASSERT_EQ(0, lchan_establish(&srv.chan, 10000));
+	ASSERT_EQ(sizeof(id), read(sync[0], &id, sizeof(id)));
+	snprintf(dir, sizeof(dir), "/sys/kernel/lchan/channels/%u", id);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(0, lchan_t_wait_path(dir, 0, 10));
+	took = wait_hup(&srv, 10);
+	ASSERT_GE(took, 0);
+	TH_LOG("survivor saw the disconnect %.2f s after the exit", took);
+	ASSERT_EQ(0, drain(&srv, NRECV, &ok, &flushed));
+	EXPECT_EQ(NRECV, flushed);
+	lchan_listener_close(&lst);
+	lchan_t_ep_close(&srv);
+}
+
+TEST_F_TIMEOUT(life, sysfs_matches_traffic, 60)
+{
+	struct lchan_cqe cqe;
+	char dir[160], path[240], buf[256];
+	unsigned i;
+	FILE *f;
+
+	LCHAN_T_BODY();
+	for (i = 0; i < 50; i++) {
+		send_some(_metadata, &self->cli, 1);
+		ASSERT_EQ(0, lchan_t_reap(&self->cli, &cqe, 5000));
+		ASSERT_EQ(LCHAN_CQE_OK, cqe.status);
+		ASSERT_EQ(0, lchan_t_reap(&self->srv, &cqe, 5000));
+		ASSERT_EQ(LCHAN_CQE_OK, cqe.status);
+		ASSERT_EQ(0, lchan_t_post_recv(&self->srv, cqe.user_data));
+		ASSERT_LE(0, lchan_submit(&self->srv.chan));
+	}
+#define EXPECT_ATTR(ep, name, fmt, val) do {				\
+	chan_dir(dir, sizeof(dir), &(ep)->chan);			\
+	snprintf(path, sizeof(path), "%s/%s", dir, name);		\
+	ASSERT_EQ(0, lchan_t_read_sysfs(path, buf, sizeof(buf)))	\
+		TH_LOG("%s", path);					\
+	{ char want[64]; snprintf(want, sizeof(want), fmt, val);	\
+	  EXPECT_STREQ(want, buf) TH_LOG("%s", path); }		\
+} while (0)
+	EXPECT_ATTR(&self->cli, "state", "%s", "connected");
+	EXPECT_ATTR(&self->cli, "device", "%s", self->d.dev);
+	EXPECT_ATTR(&self->cli, "send_ops", "%u", 50);
+	EXPECT_ATTR(&self->cli, "send_bytes", "%u", 50 * 256);
+	EXPECT_ATTR(&self->cli, "recv_ops", "%u", 0);
+	EXPECT_ATTR(&self->srv, "recv_ops", "%u", 50);
+	EXPECT_ATTR(&self->srv, "recv_bytes", "%u", 50 * 256);
+	EXPECT_ATTR(&self->srv, "rq_outstanding", "%u", NRECV);
+	EXPECT_ATTR(&self->cli, "sq_outstanding", "%u", 0);
+	EXPECT_ATTR(&self->cli, "errors", "%u", 0);
+	EXPECT_ATTR(&self->cli, "pid", "%d", getpid());
+	EXPECT_ATTR(&self->cli, "local_qpn", "%u",
+		    self->cli.chan.info.local_qpn);
+	EXPECT_ATTR(&self->cli, "remote_qpn", "%u",
+		    self->srv.chan.info.local_qpn);
+	EXPECT_ATTR(&self->cli, "local_addr", "%s", self->d.addr);
+	EXPECT_ATTR(&self->cli, "remote_port", "%u",
+		    self->srv.chan.info.local.port);
+	EXPECT_ATTR(&self->srv, "local_port", "%u",
+		    self->srv.chan.info.local.port);
+	EXPECT_ATTR(&self->cli, "sq_entries", "%u", self->cli.chan.sq.entries);
+	EXPECT_ATTR(&self->cli, "rq_entries", "%u", self->cli.chan.rq.entries);
+	EXPECT_ATTR(&self->cli, "cq_entries", "%u", self->cli.chan.cq.entries);
+
+	/* The QP is the kernel's, owned by lchan, in rdma's view too. */
+	snprintf(path, sizeof(path), "rdma resource show qp lqpn %u 2>&1",
+		 self->cli.chan.info.local_qpn);
+	f = popen(path, "r");
+	ASSERT_NE(NULL, f);
+	i = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[i] = 0;
+	pclose(f);
+	EXPECT_NE(NULL, strstr(buf, "lchan")) TH_LOG("rdma said: %s", buf);
+	EXPECT_NE(NULL, strstr(buf, self->d.dev)) TH_LOG("rdma said: %s", buf);
+
+	chan_dir(dir, sizeof(dir), &self->cli.chan);
+	lchan_chan_close(&self->cli.chan);
+	ASSERT_EQ(0, lchan_t_wait_path(dir, 0, 10));
+}
+
+TEST_F_TIMEOUT(life, enter_waits_with_timeout, 60)
+{
+	double t0;
+	int ret;
+
+	LCHAN_T_BODY();
+	t0 = lchan_t_now();
+	ret = lchan_submit_and_wait(&self->cli.chan, 1, 200000000LL);
+	EXPECT_EQ(-ETIME, ret);
+	EXPECT_GE(lchan_t_now() - t0, 0.15);
+	send_some(_metadata, &self->cli, 1);
+	EXPECT_EQ(0, lchan_submit_and_wait(&self->cli.chan, 1, 5000000000LL));
+	EXPECT_EQ(1, lchan_cq_ready(&self->cli.chan));
+}
+
+TEST_HARNESS_MAIN
