@@ -69,7 +69,8 @@ for f in "$REPO"/lib/liblchan.so*; do
 done
 if [ -d "$B/rig-selftest" ]; then
 	mkdir -p "$share/rig"
-	cp -a "$B/rig-selftest/pass" "$B/rig-selftest/fail" "$B/rig-selftest/lchan_warn.ko" "$share/rig/"
+	cp -a "$B/rig-selftest/pass" "$B/rig-selftest/fail" "$B/rig-selftest/smoke" \
+		"$B/rig-selftest/lchan_warn.ko" "$share/rig/"
 fi
 # Libraries the staged programs need beyond those in the initramfs go to
 # syslib/ (on the guest's LD_LIBRARY_PATH).

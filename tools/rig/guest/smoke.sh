@@ -4,4 +4,7 @@
 # a kselftest program runs); no lchan.  Tells rig trouble from module trouble.
 # shellcheck source=lib.sh
 . "$LCHAN_SHARE/guest/lib.sh"
-run_tests "$LCHAN_SHARE/rig/pass"
+failed=0
+run_tests "$LCHAN_SHARE/rig/smoke" || failed=1
+run_tests "$LCHAN_SHARE/rig/pass" || failed=1
+exit $failed

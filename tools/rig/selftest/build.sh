@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Build the rig's self-test pieces into $B/rig-selftest (never into
 # build/selftests, where the real tests live):
-#   pass/rig_tap_pass, pass/rdma_smoke, fail/rig_tap_fail, lchan_warn.ko
+#   pass/rig_tap_pass, fail/rig_tap_fail, smoke/rdma_smoke, lchan_warn.ko
 set -euo pipefail
 # shellcheck source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -11,7 +11,7 @@ KVER=$(rig_kver)
 KDIR=/usr/src/linux-headers-$KVER
 here=$RIG_DIR/selftest
 out=$B/rig-selftest
-mkdir -p "$out/pass" "$out/fail" "$out/kmod" "$B/ksft"
+mkdir -p "$out/pass" "$out/fail" "$out/smoke" "$out/kmod" "$B/ksft"
 "$RIG_DIR/ksft-headers.sh" "$B/ksft"
 
 cc=${CC:-cc}
@@ -24,9 +24,8 @@ build_tap() { # $1 output, rest: extra flags
 }
 build_tap "$out/pass/rig_tap_pass"
 build_tap "$out/fail/rig_tap_fail" -DRIG_FAIL
-# The RDMA smoke test runs with the passing program: a rig whose devices
-# do not work must not pass its own self-test.
-install -m 0755 "$here/rdma_smoke.sh" "$out/pass/rdma_smoke"
+# A rig whose RDMA devices do not work must not pass its own self-test.
+install -m 0755 "$here/rdma_smoke.sh" "$out/smoke/rdma_smoke"
 
 ko=$out/lchan_warn.ko
 if [ ! -f "$ko" ] || [ "$here/lchan_warn.c" -nt "$ko" ] ||

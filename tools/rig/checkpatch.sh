@@ -1,0 +1,41 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# checkpatch over the module and uapi sources, using checkpatch.pl from the
+# cached linux-source-6.1 (no kernel tree needed).  Clean means zero errors
+# and zero warnings; CHECK-level notes are shown but do not fail.
+#   tools/rig/checkpatch.sh [FILE...]   (default: kmod/*.[ch] uapi/*.h)
+set -euo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+src=$(rig_src_cache)
+cd "$REPO"
+if [ $# -gt 0 ]; then
+	files=("$@")
+elif git rev-parse --git-dir >/dev/null 2>&1; then
+	# Sources only: tracked or new, not ignored (skips kbuild's *.mod.c).
+	mapfile -t files < <(git ls-files --cached --others --exclude-standard -- 'kmod/*.[ch]' 'uapi/*.h')
+else
+	shopt -s nullglob
+	files=(kmod/*.[ch] uapi/*.h)
+	shopt -u nullglob
+	mapfile -t files < <(printf '%s\n' "${files[@]}" | grep -v '\.mod\.c$')
+fi
+[ "${#files[@]}" -gt 0 ] || rig_die "no files to check (kmod/*.[ch], uapi/*.h)"
+
+# One perl process for all files (loading checkpatch costs ~1 s); it prints
+# a "total:" line per file.  Its exit status also counts CHECKs, so the
+# totals decide.
+out=$(perl "$src/scripts/checkpatch.pl" --no-tree -f --show-types "${files[@]}" 2>&1 || true)
+totals=$(grep -E '^total: [0-9]+ errors, [0-9]+ warnings' <<<"$out" || true)
+if [ "$(wc -l <<<"$totals")" != "${#files[@]}" ]; then
+	printf '%s\n' "$out"
+	rig_die "checkpatch did not report on every file"
+fi
+errors=$(awk '{e += $2} END {print e + 0}' <<<"$totals")
+warnings=$(awk '{w += $4} END {print w + 0}' <<<"$totals")
+if [ "$errors" != 0 ] || [ "$warnings" != 0 ] || grep -q '^CHECK:' <<<"$out"; then
+	printf '%s\n' "$out"
+fi
+echo "checkpatch: ${#files[@]} files, $errors errors, $warnings warnings"
+[ "$errors" = 0 ] && [ "$warnings" = 0 ]
