@@ -1,0 +1,22 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# `make demo`: build, boot the guest with job "demo" (load lchan, show
+# /sys/kernel/lchan and whatever tools/demo.sh adds), print what it saw.
+set -euo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+cd "$REPO"
+
+"$RIG_DIR/setup.sh"
+KVER=$("$RIG_DIR/kver.sh")
+export KVER
+make -s KVER="$KVER" KDIR="/usr/src/linux-headers-$KVER" module lib
+# tools are optional for the demo (the module side may not have them yet).
+make -s KVER="$KVER" KDIR="/usr/src/linux-headers-$KVER" tools ||
+	rig_log "warning: make tools failed; the demo runs without build/tools"
+
+rc=0
+"$RIG_DIR/run-vm.sh" demo "${LCHAN_DEMO_TIMEOUT:-600}" || rc=$?
+echo "# ---- demo output (build/runs/demo/demo.txt)"
+cat "$B/runs/demo/demo.txt" 2>/dev/null || echo "(the guest wrote no demo output)"
+exit "$rc"
