@@ -172,12 +172,14 @@ struct lchan_chan {
 	struct lchan_ring ring;
 	struct lchan_stats stats;	/* under cq_lock, read lockless */
 	u32 max_msg_size;
+	u64 features;			/* LCHAN_FEATURE_* on this device */
 };
 
 /* A pending connection request waiting in a listener's backlog. */
 struct lchan_conn_req {
 	struct list_head node;
 	struct rdma_cm_id *cm_id;
+	u32 remote_qpn;			/* from the request (IB/RoCE) */
 	bool dead;			/* peer gave up: destroy on accept */
 };
 

@@ -72,6 +72,10 @@ int lchan_chan_bind_dev(struct lchan_chan *chan, struct ib_device *ibdev)
 		goto err_put;
 	chan->port_num = chan->cm_id->port_num;
 	chan->max_msg_size = attr.max_msg_sz;
+	chan->features = LCHAN_FEATURES;
+	/* iWARP carries no immediate data. */
+	if (rdma_protocol_iwarp(ibdev, chan->port_num))
+		chan->features &= ~LCHAN_FEATURE_SEND_IMM;
 
 	mutex_lock(&dev->lock);
 	if (dev->dying) {
@@ -241,6 +245,13 @@ static bool lchan_chan_done(struct lchan_chan *chan)
 	return state == LCHAN_STATE_DISCONNECTED || state == LCHAN_STATE_ERROR;
 }
 
+/* Nothing more can complete: disconnected and nothing in flight. */
+static bool lchan_chan_settled(struct lchan_chan *chan)
+{
+	return lchan_chan_done(chan) && !lchan_ring_sq_outstanding(chan) &&
+	       !lchan_ring_rq_outstanding(chan);
+}
+
 static __poll_t lchan_chan_poll(struct file *file, poll_table *wait)
 {
 	struct lchan_chan *chan = file->private_data;
@@ -253,10 +264,14 @@ static __poll_t lchan_chan_poll(struct file *file, poll_table *wait)
 		mask |= EPOLLIN | EPOLLRDNORM;
 	if (state == LCHAN_STATE_CONNECTED)
 		mask |= EPOLLOUT | EPOLLWRNORM;
+	/* RDHUP: the connection is gone.  HUP: nothing more will complete. */
 	if (lchan_chan_done(chan))
-		mask |= EPOLLHUP | EPOLLRDHUP;
-	if (state == LCHAN_STATE_ERROR)
-		mask |= EPOLLERR;
+		mask |= EPOLLRDHUP;
+	if (lchan_chan_settled(chan)) {
+		mask |= EPOLLHUP;
+		if (state == LCHAN_STATE_ERROR)
+			mask |= EPOLLERR;
+	}
 	return mask;
 }
 
@@ -277,20 +292,13 @@ static long lchan_chan_info(struct lchan_chan *chan, void __user *uarg)
 		return -EINVAL;
 	info = chan->ring.info;
 	info.size = sizeof(info);
-	info.features = LCHAN_FEATURES;
+	info.features = chan->features;
 	info.id = chan->id;
 	info.max_msg_size = chan->max_msg_size;
 	info.remote_qpn = READ_ONCE(chan->remote_qpn);
 	lchan_sockaddr_to_addr(&chan->local, &info.local);
 	lchan_sockaddr_to_addr(&chan->remote, &info.remote);
 	return lchan_copy_out(uarg, &info, sizeof(info));
-}
-
-/* Nothing more can complete: disconnected and nothing in flight. */
-static bool lchan_chan_settled(struct lchan_chan *chan)
-{
-	return lchan_chan_done(chan) && !lchan_ring_sq_outstanding(chan) &&
-	       !lchan_ring_rq_outstanding(chan);
 }
 
 static long lchan_chan_enter(struct lchan_chan *chan, void __user *uarg)

@@ -112,7 +112,9 @@ static int lchan_chan_event(struct lchan_chan *chan, struct rdma_cm_id *id,
 		lchan_cm_report(chan, lchan_cm_errno(event, -EHOSTUNREACH));
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
-		WRITE_ONCE(chan->remote_qpn, event->param.conn.qp_num);
+		/* The passive side learnt it from the request. */
+		if (event->param.conn.qp_num)
+			WRITE_ONCE(chan->remote_qpn, event->param.conn.qp_num);
 		lchan_chan_set_state(chan, LCHAN_STATE_CONNECTED);
 		lchan_cm_report(chan, 0);
 		break;
@@ -180,6 +182,7 @@ static int lchan_listener_event(struct lchan_listener *lst,
 		if (!req)
 			return -ENOMEM;
 		req->cm_id = id;
+		req->remote_qpn = event->param.conn.qp_num;
 		spin_lock(&lst->lock);
 		if (READ_ONCE(lst->dead) || lst->nr_backlog >= lst->max_backlog) {
 			ret = -ECONNREFUSED;
@@ -530,7 +533,7 @@ static struct lchan_conn_req *lchan_backlog_pop(struct lchan_listener *lst)
 
 /* Next live request, waiting unless @nonblock. */
 static struct rdma_cm_id *lchan_listener_next(struct lchan_listener *lst,
-					      bool nonblock)
+					      bool nonblock, u32 *remote_qpn)
 {
 	struct lchan_conn_req *req;
 	struct rdma_cm_id *id;
@@ -556,6 +559,7 @@ static struct rdma_cm_id *lchan_listener_next(struct lchan_listener *lst,
 		rdma_lock_handler(id);
 		dead = req->dead;
 		rdma_unlock_handler(id);
+		*remote_qpn = req->remote_qpn;
 		kfree(req);
 		if (!dead)
 			return id;
@@ -590,7 +594,8 @@ static long lchan_listener_accept(struct file *file, void __user *uarg)
 		return PTR_ERR(chan);
 	chan->passive = true;
 
-	id = lchan_listener_next(lst, file->f_flags & O_NONBLOCK);
+	id = lchan_listener_next(lst, file->f_flags & O_NONBLOCK,
+				 &chan->remote_qpn);
 	if (IS_ERR(id)) {
 		ret = PTR_ERR(id);
 		goto err_abort;

@@ -175,7 +175,7 @@ static s64 lchan_ring_pending(u32 *tail_word, u32 head_k, u32 entries)
 	u32 tail = smp_load_acquire(tail_word);	/* pairs with app release */
 	u32 pending = tail - head_k;
 
-	return pending > entries ? -1 : pending;
+	return pending > entries ? -1LL : (s64)pending;
 }
 
 /* CQEs written and not yet consumed by the app; clamped if head is bogus. */
@@ -364,6 +364,9 @@ static u32 lchan_ring_read_sqe(struct lchan_chan *chan,
 	wr->opcode = cqe_op[opcode];
 	if (flags & ~LCHAN_SQE_FLAGS_ALL)
 		return LCHAN_CQE_BAD_FLAGS;
+	if (opcode == LCHAN_OP_SEND_IMM &&
+	    !(chan->features & LCHAN_FEATURE_SEND_IMM))
+		return LCHAN_CQE_UNSUPPORTED;
 	if (READ_ONCE(sqe->resv0) || READ_ONCE(sqe->remote_addr) ||
 	    READ_ONCE(sqe->rkey) || READ_ONCE(sqe->resv1) ||
 	    READ_ONCE(sqe->resv2[0]) || READ_ONCE(sqe->resv2[1]))
@@ -424,21 +427,28 @@ static void lchan_ring_fail_chain(struct lchan_chan *chan, struct lchan_wr *wr,
 	}
 }
 
-/* Room for one more WR in flight on a queue and one CQE.  cq_lock held. */
-static bool lchan_ring_can_post(struct lchan_ring *ring, bool is_recv)
+/* A free WR slot on a queue, or NULL.  Only chan->lock holders post. */
+static struct lchan_wr *lchan_ring_free_wr(struct lchan_ring *ring,
+					   bool is_recv)
 {
-	u32 busy = is_recv ? ring->rwr_post - ring->rwr_done :
-			     ring->swr_post - ring->swr_done;
 	u32 depth = is_recv ? ring->rq_entries : ring->sq_entries;
+	u32 post = is_recv ? ring->rwr_post : ring->swr_post;
+	u32 done = is_recv ? READ_ONCE(ring->rwr_done) :
+			     READ_ONCE(ring->swr_done);
 
-	return busy < depth && lchan_ring_claim_cq(ring);
+	if (post - done >= depth)
+		return NULL;
+	return is_recv ? &ring->rwr[post & (depth - 1)] :
+			 &ring->swr[post & (depth - 1)];
 }
 
 /*
  * Take published entries of one queue, post the good ones as one chain.
  * @post false: answer every entry with a flush error instead (the channel
- * is not connected).  Returns the number taken, or -EINVAL for a tail that
- * is not within one ring of the head.
+ * is not connected).  Each entry is read into a local first: a bad one is
+ * answered at once even when the queue is full, a good one waits in the
+ * ring until a WR slot frees.  Returns the number taken, or -EINVAL for a
+ * tail that is not within one ring of the head.
  */
 static int lchan_ring_take(struct lchan_chan *chan, bool is_recv, bool post)
 {
@@ -446,9 +456,11 @@ static int lchan_ring_take(struct lchan_chan *chan, bool is_recv, bool post)
 	u32 entries = is_recv ? ring->rq_entries : ring->sq_entries;
 	u32 *head_k = is_recv ? &ring->rq_head_k : &ring->sq_head_k;
 	u32 *head_word = is_recv ? ring->rq_head : ring->sq_head;
+	u32 *post_idx = is_recv ? &ring->rwr_post : &ring->swr_post;
 	struct lchan_wr *first = NULL, *last = NULL;
 	const struct ib_send_wr *bad_send;
 	const struct ib_recv_wr *bad_recv;
+	struct lchan_wr local;
 	s64 pending;
 	u32 taken = 0;
 	int ret;
@@ -460,34 +472,40 @@ static int lchan_ring_take(struct lchan_chan *chan, bool is_recv, bool post)
 
 	while (taken < pending) {
 		u32 slot = *head_k & (entries - 1);
-		u32 *post_idx = is_recv ? &ring->rwr_post : &ring->swr_post;
 		struct lchan_wr *wr;
 		bool room;
 		u32 status;
 
 		spin_lock_bh(&chan->cq_lock);
-		room = lchan_ring_can_post(ring, is_recv);
+		room = lchan_ring_claim_cq(ring);
 		spin_unlock_bh(&chan->cq_lock);
 		if (!room)
 			break;
 
-		wr = is_recv ? &ring->rwr[*post_idx & (entries - 1)] :
-			       &ring->swr[*post_idx & (entries - 1)];
 		status = is_recv ?
-			lchan_ring_read_rqe(chan, &ring->rqes[slot], wr) :
-			lchan_ring_read_sqe(chan, &ring->sqes[slot], wr);
-		(*head_k)++;
-		taken++;
+			lchan_ring_read_rqe(chan, &ring->rqes[slot], &local) :
+			lchan_ring_read_sqe(chan, &ring->sqes[slot], &local);
 		if (!status && !post)
 			status = LCHAN_CQE_WR_FLUSH_ERR;
+		wr = status ? NULL : lchan_ring_free_wr(ring, is_recv);
+		if (!status && !wr) {
+			/* Queue full: leave the entry for the next call. */
+			lchan_mr_put(local.mr);
+			spin_lock_bh(&chan->cq_lock);
+			ring->inflight--;
+			spin_unlock_bh(&chan->cq_lock);
+			break;
+		}
+		(*head_k)++;
+		taken++;
 		if (status) {
-			lchan_mr_put(wr->mr);
-			wr->mr = NULL;
-			lchan_ring_reject(chan, wr->opcode, wr->user_data,
+			lchan_mr_put(local.mr);
+			lchan_ring_reject(chan, local.opcode, local.user_data,
 					  status);
 			continue;
 		}
 
+		*wr = local;
 		wr->chan = chan;
 		wr->cqe.done = lchan_wr_done;
 		if (is_recv) {

@@ -44,8 +44,14 @@ static void check_pair(struct __test_metadata *_metadata, const char *host,
 			    16));
 	EXPECT_EQ(cli.chan.info.remote.port, srv.chan.info.local.port);
 	EXPECT_EQ(cli.chan.info.local.port, srv.chan.info.remote.port);
-	EXPECT_EQ(cli.chan.info.remote_qpn, srv.chan.info.local_qpn);
-	EXPECT_EQ(srv.chan.info.remote_qpn, cli.chan.info.local_qpn);
+	if (cli.chan.info.features & LCHAN_FEATURE_SEND_IMM) {
+		EXPECT_EQ(cli.chan.info.remote_qpn, srv.chan.info.local_qpn);
+		EXPECT_EQ(srv.chan.info.remote_qpn, cli.chan.info.local_qpn);
+	} else {
+		/* iWARP peers are TCP connections: no QP number is sent. */
+		EXPECT_EQ(0, cli.chan.info.remote_qpn);
+		EXPECT_EQ(0, srv.chan.info.remote_qpn);
+	}
 	snprintf(path, sizeof(path), "/sys/kernel/lchan/channels/%u/device",
 		 cli.chan.info.id);
 	ASSERT_EQ(0, lchan_t_read_sysfs(path, buf, sizeof(buf)));

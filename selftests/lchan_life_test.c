@@ -50,7 +50,8 @@ static double wait_hup(struct lchan_t_ep *ep, double secs)
 	struct pollfd pfd = { .fd = ep->chan.fd, .events = POLLRDHUP };
 
 	while (lchan_t_now() - t0 < secs) {
-		if (poll(&pfd, 1, 100) > 0 && (pfd.revents & POLLHUP))
+		if (poll(&pfd, 1, 100) > 0 &&
+		    (pfd.revents & (POLLRDHUP | POLLHUP)))
 			return lchan_t_now() - t0;
 	}
 	return -1;
@@ -226,12 +227,28 @@ TEST_F_TIMEOUT(life, exit_without_close, 90)
 	lchan_t_ep_close(&srv);
 }
 
+/* 0 when the output of @cmd contains @want. */
+static int rdma_says(const char *cmd, char *buf, size_t len, const char *want)
+{
+	FILE *f = popen(cmd, "r");
+	size_t n;
+
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = 0;
+	pclose(f);
+	if (strstr(buf, want))
+		return 0;
+	fprintf(stderr, "# %s: no \"%s\" in: %s\n", cmd, want, buf);
+	return -ENOENT;
+}
+
 TEST_F_TIMEOUT(life, sysfs_matches_traffic, 60)
 {
 	struct lchan_cqe cqe;
-	char dir[160], path[240], buf[256];
+	char dir[160], path[240], buf[4096];
 	unsigned i;
-	FILE *f;
 
 	LCHAN_T_BODY();
 	for (i = 0; i < 50; i++) {
@@ -265,7 +282,8 @@ TEST_F_TIMEOUT(life, sysfs_matches_traffic, 60)
 	EXPECT_ATTR(&self->cli, "local_qpn", "%u",
 		    self->cli.chan.info.local_qpn);
 	EXPECT_ATTR(&self->cli, "remote_qpn", "%u",
-		    self->srv.chan.info.local_qpn);
+		    strcmp(variant->kind, "siw") ?
+		    self->srv.chan.info.local_qpn : 0);
 	EXPECT_ATTR(&self->cli, "local_addr", "%s", self->d.addr);
 	EXPECT_ATTR(&self->cli, "remote_port", "%u",
 		    self->srv.chan.info.local.port);
@@ -275,16 +293,19 @@ TEST_F_TIMEOUT(life, sysfs_matches_traffic, 60)
 	EXPECT_ATTR(&self->cli, "rq_entries", "%u", self->cli.chan.rq.entries);
 	EXPECT_ATTR(&self->cli, "cq_entries", "%u", self->cli.chan.cq.entries);
 
-	/* The QP is the kernel's, owned by lchan, in rdma's view too. */
+	/*
+	 * rdma's view: the QP (created through rdma_cm, which names itself
+	 * as its owner), and lchan's CQ and connection id.
+	 */
 	snprintf(path, sizeof(path), "rdma resource show qp lqpn %u 2>&1",
 		 self->cli.chan.info.local_qpn);
-	f = popen(path, "r");
-	ASSERT_NE(NULL, f);
-	i = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[i] = 0;
-	pclose(f);
-	EXPECT_NE(NULL, strstr(buf, "lchan")) TH_LOG("rdma said: %s", buf);
-	EXPECT_NE(NULL, strstr(buf, self->d.dev)) TH_LOG("rdma said: %s", buf);
+	EXPECT_EQ(0, rdma_says(path, buf, sizeof(buf), self->d.dev));
+	snprintf(path, sizeof(path), "rdma resource show cq link %s 2>&1",
+		 self->d.dev);
+	EXPECT_EQ(0, rdma_says(path, buf, sizeof(buf), "comm [lchan]"));
+	snprintf(path, sizeof(path), "rdma resource show cm_id link %s 2>&1",
+		 self->d.dev);
+	EXPECT_EQ(0, rdma_says(path, buf, sizeof(buf), "comm [lchan]"));
 
 	chan_dir(dir, sizeof(dir), &self->cli.chan);
 	lchan_chan_close(&self->cli.chan);
