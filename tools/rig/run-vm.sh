@@ -38,7 +38,9 @@ export KVER
 kroot=$LCHAN_CACHE/$KVER/root
 "$RIG_DIR/kernel.sh"
 "$RIG_DIR/siw.sh"
-case $job in harness-* | smoke) "$RIG_DIR/selftest/build.sh" ;; esac
+# The rig's own test pieces (cheap when up to date): harness and smoke jobs
+# use them, and they are handy in the shell.
+"$RIG_DIR/selftest/build.sh"
 initrd=$("$RIG_DIR/initramfs.sh")
 manifest=${initrd%.cpio.gz}.files
 vmlinuz=$kroot/boot/vmlinuz-$KVER
@@ -67,11 +69,9 @@ mkdir -p "$share/selftests" "$share/tools"
 for f in "$REPO"/lib/liblchan.so*; do
 	[ ! -e "$f" ] || cp -a "$f" "$share/lib/"
 done
-if [ -d "$B/rig-selftest" ]; then
-	mkdir -p "$share/rig"
-	cp -a "$B/rig-selftest/pass" "$B/rig-selftest/fail" "$B/rig-selftest/smoke" \
-		"$B/rig-selftest/lchan_warn.ko" "$share/rig/"
-fi
+mkdir -p "$share/rig"
+cp -a "$B/rig-selftest/pass" "$B/rig-selftest/fail" "$B/rig-selftest/smoke" \
+	"$B/rig-selftest/lchan_warn.ko" "$share/rig/"
 # Libraries the staged programs need beyond those in the initramfs go to
 # syslib/ (on the guest's LD_LIBRARY_PATH).
 declare -A have=()

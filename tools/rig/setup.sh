@@ -43,11 +43,12 @@ missing_pkgs() {
 }
 
 # Old lists could name a kernel that has left the mirror, so refresh them
-# hourly.  LCHAN_APT_UPDATE=1 forces an update, =0 skips it unless needed.
+# hourly.  LCHAN_APT_UPDATE=1 forces an update; =0 says the caller just ran
+# one (.ci/run), so the lists count as fresh.
 updated=0
 case ${LCHAN_APT_UPDATE:-auto} in
 1) want_update=1 ;;
-0) want_update=0 ;;
+0) want_update=0 updated=1 ;;
 *) if [ -n "$(find "$update_stamp" -mmin -60 2>/dev/null)" ]; then want_update=0; else want_update=1; fi ;;
 esac
 if [ "$want_update" = 1 ]; then

@@ -15,5 +15,4 @@ for target in module lib selftests tools; do
 	make -s KVER="$KVER" KDIR="/usr/src/linux-headers-$KVER" "$target" ||
 		rig_log "warning: make $target failed; the guest gets what there is"
 done
-"$RIG_DIR/selftest/build.sh" || true
 exec "$RIG_DIR/run-vm.sh" -i shell
