@@ -300,11 +300,11 @@ TEST_F_TIMEOUT(life, sysfs_matches_traffic, 60)
 	snprintf(path, sizeof(path), "rdma resource show qp lqpn %u 2>&1",
 		 self->cli.chan.info.local_qpn);
 	EXPECT_EQ(0, rdma_says(path, buf, sizeof(buf), self->d.dev));
-	snprintf(path, sizeof(path), "rdma resource show cq link %s 2>&1",
+	snprintf(path, sizeof(path), "rdma resource show cq 2>&1 | grep '%s'",
 		 self->d.dev);
 	EXPECT_EQ(0, rdma_says(path, buf, sizeof(buf), "comm [lchan]"));
-	snprintf(path, sizeof(path), "rdma resource show cm_id link %s 2>&1",
-		 self->d.dev);
+	snprintf(path, sizeof(path),
+		 "rdma resource show cm_id 2>&1 | grep '%s/'", self->d.dev);
 	EXPECT_EQ(0, rdma_says(path, buf, sizeof(buf), "comm [lchan]"));
 
 	chan_dir(dir, sizeof(dir), &self->cli.chan);
