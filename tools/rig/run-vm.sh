@@ -107,6 +107,10 @@ qemu=(qemu-system-x86_64 -accel tcg,thread=multi -M pc -cpu max -smp 2 -m 2G
 
 if [ "$interactive" = 1 ]; then
 	rig_log "guest console on this terminal; Ctrl-A x quits qemu, Ctrl-A h for help"
+	# A serial console has no size: pass the terminal's to the guest shell.
+	if size=$(stty size 2>/dev/null); then
+		append+=" lchan.rows=${size% *} lchan.cols=${size#* }"
+	fi
 	set +e
 	"${qemu[@]}" -serial mon:stdio -append "$append lchan.timeout=0"
 	rc=$?

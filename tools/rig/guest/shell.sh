@@ -16,6 +16,13 @@ lchan guest shell.  The share is $LCHAN_SHARE; the environment is in /etc/lchan.
 Exit the shell (or Ctrl-D) to power off; Ctrl-A x quits qemu at once.
 
 MSG
+# The terminal size run-vm.sh passed on the kernel command line.
+for arg in $(cat /proc/cmdline); do
+	case $arg in
+	lchan.rows=*) stty rows "${arg#*=}" 2>/dev/null ;;
+	lchan.cols=*) stty cols "${arg#*=}" 2>/dev/null ;;
+	esac
+done
 # cttyhack gives the shell the console as controlling tty (job control, ^C).
 setsid cttyhack sh -l
 exit 0
