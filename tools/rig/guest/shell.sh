@@ -17,7 +17,8 @@ Exit the shell (or Ctrl-D) to power off; Ctrl-A x quits qemu at once.
 
 MSG
 # The terminal size run-vm.sh passed on the kernel command line.
-for arg in $(cat /proc/cmdline); do
+read -r cmdline </proc/cmdline
+for arg in $cmdline; do
 	case $arg in
 	lchan.rows=*) stty rows "${arg#*=}" 2>/dev/null ;;
 	lchan.cols=*) stty cols "${arg#*=}" 2>/dev/null ;;
