@@ -3,8 +3,8 @@
  * lchan internal header: objects shared between the module's files.
  *
  * Lock order (outer first):
- *   lchan_devices_lock -> chan->lock -> dev->lock -> ctx->lock
- *   -> chan->cq_lock / lst->lock
+ *   lchan_devices_lock -> dev->lock (lookup)
+ *   chan->lock -> ctx->lock -> dev->lock -> chan->cq_lock / lst->lock
  * The rdma_cm handlers take none of the mutexes: rdma_destroy_id() waits for
  * running handlers and is called with chan->lock held.
  */
@@ -81,7 +81,6 @@ struct lchan_mr {
 	u64 addr;
 	u64 length;
 	u32 access;			/* LCHAN_ACCESS_* */
-	u32 handle;
 	u32 lkey;
 	struct work_struct free_work;	/* dereg needs process context */
 	struct rcu_head rcu;		/* lookups run under RCU */
@@ -272,6 +271,7 @@ void lchan_sockaddr_to_addr(const struct sockaddr_storage *ss,
 			    struct lchan_addr *a);
 
 /* lchan_ring.c */
+int lchan_ring_sizes_check(const struct lchan_ring_sizes *sizes);
 int lchan_ring_alloc(struct lchan_chan *chan,
 		     const struct lchan_ring_sizes *sizes);
 void lchan_ring_free(struct lchan_ring *ring);

@@ -339,8 +339,11 @@ long lchan_connect(struct lchan_ctx *ctx, void __user *uarg)
 				   LCHAN_FD_NONBLOCK | LCHAN_DEFER_ESTABLISH);
 	if (ret)
 		return ret;
-	if (req.resv || req.rings.resv || req.timeout_ms > LCHAN_MAX_TIMEOUT_MS)
+	if (req.resv || req.timeout_ms > LCHAN_MAX_TIMEOUT_MS)
 		return -EINVAL;
+	ret = lchan_ring_sizes_check(&req.rings);
+	if (ret)
+		return ret;
 	ret = lchan_addr_to_sockaddr(&req.dst, &dst);
 	if (ret)
 		return ret;
@@ -584,8 +587,10 @@ static long lchan_listener_accept(struct file *file, void __user *uarg)
 				   LCHAN_FD_NONBLOCK | LCHAN_DEFER_ESTABLISH);
 	if (ret)
 		return ret;
-	if (req.rings.resv)
-		return -EINVAL;
+	/* Refuse a bad request before it costs a peer its connection. */
+	ret = lchan_ring_sizes_check(&req.rings);
+	if (ret)
+		return ret;
 	if (current->mm != lst->ctx->mm)
 		return -EPERM;
 

@@ -113,20 +113,26 @@ long lchan_mr_reg(struct lchan_ctx *ctx, void __user *uarg)
 	list_add_tail(&mr->pd_node, &pd->mrs);
 	mutex_unlock(&pd->dev->lock);
 
-	/* Publish only the fully built MR. */
-	ret = xa_alloc(&ctx->mrs, &handle, mr, xa_limit_31b, GFP_KERNEL);
-	if (ret)
-		goto err_put_mr;
-	mr->handle = handle;
-
-	req.handle = handle;
 	req.rkey = req.access & (LCHAN_ACCESS_REMOTE_WRITE |
 				 LCHAN_ACCESS_REMOTE_READ |
 				 LCHAN_ACCESS_REMOTE_ATOMIC) ? ibmr->rkey : 0;
+
+	/*
+	 * Publish only the fully built MR.  From here another thread may
+	 * deregister it at any time, so only locals are used below.
+	 */
+	ret = xa_alloc(&ctx->mrs, &handle, mr, xa_limit_31b, GFP_KERNEL);
+	if (ret)
+		goto err_put_mr;
+
+	req.handle = handle;
 	ret = lchan_copy_out(uarg, &req, sizeof(req));
 	if (ret) {
-		xa_erase(&ctx->mrs, handle);
-		goto err_put_mr;
+		/* Drop the table's reference unless a dereg already did. */
+		if (xa_cmpxchg(&ctx->mrs, handle, mr, NULL, 0) == mr)
+			lchan_mr_put(mr);
+		fdput(f);
+		return ret;
 	}
 	fdput(f);
 	return 0;
@@ -198,6 +204,8 @@ long lchan_mr_dereg(struct lchan_ctx *ctx, void __user *uarg)
 		return ret;
 	if (req.flags || req.resv)
 		return -EINVAL;
+	if (current->mm != ctx->mm)
+		return -EPERM;
 	mr = xa_erase(&ctx->mrs, req.handle);
 	if (!mr)
 		return -ENOENT;

@@ -67,6 +67,16 @@ static void lchan_ring_fill_off(struct lchan_ring_offsets *off, u32 head,
 	off->entries = entries;
 }
 
+/* What can be checked before a device is known. */
+int lchan_ring_sizes_check(const struct lchan_ring_sizes *sizes)
+{
+	if (sizes->resv || sizes->sq_entries > LCHAN_MAX_ENTRIES ||
+	    sizes->rq_entries > LCHAN_MAX_ENTRIES ||
+	    sizes->cq_entries > 2 * LCHAN_MAX_ENTRIES)
+		return -EINVAL;
+	return 0;
+}
+
 int lchan_ring_alloc(struct lchan_chan *chan,
 		     const struct lchan_ring_sizes *sizes)
 {

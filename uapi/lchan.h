@@ -103,7 +103,7 @@ struct lchan_mr_dereg {
 
 /* An IPv4 or IPv6 endpoint. */
 struct lchan_addr {
-	__u16 family;		/* AF_INET or AF_INET6; 0 = none (any) */
+	__u16 family;		/* AF_INET or AF_INET6; 0 = none */
 	__u16 port;		/* host byte order */
 	__u32 scope_id;		/* IPv6 interface index, else 0 */
 	__u8 addr[16];		/* network order; IPv4 in the first 4 */
@@ -133,9 +133,10 @@ struct lchan_listen {
 
 /*
  * Ring sizes asked for by CONNECT and ACCEPT.  0 picks a default; a count
- * is rounded up to a power of two.  cq_entries is at least
- * sq_entries + rq_entries, which is what lets the kernel promise that no
- * completion is ever dropped.
+ * is rounded up to a power of two.  sq_entries and rq_entries may not
+ * exceed lchan_info.max_entries (nor the device's queue depth), cq_entries
+ * twice that.  cq_entries is raised to at least sq_entries + rq_entries,
+ * which is what lets the kernel promise that no completion is ever dropped.
  */
 struct lchan_ring_sizes {
 	__u32 sq_entries;
@@ -155,10 +156,14 @@ struct lchan_connect {
 	__u32 resv;		/* must be 0 */
 };
 
-/* LCHAN_IOC_ACCEPT (on a listener fd): returns a connected channel fd. */
+/*
+ * LCHAN_IOC_ACCEPT (on a listener fd): returns a connected channel fd.  It
+ * waits for a request unless the listener was made with LCHAN_FD_NONBLOCK
+ * (then EAGAIN); LCHAN_FD_* in 'flags' apply to the new channel fd.
+ */
 struct lchan_accept {
 	__u32 size;
-	__u32 flags;		/* LCHAN_FD_*; NONBLOCK: EAGAIN if none */
+	__u32 flags;		/* LCHAN_FD_*, LCHAN_DEFER_ESTABLISH */
 	struct lchan_ring_sizes rings;
 	struct lchan_addr peer;	/* out */
 };
@@ -209,7 +214,10 @@ struct lchan_chan_info {
 
 /*
  * LCHAN_IOC_ENTER: post every SQE and RQE published since the last call,
- * then optionally wait until at least min_complete CQEs are ready.
+ * then optionally wait until at least min_complete CQEs are ready.  The
+ * wait ends with ETIME when the timeout passes, EINTR on a signal, and
+ * ENOTCONN when the channel is down and nothing more can complete.  A tail
+ * more than one ring ahead of the kernel's head is refused with EINVAL.
  */
 #define LCHAN_ENTER_GETEVENTS	(1U << 0)	/* wait for min_complete */
 #define LCHAN_ENTER_TIMEOUT	(1U << 1)	/* timeout_ns bounds the wait */
