@@ -458,4 +458,132 @@ TEST_F_TIMEOUT(data, bogus_tail_refused, 60)
 	EXPECT_EQ(0, req.sq_consumed);
 }
 
+TEST_F_TIMEOUT(data, dereg_with_receives_in_flight, 60)
+{
+	struct lchan_t_ep *rx = &self->srv;
+	struct lchan_cqe cqe;
+	struct lchan_mr mr2;
+	uint8_t *buf2;
+	unsigned i;
+
+	LCHAN_T_BODY();
+	/* Drain the receives posted at setup so only ours are left. */
+	for (i = 0; i < NRECV; i++) {
+		struct lchan_sqe *sqe = lchan_get_sqe(&self->cli.chan);
+
+		ASSERT_NE(NULL, sqe);
+		lchan_prep_send(sqe, &self->cli.mr,
+				lchan_t_send_slot(&self->cli, 0), 1, i);
+		ASSERT_LE(0, lchan_submit(&self->cli.chan));
+		ASSERT_EQ(0, lchan_t_reap(rx, &cqe, 10000));
+		ASSERT_EQ(LCHAN_CQE_OK, cqe.status);
+		ASSERT_EQ(0, lchan_t_reap(&self->cli, &cqe, 10000));
+	}
+	buf2 = aligned_alloc(4096, 4 * 4096);
+	ASSERT_NE(NULL, buf2);
+	ASSERT_EQ(0, lchan_mr_reg(&rx->ctx, &rx->chan, buf2, 4 * 4096,
+				  LCHAN_ACCESS_LOCAL_WRITE, &mr2));
+	for (i = 0; i < 4; i++) {
+		struct lchan_rqe *rqe = lchan_get_rqe(&rx->chan);
+
+		ASSERT_NE(NULL, rqe);
+		lchan_prep_recv(rqe, &mr2, buf2 + i * 4096, 4096, i);
+	}
+	ASSERT_LE(0, lchan_submit(&rx->chan));
+	/* The handle goes; the posted receives keep the region alive. */
+	ASSERT_EQ(0, lchan_mr_dereg(&rx->ctx, &mr2));
+	for (i = 0; i < 4; i++) {
+		struct lchan_sqe *sqe = lchan_get_sqe(&self->cli.chan);
+		uint8_t *p = lchan_t_send_slot(&self->cli, i);
+
+		ASSERT_NE(NULL, sqe);
+		lchan_t_fill(p, 40 + i, 3000);
+		lchan_prep_send(sqe, &self->cli.mr, p, 3000, i);
+	}
+	ASSERT_LE(0, lchan_submit(&self->cli.chan));
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(0, lchan_t_reap(rx, &cqe, 10000));
+		ASSERT_EQ(LCHAN_CQE_OK, cqe.status);
+		ASSERT_EQ(3000, cqe.byte_len);
+		ASSERT_EQ(-1, lchan_t_check(buf2 + cqe.user_data * 4096,
+					    40 + cqe.user_data, 3000));
+	}
+	/* A new entry naming the dropped handle is refused. */
+	{
+		struct lchan_rqe *rqe = lchan_get_rqe(&rx->chan);
+
+		ASSERT_NE(NULL, rqe);
+		lchan_prep_recv(rqe, &mr2, buf2, 4096, 99);
+		rqe->mr = mr2.handle ? mr2.handle : 1000;
+		ASSERT_LE(0, lchan_submit(&rx->chan));
+		ASSERT_EQ(0, lchan_t_reap(rx, &cqe, 10000));
+		EXPECT_EQ(LCHAN_CQE_BAD_MR, cqe.status);
+	}
+	free(buf2);
+}
+
+TEST_F_TIMEOUT(data, full_cq_holds_back_work, 120)
+{
+	struct lchan_t_ep *tx = &self->cli, *rx = &self->srv;
+	/* The sender's own posted receives hold CQ slots too. */
+	unsigned cq = tx->chan.cq.entries - NRECV, sent = 0, reaped = 0, i;
+	unsigned *overflow = (unsigned *)((char *)tx->chan.map +
+					  tx->chan.info.cq_off.overflow);
+	struct lchan_cqe cqe;
+	int n;
+
+	LCHAN_T_BODY();
+	/* Fill the sender's CQ without reading it. */
+	while (sent < cq) {
+		unsigned batch = 0;
+
+		while (batch < NSEND && sent + batch < cq) {
+			struct lchan_sqe *sqe = lchan_get_sqe(&tx->chan);
+
+			if (!sqe)
+				break;
+			lchan_prep_send(sqe, &tx->mr, lchan_t_send_slot(tx, 0),
+					16, sent + batch);
+			batch++;
+		}
+		n = lchan_submit(&tx->chan);
+		ASSERT_EQ((int)batch, n);
+		/* Keep the receiver supplied. */
+		for (i = 0; i < batch; i++) {
+			ASSERT_EQ(0, lchan_t_reap(rx, &cqe, 10000));
+			ASSERT_EQ(LCHAN_CQE_OK, cqe.status);
+			ASSERT_EQ(0, lchan_t_post_recv(rx, cqe.user_data));
+		}
+		ASSERT_LE(0, lchan_submit(&rx->chan));
+		sent += batch;
+	}
+	ASSERT_EQ(0, lchan_submit_and_wait(&tx->chan, cq, 10000000000LL));
+	ASSERT_EQ(cq, lchan_cq_ready(&tx->chan));
+
+	/* No room for another completion: the kernel leaves the SQE be. */
+	{
+		struct lchan_sqe *sqe = lchan_get_sqe(&tx->chan);
+
+		ASSERT_NE(NULL, sqe);
+		lchan_prep_send(sqe, &tx->mr, lchan_t_send_slot(tx, 0), 16,
+				sent);
+		ASSERT_EQ(0, lchan_submit(&tx->chan));
+		usleep(100000);
+		ASSERT_EQ(0, lchan_submit(&tx->chan));
+	}
+	/* Reading one CQE makes room; the waiting SQE then goes. */
+	ASSERT_EQ(0, lchan_t_reap(tx, &cqe, 1000));
+	reaped++;
+	ASSERT_EQ(1, lchan_submit(&tx->chan));
+	ASSERT_EQ(0, lchan_t_reap(rx, &cqe, 10000));
+	ASSERT_EQ(LCHAN_CQE_OK, cqe.status);
+	while (reaped < cq + 1) {
+		ASSERT_EQ(0, lchan_t_reap(tx, &cqe, 10000));
+		ASSERT_EQ(LCHAN_CQE_OK, cqe.status);
+		ASSERT_EQ(reaped, cqe.user_data);
+		reaped++;
+	}
+	EXPECT_EQ(0, *overflow);
+}
+
 TEST_HARNESS_MAIN

@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <poll.h>
+#include <sys/epoll.h>
 
 #include "kselftest_harness.h"
 #include "lchan_test.h"
@@ -325,6 +326,34 @@ TEST_F_TIMEOUT(life, enter_waits_with_timeout, 60)
 	send_some(_metadata, &self->cli, 1);
 	EXPECT_EQ(0, lchan_submit_and_wait(&self->cli.chan, 1, 5000000000LL));
 	EXPECT_EQ(1, lchan_cq_ready(&self->cli.chan));
+}
+
+TEST_F_TIMEOUT(life, epoll_reports_completion_and_hangup, 60)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP };
+	struct lchan_cqe cqe;
+	int ep, n;
+
+	LCHAN_T_BODY();
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_GE(ep, 0);
+	ev.data.fd = self->srv.chan.fd;
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->srv.chan.fd, &ev));
+	/* Nothing yet. */
+	ASSERT_EQ(0, epoll_wait(ep, &ev, 1, 100));
+	send_some(_metadata, &self->cli, 1);
+	n = epoll_wait(ep, &ev, 1, 5000);
+	ASSERT_EQ(1, n);
+	EXPECT_TRUE(ev.events & EPOLLIN);
+	EXPECT_FALSE(ev.events & EPOLLRDHUP);
+	ASSERT_EQ(0, lchan_t_reap(&self->srv, &cqe, 1000));
+	ASSERT_EQ(LCHAN_CQE_OK, cqe.status);
+	/* The peer goes: readable (flushes), then hung up. */
+	lchan_chan_close(&self->cli.chan);
+	n = epoll_wait(ep, &ev, 1, 10000);
+	ASSERT_EQ(1, n);
+	EXPECT_TRUE(ev.events & (EPOLLRDHUP | EPOLLIN));
+	close(ep);
 }
 
 TEST_HARNESS_MAIN
