@@ -123,18 +123,40 @@ fi
 
 rig_log "booting $KVER for job $job (timeout ${timeout_s}s); console: $run/console.log"
 start=$(rig_now)
-tail_pid=
-if [ "${LCHAN_VERBOSE:-0}" = 1 ]; then
-	: >"$run/console.log"
-	tail -n +1 -f "$run/console.log" &
-	tail_pid=$!
-fi
-set +e
+: >"$run/console.log"
+# qemu runs in the background so that the guest's TAP (or, with
+# LCHAN_VERBOSE=1, the whole serial console) can be shown as it comes, and
+# so that Ctrl-C stops the guest too (timeout puts qemu in its own process
+# group, out of reach of the terminal's SIGINT).
 timeout -k 10 "$timeout_s" "${qemu[@]}" -monitor none -serial "file:$run/console.log" \
-	-append "$append lchan.timeout=$guest_timeout" 2>"$run/qemu.stderr"
+	-append "$append lchan.timeout=$guest_timeout" 2>"$run/qemu.stderr" &
+qpid=$!
+interrupted=0
+on_signal() {
+	interrupted=1
+	kill -TERM "$qpid" 2>/dev/null || true
+}
+trap on_signal INT TERM HUP
+if [ "${LCHAN_VERBOSE:-0}" = 1 ]; then
+	live=$run/console.log
+else
+	live=$share/out/tap.txt
+fi
+# --pid: tail reads to the end once qemu is gone, then exits.
+tail -n +1 -F --pid="$qpid" "$live" 2>/dev/null || true
+set +e
+wait "$qpid"
 qrc=$?
+while kill -0 "$qpid" 2>/dev/null; do
+	wait "$qpid"
+	qrc=$?
+done
 set -e
-[ -z "$tail_pid" ] || { sleep 0.3; kill "$tail_pid" 2>/dev/null || true; }
+trap - INT TERM HUP
+if [ "$interrupted" = 1 ]; then
+	rig_log "interrupted; guest stopped (logs in $run)"
+	exit 130
+fi
 secs=$(($(rig_now) - start))
 cp -a "$share/out/." "$run/" 2>/dev/null || true
 flock -u "$lockfd"
@@ -196,7 +218,9 @@ fi
 	[ "$guest_results" != 0 ] || echo "not ok - rig: at least one test ran"
 } >"$run/rig-tap.txt"
 
-cat "$tap" "$run/rig-tap.txt"
+# The guest's TAP was shown live, unless the console was.
+[ "${LCHAN_VERBOSE:-0}" != 1 ] || cat "$tap"
+cat "$run/rig-tap.txt"
 all=$(cat "$tap" "$run/rig-tap.txt")
 skipped=$(grep -c -i -E '^ok( .*)?[[:space:]]#[[:space:]]*skip' <<<"$all" || true)
 oks=$(grep -c -E '^ok( |$)' <<<"$all" || true)

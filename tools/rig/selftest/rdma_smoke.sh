@@ -28,7 +28,13 @@ done
 rping_pair() {
 	timeout 30 rping -s -a "$1" -C 3 >/tmp/rping-s.log 2>&1 &
 	_srv=$!
-	sleep 0.5
+	# Connect only once the server listens: a connect that comes first is
+	# rejected (a loaded host makes that likely).
+	_i=0
+	while [ $_i -lt 100 ] && ! rdma resource show cm_id 2>/dev/null | grep -q 'state LISTEN.*comm rping'; do
+		sleep 0.1
+		_i=$((_i + 1))
+	done
 	timeout 30 rping -c -a "$1" -C 3 -v >/tmp/rping-c.log 2>&1
 	_crc=$?
 	wait $_srv
