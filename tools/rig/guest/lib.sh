@@ -36,9 +36,31 @@ test_timeout() {
 	echo "${_t:-${LCHAN_TEST_TIMEOUT:-600}}"
 }
 
-# Run every executable file in DIR (sorted), each under its own timeout,
+# Run one test program in its own process group, so that a timeout or the
+# end of the test also ends whatever it left running (a leftover holding
+# the output pipe would stall the job).  Sets /tmp/rig-rc, and creates
+# /tmp/rig-timedout when the time limit hit.
+run_one() { # PROG LIMIT
+	setsid "$1" 2>&1 &
+	_pid=$!
+	(
+		sleep "$2"
+		: >/tmp/rig-timedout
+		kill -s TERM -- "-$_pid"
+		sleep 10
+		kill -s KILL -- "-$_pid"
+	) >/dev/null 2>&1 &
+	_wd=$!
+	wait "$_pid"
+	echo $? >/tmp/rig-rc
+	kill "$_wd" 2>/dev/null
+	kill -s KILL -- "-$_pid" 2>/dev/null
+	return 0
+}
+
+# Run every executable file in DIR (sorted), each under its own time limit,
 # with its output (TAP on stdout, diagnostics on stderr) going to the
-# console, out/tap.txt and out/logs/NAME.log.  A binary that crashes, times
+# console, out/tap.txt and out/logs/NAME.log.  A program that crashes, times
 # out or exits non-zero without a "not ok" line of its own gets one here.
 # Returns non-zero when anything failed.
 run_tests() {
@@ -53,13 +75,13 @@ run_tests() {
 		_ran=$((_ran + 1))
 		tap "# selftest: $_name (timeout ${_limit}s)"
 		_start=$(date +%s)
-		( cd "$_dir" && timeout -k 10 "$_limit" "$_t" 2>&1; echo $? >/tmp/rig-rc ) |
-			tee "$_log" | tee -a "$TAP"
-		_rc=$(cat /tmp/rig-rc)
+		rm -f /tmp/rig-timedout /tmp/rig-rc
+		(cd "$_dir" && run_one "$_t" "$_limit") | tee "$_log" | tee -a "$TAP"
+		_rc=$(cat /tmp/rig-rc 2>/dev/null || echo 255)
 		_secs=$(($(date +%s) - _start))
 		_results=$(grep -cE '^(ok|not ok)( |$)' "$_log")
 		_notok=$(grep -cE '^not ok( |$)' "$_log")
-		if [ "$_secs" -ge "$_limit" ]; then
+		if [ -e /tmp/rig-timedout ]; then
 			tap "not ok - $_name: timed out after ${_limit}s"
 			_failed=1
 		elif [ "$_rc" = 4 ] && [ "$_results" = 0 ]; then
