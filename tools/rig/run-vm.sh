@@ -91,7 +91,10 @@ done < <(find "$share" -type f -perm -u+x -print0)
 rm -rf "$run"
 mkdir -p "$run"
 guest_timeout=$((timeout_s - boot_margin))
-append="console=ttyS0 panic=-1 oops=panic printk.time=1 lchan.job=$job"
+# log_buf_len: a long run must not push an early WARNING out of dmesg.
+# printk.devkmsg=on: tests (and the rig) may mark their steps in the log.
+append="console=ttyS0 panic=-1 oops=panic printk.time=1 log_buf_len=4M printk.devkmsg=on"
+append+=" lchan.job=$job"
 append+=" lchan.test_timeout=${LCHAN_TEST_TIMEOUT:-600}"
 # LCHAN_APPEND: extra kernel arguments, e.g. dyndbg=... while debugging.
 [ -z "${LCHAN_APPEND:-}" ] || append+=" $LCHAN_APPEND"
@@ -188,9 +191,13 @@ fi
 # the serial log.  Only kernel lines (with a printk timestamp) count, so test
 # output that happens to say "WARNING:" does not.
 pattern='BUG:|WARNING:|Oops|Call Trace|general protection|KASAN|UBSAN|Kernel panic|blocked for more than|detected stall'
+# Each finding names the last test program started before it (the guest marks
+# each one in the kernel log).
 kprob=$( { cat "$run/dmesg.txt" 2>/dev/null || true; cat "$run/console.log"; } |
-	tr -d '\r' | grep -a -E '\[ *[0-9]+\.[0-9]+\]' | grep -a -E "$pattern" | sed 's/^.*\(\[ *[0-9]*\.[0-9]*\]\)/\1/' |
-	awk '!seen[$0]++' || true)
+	tr -d '\r' | grep -a -E '\[ *[0-9]+\.[0-9]+\]' | sed 's/^.*\(\[ *[0-9]*\.[0-9]*\]\)/\1/' |
+	awk -v pat="$pattern" '
+		/\] rig: selftest / { during = $NF }
+		$0 ~ pat && !seen[$0]++ { print $0 (during != "" ? "   <- last test program started: " during : "") }' || true)
 if [ -n "$kprob" ]; then
 	reasons+=("kernel-log: the kernel log shows problems")
 fi

@@ -74,6 +74,8 @@ run_tests() {
 		_log=$LCHAN_OUT/logs/$_name.log
 		_ran=$((_ran + 1))
 		tap "# selftest: $_name (timeout ${_limit}s)"
+		# Lets the host tell which program a kernel complaint came under.
+		echo "rig: selftest $_name" >/dev/kmsg 2>/dev/null
 		_start=$(date +%s)
 		rm -f /tmp/rig-timedout /tmp/rig-rc
 		(cd "$_dir" && run_one "$_t" "$_limit") | tee "$_log" | tee -a "$TAP"
