@@ -31,13 +31,18 @@
 #define LCHAN_DEFAULT_ENTRIES	128
 #define LCHAN_DEFAULT_BACKLOG	16
 #define LCHAN_MAX_BACKLOG	1024
+#define LCHAN_POLLER_IDLE_MS	1000
 #define LCHAN_CONNECT_TIMEOUT_MS	10000
 #define LCHAN_MAX_TIMEOUT_MS	600000
 #define LCHAN_RESOLVE_TIMEOUT_MS	2000
 
 #define LCHAN_FEATURES	(LCHAN_FEATURE_SEND | LCHAN_FEATURE_SEND_IMM | \
 			 LCHAN_FEATURE_IPV6 | LCHAN_FEATURE_ENTER_WAIT | \
-			 LCHAN_FEATURE_POLL)
+			 LCHAN_FEATURE_POLL | LCHAN_FEATURE_WRITE | \
+			 LCHAN_FEATURE_READ | LCHAN_FEATURE_WRITE_IMM | \
+			 LCHAN_FEATURE_ATOMIC | LCHAN_FEATURE_MULTI_SGE | \
+			 LCHAN_FEATURE_UNSIGNALED | LCHAN_FEATURE_FENCE | \
+			 LCHAN_FEATURE_POLLER)
 
 /* An RDMA device as lchan sees it: /sys/kernel/lchan/devices/<name>. */
 struct lchan_dev {
@@ -52,9 +57,27 @@ struct lchan_dev {
 	u32 nr_chans;			/* under lock */
 };
 
+/*
+ * A kernel thread that submits for the channels of one or more contexts.
+ */
+struct lchan_poller {
+	struct kref ref;		/* each context using it */
+	struct task_struct *task;
+	struct mutex lock;		/* chans */
+	struct list_head chans;
+	wait_queue_head_t wq;
+	bool wake;			/* READ/WRITE_ONCE */
+	u32 idle_ms;
+	int cpu;
+	u64 rounds, posts, sleeps;	/* for sysfs and tests */
+};
+
 /* The /dev/lchan file: owner of PDs and MRs. */
 struct lchan_ctx {
 	struct kref ref;
+	struct lchan_poller *poller;	/* counted; set once, before chans */
+	bool setup_done;		/* under lock */
+	bool has_chans;			/* under lock */
 	struct mm_struct *mm;		/* owner; grabbed, for identity */
 	pid_t tgid;
 	struct mutex lock;		/* pds */
@@ -86,18 +109,25 @@ struct lchan_mr {
 	struct rcu_head rcu;		/* lookups run under RCU */
 };
 
+#define LCHAN_MAX_SGE	16
+
 /* Kernel side of one posted work request. */
 struct lchan_wr {
 	struct ib_cqe cqe;
 	struct lchan_chan *chan;
-	struct lchan_mr *mr;		/* reference while posted */
 	u64 user_data;
 	u8 opcode;			/* LCHAN_CQE_* */
+	u8 num_sge;
+	bool signaled;			/* the device will complete it */
+	bool hidden;			/* signaled only for reclaim: no CQE */
+	u32 length;			/* bytes over all SGEs */
 	union {
-		struct ib_send_wr send;
+		struct ib_rdma_wr rdma;	/* .wr is the ib_send_wr of any op */
+		struct ib_atomic_wr atomic;
 		struct ib_recv_wr recv;
 	};
-	struct ib_sge sge;
+	struct ib_sge sge[LCHAN_MAX_SGE];
+	struct lchan_mr *mr[LCHAN_MAX_SGE];	/* references while posted */
 };
 
 /*
@@ -171,7 +201,10 @@ struct lchan_chan {
 	struct lchan_ring ring;
 	struct lchan_stats stats;	/* under cq_lock, read lockless */
 	u32 max_msg_size;
+	u32 max_send_sge, max_recv_sge;
 	u64 features;			/* LCHAN_FEATURE_* on this device */
+	struct lchan_poller *poller;	/* counted, poller mode only */
+	struct list_head poll_node;	/* poller->chans */
 };
 
 /* A pending connection request waiting in a listener's backlog. */
@@ -272,11 +305,36 @@ void lchan_sockaddr_to_addr(const struct sockaddr_storage *ss,
 
 /* lchan_ring.c */
 int lchan_ring_sizes_check(const struct lchan_ring_sizes *sizes);
+s64 lchan_ring_pending(u32 *tail_word, u32 head_k, u32 entries);
+bool lchan_ring_claim_cq(struct lchan_ring *ring);
+void lchan_ring_put_cqe(struct lchan_chan *chan, const struct lchan_cqe *src);
+void lchan_ring_wake(struct lchan_chan *chan);
+void lchan_ring_reject(struct lchan_chan *chan, u8 opcode, u64 user_data,
+		       u32 status);
 int lchan_ring_alloc(struct lchan_chan *chan,
 		     const struct lchan_ring_sizes *sizes);
 void lchan_ring_free(struct lchan_ring *ring);
 int lchan_ring_mmap(struct lchan_chan *chan, struct vm_area_struct *vma);
+
+/* lchan_wr.c */
+u32 lchan_wr_read_sqe(struct lchan_chan *chan, u32 head, u32 avail,
+		      struct lchan_wr *wr, u32 *slots);
+u32 lchan_wr_read_rqe(struct lchan_chan *chan, u32 head, u32 avail,
+		      struct lchan_wr *wr, u32 *slots);
+void lchan_wr_put_mrs(struct lchan_wr *wr);
+
+/* lchan_post.c */
 int lchan_ring_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done);
+bool lchan_ring_has_work(struct lchan_chan *chan);
+void lchan_ring_retire_all(struct lchan_chan *chan);
+
+/* lchan_poller.c */
+long lchan_ctx_setup(struct lchan_ctx *ctx, void __user *uarg);
+void lchan_poller_put(struct lchan_poller *poller);
+void lchan_poller_add_chan(struct lchan_poller *poller,
+			   struct lchan_chan *chan);
+void lchan_poller_del_chan(struct lchan_chan *chan);
+void lchan_poller_kick(struct lchan_poller *poller);
 u32 lchan_ring_cq_ready(struct lchan_chan *chan);
 u32 lchan_ring_sq_outstanding(struct lchan_chan *chan);
 u32 lchan_ring_rq_outstanding(struct lchan_chan *chan);

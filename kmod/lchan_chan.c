@@ -32,10 +32,15 @@ struct lchan_chan *lchan_chan_alloc(struct lchan_ctx *ctx)
 	init_waitqueue_head(&chan->wq);
 	spin_lock_init(&chan->cq_lock);
 	INIT_LIST_HEAD(&chan->dev_node);
+	INIT_LIST_HEAD(&chan->poll_node);
 	chan->state = LCHAN_STATE_CONNECTING;
 	chan->tgid = task_tgid_vnr(current);
 	kref_get(&ctx->ref);
 	chan->ctx = ctx;
+	/* The submission mode is fixed from the first channel on. */
+	mutex_lock(&ctx->lock);
+	ctx->has_chans = true;
+	mutex_unlock(&ctx->lock);
 	return chan;
 }
 
@@ -72,10 +77,19 @@ int lchan_chan_bind_dev(struct lchan_chan *chan, struct ib_device *ibdev)
 		goto err_put;
 	chan->port_num = chan->cm_id->port_num;
 	chan->max_msg_size = attr.max_msg_sz;
+	chan->max_send_sge = min_t(u32, ibdev->attrs.max_send_sge,
+				   LCHAN_MAX_SGE);
+	chan->max_recv_sge = min_t(u32, ibdev->attrs.max_recv_sge,
+				   LCHAN_MAX_SGE);
 	chan->features = LCHAN_FEATURES;
 	/* iWARP carries no immediate data. */
 	if (rdma_protocol_iwarp(ibdev, chan->port_num))
-		chan->features &= ~LCHAN_FEATURE_SEND_IMM;
+		chan->features &= ~(LCHAN_FEATURE_SEND_IMM |
+				    LCHAN_FEATURE_WRITE_IMM);
+	if (ibdev->attrs.atomic_cap == IB_ATOMIC_NONE)
+		chan->features &= ~LCHAN_FEATURE_ATOMIC;
+	if (chan->max_send_sge < 2 || chan->max_recv_sge < 2)
+		chan->features &= ~LCHAN_FEATURE_MULTI_SGE;
 
 	mutex_lock(&dev->lock);
 	if (dev->dying) {
@@ -138,8 +152,8 @@ int lchan_chan_create_qp(struct lchan_chan *chan,
 	attr.recv_cq = chan->cq;
 	attr.cap.max_send_wr = ring->sq_entries + 1;
 	attr.cap.max_recv_wr = ring->rq_entries + 1;
-	attr.cap.max_send_sge = 1;
-	attr.cap.max_recv_sge = 1;
+	attr.cap.max_send_sge = chan->max_send_sge;
+	attr.cap.max_recv_sge = chan->max_recv_sge;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	attr.qp_type = IB_QPT_RC;
 	ret = rdma_create_qp(chan->cm_id, chan->pd->ibpd, &attr);
@@ -168,6 +182,7 @@ void lchan_chan_teardown(struct lchan_chan *chan)
 		rdma_disconnect(chan->cm_id);
 	if (chan->qp) {
 		ib_drain_qp(chan->qp);
+		lchan_ring_retire_all(chan);
 		rdma_destroy_qp(chan->cm_id);
 		chan->qp = NULL;
 	}
@@ -184,6 +199,7 @@ void lchan_chan_teardown(struct lchan_chan *chan)
 /* The last user is gone: free everything.  Process context. */
 static void lchan_chan_destroy(struct lchan_chan *chan)
 {
+	lchan_poller_del_chan(chan);
 	mutex_lock(&chan->lock);
 	lchan_chan_teardown(chan);
 	mutex_unlock(&chan->lock);
@@ -296,6 +312,9 @@ static long lchan_chan_info(struct lchan_chan *chan, void __user *uarg)
 	info.id = chan->id;
 	info.max_msg_size = chan->max_msg_size;
 	info.remote_qpn = READ_ONCE(chan->remote_qpn);
+	info.max_send_sge = chan->max_send_sge;
+	info.max_recv_sge = chan->max_recv_sge;
+	info.chan_flags = chan->ctx->poller ? LCHAN_CHAN_POLLER : 0;
 	lchan_sockaddr_to_addr(&chan->local, &info.local);
 	lchan_sockaddr_to_addr(&chan->remote, &info.remote);
 	return lchan_copy_out(uarg, &info, sizeof(info));
@@ -319,6 +338,8 @@ static long lchan_chan_enter(struct lchan_chan *chan, void __user *uarg)
 	ret = lchan_ring_submit(chan, &sq_done, &rq_done);
 	WRITE_ONCE(chan->stats.enters, chan->stats.enters + 1);
 	mutex_unlock(&chan->lock);
+	/* In poller mode ENTER is also the doorbell that wakes the thread. */
+	lchan_poller_kick(chan->poller);
 	if (ret)
 		return ret;
 	req.sq_consumed = sq_done;
@@ -423,6 +444,9 @@ int lchan_chan_install_fd(struct lchan_chan *chan, u32 flags)
 		ret = PTR_ERR(file);
 		goto err_del_sysfs;
 	}
+	/* Fully built: the poller may look at it now. */
+	if (chan->ctx->poller)
+		lchan_poller_add_chan(chan->ctx->poller, chan);
 	fd_install(fd, file);
 	return fd;
 

@@ -43,6 +43,7 @@ static void lchan_ctx_release_ref(struct kref *ref)
 	}
 	mutex_unlock(&ctx->lock);
 
+	lchan_poller_put(ctx->poller);
 	mmdrop(ctx->mm);
 	kfree(ctx);
 }
@@ -189,6 +190,8 @@ static long lchan_ctx_ioctl(struct file *file, unsigned int cmd,
 		return lchan_listen(ctx, uarg);
 	case LCHAN_IOC_CONNECT:
 		return lchan_connect(ctx, uarg);
+	case LCHAN_IOC_CTX_SETUP:
+		return lchan_ctx_setup(ctx, uarg);
 	}
 	return -ENOTTY;
 }

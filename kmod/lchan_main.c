@@ -170,7 +170,13 @@ static void lchan_check_abi(void)
 	BUILD_BUG_ON(sizeof(struct lchan_accept) != 48);
 	BUILD_BUG_ON(sizeof(struct lchan_establish) != 16);
 	BUILD_BUG_ON(sizeof(struct lchan_ring_offsets) != 32);
-	BUILD_BUG_ON(sizeof(struct lchan_chan_info) != 184);
+	BUILD_BUG_ON(sizeof(struct lchan_chan_info) != 200);
+	BUILD_BUG_ON(sizeof(struct lchan_ctx_setup) != 24);
+	BUILD_BUG_ON(sizeof(struct lchan_sge) != 16);
+	BUILD_BUG_ON(LCHAN_SQE_SGES * sizeof(struct lchan_sge) !=
+		     sizeof(struct lchan_sqe));
+	BUILD_BUG_ON(LCHAN_RQE_SGES * sizeof(struct lchan_sge) !=
+		     sizeof(struct lchan_rqe));
 	BUILD_BUG_ON(sizeof(struct lchan_enter) != 40);
 	BUILD_BUG_ON(sizeof(struct lchan_sqe) != 64);
 	BUILD_BUG_ON(sizeof(struct lchan_rqe) != 32);

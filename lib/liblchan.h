@@ -25,7 +25,12 @@ extern "C" {
 _Static_assert(sizeof(struct lchan_sqe) == 64, "SQE layout");
 _Static_assert(sizeof(struct lchan_rqe) == 32, "RQE layout");
 _Static_assert(sizeof(struct lchan_cqe) == 32, "CQE layout");
-_Static_assert(sizeof(struct lchan_chan_info) == 184, "chan_info layout");
+_Static_assert(sizeof(struct lchan_chan_info) == 200, "chan_info layout");
+_Static_assert(sizeof(struct lchan_ctx_setup) == 24, "ctx_setup layout");
+_Static_assert(sizeof(struct lchan_sge) * LCHAN_SQE_SGES ==
+	       sizeof(struct lchan_sqe), "SQE continuation layout");
+_Static_assert(sizeof(struct lchan_sge) * LCHAN_RQE_SGES ==
+	       sizeof(struct lchan_rqe), "RQE continuation layout");
 _Static_assert(sizeof(struct lchan_connect) == 80, "connect layout");
 _Static_assert(sizeof(struct lchan_enter) == 40, "enter layout");
 _Static_assert(sizeof(struct lchan_mr_reg) == 40, "mr_reg layout");
@@ -51,9 +56,11 @@ struct lchan_mr {
 struct lchan_sq {
 	unsigned *khead;		/* kernel writes */
 	unsigned *ktail;		/* we write */
+	unsigned *kflags;		/* kernel writes: LCHAN_SQ_NEED_WAKEUP */
 	unsigned mask;
 	unsigned entries;
 	unsigned tail;			/* next SQE we hand out */
+	unsigned published;		/* tail as last published */
 	struct lchan_sqe *sqes;
 };
 
@@ -63,6 +70,7 @@ struct lchan_rq {
 	unsigned mask;
 	unsigned entries;
 	unsigned tail;
+	unsigned published;
 	struct lchan_rqe *rqes;
 };
 
@@ -96,6 +104,8 @@ struct lchan_opts {
 };
 
 int lchan_ctx_open(struct lchan_ctx *ctx);
+int lchan_ctx_setup_poller(struct lchan_ctx *ctx, unsigned idle_ms, int cpu,
+			   const struct lchan_ctx *share);
 int lchan_ctx_close(struct lchan_ctx *ctx);
 int lchan_query(struct lchan_ctx *ctx, struct lchan_info *info);
 
@@ -205,11 +215,148 @@ static inline void lchan_prep_recv(struct lchan_rqe *rqe,
 	rqe->user_data = user_data;
 }
 
+static inline void lchan_prep_rdma(struct lchan_sqe *sqe, uint8_t opcode,
+				   const struct lchan_mr *mr, void *addr,
+				   uint32_t len, uint64_t remote_addr,
+				   uint32_t rkey, uint64_t user_data)
+{
+	lchan_prep_send(sqe, mr, addr, len, user_data);
+	sqe->opcode = opcode;
+	sqe->remote_addr = remote_addr;
+	sqe->rkey = rkey;
+}
+
+/* RDMA WRITE of [addr, addr + len) to the peer's remote_addr. */
+static inline void lchan_prep_write(struct lchan_sqe *sqe,
+				    const struct lchan_mr *mr,
+				    const void *addr, uint32_t len,
+				    uint64_t remote_addr, uint32_t rkey,
+				    uint64_t user_data)
+{
+	lchan_prep_rdma(sqe, LCHAN_OP_WRITE, mr, (void *)(uintptr_t)addr, len,
+			remote_addr, rkey, user_data);
+}
+
+/* WRITE plus an immediate that completes a receive at the peer. */
+static inline void lchan_prep_write_imm(struct lchan_sqe *sqe,
+					const struct lchan_mr *mr,
+					const void *addr, uint32_t len,
+					uint64_t remote_addr, uint32_t rkey,
+					uint32_t imm, uint64_t user_data)
+{
+	lchan_prep_write(sqe, mr, addr, len, remote_addr, rkey, user_data);
+	sqe->opcode = LCHAN_OP_WRITE_IMM;
+	sqe->imm_data = imm;
+}
+
+/* RDMA READ of the peer's remote_addr into [addr, addr + len). */
+static inline void lchan_prep_read(struct lchan_sqe *sqe,
+				   const struct lchan_mr *mr, void *addr,
+				   uint32_t len, uint64_t remote_addr,
+				   uint32_t rkey, uint64_t user_data)
+{
+	lchan_prep_rdma(sqe, LCHAN_OP_READ, mr, addr, len, remote_addr, rkey,
+			user_data);
+}
+
+/* 8-byte compare-and-swap; the old remote value lands at addr. */
+static inline void lchan_prep_cmp_swap(struct lchan_sqe *sqe,
+				       const struct lchan_mr *mr,
+				       uint64_t *addr, uint64_t remote_addr,
+				       uint32_t rkey, uint64_t compare,
+				       uint64_t swap, uint64_t user_data)
+{
+	lchan_prep_rdma(sqe, LCHAN_OP_CMP_SWAP, mr, addr, 8, remote_addr,
+			rkey, user_data);
+	sqe->compare_add = compare;
+	sqe->swap = swap;
+}
+
+/* 8-byte fetch-and-add; the old remote value lands at addr. */
+static inline void lchan_prep_fetch_add(struct lchan_sqe *sqe,
+					const struct lchan_mr *mr,
+					uint64_t *addr, uint64_t remote_addr,
+					uint32_t rkey, uint64_t add,
+					uint64_t user_data)
+{
+	lchan_prep_rdma(sqe, LCHAN_OP_FETCH_ADD, mr, addr, 8, remote_addr,
+			rkey, user_data);
+	sqe->compare_add = add;
+}
+
+/*
+ * Give @sqe, the SQE taken last, the @n buffers of @sges (n >= 1): the
+ * first inline, the rest in continuation slots taken here.  Returns 0, or
+ * -ENOSPC when the ring has no room for them (nothing taken then).
+ */
+static inline int lchan_sqe_set_sges(struct lchan_chan *chan,
+				     struct lchan_sqe *sqe,
+				     const struct lchan_sge *sges, unsigned n)
+{
+	unsigned extra = n ? n - 1 : 0;
+	unsigned slots = (extra + LCHAN_SQE_SGES - 1) / LCHAN_SQE_SGES;
+	unsigned i;
+
+	if (!n || n > 255 || lchan_sq_space(chan) < slots)
+		return -ENOSPC;
+	sqe->mr = sges[0].mr;
+	sqe->addr = sges[0].addr;
+	sqe->len = sges[0].len;
+	sqe->num_sge = (uint8_t)n;
+	for (i = 0; i < slots; i++) {
+		struct lchan_sge *more =
+			(struct lchan_sge *)lchan_get_sqe(chan);
+		unsigned j;
+
+		for (j = 0; j < LCHAN_SQE_SGES && 1 + i * LCHAN_SQE_SGES + j < n;
+		     j++)
+			more[j] = sges[1 + i * LCHAN_SQE_SGES + j];
+	}
+	return 0;
+}
+
+/* The same for the RQE taken last. */
+static inline int lchan_rqe_set_sges(struct lchan_chan *chan,
+				     struct lchan_rqe *rqe,
+				     const struct lchan_sge *sges, unsigned n)
+{
+	unsigned extra = n ? n - 1 : 0;
+	unsigned slots = (extra + LCHAN_RQE_SGES - 1) / LCHAN_RQE_SGES;
+	unsigned i;
+
+	if (!n || n > 255 || lchan_rq_space(chan) < slots)
+		return -ENOSPC;
+	rqe->mr = sges[0].mr;
+	rqe->addr = sges[0].addr;
+	rqe->len = sges[0].len;
+	rqe->num_sge = (uint8_t)n;
+	for (i = 0; i < slots; i++) {
+		struct lchan_sge *more =
+			(struct lchan_sge *)lchan_get_rqe(chan);
+		unsigned j;
+
+		for (j = 0; j < LCHAN_RQE_SGES && 1 + i * LCHAN_RQE_SGES + j < n;
+		     j++)
+			more[j] = sges[1 + i * LCHAN_RQE_SGES + j];
+	}
+	return 0;
+}
+
 /* Make filled entries visible to the kernel (release pairs with acquire). */
 static inline void lchan_publish(struct lchan_chan *chan)
 {
 	lchan_store_release(chan->sq.ktail, chan->sq.tail);
 	lchan_store_release(chan->rq.ktail, chan->rq.tail);
+}
+
+/* In poller mode: does the kernel thread sleep (and need an ENTER)? */
+static inline int lchan_poller_needs_wakeup(const struct lchan_chan *chan)
+{
+	/* Full fence: the tails above before the flag below (see uapi). */
+	atomic_thread_fence(memory_order_seq_cst);
+	return atomic_load_explicit((_Atomic unsigned *)chan->sq.kflags,
+				    memory_order_relaxed) &
+	       LCHAN_SQ_NEED_WAKEUP;
 }
 
 /* CQEs ready to read, without a system call. */

@@ -11,18 +11,38 @@
 static int lchan_enter(struct lchan_chan *chan, struct lchan_enter *req)
 {
 	lchan_publish(chan);
+	chan->sq.published = chan->sq.tail;
+	chan->rq.published = chan->rq.tail;
 	req->size = sizeof(*req);
 	if (ioctl(chan->fd, LCHAN_IOC_ENTER, req))
 		return errno ? -errno : -EIO;
 	return (int)(req->sq_consumed + req->rq_consumed);
 }
 
-/* Post every entry filled since the last call; returns how many went. */
+/*
+ * Post every entry filled since the last call.  Doorbell mode: one ioctl,
+ * returns how many entries the kernel took.  Poller mode: no system call
+ * unless the kernel thread sleeps; returns how many were published.
+ */
 int lchan_submit(struct lchan_chan *chan)
 {
 	struct lchan_enter req = { 0 };
+	int n;
 
-	return lchan_enter(chan, &req);
+	if (!(chan->info.chan_flags & LCHAN_CHAN_POLLER))
+		return lchan_enter(chan, &req);
+	n = (int)((chan->sq.tail - chan->sq.published) +
+		  (chan->rq.tail - chan->rq.published));
+	lchan_publish(chan);
+	chan->sq.published = chan->sq.tail;
+	chan->rq.published = chan->rq.tail;
+	if (lchan_poller_needs_wakeup(chan)) {
+		int ret = lchan_enter(chan, &req);
+
+		if (ret < 0)
+			return ret;
+	}
+	return n;
 }
 
 /* Submit, then wait for @min_complete CQEs (@timeout_ns < 0: forever). */
@@ -105,6 +125,8 @@ const char *lchan_cqe_status_str(unsigned status)
 	case LCHAN_CQE_BAD_LEN: return "length too large";
 	case LCHAN_CQE_BAD_ACCESS: return "memory region lacks access";
 	case LCHAN_CQE_UNSUPPORTED: return "unsupported on this device";
+	case LCHAN_CQE_BAD_SGE: return "bad scatter/gather list";
+	case LCHAN_CQE_BAD_ALIGN: return "atomic needs 8 aligned bytes";
 	}
 	return "unknown status";
 }

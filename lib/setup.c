@@ -27,6 +27,24 @@ int lchan_ctx_open(struct lchan_ctx *ctx)
 	return ctx->fd < 0 ? lchan_errno() : 0;
 }
 
+/*
+ * Make @ctx a poller context (before its first channel): a kernel thread
+ * submits for its channels.  @share: use that context's thread instead.
+ */
+int lchan_ctx_setup_poller(struct lchan_ctx *ctx, unsigned idle_ms, int cpu,
+			   const struct lchan_ctx *share)
+{
+	struct lchan_ctx_setup req = {
+		.size = sizeof(req),
+		.flags = LCHAN_CTX_POLLER,
+		.idle_ms = idle_ms,
+		.cpu = cpu,
+		.attach_fd = share ? share->fd : -1,
+	};
+
+	return ioctl(ctx->fd, LCHAN_IOC_CTX_SETUP, &req) ? lchan_errno() : 0;
+}
+
 int lchan_ctx_close(struct lchan_ctx *ctx)
 {
 	int ret = 0;
@@ -195,7 +213,9 @@ static int lchan_chan_setup(struct lchan_chan *chan, int fd)
 	chan->sq.mask = *(unsigned *)(map + info->sq_off.ring_mask);
 	chan->sq.entries = *(unsigned *)(map + info->sq_off.ring_entries);
 	chan->sq.sqes = (struct lchan_sqe *)(map + info->sq_off.entries);
+	chan->sq.kflags = (unsigned *)(map + info->sq_off.flags);
 	chan->sq.tail = *chan->sq.ktail;
+	chan->sq.published = chan->sq.tail;
 
 	chan->rq.khead = (unsigned *)(map + info->rq_off.head);
 	chan->rq.ktail = (unsigned *)(map + info->rq_off.tail);
@@ -203,6 +223,7 @@ static int lchan_chan_setup(struct lchan_chan *chan, int fd)
 	chan->rq.entries = *(unsigned *)(map + info->rq_off.ring_entries);
 	chan->rq.rqes = (struct lchan_rqe *)(map + info->rq_off.entries);
 	chan->rq.tail = *chan->rq.ktail;
+	chan->rq.published = chan->rq.tail;
 
 	chan->cq.khead = (unsigned *)(map + info->cq_off.head);
 	chan->cq.ktail = (unsigned *)(map + info->cq_off.tail);

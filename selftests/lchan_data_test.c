@@ -288,10 +288,14 @@ static void spoil_rkey(struct lchan_sqe *s, struct lchan_t_ep *e)
 { (void)e; s->rkey = 7; }
 static void spoil_resv1(struct lchan_sqe *s, struct lchan_t_ep *e)
 { (void)e; s->resv1 = 1; }
-static void spoil_resv2a(struct lchan_sqe *s, struct lchan_t_ep *e)
-{ (void)e; s->resv2[0] = 1; }
-static void spoil_resv2b(struct lchan_sqe *s, struct lchan_t_ep *e)
-{ (void)e; s->resv2[1] = 1ULL << 63; }
+static void spoil_compare(struct lchan_sqe *s, struct lchan_t_ep *e)
+{ (void)e; s->compare_add = 1; }
+static void spoil_swap(struct lchan_sqe *s, struct lchan_t_ep *e)
+{ (void)e; s->swap = 1ULL << 63; }
+static void spoil_imm(struct lchan_sqe *s, struct lchan_t_ep *e)
+{ (void)e; s->imm_data = 5; }
+static void spoil_nsge(struct lchan_sqe *s, struct lchan_t_ep *e)
+{ (void)e; s->num_sge = 200; }
 static void spoil_mr(struct lchan_sqe *s, struct lchan_t_ep *e)
 { (void)e; s->mr = 0x7fffffff; }
 static void spoil_mr0(struct lchan_sqe *s, struct lchan_t_ep *e)
@@ -317,8 +321,10 @@ static const struct bad_sqe bad_sqes[] = {
 	{ "remote_addr", spoil_raddr, LCHAN_CQE_BAD_RESV },
 	{ "rkey", spoil_rkey, LCHAN_CQE_BAD_RESV },
 	{ "resv1", spoil_resv1, LCHAN_CQE_BAD_RESV },
-	{ "resv2[0]", spoil_resv2a, LCHAN_CQE_BAD_RESV },
-	{ "resv2[1]", spoil_resv2b, LCHAN_CQE_BAD_RESV },
+	{ "compare_add on a SEND", spoil_compare, LCHAN_CQE_BAD_RESV },
+	{ "swap on a SEND", spoil_swap, LCHAN_CQE_BAD_RESV },
+	{ "imm_data on a SEND", spoil_imm, LCHAN_CQE_BAD_RESV },
+	{ "num_sge above the device's", spoil_nsge, LCHAN_CQE_BAD_SGE },
 	{ "foreign MR handle", spoil_mr, LCHAN_CQE_BAD_MR },
 	{ "no MR with a length", spoil_mr0, LCHAN_CQE_BAD_MR },
 	{ "starts before the MR", spoil_before, LCHAN_CQE_BAD_RANGE },

@@ -28,6 +28,14 @@ extern "C" {
 #define LCHAN_FEATURE_IPV6		(1ULL << 2)
 #define LCHAN_FEATURE_ENTER_WAIT	(1ULL << 3)	/* ENTER can wait */
 #define LCHAN_FEATURE_POLL		(1ULL << 4)	/* poll/epoll on fds */
+#define LCHAN_FEATURE_WRITE		(1ULL << 5)	/* RDMA WRITE */
+#define LCHAN_FEATURE_READ		(1ULL << 6)	/* RDMA READ */
+#define LCHAN_FEATURE_WRITE_IMM		(1ULL << 7)	/* not on iWARP */
+#define LCHAN_FEATURE_ATOMIC		(1ULL << 8)	/* CMP_SWAP, FETCH_ADD */
+#define LCHAN_FEATURE_MULTI_SGE		(1ULL << 9)
+#define LCHAN_FEATURE_UNSIGNALED	(1ULL << 10)
+#define LCHAN_FEATURE_FENCE		(1ULL << 11)
+#define LCHAN_FEATURE_POLLER		(1ULL << 12)	/* kernel SQ poller */
 
 /*
  * ioctl numbers.  The size of the argument lives in its 'size' field, not in
@@ -45,6 +53,7 @@ enum {
 	LCHAN_CMD_CHAN_INFO,		/* channel fd */
 	LCHAN_CMD_ENTER,		/* channel fd */
 	LCHAN_CMD_ESTABLISH,		/* channel fd */
+	LCHAN_CMD_CTX_SETUP,		/* ctx fd, before any channel */
 };
 
 #define LCHAN_IOC_INFO		_IO(LCHAN_IOCTL_TYPE, LCHAN_CMD_INFO)
@@ -56,6 +65,7 @@ enum {
 #define LCHAN_IOC_CHAN_INFO	_IO(LCHAN_IOCTL_TYPE, LCHAN_CMD_CHAN_INFO)
 #define LCHAN_IOC_ENTER		_IO(LCHAN_IOCTL_TYPE, LCHAN_CMD_ENTER)
 #define LCHAN_IOC_ESTABLISH	_IO(LCHAN_IOCTL_TYPE, LCHAN_CMD_ESTABLISH)
+#define LCHAN_IOC_CTX_SETUP	_IO(LCHAN_IOCTL_TYPE, LCHAN_CMD_CTX_SETUP)
 
 /* LCHAN_IOC_INFO: what the module offers. */
 struct lchan_info {
@@ -64,6 +74,33 @@ struct lchan_info {
 	__u32 abi_version;	/* out: LCHAN_ABI_VERSION */
 	__u32 max_entries;	/* out: largest ring the module accepts */
 	__aligned_u64 features;	/* out: LCHAN_FEATURE_* */
+};
+
+/*
+ * LCHAN_IOC_CTX_SETUP: choose how the context's channels submit, once,
+ * before the first channel.  Without it (or without LCHAN_CTX_POLLER) the
+ * application posts with ENTER (doorbell mode).  With LCHAN_CTX_POLLER a
+ * kernel thread takes published SQEs/RQEs of every channel it serves, so
+ * steady traffic needs no system call.  After idle_ms without work it sets
+ * LCHAN_SQ_NEED_WAKEUP in each ring's flags word and sleeps; whoever then
+ * publishes work must issue ENTER to wake it.  The protocol:
+ *   app:    store-release the tail; full fence; load flags;
+ *           if NEED_WAKEUP: ioctl(ENTER)
+ *   poller: set NEED_WAKEUP; full fence; load every tail;
+ *           sleep only if none moved
+ * so either the app sees the flag or the poller sees the tail.
+ * attach_fd names another context whose poller thread is shared (useful
+ * with few CPUs); its cpu and idle_ms then apply.
+ */
+#define LCHAN_CTX_POLLER	(1U << 0)
+
+struct lchan_ctx_setup {
+	__u32 size;
+	__u32 flags;		/* LCHAN_CTX_* */
+	__u32 idle_ms;		/* 0 = a default (1000) */
+	__s32 cpu;		/* pin the poller; -1 = any */
+	__s32 attach_fd;	/* -1, or a poller context to share */
+	__u32 resv;		/* must be 0 */
 };
 
 /* Access rights of a memory region (lchan_mr_reg.access). */
@@ -210,7 +247,13 @@ struct lchan_chan_info {
 	__u32 remote_qpn;
 	struct lchan_addr local;
 	struct lchan_addr remote;
+	__u32 max_send_sge;	/* num_sge limit of an SQE */
+	__u32 max_recv_sge;	/* num_sge limit of an RQE */
+	__u32 chan_flags;	/* LCHAN_CHAN_* */
+	__u32 resv;
 };
+
+#define LCHAN_CHAN_POLLER	(1U << 0)	/* a kernel thread submits */
 
 /*
  * LCHAN_IOC_ENTER: post every SQE and RQE published since the last call,
@@ -243,43 +286,76 @@ enum lchan_state {
 };
 
 /* Ring header flags (sq_off.flags word). */
-#define LCHAN_SQ_NEED_WAKEUP	(1U << 0)	/* reserved for the poller */
+#define LCHAN_SQ_NEED_WAKEUP	(1U << 0)	/* the poller sleeps: ENTER */
 
 /* SQE opcodes. */
 enum lchan_op {
 	LCHAN_OP_NOP = 0,		/* invalid: always rejected */
 	LCHAN_OP_SEND = 1,
 	LCHAN_OP_SEND_IMM = 2,
+	LCHAN_OP_WRITE = 3,
+	LCHAN_OP_WRITE_IMM = 4,		/* consumes a receive at the peer */
+	LCHAN_OP_READ = 5,
+	LCHAN_OP_CMP_SWAP = 6,		/* 8 bytes, 8-aligned both ends */
+	LCHAN_OP_FETCH_ADD = 7,		/* 8 bytes, 8-aligned both ends */
 	LCHAN_OP_MAX,
 };
 
 /* SQE flags. */
 #define LCHAN_SQE_SOLICITED	(1U << 0)	/* wake a peer that waits */
-#define LCHAN_SQE_FLAGS_ALL	(LCHAN_SQE_SOLICITED)
+#define LCHAN_SQE_UNSIGNALED	(1U << 1)	/* no CQE unless it fails */
+#define LCHAN_SQE_FENCE		(1U << 2)	/* after earlier READs/atomics */
+#define LCHAN_SQE_FLAGS_ALL	(LCHAN_SQE_SOLICITED | LCHAN_SQE_UNSIGNALED | \
+				 LCHAN_SQE_FENCE)
 
-/* A submission entry: one work request for the send queue. */
+/* One more local buffer of a multi-SGE entry. */
+struct lchan_sge {
+	__u32 mr;
+	__u32 len;
+	__aligned_u64 addr;
+};
+
+/* SGEs in one continuation slot of each ring. */
+#define LCHAN_SQE_SGES		4
+#define LCHAN_RQE_SGES		2
+
+/*
+ * A submission entry: one work request for the send queue.  The first
+ * buffer is inline (mr, addr, len).  With num_sge = n > 1 the n - 1 others
+ * follow in the next ceil((n - 1) / LCHAN_SQE_SGES) slots of the ring, each
+ * slot an array of struct lchan_sge (unused ones zero); publish them with
+ * the entry.
+ */
 struct lchan_sqe {
 	__u8 opcode;		/* LCHAN_OP_* */
 	__u8 flags;		/* LCHAN_SQE_* */
-	__u16 resv0;		/* must be 0 */
+	__u8 num_sge;		/* 0 or 1: the inline buffer only */
+	__u8 resv0;		/* must be 0 */
 	__u32 mr;		/* local MR handle */
 	__aligned_u64 addr;	/* local address inside the MR */
 	__u32 len;
-	__u32 imm_data;		/* SEND_IMM: delivered as-is */
+	__u32 imm_data;		/* *_IMM: delivered as-is */
 	__aligned_u64 user_data; /* echoed in the CQE */
-	__aligned_u64 remote_addr; /* must be 0 (one-sided ops later) */
-	__u32 rkey;		/* must be 0 */
+	__aligned_u64 remote_addr; /* WRITE, READ, atomics; else 0 */
+	__u32 rkey;		/* WRITE, READ, atomics; else 0 */
 	__u32 resv1;		/* must be 0 */
-	__aligned_u64 resv2[2];	/* must be 0 */
+	__aligned_u64 compare_add; /* CMP_SWAP: compare; FETCH_ADD: add */
+	__aligned_u64 swap;	/* CMP_SWAP; else 0 */
 };
 
-/* A receive entry: one buffer for the next incoming SEND. */
+/*
+ * A receive entry: buffers for the next incoming SEND (or WRITE_IMM, which
+ * takes a receive for its immediate).  More buffers as for SQEs, with
+ * LCHAN_RQE_SGES per continuation slot.
+ */
 struct lchan_rqe {
 	__u32 mr;		/* local MR handle, LOCAL_WRITE access */
 	__u32 len;
 	__aligned_u64 addr;
 	__aligned_u64 user_data;
-	__u32 flags;		/* none defined: must be 0 */
+	__u16 flags;		/* none defined: must be 0 */
+	__u8 num_sge;		/* 0 or 1: the inline buffer only */
+	__u8 resv0;		/* must be 0 */
 	__u32 resv;		/* must be 0 */
 };
 
@@ -287,7 +363,13 @@ struct lchan_rqe {
 enum lchan_cqe_op {
 	LCHAN_CQE_SEND = 1,
 	LCHAN_CQE_SEND_IMM,
-	LCHAN_CQE_RECV,
+	LCHAN_CQE_RECV,		/* a SEND arrived */
+	LCHAN_CQE_WRITE,
+	LCHAN_CQE_WRITE_IMM,
+	LCHAN_CQE_READ,
+	LCHAN_CQE_CMP_SWAP,
+	LCHAN_CQE_FETCH_ADD,
+	LCHAN_CQE_RECV_WRITE_IMM, /* a WRITE_IMM arrived: imm_data, byte_len */
 };
 
 /* CQE flags. */
@@ -319,6 +401,8 @@ enum lchan_cqe_status {
 	LCHAN_CQE_BAD_LEN,		/* above max_msg_size */
 	LCHAN_CQE_BAD_ACCESS,		/* MR lacks the access needed */
 	LCHAN_CQE_UNSUPPORTED,		/* valid, but not on this device */
+	LCHAN_CQE_BAD_SGE,		/* num_sge or a continuation slot */
+	LCHAN_CQE_BAD_ALIGN,		/* atomic: not 8 bytes, 8-aligned */
 };
 
 /* A completion entry. */

@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Posting what the application published (one chain per queue per call)
+ * and turning completions into CQEs.
+ *
+ * WR slots.  Each queue has a ring of struct lchan_wr as deep as the ring
+ * of entries.  *_post counts requests handed to the device, *_done those
+ * known complete; both only grow.  RC completes each queue in order, so a
+ * completion for slot p also completes every older slot.  An unsignaled
+ * send has no completion of its own when it succeeds: it is retired by the
+ * next completion after it, and every half ring the kernel signals one
+ * itself (hidden: no CQE) so slots come back even if the application
+ * never asks for a completion.  A failed request always completes, so its
+ * error reaches the CQ ring.
+ *
+ * CQ claims: each request posted holds one claim on a CQ slot until it is
+ * retired (lchan_ring.c explains the claims).
+ */
+#include "lchan.h"
+
+static struct lchan_wr *lchan_post_slot(struct lchan_ring *ring, bool is_recv,
+					u32 idx)
+{
+	return is_recv ? &ring->rwr[idx & (ring->rq_entries - 1)] :
+			 &ring->swr[idx & (ring->sq_entries - 1)];
+}
+
+/* Retire the send slots before @upto that had no completion of their own. */
+static void lchan_post_retire_sends(struct lchan_chan *chan, u32 upto)
+{
+	struct lchan_ring *ring = &chan->ring;
+
+	while (ring->swr_done != upto) {
+		struct lchan_wr *old = lchan_post_slot(ring, false,
+						       ring->swr_done);
+
+		chan->stats.send_ops++;
+		chan->stats.send_bytes += old->length;
+		ring->inflight--;
+		lchan_wr_put_mrs(old);
+		WRITE_ONCE(ring->swr_done, ring->swr_done + 1);
+	}
+}
+
+static u8 lchan_post_recv_op(const struct ib_wc *wc)
+{
+	return wc->opcode == IB_WC_RECV_RDMA_WITH_IMM ?
+		LCHAN_CQE_RECV_WRITE_IMM : LCHAN_CQE_RECV;
+}
+
+static void lchan_wr_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct lchan_wr *wr = container_of(wc->wr_cqe, struct lchan_wr, cqe);
+	struct lchan_chan *chan = wr->chan;
+	struct lchan_ring *ring = &chan->ring;
+	bool is_recv = wr->opcode == LCHAN_CQE_RECV;
+	struct lchan_cqe cqe = {
+		.user_data = wr->user_data,
+		.opcode = wr->opcode,
+		.status = wc->status,
+		.vendor_err = wc->vendor_err,
+		.byte_len = wr->length,
+	};
+
+	if (is_recv && !wc->status) {
+		cqe.opcode = lchan_post_recv_op(wc);
+		cqe.byte_len = wc->byte_len;
+	}
+	if (is_recv && (wc->wc_flags & IB_WC_WITH_IMM)) {
+		cqe.flags |= LCHAN_CQE_F_IMM;
+		cqe.imm_data = be32_to_cpu(wc->ex.imm_data);
+	}
+
+	spin_lock(&chan->cq_lock);
+	if (is_recv) {
+		if (!wc->status) {
+			chan->stats.recv_ops++;
+			chan->stats.recv_bytes += wc->byte_len;
+		}
+		lchan_ring_put_cqe(chan, &cqe);
+		lchan_wr_put_mrs(wr);
+		WRITE_ONCE(ring->rwr_done, ring->rwr_done + 1);
+	} else {
+		u32 slot = wr - ring->swr;
+		u32 idx = ring->swr_done +
+			  ((slot - ring->swr_done) & (ring->sq_entries - 1));
+
+		lchan_post_retire_sends(chan, idx);
+		if (!wc->status) {
+			chan->stats.send_ops++;
+			chan->stats.send_bytes += wr->length;
+		}
+		if (wr->hidden && !wc->status)
+			ring->inflight--;
+		else
+			lchan_ring_put_cqe(chan, &cqe);
+		lchan_wr_put_mrs(wr);
+		WRITE_ONCE(ring->swr_done, idx + 1);
+	}
+	spin_unlock(&chan->cq_lock);
+	lchan_ring_wake(chan);
+}
+
+/*
+ * After the drain marker completed, sends still unretired (unsignaled ones
+ * at the end) are complete too.  Teardown only, chan->lock held.
+ */
+void lchan_ring_retire_all(struct lchan_chan *chan)
+{
+	if (!chan->ring.swr)
+		return;
+	spin_lock_bh(&chan->cq_lock);
+	lchan_post_retire_sends(chan, chan->ring.swr_post);
+	spin_unlock_bh(&chan->cq_lock);
+}
+
+/*
+ * After a failed post: the unposted rest of the chain gets flush errors.
+ * Those requests were the newest, so their slots are returned by moving
+ * the post index back; the older ones in flight keep theirs.
+ */
+static void lchan_post_fail_chain(struct lchan_chan *chan, struct lchan_wr *wr,
+				  bool is_recv)
+{
+	struct lchan_ring *ring = &chan->ring;
+	u32 *post_idx = is_recv ? &ring->rwr_post : &ring->swr_post;
+
+	while (wr) {
+		struct lchan_wr *next = NULL;
+
+		if (is_recv && wr->recv.next)
+			next = container_of(wr->recv.next, struct lchan_wr, recv);
+		else if (!is_recv && wr->rdma.wr.next)
+			next = container_of(wr->rdma.wr.next, struct lchan_wr,
+					    rdma.wr);
+		lchan_wr_put_mrs(wr);
+		WRITE_ONCE(*post_idx, *post_idx - 1);
+		lchan_ring_reject(chan, wr->opcode, wr->user_data,
+				  LCHAN_CQE_WR_FLUSH_ERR);
+		wr = next;
+	}
+}
+
+/* A free WR slot on a queue, or NULL.  Only chan->lock holders post. */
+static struct lchan_wr *lchan_post_free_wr(struct lchan_ring *ring,
+					   bool is_recv)
+{
+	u32 depth = is_recv ? ring->rq_entries : ring->sq_entries;
+	u32 post = is_recv ? ring->rwr_post : ring->swr_post;
+	u32 done = is_recv ? READ_ONCE(ring->rwr_done) :
+			     READ_ONCE(ring->swr_done);
+
+	if (post - done >= depth)
+		return NULL;
+	return lchan_post_slot(ring, is_recv, post);
+}
+
+/* Link a checked request into the chain being built. */
+static void lchan_post_link(struct lchan_chan *chan, struct lchan_wr *wr,
+			    struct lchan_wr *last, bool is_recv, u32 idx)
+{
+	struct lchan_ring *ring = &chan->ring;
+
+	wr->chan = chan;
+	wr->cqe.done = lchan_wr_done;
+	if (is_recv) {
+		wr->recv.wr_cqe = &wr->cqe;
+		wr->recv.sg_list = wr->sge;
+		wr->recv.next = NULL;
+		if (last)
+			last->recv.next = &wr->recv;
+		return;
+	}
+	/* Signal one in every half ring so unsignaled slots come back. */
+	if (!wr->signaled &&
+	    idx % max(ring->sq_entries / 2, 1U) ==
+	    max(ring->sq_entries / 2, 1U) - 1) {
+		wr->signaled = true;
+		wr->hidden = true;
+	}
+	if (wr->signaled)
+		wr->rdma.wr.send_flags |= IB_SEND_SIGNALED;
+	wr->rdma.wr.wr_cqe = &wr->cqe;
+	wr->rdma.wr.sg_list = wr->sge;
+	wr->rdma.wr.next = NULL;
+	if (last)
+		last->rdma.wr.next = &wr->rdma.wr;
+}
+
+/*
+ * Take published entries of one queue, post the good ones as one chain.
+ * @post false: answer every entry with a flush error instead (the channel
+ * is not connected).  Each entry is read into a local first: a bad one is
+ * answered at once even when the queue is full, a good one waits in the
+ * ring until a WR slot frees.  Returns the number of entries taken, or
+ * -EINVAL for a tail that is not within one ring of the head.
+ */
+static int lchan_ring_take(struct lchan_chan *chan, bool is_recv, bool post)
+{
+	struct lchan_ring *ring = &chan->ring;
+	u32 entries = is_recv ? ring->rq_entries : ring->sq_entries;
+	u32 *head_k = is_recv ? &ring->rq_head_k : &ring->sq_head_k;
+	u32 *head_word = is_recv ? ring->rq_head : ring->sq_head;
+	u32 *post_idx = is_recv ? &ring->rwr_post : &ring->swr_post;
+	struct lchan_wr *first = NULL, *last = NULL;
+	const struct ib_send_wr *bad_send;
+	const struct ib_recv_wr *bad_recv;
+	struct lchan_wr local;
+	u32 taken = 0, pending;
+	s64 published;
+	int ret;
+
+	published = lchan_ring_pending(is_recv ? ring->rq_tail : ring->sq_tail,
+				       *head_k, entries);
+	if (published < 0)
+		return -EINVAL;
+	pending = published;
+
+	while (pending) {
+		struct lchan_wr *wr;
+		u32 status, slots;
+		bool room;
+
+		spin_lock_bh(&chan->cq_lock);
+		room = lchan_ring_claim_cq(ring);
+		spin_unlock_bh(&chan->cq_lock);
+		if (!room)
+			break;
+
+		status = is_recv ?
+			lchan_wr_read_rqe(chan, *head_k, pending, &local,
+					  &slots) :
+			lchan_wr_read_sqe(chan, *head_k, pending, &local,
+					  &slots);
+		if (!status && !post && slots)
+			status = LCHAN_CQE_WR_FLUSH_ERR;
+		wr = status || !slots ? NULL :
+		     lchan_post_free_wr(ring, is_recv);
+		if (!slots || (!status && !wr)) {
+			/* Incomplete or queue full: wait in the ring. */
+			lchan_wr_put_mrs(&local);
+			spin_lock_bh(&chan->cq_lock);
+			ring->inflight--;
+			spin_unlock_bh(&chan->cq_lock);
+			break;
+		}
+		*head_k += slots;
+		pending -= slots;
+		taken++;
+		if (status) {
+			lchan_wr_put_mrs(&local);
+			lchan_ring_reject(chan, local.opcode, local.user_data,
+					  status);
+			continue;
+		}
+
+		*wr = local;
+		lchan_post_link(chan, wr, last, is_recv, *post_idx);
+		if (!first)
+			first = wr;
+		last = wr;
+		WRITE_ONCE(*post_idx, *post_idx + 1);
+	}
+
+	/* The slots are read: give them back.  Pairs with app acquire. */
+	smp_store_release(head_word, *head_k);
+
+	if (!first)
+		return taken;
+
+	if (is_recv) {
+		ret = ib_post_recv(chan->qp, &first->recv, &bad_recv);
+		if (ret)
+			lchan_post_fail_chain(chan,
+				container_of(bad_recv, struct lchan_wr, recv),
+				true);
+	} else {
+		ret = ib_post_send(chan->qp, &first->rdma.wr, &bad_send);
+		if (ret)
+			lchan_post_fail_chain(chan,
+				container_of(bad_send, struct lchan_wr,
+					     rdma.wr), false);
+	}
+	return taken;
+}
+
+/*
+ * Post what the app published.  Called with chan->lock held.  Receives go
+ * first so that a request/response exchange finds its buffer posted.
+ * SQEs wait in the ring while a deferred establish is pending.
+ */
+int lchan_ring_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done)
+{
+	int state = READ_ONCE(chan->state);
+	bool usable = chan->qp && state != LCHAN_STATE_DISCONNECTED &&
+		      state != LCHAN_STATE_ERROR;
+	int ret;
+
+	*sq_done = 0;
+	*rq_done = 0;
+	if (!chan->ring.mem)
+		return 0;
+	ret = lchan_ring_take(chan, true, usable);
+	if (ret < 0)
+		return ret;
+	*rq_done = ret;
+	if (usable && state != LCHAN_STATE_CONNECTED)
+		return 0;
+	ret = lchan_ring_take(chan, false, usable);
+	if (ret < 0)
+		return ret;
+	*sq_done = ret;
+	return 0;
+}
+
+/* Published entries not yet taken (the poller's question).  lock held. */
+bool lchan_ring_has_work(struct lchan_chan *chan)
+{
+	struct lchan_ring *ring = &chan->ring;
+
+	if (!ring->mem)
+		return false;
+	return READ_ONCE(*ring->sq_tail) != ring->sq_head_k ||
+	       READ_ONCE(*ring->rq_tail) != ring->rq_head_k;
+}
