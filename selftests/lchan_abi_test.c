@@ -730,7 +730,7 @@ TEST_F_TIMEOUT(abi, mmap_ring, 60)
 TEST_F_TIMEOUT(abi, unknown_ioctl_enotty, 60)
 {
 	const unsigned long next = _IO(LCHAN_IOCTL_TYPE,
-				       LCHAN_CMD_ESTABLISH + 1);
+				       LCHAN_CMD_CTX_SETUP + 1);
 	const unsigned long ctx_bad[] = {
 		LCHAN_IOC_ACCEPT, LCHAN_IOC_CHAN_INFO, LCHAN_IOC_ENTER,
 		LCHAN_IOC_ESTABLISH, next,
@@ -743,13 +743,15 @@ TEST_F_TIMEOUT(abi, unknown_ioctl_enotty, 60)
 	const unsigned long lst_bad[] = {
 		LCHAN_IOC_INFO, LCHAN_IOC_MR_REG, LCHAN_IOC_MR_DEREG,
 		LCHAN_IOC_LISTEN, LCHAN_IOC_CONNECT, LCHAN_IOC_CHAN_INFO,
-		LCHAN_IOC_ENTER, LCHAN_IOC_ESTABLISH, next,
+		LCHAN_IOC_ENTER, LCHAN_IOC_ESTABLISH, LCHAN_IOC_CTX_SETUP,
+		next,
 		_IOWR(LCHAN_IOCTL_TYPE, LCHAN_CMD_ACCEPT,
 		      struct lchan_accept),
 	};
 	const unsigned long chan_bad[] = {
 		LCHAN_IOC_INFO, LCHAN_IOC_MR_REG, LCHAN_IOC_MR_DEREG,
-		LCHAN_IOC_LISTEN, LCHAN_IOC_CONNECT, LCHAN_IOC_ACCEPT, next,
+		LCHAN_IOC_LISTEN, LCHAN_IOC_CONNECT, LCHAN_IOC_ACCEPT,
+		LCHAN_IOC_CTX_SETUP, next,
 		_IOWR(LCHAN_IOCTL_TYPE, LCHAN_CMD_ENTER, struct lchan_enter),
 	};
 
