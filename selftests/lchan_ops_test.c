@@ -1,0 +1,391 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * One-sided operations and the finer points of submission: WRITE,
+ * WRITE_IMM, READ, atomics, multi-SGE gather and scatter, remote access
+ * errors, selective signalling on a small ring, fence.
+ */
+#include "kselftest_harness.h"
+#include "lchan_test.h"
+
+#define SLOT	(1u << 20)
+
+FIXTURE(ops) {
+	struct lchan_t_dev d;
+	struct lchan_t_ep srv, cli;
+	int iwarp;
+};
+
+LCHAN_T_VARIANTS(ops);
+
+FIXTURE_SETUP(ops)
+{
+	struct lchan_opts opts = { .sq_entries = 16, .rq_entries = 16 };
+	int ret;
+
+	LCHAN_T_NEED_DEV(&self->d, variant->kind);
+	lchan_t_raise_memlock();
+	self->iwarp = !strcmp(variant->kind, "siw");
+	self->srv.slot = self->cli.slot = SLOT;
+	self->srv.nrecv = self->cli.nrecv = 2;
+	self->srv.nsend = self->cli.nsend = 2;
+	self->srv.access = self->cli.access = LCHAN_ACCESS_ALL;
+	ret = lchan_t_ep_pair(&self->srv, &self->cli, self->d.addr, &opts);
+	ASSERT_EQ(0, ret) TH_LOG("pair: %s", strerror(-ret));
+}
+
+FIXTURE_TEARDOWN(ops)
+{
+	lchan_t_ep_close(&self->cli);
+	lchan_t_ep_close(&self->srv);
+}
+
+/* Submit what was prepared and return the next CQE of @ep. */
+static int run1(struct lchan_t_ep *ep, struct lchan_cqe *cqe)
+{
+	int ret = lchan_submit(&ep->chan);
+
+	if (ret < 0)
+		return ret;
+	return lchan_t_reap(ep, cqe, 10000);
+}
+
+static const unsigned sizes[] = { 1, 7, 64, 4096, 4097, 65536, SLOT };
+
+TEST_F_TIMEOUT(ops, write_1b_to_1mib, 300)
+{
+	uint8_t *src = lchan_t_send_slot(&self->cli, 0);
+	uint8_t *dst = lchan_t_send_slot(&self->srv, 1);
+	struct lchan_cqe cqe;
+	unsigned i;
+
+	LCHAN_T_BODY();
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		struct lchan_sqe *sqe = lchan_get_sqe(&self->cli.chan);
+
+		ASSERT_NE(NULL, sqe);
+		lchan_t_fill(src, i + 1, sizes[i]);
+		memset(dst, 0, sizes[i] + (sizes[i] < SLOT));
+		lchan_prep_write(sqe, &self->cli.mr, src, sizes[i],
+				 (uintptr_t)dst, self->srv.mr.rkey, i);
+		ASSERT_EQ(0, run1(&self->cli, &cqe));
+		ASSERT_EQ(LCHAN_CQE_OK, cqe.status)
+			TH_LOG("%u bytes: %s", sizes[i],
+			       lchan_cqe_status_str(cqe.status));
+		EXPECT_EQ(LCHAN_CQE_WRITE, cqe.opcode);
+		EXPECT_EQ(sizes[i], cqe.byte_len);
+		EXPECT_EQ(-1, lchan_t_check(dst, i + 1, sizes[i]))
+			TH_LOG("%u bytes", sizes[i]);
+		/* Not one byte more. */
+		if (sizes[i] < SLOT)
+			EXPECT_EQ(0, dst[sizes[i]]);
+	}
+	/* A one-sided write consumed no receive at the peer. */
+	EXPECT_EQ(0, lchan_cq_ready(&self->srv.chan));
+}
+
+TEST_F_TIMEOUT(ops, read_1b_to_1mib, 300)
+{
+	uint8_t *remote = lchan_t_send_slot(&self->srv, 0);
+	uint8_t *local = lchan_t_send_slot(&self->cli, 1);
+	struct lchan_cqe cqe;
+	unsigned i;
+
+	LCHAN_T_BODY();
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		struct lchan_sqe *sqe = lchan_get_sqe(&self->cli.chan);
+
+		ASSERT_NE(NULL, sqe);
+		lchan_t_fill(remote, i + 50, sizes[i]);
+		memset(local, 0, sizes[i]);
+		lchan_prep_read(sqe, &self->cli.mr, local, sizes[i],
+				(uintptr_t)remote, self->srv.mr.rkey, i);
+		ASSERT_EQ(0, run1(&self->cli, &cqe));
+		ASSERT_EQ(LCHAN_CQE_OK, cqe.status)
+			TH_LOG("%u bytes: %s", sizes[i],
+			       lchan_cqe_status_str(cqe.status));
+		EXPECT_EQ(LCHAN_CQE_READ, cqe.opcode);
+		EXPECT_EQ(-1, lchan_t_check(local, i + 50, sizes[i]));
+	}
+}
+
+TEST_F_TIMEOUT(ops, write_with_imm, 60)
+{
+	uint8_t *src = lchan_t_send_slot(&self->cli, 0);
+	uint8_t *dst = lchan_t_send_slot(&self->srv, 0);
+	struct lchan_sqe *sqe;
+	struct lchan_cqe cqe;
+
+	LCHAN_T_BODY();
+	sqe = lchan_get_sqe(&self->cli.chan);
+	ASSERT_NE(NULL, sqe);
+	lchan_t_fill(src, 9, 3000);
+	lchan_prep_write_imm(sqe, &self->cli.mr, src, 3000, (uintptr_t)dst,
+			     self->srv.mr.rkey, 0xabcd1234, 77);
+	ASSERT_EQ(0, run1(&self->cli, &cqe));
+	if (self->iwarp) {
+		/* iWARP has no immediate data: refused before the wire. */
+		EXPECT_EQ(0, self->cli.chan.info.features &
+			  LCHAN_FEATURE_WRITE_IMM);
+		EXPECT_EQ(LCHAN_CQE_UNSUPPORTED, cqe.status);
+		EXPECT_EQ(0, lchan_cq_ready(&self->srv.chan));
+		return;
+	}
+	ASSERT_EQ(LCHAN_CQE_OK, cqe.status);
+	EXPECT_EQ(LCHAN_CQE_WRITE_IMM, cqe.opcode);
+	/* The peer is told through one of its receives. */
+	ASSERT_EQ(0, lchan_t_reap(&self->srv, &cqe, 10000));
+	ASSERT_EQ(LCHAN_CQE_OK, cqe.status);
+	EXPECT_EQ(LCHAN_CQE_RECV_WRITE_IMM, cqe.opcode);
+	EXPECT_NE(0, cqe.flags & LCHAN_CQE_F_IMM);
+	EXPECT_EQ(0xabcd1234, cqe.imm_data);
+	EXPECT_EQ(3000, cqe.byte_len);
+	EXPECT_EQ(-1, lchan_t_check(dst, 9, 3000));
+}
+
+TEST_F_TIMEOUT(ops, atomics, 60)
+{
+	uint64_t *remote = (uint64_t *)lchan_t_send_slot(&self->srv, 0);
+	uint64_t *old = (uint64_t *)lchan_t_send_slot(&self->cli, 0);
+	struct lchan_sqe *sqe;
+	struct lchan_cqe cqe;
+
+	LCHAN_T_BODY();
+	*remote = 100;
+	sqe = lchan_get_sqe(&self->cli.chan);
+	ASSERT_NE(NULL, sqe);
+	lchan_prep_fetch_add(sqe, &self->cli.mr, old, (uintptr_t)remote,
+			     self->srv.mr.rkey, 5, 1);
+	ASSERT_EQ(0, run1(&self->cli, &cqe));
+	if (!(self->cli.chan.info.features & LCHAN_FEATURE_ATOMIC)) {
+		EXPECT_EQ(LCHAN_CQE_UNSUPPORTED, cqe.status);
+		EXPECT_EQ(100, *remote);
+		SKIP(return, "%s has no atomics: refused as documented",
+		     self->d.dev);
+	}
+	ASSERT_EQ(LCHAN_CQE_OK, cqe.status);
+	EXPECT_EQ(LCHAN_CQE_FETCH_ADD, cqe.opcode);
+	EXPECT_EQ(100, *old);
+	EXPECT_EQ(105, *remote);
+
+	sqe = lchan_get_sqe(&self->cli.chan);
+	lchan_prep_cmp_swap(sqe, &self->cli.mr, old, (uintptr_t)remote,
+			    self->srv.mr.rkey, 105, 7, 2);
+	ASSERT_EQ(0, run1(&self->cli, &cqe));
+	ASSERT_EQ(LCHAN_CQE_OK, cqe.status);
+	EXPECT_EQ(LCHAN_CQE_CMP_SWAP, cqe.opcode);
+	EXPECT_EQ(105, *old);
+	EXPECT_EQ(7, *remote);
+
+	/* A compare that does not match leaves the value alone. */
+	sqe = lchan_get_sqe(&self->cli.chan);
+	lchan_prep_cmp_swap(sqe, &self->cli.mr, old, (uintptr_t)remote,
+			    self->srv.mr.rkey, 1, 99, 3);
+	ASSERT_EQ(0, run1(&self->cli, &cqe));
+	ASSERT_EQ(LCHAN_CQE_OK, cqe.status);
+	EXPECT_EQ(7, *old);
+	EXPECT_EQ(7, *remote);
+
+	/* Misaligned or not 8 bytes: refused before the wire. */
+	sqe = lchan_get_sqe(&self->cli.chan);
+	lchan_prep_fetch_add(sqe, &self->cli.mr, old, (uintptr_t)remote + 4,
+			     self->srv.mr.rkey, 1, 4);
+	ASSERT_EQ(0, run1(&self->cli, &cqe));
+	EXPECT_EQ(LCHAN_CQE_BAD_ALIGN, cqe.status);
+	sqe = lchan_get_sqe(&self->cli.chan);
+	lchan_prep_fetch_add(sqe, &self->cli.mr, old, (uintptr_t)remote,
+			     self->srv.mr.rkey, 1, 5);
+	sqe->len = 4;
+	ASSERT_EQ(0, run1(&self->cli, &cqe));
+	EXPECT_EQ(LCHAN_CQE_BAD_ALIGN, cqe.status);
+	EXPECT_EQ(7, *remote);
+}
+
+TEST_F_TIMEOUT(ops, multi_sge_gather_and_scatter, 60)
+{
+	uint8_t *base = lchan_t_send_slot(&self->cli, 0);
+	uint8_t *rbase = lchan_t_recv_slot(&self->srv, 0);
+	unsigned max = self->cli.chan.info.max_send_sge;
+	unsigned rmax = self->srv.chan.info.max_recv_sge;
+	struct lchan_sge sg[16], rsg[16];
+	uint8_t msg[16 * 700];
+	unsigned i, n, rn, total = 0, off = 0;
+	struct lchan_sqe *sqe;
+	struct lchan_rqe *rqe;
+	struct lchan_cqe cqe;
+
+	LCHAN_T_BODY();
+	ASSERT_NE(0, self->cli.chan.info.features & LCHAN_FEATURE_MULTI_SGE);
+	n = max < 16 ? max : 16;
+	rn = rmax < 3 ? rmax : 3;
+	/* Gather n pieces of different sizes from scattered places. */
+	for (i = 0; i < n; i++) {
+		uint8_t *p = base + i * 20000 + i;
+
+		sg[i] = (struct lchan_sge){ .mr = self->cli.mr.handle,
+					    .len = 100 + i * 37,
+					    .addr = (uintptr_t)p };
+		lchan_t_fill(p, 200 + i, sg[i].len);
+		memcpy(msg + total, p, sg[i].len);
+		total += sg[i].len;
+	}
+	/* Scatter into rn buffers at the peer. */
+	for (i = 0; i < rn; i++) {
+		rsg[i] = (struct lchan_sge){ .mr = self->srv.mr.handle,
+					     .len = i + 1 < rn ? 1000 : 8192,
+					     .addr = (uintptr_t)(rbase +
+						 4096 * (i + 1) + 3) };
+	}
+	rqe = lchan_get_rqe(&self->srv.chan);
+	ASSERT_NE(NULL, rqe);
+	lchan_prep_recv(rqe, &self->srv.mr, NULL, 0, 42);
+	ASSERT_EQ(0, lchan_rqe_set_sges(&self->srv.chan, rqe, rsg, rn));
+	ASSERT_LE(0, lchan_submit(&self->srv.chan));
+
+	/* The receives posted at setup come first: use them up. */
+	for (i = 0; i < self->srv.nrecv; i++) {
+		sqe = lchan_get_sqe(&self->cli.chan);
+		lchan_prep_send(sqe, &self->cli.mr, base, 1, 900 + i);
+		ASSERT_EQ(0, run1(&self->cli, &cqe));
+		ASSERT_EQ(0, lchan_t_reap(&self->srv, &cqe, 10000));
+		ASSERT_EQ(LCHAN_CQE_OK, cqe.status);
+	}
+
+	sqe = lchan_get_sqe(&self->cli.chan);
+	ASSERT_NE(NULL, sqe);
+	lchan_prep_send(sqe, &self->cli.mr, NULL, 0, 7);
+	ASSERT_EQ(0, lchan_sqe_set_sges(&self->cli.chan, sqe, sg, n));
+	ASSERT_EQ(0, run1(&self->cli, &cqe));
+	ASSERT_EQ(LCHAN_CQE_OK, cqe.status)
+		TH_LOG("%s", lchan_cqe_status_str(cqe.status));
+	EXPECT_EQ(total, cqe.byte_len);
+	ASSERT_EQ(0, lchan_t_reap(&self->srv, &cqe, 10000));
+	ASSERT_EQ(LCHAN_CQE_OK, cqe.status)
+		TH_LOG("%s", lchan_cqe_status_str(cqe.status));
+	EXPECT_EQ(42, cqe.user_data);
+	ASSERT_EQ(total, cqe.byte_len);
+	for (i = 0; i < rn && off < total; i++) {
+		unsigned len = rsg[i].len < total - off ? rsg[i].len :
+			       total - off;
+
+		EXPECT_EQ(0, memcmp((void *)(uintptr_t)rsg[i].addr, msg + off,
+				    len)) TH_LOG("scatter piece %u", i);
+		off += len;
+	}
+
+	/* One more buffer than the device takes. */
+	sqe = lchan_get_sqe(&self->cli.chan);
+	lchan_prep_send(sqe, &self->cli.mr, base, 1, 8);
+	sqe->num_sge = (uint8_t)(max + 1);
+	ASSERT_EQ(0, run1(&self->cli, &cqe));
+	EXPECT_EQ(LCHAN_CQE_BAD_SGE, cqe.status);
+}
+
+TEST_F_TIMEOUT(ops, write_without_remote_access_fails_at_requester, 60)
+{
+	uint8_t *page = aligned_alloc(4096, 4096);
+	struct lchan_mr ro;
+	struct lchan_sqe *sqe;
+	struct lchan_cqe cqe;
+
+	LCHAN_T_BODY();
+	ASSERT_NE(NULL, page);
+	memset(page, 0x5a, 4096);
+	/* Readable from afar, not writable. */
+	ASSERT_EQ(0, lchan_mr_reg(&self->srv.ctx, &self->srv.chan, page, 4096,
+				  LCHAN_ACCESS_REMOTE_READ, &ro));
+	ASSERT_NE(0, ro.rkey);
+	sqe = lchan_get_sqe(&self->cli.chan);
+	lchan_prep_write(sqe, &self->cli.mr, lchan_t_send_slot(&self->cli, 0),
+			 64, (uintptr_t)page, ro.rkey, 1);
+	ASSERT_EQ(0, run1(&self->cli, &cqe));
+	EXPECT_EQ(LCHAN_CQE_REM_ACCESS_ERR, cqe.status)
+		TH_LOG("got %s", lchan_cqe_status_str(cqe.status));
+	/* The memory is untouched. */
+	EXPECT_EQ(0x5a, page[0]);
+	EXPECT_EQ(0x5a, page[63]);
+	lchan_chan_close(&self->srv.chan);
+	lchan_mr_dereg(&self->srv.ctx, &ro);
+	free(page);
+}
+
+TEST_F_TIMEOUT(ops, unsignaled_on_a_small_ring, 300)
+{
+	const unsigned total = 10000, every = 1000;
+	uint8_t *src = lchan_t_send_slot(&self->cli, 0);
+	uint8_t *dst = lchan_t_send_slot(&self->srv, 0);
+	unsigned posted = 0, cqes = 0;
+	struct lchan_cqe *c;
+	double stall = lchan_t_now();
+
+	LCHAN_T_BODY();
+	ASSERT_EQ(16, self->cli.chan.sq.entries);
+	while (posted < total || cqes < total / every) {
+		struct lchan_sqe *sqe;
+		int n = 0;
+
+		while (posted < total && (sqe = lchan_get_sqe(&self->cli.chan))) {
+			uint8_t *p = src + (posted % 64) * 64;
+
+			*(uint32_t *)p = posted;
+			lchan_prep_write(sqe, &self->cli.mr, p, 64,
+					 (uintptr_t)(dst + (posted % 64) * 64),
+					 self->srv.mr.rkey, posted);
+			/* Only every 1000th asks for a completion. */
+			if ((posted + 1) % every)
+				sqe->flags |= LCHAN_SQE_UNSIGNALED;
+			posted++;
+			n++;
+		}
+		if (n)
+			ASSERT_LE(0, lchan_submit(&self->cli.chan));
+		while (!lchan_peek_cqe(&self->cli.chan, &c)) {
+			ASSERT_EQ(LCHAN_CQE_OK, c->status);
+			ASSERT_EQ((cqes + 1) * every - 1, c->user_data);
+			lchan_cqe_seen(&self->cli.chan);
+			cqes++;
+			stall = lchan_t_now();
+		}
+		if (n)
+			stall = lchan_t_now();
+		ASSERT_LT(lchan_t_now() - stall, 20.0)
+			TH_LOG("stalled at %u posted, %u CQEs", posted, cqes);
+		if (!n)
+			lchan_submit(&self->cli.chan);
+	}
+	EXPECT_EQ(total / every, cqes);
+	/* The last 64 writes landed. */
+	for (posted = total - 64; posted < total; posted++)
+		EXPECT_EQ(posted, *(uint32_t *)(dst + (posted % 64) * 64));
+	/* Nothing else came. */
+	usleep(100000);
+	EXPECT_EQ(0, lchan_cq_ready(&self->cli.chan));
+}
+
+TEST_F_TIMEOUT(ops, fence_orders_after_read, 60)
+{
+	uint8_t *remote = lchan_t_send_slot(&self->srv, 0);
+	uint8_t *local = lchan_t_send_slot(&self->cli, 0);
+	struct lchan_sqe *sqe;
+	struct lchan_cqe cqe;
+
+	LCHAN_T_BODY();
+	lchan_t_fill(remote, 3, 4096);
+	sqe = lchan_get_sqe(&self->cli.chan);
+	lchan_prep_read(sqe, &self->cli.mr, local, 4096, (uintptr_t)remote,
+			self->srv.mr.rkey, 1);
+	/* The write may only start once the read has its data. */
+	sqe = lchan_get_sqe(&self->cli.chan);
+	lchan_prep_write(sqe, &self->cli.mr, local, 4096,
+			 (uintptr_t)(remote + 8192), self->srv.mr.rkey, 2);
+	sqe->flags |= LCHAN_SQE_FENCE;
+	ASSERT_LE(0, lchan_submit(&self->cli.chan));
+	ASSERT_EQ(0, lchan_t_reap(&self->cli, &cqe, 10000));
+	EXPECT_EQ(LCHAN_CQE_OK, cqe.status);
+	EXPECT_EQ(1, cqe.user_data);
+	ASSERT_EQ(0, lchan_t_reap(&self->cli, &cqe, 10000));
+	EXPECT_EQ(LCHAN_CQE_OK, cqe.status);
+	EXPECT_EQ(2, cqe.user_data);
+	EXPECT_EQ(-1, lchan_t_check(remote + 8192, 3, 4096));
+}
+
+TEST_HARNESS_MAIN
