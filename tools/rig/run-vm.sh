@@ -219,7 +219,15 @@ fi
 	1) echo "ok - rig: guest verdict is pass" ;;
 	124 | 137) echo "not ok - rig: guest verdict is pass (guest hung)" ;;
 	0) echo "not ok - rig: guest verdict is pass (guest gave no verdict)" ;;
-	3) echo "not ok - rig: guest verdict is pass (fail, job exit status $(cat "$run/job-rc" 2>/dev/null || echo none))" ;;
+	3)
+		# A fail verdict is explained by failed tests; otherwise it is a
+		# failure of its own (setup, job script, timeout).
+		if grep -q -E '^not ok( |$)' "$tap"; then
+			echo "ok - rig: guest verdict received (fail, as the failed tests say)"
+		else
+			echo "not ok - rig: guest verdict is pass (fail, job exit status $(cat "$run/job-rc" 2>/dev/null || echo none))"
+		fi
+		;;
 	*) echo "not ok - rig: guest verdict is pass (qemu exit $qrc)" ;;
 	esac
 	[ "$guest_results" != 0 ] || echo "not ok - rig: at least one test ran"
