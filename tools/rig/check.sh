@@ -121,6 +121,7 @@ phase "boot/selftest"
 # run_harness JOB: boot it, leave the runner's output in $L/JOB.log
 run_harness() {
 	local rc=0
+	rm -rf "$B/runs/$1" # never judge a stale run
 	"$RIG_DIR/run-vm.sh" "$1" "$HARNESS_TIMEOUT" >"$L/$1.log" 2>&1 || rc=$?
 	echo "$rc"
 }
@@ -173,6 +174,7 @@ fi
 phase tests
 if [ "$built" = 1 ]; then
 	rc=0
+	rm -rf "$B/runs/tests"
 	"$RIG_DIR/run-vm.sh" tests "$TESTS_TIMEOUT" || rc=$?
 	s=$B/runs/tests/summary
 	if [ -f "$s" ]; then
