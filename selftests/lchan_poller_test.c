@@ -89,7 +89,8 @@ static int exchange(struct __test_metadata *_metadata, struct lchan_t_ep *cli,
 
 TEST_F_TIMEOUT(poller, hundred_thousand_ops_no_syscall, 600)
 {
-	struct lchan_t_ep srv = { .slot = 4096, .nrecv = 4, .nsend = 4 };
+	struct lchan_t_ep srv = { .slot = 4096, .nrecv = 4, .nsend = 4,
+				  .access = LCHAN_ACCESS_ALL };
 	struct lchan_t_ep cli = { .slot = 4096, .nrecv = 4, .nsend = 64 };
 	const unsigned total = 100000, every = 64;
 	unsigned long long enters0;
@@ -102,6 +103,7 @@ TEST_F_TIMEOUT(poller, hundred_thousand_ops_no_syscall, 600)
 	ret = poller_pair(&srv, &cli, self->d.addr, 5000, NULL);
 	ASSERT_EQ(0, ret) TH_LOG("%s", strerror(-ret));
 	ASSERT_NE(0, cli.chan.info.chan_flags & LCHAN_CHAN_POLLER);
+	ASSERT_NE(0, srv.mr.rkey);
 	dst = lchan_t_recv_slot(&srv, 0);
 	enters0 = chan_attr(&cli.chan, "enters");
 	stall = lchan_t_now();
