@@ -35,7 +35,7 @@ struct doc {
 static void names_add(struct names *s, const char *name)
 {
 	if (s->n < MAX_NAMES)
-		snprintf(s->v[s->n++], sizeof(s->v[0]), "%s", name);
+		snprintf(s->v[s->n++], sizeof(s->v[0]), "%.63s", name);
 }
 
 static int names_has(const struct names *s, const char *name)
@@ -153,7 +153,7 @@ static int doc_load(struct doc *d, char *err, size_t errlen)
 	doc_path(d->path, sizeof(d->path));
 	f = fopen(d->path, "r");
 	if (!f) {
-		snprintf(err, errlen, "%s: %s", d->path, strerror(errno));
+		snprintf(err, errlen, "%.200s: %s", d->path, strerror(errno));
 		return -1;
 	}
 	while (!ret && fgets(line, sizeof(line), f)) {
@@ -191,7 +191,7 @@ static int doc_load(struct doc *d, char *err, size_t errlen)
 	if (!ret && e.nkeys)
 		ret = doc_flush(d, &e, err, errlen);
 	if (!ret && !entries) {
-		snprintf(err, errlen, "%s has no What: entries", d->path);
+		snprintf(err, errlen, "%.200s has no What: entries", d->path);
 		ret = -1;
 	}
 	return ret;
@@ -241,7 +241,7 @@ static int compare_dir(struct __test_metadata *_metadata, const char *dir,
 	struct names live = { 0 };
 	struct dirent *de;
 	struct stat st;
-	char path[PATH_MAX], key[96], val[512];
+	char path[PATH_MAX], key[320], val[512];
 	unsigned i;
 	int diffs = 0;
 	DIR *d;
@@ -320,9 +320,13 @@ TEST_F(sysfs_doc, document_is_well_formed)
 
 	LCHAN_T_BODY();
 	ASSERT_TRUE(self->doc_ok) TH_LOG("%s", self->err);
-	for (i = 0; i < 3; i++)
-		EXPECT_TRUE(names_has(&self->doc.dirs, dirs[i]))
-			TH_LOG("no entry for " ROOT "/%s", dirs[i]);
+	for (i = 0; i < 3; i++) {
+		int found = names_has(&self->doc.dirs, dirs[i]);
+
+		if (!found)
+			TH_LOG("no entry for %s/%s", ROOT, dirs[i]);
+		EXPECT_TRUE(found);
+	}
 	EXPECT_GE(self->doc.root.n, 1);
 	EXPECT_GE(self->doc.dev.n, 1);
 	EXPECT_GE(self->doc.chan.n, 1);
