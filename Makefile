@@ -53,3 +53,79 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	$(MAKE) -C lib clean
 	rm -rf $(B)
+
+# ---------------------------------------------------------------- packaging
+#
+# make install [PREFIX=/usr/local] [DESTDIR=]: the library, its headers and
+# pkg-config file, the tools and the man pages.  The module is installed
+# with `make modules_install` (INSTALL_MOD_PATH, INSTALL_MOD_DIR as kbuild
+# knows them) or, better on a machine whose kernel gets updates, with DKMS:
+# `make dkms-install` / `make dkms-uninstall`.
+
+LCHAN_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' $(CURDIR)/dkms.conf)
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+INSTALL_VARS = DESTDIR='$(DESTDIR)' PREFIX='$(PREFIX)' BINDIR='$(BINDIR)' \
+	LIBDIR='$(LIBDIR)' INCLUDEDIR='$(INCLUDEDIR)' MANDIR='$(MANDIR)' \
+	VERSION='$(LCHAN_VERSION)'
+
+# DKMS: the module sources go to $(DKMS_SRCTREE)/lchan-$(LCHAN_VERSION).
+# DKMS_KVER builds for another kernel than the running one; DKMS_FLAGS are
+# passed to every dkms command (the host check uses private trees).
+DKMS ?= dkms
+DKMS_SRCTREE ?= /usr/src
+DKMS_KVER ?=
+DKMS_FLAGS ?=
+DKMS_SRC = $(DKMS_SRCTREE)/lchan-$(LCHAN_VERSION)
+DKMS_MOD = lchan/$(LCHAN_VERSION)
+DKMS_FILES = dkms.conf Kbuild kmod/Kbuild uapi/lchan.h \
+	$(filter-out %.mod.c,$(wildcard kmod/*.c)) $(wildcard kmod/*.h)
+
+.PHONY: install install-lib install-tools install-man modules_install \
+	dkms-source dkms-install dkms-uninstall host-checks
+
+install: install-lib install-tools install-man
+
+install-lib: lib
+	$(MAKE) -C lib install $(INSTALL_VARS)
+
+install-tools: tools
+	$(MAKE) -C tools install OUT=$(B)/tools $(INSTALL_VARS)
+
+install-man:
+	$(MAKE) -C man install $(INSTALL_VARS)
+
+modules_install: module
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
+
+dkms-source:
+	@test -n '$(LCHAN_VERSION)' || { echo 'no PACKAGE_VERSION in dkms.conf' >&2; exit 1; }
+	rm -rf '$(DKMS_SRC)'
+	mkdir -p '$(DKMS_SRC)/kmod' '$(DKMS_SRC)/uapi'
+	for f in $(DKMS_FILES); do cp "$$f" '$(DKMS_SRC)'/"$$f" || exit 1; done
+
+dkms-install: dkms-source
+	if $(DKMS) status $(DKMS_FLAGS) $(DKMS_MOD) | grep -q .; then \
+		$(DKMS) remove $(DKMS_FLAGS) $(DKMS_MOD) --all; fi
+	$(DKMS) add $(DKMS_FLAGS) $(DKMS_MOD)
+	$(DKMS) build $(DKMS_FLAGS) $(DKMS_MOD) $(if $(DKMS_KVER),-k $(DKMS_KVER))
+	$(DKMS) install $(DKMS_FLAGS) $(DKMS_MOD) $(if $(DKMS_KVER),-k $(DKMS_KVER))
+
+dkms-uninstall:
+	if $(DKMS) status $(DKMS_FLAGS) $(DKMS_MOD) | grep -q .; then \
+		$(DKMS) remove $(DKMS_FLAGS) $(DKMS_MOD) --all; fi
+	rm -rf '$(DKMS_SRC)'
+
+# The packaging checks of `make check` alone (no guest): DKMS, install and
+# pkg-config, man pages, lchanctl on a made-up sysfs tree.
+HOST_CHECKS = tools/check-dkms.sh tools/check-install.sh tools/check-man.sh \
+	tools/check-lchanctl.sh
+
+host-checks:
+	@rc=0; for c in $(HOST_CHECKS); do \
+		echo "== $$c"; $$c; r=$$?; [ $$r = 0 ] || [ $$r = 4 ] || rc=1; \
+	done; exit $$rc

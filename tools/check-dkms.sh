@@ -1,0 +1,95 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Host check: the DKMS package builds the same module as `make`.
+#
+# Runs `make dkms-install` and `make dkms-uninstall` against the Debian
+# headers the rig uses (tools/rig/kver.sh), with private DKMS trees under
+# build/dkms so the machine's own /usr/src, /var/lib/dkms and /lib/modules
+# are left alone, then compares the installed module with kmod/lchan.ko from
+# `make module`: modinfo's vermagic, depends, name and license, and the CRCs
+# of the kernel symbols it uses (modversions).  Also `make modules_install
+# INSTALL_MOD_PATH=...`.
+#
+# Exit status: 0 pass, 1 fail, 4 skip (dkms not installed, or not root and
+# no sudo: dkms insists on root).  The last line of output is the summary.
+set -uo pipefail
+# shellcheck source=rig/lib.sh
+. "$(dirname "$0")/rig/lib.sh"
+cd "$REPO" || exit 1
+
+KVER=$(rig_kver) || exit 1
+KDIR=${KDIR:-/usr/src/linux-headers-$KVER}
+t=$B/dkms
+log=$t/log
+fail() { echo "dkms: FAIL: $*"; exit 1; }
+skip() { echo "dkms: SKIP: $*"; exit 4; }
+
+if ! command -v dkms >/dev/null; then
+	skip "dkms is not installed (tools/rig/setup.sh installs the Debian package)"
+fi
+[ -f "$KDIR/Makefile" ] || skip "no kernel headers in $KDIR"
+SUDO=()
+if [ "$(id -u)" != 0 ]; then
+	sudo -n true 2>/dev/null || skip "dkms needs root and sudo asks for a password"
+	SUDO=(sudo -n)
+fi
+
+rm -rf "$t"
+mkdir -p "$t/src" "$t/tree" "$t/modules/$KVER" "$t/stage"
+: >"$log"
+# --no-depmod: depmod would write into the system's /lib/modules.  The
+# signing key dkms creates on first use goes to the private tree too.
+flags="--dkmstree $t/tree --sourcetree $t/src --installtree $t/modules --no-depmod"
+export mok_signing_key=$t/mok.key mok_certificate=$t/mok.pub
+
+run() { # CMD...: output to the log, on failure show its tail
+	echo "+ $*" >>"$log"
+	if ! "$@" >>"$log" 2>&1; then
+		tail -n 30 "$log" | sed 's/^/#   /'
+		fail "$* (log: $log)"
+	fi
+}
+
+run make --no-print-directory module KDIR="$KDIR" KVER="$KVER"
+ref=kmod/lchan.ko
+[ -f "$ref" ] || fail "make module left no $ref"
+
+run "${SUDO[@]}" make --no-print-directory dkms-install KDIR="$KDIR" KVER="$KVER" \
+	DKMS_SRCTREE="$t/src" DKMS_KVER="$KVER" DKMS_FLAGS="$flags"
+installed=$(find "$t/modules/$KVER" -name 'lchan.ko*' | head -n1)
+[ -n "$installed" ] || fail "dkms install put no lchan.ko under $t/modules/$KVER"
+"${SUDO[@]}" dkms status $flags lchan >>"$log" 2>&1
+grep -q "lchan/.*$KVER.*installed" "$log" || fail "dkms status does not say installed"
+
+differ=0
+for field in vermagic depends name license; do
+	a=$(modinfo -F "$field" "$ref")
+	b=$(modinfo -F "$field" "$installed")
+	echo "$field: make '$a' dkms '$b'" >>"$log"
+	if [ -z "$a" ] || [ "$a" != "$b" ]; then
+		echo "# $field differs: make '$a', dkms '$b'"
+		differ=1
+	fi
+done
+if ! cmp -s <(modprobe --dump-modversions "$ref") <(modprobe --dump-modversions "$installed"); then
+	echo "# the symbol CRCs (modversions) differ"
+	differ=1
+fi
+[ "$(modprobe --dump-modversions "$ref" | wc -l)" -gt 10 ] || { echo "# $ref has no modversions"; differ=1; }
+[ "$differ" = 0 ] || fail "the DKMS module is not the one make builds"
+
+run "${SUDO[@]}" make --no-print-directory dkms-uninstall KDIR="$KDIR" KVER="$KVER" \
+	DKMS_SRCTREE="$t/src" DKMS_FLAGS="$flags"
+[ -z "$(find "$t/modules" -name 'lchan.ko*')" ] || fail "dkms remove left the module installed"
+[ ! -e "$t/src/lchan-$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' dkms.conf)" ] ||
+	fail "dkms-uninstall left the sources"
+[ ! -e "$t/tree/lchan" ] || [ -z "$(ls -A "$t/tree/lchan")" ] || fail "dkms remove left its tree"
+
+# kbuild's modules_install into a staging root.
+run make --no-print-directory modules_install KDIR="$KDIR" KVER="$KVER" INSTALL_MOD_PATH="$t/stage"
+staged=$(find "$t/stage/lib/modules/$KVER" -name 'lchan.ko*' | head -n1)
+[ -n "$staged" ] || fail "modules_install put no lchan.ko under $t/stage"
+[ "$(modinfo -F vermagic "$staged")" = "$(modinfo -F vermagic "$ref")" ] ||
+	fail "modules_install installed another module"
+
+echo "dkms: add/build/install/remove for $KVER; vermagic, depends, symbol CRCs match make's; modules_install ok"
