@@ -44,3 +44,7 @@ touch "$tmp/root/.complete"
 rm -rf "$dir/root"
 mv "$tmp/root" "$dir/root"
 rig_log "guest kernel ready in $dir/root"
+# Superseded kernels (~400 MB each) are of no further use.
+for old in "$LCHAN_CACHE"/*-amd64; do
+	[ "$old" = "$dir" ] || [ ! -d "$old" ] || { rig_log "removing old $old"; rm -rf "$old"; }
+done
