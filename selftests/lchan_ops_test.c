@@ -73,7 +73,7 @@ TEST_F_TIMEOUT(ops, write_1b_to_1mib, 300)
 			       lchan_cqe_status_str(cqe.status));
 		EXPECT_EQ(LCHAN_CQE_WRITE, cqe.opcode);
 		EXPECT_EQ(sizes[i], cqe.byte_len);
-		EXPECT_EQ(-1, lchan_t_check(dst, i + 1, sizes[i]))
+		EXPECT_EQ(-1, lchan_t_wait_check(dst, i + 1, sizes[i]))
 			TH_LOG("%u bytes", sizes[i]);
 		/* Not one byte more. */
 		if (sizes[i] < SLOT)
@@ -367,7 +367,8 @@ TEST_F_TIMEOUT(ops, unsignaled_on_a_small_ring, 300)
 	EXPECT_EQ(total / every, cqes);
 	/* The last 64 writes landed. */
 	for (posted = total - 64; posted < total; posted++)
-		EXPECT_EQ(posted, *(uint32_t *)(dst + (posted % 64) * 64));
+		EXPECT_EQ(posted, lchan_t_wait_u32((uint32_t *)(dst +
+					(posted % 64) * 64), posted));
 	/* Nothing else came. */
 	usleep(100000);
 	EXPECT_EQ(0, lchan_cq_ready(&self->cli.chan));
@@ -397,7 +398,7 @@ TEST_F_TIMEOUT(ops, fence_orders_after_read, 60)
 	ASSERT_EQ(0, lchan_t_reap(&self->cli, &cqe, 10000));
 	EXPECT_EQ(LCHAN_CQE_OK, cqe.status);
 	EXPECT_EQ(2, cqe.user_data);
-	EXPECT_EQ(-1, lchan_t_check(remote + 8192, 3, 4096));
+	EXPECT_EQ(-1, lchan_t_wait_check(remote + 8192, 3, 4096));
 }
 
 TEST_HARNESS_MAIN

@@ -140,7 +140,8 @@ TEST_F_TIMEOUT(poller, hundred_thousand_ops_no_syscall, 600)
 	}
 	/* Not one ENTER between set-up and the end. */
 	EXPECT_EQ(enters0, chan_attr(&cli.chan, "enters"));
-	EXPECT_EQ(total - 1, *(uint32_t *)(dst + ((total - 1) % 64) * 64));
+	EXPECT_EQ(total - 1, lchan_t_wait_u32((uint32_t *)(dst +
+					((total - 1) % 64) * 64), total - 1));
 	lchan_t_ep_close(&cli);
 	lchan_t_ep_close(&srv);
 }

@@ -407,4 +407,30 @@ static inline long lchan_t_check(const uint8_t *p, unsigned i, size_t len)
 	return -1;
 }
 
+/*
+ * lchan_t_check() until it passes or 2 s went by.  On iWARP a WRITE
+ * completes once sent, so the data may land at the peer a little later.
+ */
+static inline long lchan_t_wait_check(const uint8_t *p, unsigned i,
+				      size_t len)
+{
+	double end = lchan_t_now() + 2;
+	long bad;
+
+	while ((bad = lchan_t_check(p, i, len)) != -1 && lchan_t_now() < end)
+		usleep(1000);
+	return bad;
+}
+
+/* Wait up to 2 s for a 32-bit word written by the peer to read @want. */
+static inline uint32_t lchan_t_wait_u32(const volatile uint32_t *p,
+					uint32_t want)
+{
+	double end = lchan_t_now() + 2;
+
+	while (*p != want && lchan_t_now() < end)
+		usleep(1000);
+	return *p;
+}
+
 #endif /* LCHAN_TEST_H */
