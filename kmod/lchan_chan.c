@@ -10,6 +10,7 @@
 #include <linux/hrtimer.h>
 
 #include "lchan.h"
+#include "lchan_trace.h"
 
 struct lchan_chan *lchan_chan_alloc(struct lchan_ctx *ctx)
 {
@@ -49,9 +50,13 @@ void lchan_chan_put(struct lchan_chan *chan)
 	kobject_put(&chan->kobj);
 }
 
+/* Every state change goes through here: traced, and waiters woken. */
 void lchan_chan_set_state(struct lchan_chan *chan, int state)
 {
-	WRITE_ONCE(chan->state, state);
+	int old = xchg(&chan->state, state);
+
+	if (old != state)
+		trace_lchan_chan_state(chan->id, old, state);
 	wake_up(&chan->wq);
 }
 
@@ -199,6 +204,8 @@ void lchan_chan_teardown(struct lchan_chan *chan)
 /* The last user is gone: free everything.  Process context. */
 static void lchan_chan_destroy(struct lchan_chan *chan)
 {
+	lchan_dbg_chan(chan, "destroy in state %s\n",
+		       lchan_state_name(READ_ONCE(chan->state)));
 	lchan_poller_del_chan(chan);
 	mutex_lock(&chan->lock);
 	lchan_chan_teardown(chan);
@@ -238,7 +245,7 @@ void lchan_dev_kill_chans(struct lchan_dev *dev)
 			break;
 
 		mutex_lock(&chan->lock);
-		WRITE_ONCE(chan->state, LCHAN_STATE_ERROR);
+		lchan_chan_set_state(chan, LCHAN_STATE_ERROR);
 		lchan_chan_teardown(chan);
 		mutex_unlock(&chan->lock);
 		chan->cm_status = -ENODEV;

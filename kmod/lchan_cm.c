@@ -18,6 +18,7 @@
 #include <linux/nsproxy.h>
 
 #include "lchan.h"
+#include "lchan_trace.h"
 
 static const struct file_operations lchan_listener_fops;
 
@@ -95,8 +96,7 @@ static int lchan_chan_event(struct lchan_chan *chan, struct rdma_cm_id *id,
 {
 	int ret;
 
-	lchan_dbg_chan(chan, "%s (%d)\n", rdma_event_msg(event->event),
-		       event->status);
+	trace_lchan_cm_event(chan->id, false, event->event, event->status);
 
 	switch (event->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
@@ -169,6 +169,7 @@ static int lchan_listener_event(struct lchan_listener *lst,
 	struct lchan_conn_req *req;
 	int ret = 0;
 
+	trace_lchan_cm_event(0, true, event->event, event->status);
 	if (id == lst->cm_id) {
 		if (event->event == RDMA_CM_EVENT_DEVICE_REMOVAL) {
 			WRITE_ONCE(lst->dead, true);
@@ -301,10 +302,9 @@ static int lchan_chan_do_establish(struct lchan_chan *chan, u32 timeout_ms)
 err_teardown:
 	mutex_lock(&chan->lock);
 	if (READ_ONCE(chan->state) != LCHAN_STATE_ERROR)
-		WRITE_ONCE(chan->state, LCHAN_STATE_DISCONNECTED);
+		lchan_chan_set_state(chan, LCHAN_STATE_DISCONNECTED);
 	lchan_chan_teardown(chan);
 	mutex_unlock(&chan->lock);
-	wake_up(&chan->wq);
 	return ret;
 out_unlock:
 	mutex_unlock(&chan->lock);

@@ -11,6 +11,9 @@
 
 #include "lchan.h"
 
+#define CREATE_TRACE_POINTS
+#include "lchan_trace.h"
+
 struct workqueue_struct *lchan_wq;
 
 /* Every device lchan has seen and not yet been told is gone. */

@@ -11,6 +11,7 @@
 #include <linux/slab.h>
 
 #include "lchan.h"
+#include "lchan_trace.h"
 
 static int lchan_access_to_ib(u32 access)
 {
@@ -41,7 +42,21 @@ static int lchan_mr_check_memlock(u64 addr, u64 length)
 	return 0;
 }
 
+static long lchan_mr_reg_one(struct lchan_ctx *ctx, void __user *uarg,
+			     struct lchan_mr_reg *out);
+
 long lchan_mr_reg(struct lchan_ctx *ctx, void __user *uarg)
+{
+	struct lchan_mr_reg req = {};
+	long ret = lchan_mr_reg_one(ctx, uarg, &req);
+
+	trace_lchan_mr_reg(ctx->tgid, ret ? 0 : req.handle, req.length,
+			   req.access, ret);
+	return ret;
+}
+
+static long lchan_mr_reg_one(struct lchan_ctx *ctx, void __user *uarg,
+			     struct lchan_mr_reg *out)
 {
 	struct lchan_mr_reg req = {};
 	struct lchan_chan *chan;
@@ -55,6 +70,7 @@ long lchan_mr_reg(struct lchan_ctx *ctx, void __user *uarg)
 	ret = lchan_copy_arg(&req, sizeof(req), sizeof(req), uarg);
 	if (ret)
 		return ret;
+	*out = req;
 	if (req.flags || (req.access & ~LCHAN_ACCESS_ALL))
 		return -EINVAL;
 	/* Remote write and atomics need local write, as in the IB spec. */
@@ -126,6 +142,7 @@ long lchan_mr_reg(struct lchan_ctx *ctx, void __user *uarg)
 		goto err_put_mr;
 
 	req.handle = handle;
+	*out = req;
 	ret = lchan_copy_out(uarg, &req, sizeof(req));
 	if (ret) {
 		/* Drop the table's reference unless a dereg already did. */
@@ -207,6 +224,7 @@ long lchan_mr_dereg(struct lchan_ctx *ctx, void __user *uarg)
 	if (current->mm != ctx->mm)
 		return -EPERM;
 	mr = xa_erase(&ctx->mrs, req.handle);
+	trace_lchan_mr_dereg(ctx->tgid, req.handle, mr ? 0 : -ENOENT);
 	if (!mr)
 		return -ENOENT;
 	/* Work in flight holds its own references. */

@@ -32,6 +32,7 @@
 #include <linux/log2.h>
 
 #include "lchan.h"
+#include "lchan_trace.h"
 
 /* Indices each get a cache line so producer and consumer do not share. */
 enum {
@@ -234,8 +235,11 @@ void lchan_ring_put_cqe(struct lchan_chan *chan,
 	memcpy(cqe, src, sizeof(*cqe));
 	ring->cq_tail_k++;
 	ring->inflight--;
-	if (src->status)
+	if (src->status) {
 		chan->stats.err_cqes++;
+		trace_lchan_cqe_error(chan->id, src->user_data, src->opcode,
+				      src->status, src->vendor_err);
+	}
 	/* Pairs with the app's acquire of the CQ tail. */
 	smp_store_release(ring->cq_tail, ring->cq_tail_k);
 }
