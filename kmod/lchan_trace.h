@@ -39,7 +39,7 @@ TRACE_EVENT(lchan_cm_event,
 	TP_ARGS(id, listener, event, status),
 	TP_STRUCT__entry(
 		__field(u32, id)
-		__field(bool, listener)
+		__field(int, listener)
 		__field(int, event)
 		__field(int, status)
 	),
@@ -49,9 +49,29 @@ TRACE_EVENT(lchan_cm_event,
 		__entry->event = event;
 		__entry->status = status;
 	),
+	/* Strings must live in the event itself: symbols, not pointers. */
 	TP_printk("%s=%u event=%s status=%d",
-		  __entry->listener ? "listener" : "chan", __entry->id,
-		  rdma_event_msg(__entry->event), __entry->status)
+		  __print_symbolic(__entry->listener, { 0, "chan" },
+				   { 1, "listener" }),
+		  __entry->id,
+		  __print_symbolic(__entry->event,
+				   { RDMA_CM_EVENT_ADDR_RESOLVED, "RDMA_CM_EVENT_ADDR_RESOLVED" },
+				   { RDMA_CM_EVENT_ADDR_ERROR, "RDMA_CM_EVENT_ADDR_ERROR" },
+				   { RDMA_CM_EVENT_ROUTE_RESOLVED, "RDMA_CM_EVENT_ROUTE_RESOLVED" },
+				   { RDMA_CM_EVENT_ROUTE_ERROR, "RDMA_CM_EVENT_ROUTE_ERROR" },
+				   { RDMA_CM_EVENT_CONNECT_REQUEST, "RDMA_CM_EVENT_CONNECT_REQUEST" },
+				   { RDMA_CM_EVENT_CONNECT_RESPONSE, "RDMA_CM_EVENT_CONNECT_RESPONSE" },
+				   { RDMA_CM_EVENT_CONNECT_ERROR, "RDMA_CM_EVENT_CONNECT_ERROR" },
+				   { RDMA_CM_EVENT_UNREACHABLE, "RDMA_CM_EVENT_UNREACHABLE" },
+				   { RDMA_CM_EVENT_REJECTED, "RDMA_CM_EVENT_REJECTED" },
+				   { RDMA_CM_EVENT_ESTABLISHED, "RDMA_CM_EVENT_ESTABLISHED" },
+				   { RDMA_CM_EVENT_DISCONNECTED, "RDMA_CM_EVENT_DISCONNECTED" },
+				   { RDMA_CM_EVENT_DEVICE_REMOVAL, "RDMA_CM_EVENT_DEVICE_REMOVAL" },
+				   { RDMA_CM_EVENT_MULTICAST_JOIN, "RDMA_CM_EVENT_MULTICAST_JOIN" },
+				   { RDMA_CM_EVENT_MULTICAST_ERROR, "RDMA_CM_EVENT_MULTICAST_ERROR" },
+				   { RDMA_CM_EVENT_ADDR_CHANGE, "RDMA_CM_EVENT_ADDR_CHANGE" },
+				   { RDMA_CM_EVENT_TIMEWAIT_EXIT, "RDMA_CM_EVENT_TIMEWAIT_EXIT" }),
+		  __entry->status)
 );
 
 TRACE_EVENT(lchan_mr_reg,
