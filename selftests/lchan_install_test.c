@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * An installed liblchan works for a program from outside the tree.  The
+ * An installed liblchan works for programs from outside the tree.  The
  * selftests build runs `make -C lib install` into pkgconfig/stage/ beside
- * the test programs and builds pkgconfig/hello with nothing but
- * `pkg-config --cflags --libs liblchan` of that staged install.  Here
- * hello runs with only the staged library directory on LD_LIBRARY_PATH:
- * it must load the staged liblchan.so.1, open /dev/lchan and report what
- * the module reports in sysfs.
+ * the test programs and builds pkgconfig/hello and pkgconfig/quickstart
+ * (README's example) with nothing but `pkg-config --cflags --libs
+ * liblchan` of that staged install.  They run here with only the staged
+ * library directory on LD_LIBRARY_PATH: hello must load the staged
+ * liblchan.so.1, open /dev/lchan and report what sysfs reports;
+ * quickstart must deliver its message to a channel this test accepts.
  */
 #include <libgen.h>
 #include <limits.h>
@@ -28,37 +29,60 @@ static void beside_me(char *buf, size_t len, const char *rel)
 	snprintf(buf, len, "%s/%s", dirname(exe), rel);
 }
 
+struct child {
+	pid_t pid;
+	int out_fd;	/* its stdout */
+};
+
+/* Start @argv[0] with exactly @envp, its stdout into a pipe. */
+static int spawn(struct child *c, char *const argv[], char *const envp[])
+{
+	int pfd[2];
+
+	if (pipe(pfd))
+		return -1;
+	c->pid = fork();
+	if (c->pid < 0)
+		return -1;
+	if (c->pid == 0) {
+		dup2(pfd[1], 1);
+		close(pfd[0]);
+		close(pfd[1]);
+		execve(argv[0], argv, envp);
+		_exit(127);
+	}
+	close(pfd[1]);
+	c->out_fd = pfd[0];
+	return 0;
+}
+
+/* Its whole stdout into @out, then its exit status (or -1). */
+static int collect(struct child *c, char *out, size_t len)
+{
+	size_t got = 0;
+	ssize_t n;
+	int status;
+
+	while (got < len - 1 &&
+	       (n = read(c->out_fd, out + got, len - 1 - got)) > 0)
+		got += n;
+	out[got] = 0;
+	close(c->out_fd);
+	if (waitpid(c->pid, &status, 0) != c->pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
 /* Run @prog with exactly @envp; its stdout in @out.  Exit status or -1. */
 static int run_capture(const char *prog, char *const envp[], char *out,
 		       size_t len)
 {
 	char *const argv[] = { (char *)prog, NULL };
-	int pfd[2], status;
-	size_t got = 0;
-	ssize_t n;
-	pid_t pid;
+	struct child c;
 
-	if (pipe(pfd))
+	if (spawn(&c, argv, envp))
 		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		dup2(pfd[1], 1);
-		close(pfd[0]);
-		close(pfd[1]);
-		execve(prog, argv, envp);
-		_exit(127);
-	}
-	close(pfd[1]);
-	while (got < len - 1 &&
-	       (n = read(pfd[0], out + got, len - 1 - got)) > 0)
-		got += n;
-	out[got] = 0;
-	close(pfd[0]);
-	if (waitpid(pid, &status, 0) != pid)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+	return collect(&c, out, len);
 }
 
 /* The value after "@key: " in @text, copied to @val; -1 if absent. */
@@ -138,6 +162,93 @@ TEST(staged_install_needs_its_library)
 	/* No RPATH into the build tree: without the staged dir it fails. */
 	rc = run_capture(hello, envp, out, sizeof(out));
 	EXPECT_EQ(127, rc) TH_LOG("output: %s", out);
+}
+
+/* README's quick start, against a channel accepted here. */
+FIXTURE(quickstart) {
+	struct lchan_t_dev d;
+};
+
+LCHAN_T_VARIANTS(quickstart);
+
+FIXTURE_SETUP(quickstart)
+{
+	LCHAN_T_NEED_DEV(&self->d, variant->kind);
+	if (!lchan_t_module_loaded())
+		SKIP(return, "lchan is not loaded");
+}
+
+FIXTURE_TEARDOWN(quickstart)
+{
+}
+
+TEST_F_TIMEOUT(quickstart, sends_one_message, 60)
+{
+	static const char msg[] = "hello over RDMA";
+	char prog[PATH_MAX], lib[PATH_MAX], env[PATH_MAX + 32], port[16];
+	char out[4096];
+	char *envp[] = { env, NULL };
+	char *argv[] = { prog, self->d.addr, port, NULL };
+	struct lchan_opts opts = { .flags = LCHAN_DEFER_ESTABLISH };
+	struct lchan_listener lst;
+	struct lchan_ctx ctx;
+	struct lchan_chan chan;
+	struct lchan_mr mr;
+	struct lchan_cqe cqe, *c;
+	struct lchan_rqe *rqe;
+	struct pollfd pfd;
+	struct child child;
+	char *buf;
+	int rc;
+
+	LCHAN_T_BODY();
+	beside_me(prog, sizeof(prog), "pkgconfig/quickstart");
+	beside_me(lib, sizeof(lib), STAGE_LIB);
+	ASSERT_EQ(0, access(prog, X_OK)) TH_LOG("%s", prog);
+	snprintf(env, sizeof(env), "LD_LIBRARY_PATH=%s", lib);
+	snprintf(port, sizeof(port), "%u", lchan_t_port());
+	lchan_t_raise_memlock();
+	buf = aligned_alloc(4096, 4096);
+	ASSERT_NE(NULL, buf);
+	memset(buf, 0, 4096);
+
+	ASSERT_EQ(0, lchan_ctx_open(&ctx));
+	ASSERT_EQ(0, lchan_listen(&ctx, self->d.addr, port, 1,
+				  LCHAN_FD_NONBLOCK, &lst));
+	ASSERT_EQ(0, spawn(&child, argv, envp));
+	pfd.fd = lst.fd;
+	pfd.events = POLLIN;
+	rc = poll(&pfd, 1, 20000);
+	if (rc != 1)
+		kill(child.pid, SIGKILL);
+	ASSERT_EQ(1, rc) TH_LOG("quickstart did not connect");
+	/* The receive is posted before the connection: iWARP needs it. */
+	ASSERT_EQ(0, lchan_accept(&lst, &opts, &chan));
+	ASSERT_EQ(0, lchan_mr_reg(&ctx, &chan, buf, 4096,
+				  LCHAN_ACCESS_LOCAL_WRITE, &mr));
+	rqe = lchan_get_rqe(&chan);
+	ASSERT_NE(NULL, rqe);
+	lchan_prep_recv(rqe, &mr, buf, 4096, 7);
+	ASSERT_EQ(1, lchan_submit(&chan));
+	ASSERT_EQ(0, lchan_establish(&chan, 10000));
+	ASSERT_EQ(0, lchan_wait_cqe(&chan, &c, 10000));
+	cqe = *c;
+	lchan_cqe_seen(&chan);
+	EXPECT_EQ(LCHAN_CQE_OK, cqe.status)
+		TH_LOG("%s", lchan_cqe_status_str(cqe.status));
+	EXPECT_EQ(LCHAN_CQE_RECV, cqe.opcode);
+	EXPECT_EQ(7, cqe.user_data);
+	EXPECT_EQ(sizeof(msg), cqe.byte_len);
+	EXPECT_STREQ(msg, buf);
+
+	rc = collect(&child, out, sizeof(out));
+	TH_LOG("quickstart says: %s", out);
+	EXPECT_EQ(0, rc);
+	EXPECT_STREQ("send: success\n", out);
+	lchan_chan_close(&chan);
+	lchan_listener_close(&lst);
+	lchan_ctx_close(&ctx);
+	free(buf);
 }
 
 TEST_HARNESS_MAIN
