@@ -85,7 +85,7 @@ DKMS_MOD = lchan/$(LCHAN_VERSION)
 DKMS_FILES = dkms.conf Kbuild kmod/Kbuild uapi/lchan.h \
 	$(filter-out %.mod.c,$(wildcard kmod/*.c)) $(wildcard kmod/*.h)
 
-.PHONY: install install-lib install-tools install-man modules_install \
+.PHONY: install install-lib install-tools install-man uninstall modules_install \
 	dkms-source dkms-install dkms-uninstall host-checks
 
 install: install-lib install-tools install-man
@@ -98,6 +98,11 @@ install-tools: tools
 
 install-man:
 	$(MAKE) -C man install $(INSTALL_VARS)
+
+uninstall:
+	$(MAKE) -C lib uninstall $(INSTALL_VARS)
+	$(MAKE) -C tools uninstall $(INSTALL_VARS)
+	$(MAKE) -C man uninstall $(INSTALL_VARS)
 
 modules_install: module
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
@@ -123,7 +128,7 @@ dkms-uninstall:
 # The packaging checks of `make check` alone (no guest): DKMS, install and
 # pkg-config, man pages, lchanctl on a made-up sysfs tree.
 HOST_CHECKS = tools/check-dkms.sh tools/check-install.sh tools/check-man.sh \
-	tools/check-lchanctl.sh
+	tools/check-abi-doc.sh tools/check-lchanctl.sh
 
 host-checks:
 	@rc=0; for c in $(HOST_CHECKS); do \

@@ -13,7 +13,7 @@
 # Exit status: 0 pass, 1 fail, 4 skip (dkms not installed, or not root and
 # no sudo: dkms insists on root).  The last line of output is the summary.
 set -uo pipefail
-# shellcheck source=rig/lib.sh
+# shellcheck source-path=SCRIPTDIR source=rig/lib.sh
 . "$(dirname "$0")/rig/lib.sh"
 cd "$REPO" || exit 1
 
@@ -39,7 +39,7 @@ mkdir -p "$t/src" "$t/tree" "$t/modules/$KVER" "$t/stage"
 : >"$log"
 # --no-depmod: depmod would write into the system's /lib/modules.  The
 # signing key dkms creates on first use goes to the private tree too.
-flags="--dkmstree $t/tree --sourcetree $t/src --installtree $t/modules --no-depmod"
+flags=(--dkmstree "$t/tree" --sourcetree "$t/src" --installtree "$t/modules" --no-depmod)
 export mok_signing_key=$t/mok.key mok_certificate=$t/mok.pub
 
 run() { # CMD...: output to the log, on failure show its tail
@@ -55,10 +55,10 @@ ref=kmod/lchan.ko
 [ -f "$ref" ] || fail "make module left no $ref"
 
 run "${SUDO[@]}" make --no-print-directory dkms-install KDIR="$KDIR" KVER="$KVER" \
-	DKMS_SRCTREE="$t/src" DKMS_KVER="$KVER" DKMS_FLAGS="$flags"
+	DKMS_SRCTREE="$t/src" DKMS_KVER="$KVER" DKMS_FLAGS="${flags[*]}"
 installed=$(find "$t/modules/$KVER" -name 'lchan.ko*' | head -n1)
 [ -n "$installed" ] || fail "dkms install put no lchan.ko under $t/modules/$KVER"
-"${SUDO[@]}" dkms status $flags lchan >>"$log" 2>&1
+"${SUDO[@]}" dkms status "${flags[@]}" lchan >>"$log" 2>&1
 grep -q "lchan/.*$KVER.*installed" "$log" || fail "dkms status does not say installed"
 
 differ=0
@@ -79,7 +79,7 @@ fi
 [ "$differ" = 0 ] || fail "the DKMS module is not the one make builds"
 
 run "${SUDO[@]}" make --no-print-directory dkms-uninstall KDIR="$KDIR" KVER="$KVER" \
-	DKMS_SRCTREE="$t/src" DKMS_FLAGS="$flags"
+	DKMS_SRCTREE="$t/src" DKMS_FLAGS="${flags[*]}"
 [ -z "$(find "$t/modules" -name 'lchan.ko*')" ] || fail "dkms remove left the module installed"
 [ ! -e "$t/src/lchan-$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' dkms.conf)" ] ||
 	fail "dkms-uninstall left the sources"
