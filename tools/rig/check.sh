@@ -3,7 +3,8 @@
 # `make check`: everything, from a bare Debian 12 machine to the guest test
 # results.  Phases:
 #   setup        host packages, guest kernel (tools/rig/setup.sh)
-#   host checks  checkpatch and sparse over the module
+#   host checks  checkpatch and sparse over the module; DKMS, make install,
+#                man pages, sysfs ABI document, lchanctl (tools/check-*.sh)
 #   build        module, lib, selftests, tools (KDIR = Debian's headers for
 #                the guest kernel), siw.ko, initramfs
 #   boot/selftest  the rig checks itself: it must catch a failing test, a
@@ -94,6 +95,30 @@ if logged "$L/sparse.log" "$RIG_DIR/sparse.sh"; then
 else
 	notok "sparse: module has sparse warnings or does not build"
 fi
+# Packaging and documentation (tools/check-*.sh): DKMS, make install and
+# pkg-config, man pages, the sysfs ABI document, lchanctl's output.  Each
+# prints its verdict as its last line; exit status 4 is a skip.
+host_check() { # NAME
+	local rc=0 log=$L/check-$1.log last
+	"$REPO/tools/check-$1.sh" >"$log" 2>&1 || rc=$?
+	last=$(tail -n1 "$log" | sed "s/^$1: //")
+	case $rc in
+	0) ok "$1: $last" ;;
+	4)
+		n=$((n + 1))
+		skipped=$((skipped + 1))
+		echo "ok $n $1 # SKIP ${last#SKIP: }"
+		;;
+	*)
+		notok "$1: $last"
+		echo "# log: $log"
+		tail -n 30 "$log" | sed 's/^/#   /'
+		;;
+	esac
+}
+for c in dkms install man abi-doc lchanctl; do
+	host_check "$c"
+done
 
 # ---------------------------------------------------------------- build
 phase build

@@ -18,7 +18,10 @@ PKGS=(
 	rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest
 	iproute2 libibverbs-dev librdmacm-dev
 	linux-source-6.1 sparse strace qperf sockperf util-linux
+	pkgconf groff-base man-db binutils
 )
+# Wanted but not required: the host check that needs it SKIPs without it.
+OPTIONAL_PKGS=(dkms)
 
 update_stamp=$LCHAN_CACHE/apt-updated
 
@@ -64,6 +67,13 @@ if [ "${#missing[@]}" -gt 0 ]; then
 	rig_log "installing: ${missing[*]}"
 	rig_root apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
 		rig_die "apt-get install failed: ${missing[*]}"
+fi
+mapfile -t missing < <(missing_pkgs "${OPTIONAL_PKGS[@]}")
+if [ "${#missing[@]}" -gt 0 ]; then
+	[ "$updated" = 1 ] || apt_update
+	rig_log "installing (optional): ${missing[*]}"
+	rig_root apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+		rig_log "warning: could not install ${missing[*]}; the checks that need them skip"
 fi
 
 "$RIG_DIR/kernel.sh"
