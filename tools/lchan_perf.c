@@ -1,0 +1,1947 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
+/*
+ * lchan_perf: latency and bandwidth of an lchan channel, in the manner of
+ * perftest (ib_send_lat, ib_write_bw, ...), so that the numbers of both
+ * can be read side by side.
+ *
+ *   lchan_perf -s [-a ADDR] [-p PORT] [--mode doorbell|poller]
+ *   lchan_perf -c ADDR [-p PORT] [-t TEST] [-S SIZE[,SIZE...]] [-a] [-n N]
+ *              [-b BATCH] [--mode doorbell|poller] [--event] [--json] ...
+ *
+ * The client chooses the test and sends its parameters to the server over
+ * the channel itself (SEND/RECV control messages), so the server needs no
+ * test options.  Latency tests report RTT/2 for SEND and WRITE ping-pong
+ * and the whole operation for READ and atomics, as perftest does.
+ *
+ * Protocol (every message a struct perf_msg in a SEND):
+ *   C->S HELLO (test, flags, largest size, the client's buffers)
+ *   S->C HELLO (the server's buffers, receives posted)
+ *   per size: C->S START, S->C READY, the test, C->S END, S->C RESULT
+ *   C->S BYE, S->C BYE
+ * During send_bw the server also sends CREDIT messages: the receives it
+ * has re-posted, so the client never sends into an empty receive queue
+ * (iWARP has no receiver-not-ready retry).
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
+#include "liblchan.h"
+
+#define PERF_MAGIC	0x4c505246u	/* "LPRF" */
+#define PERF_VERSION	1
+#define CTRL_SIZE	128		/* bytes of a control message slot */
+#define CTRL_BUFS	64		/* control send buffers, used in turn */
+#define MAX_SIZES	64
+#define SLOT_BUDGET	(64u << 20)	/* receive slots, all together */
+#define MIN_SLOTS	8
+#define CTRL_BIT	(1ULL << 63)	/* SQE user_data: a control SEND */
+#define EXIT_SKIP	4		/* kselftest's "skipped" */
+
+enum perf_test {
+	T_SEND_LAT,
+	T_WRITE_LAT,
+	T_READ_LAT,
+	T_ATOMIC_LAT,
+	T_SEND_BW,
+	T_WRITE_BW,
+	T_READ_BW,
+	T_MAX,
+};
+
+static const struct {
+	const char *name;
+	bool lat;
+	bool halve;		/* report RTT/2 */
+	size_t def_size;	/* perftest's defaults */
+} tests[T_MAX] = {
+	[T_SEND_LAT] = { "send_lat", true, true, 2 },
+	[T_WRITE_LAT] = { "write_lat", true, true, 2 },
+	[T_READ_LAT] = { "read_lat", true, false, 2 },
+	[T_ATOMIC_LAT] = { "atomic_lat", true, false, 8 },
+	[T_SEND_BW] = { "send_bw", false, false, 65536 },
+	[T_WRITE_BW] = { "write_bw", false, false, 65536 },
+	[T_READ_BW] = { "read_bw", false, false, 65536 },
+};
+
+enum msg_type {
+	M_HELLO = 1,
+	M_START,
+	M_READY,
+	M_END,
+	M_RESULT,
+	M_CREDIT,
+	M_BYE,
+};
+
+#define F_VERIFY	(1u << 0)
+#define F_EVENT		(1u << 1)
+
+/* A control message; both ends are the same build, so host order. */
+struct perf_msg {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t type;		/* enum msg_type */
+	uint32_t test;		/* enum perf_test */
+	uint32_t flags;		/* F_* */
+	uint64_t size;		/* START: message size; HELLO: largest */
+	uint64_t iters;
+	uint64_t target;	/* HELLO: where the peer may WRITE */
+	uint64_t src;		/* HELLO: where the peer may READ */
+	uint64_t counter;	/* HELLO: the atomic word */
+	uint32_t rkey;
+	uint32_t status;	/* RESULT: 0, or what failed verification */
+	uint64_t count;		/* READY: receives posted; CREDIT: re-posted */
+	uint64_t value;		/* RESULT: atomic counter */
+};
+
+_Static_assert(sizeof(struct perf_msg) <= CTRL_SIZE, "control message size");
+
+struct result {
+	size_t size;
+	unsigned long iters;
+	double t_min, t_max, t_median, t_avg, t_stdev, t_p99, t_p999;
+	double secs;		/* timed part */
+	double gbps, mbps, mpps;
+	double cpu_us;		/* user + system of this process, per op */
+	double poller_cpu_us;	/* the kernel poller thread, per op; <0: none */
+	double enters;		/* ENTER ioctls per op */
+	const char *verify;	/* "ok", "fail", "off" */
+};
+
+struct perf {
+	/* options */
+	bool server;
+	const char *host;
+	const char *port;
+	int test;
+	size_t sizes[MAX_SIZES];
+	unsigned nsizes;
+	bool sweep;
+	unsigned long iters;
+	unsigned batch;
+	unsigned cq_mod;
+	unsigned tx_depth;
+	unsigned rx_depth;
+	bool poller;
+	unsigned idle_ms;
+	int poller_cpu;
+	bool event;
+	bool json;
+	bool verify;
+	unsigned timeout_s;
+
+	/* the channel */
+	struct lchan_ctx ctx;
+	struct lchan_chan chan;
+	struct lchan_mr ctrl_mr;
+	struct lchan_mr data_mr;
+	uint8_t *ctrl;		/* CTRL_BUFS send buffers, then one receive */
+	uint8_t *data;
+	size_t data_len;
+	uint8_t *slots;		/* receive buffers */
+	size_t slot_size;
+	unsigned nslots;
+	uint8_t *src;		/* what we send, write, or the peer reads */
+	uint8_t *target;	/* the peer writes here */
+	uint8_t *dst;		/* our READs land here */
+	uint64_t *counter;	/* the peer's FETCH_ADD target */
+	uint64_t *fetched;	/* FETCH_ADD results land here */
+	size_t max_size;
+	uint64_t features;
+	char device[32];
+
+	/* the peer */
+	uint64_t peer_target;
+	uint64_t peer_src;
+	uint64_t peer_counter;
+	uint32_t peer_rkey;
+
+	/* queue state */
+	uint64_t rq_posted;	/* receives ever prepared (slot numbers) */
+	uint64_t data_posted;	/* data SQEs of the current test */
+	uint64_t data_done;	/* ... known complete (signalled CQEs) */
+	uint64_t ctrl_sent;
+	uint64_t ctrl_done;
+	bool flags_event;	/* the server: how the client wants polling */
+	bool flags_verify;
+
+	/* time */
+	double tsc_per_us;
+	uint64_t timeout_tsc;
+};
+
+/* ------------------------------------------------------------------ time */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The cycle counter, as perftest uses: no system call.  (Under emulation
+ * the guest's clocksource may be one that clock_gettime() has to enter the
+ * kernel for, which would show up as system calls per operation.)
+ */
+static inline uint64_t ticks(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return __rdtsc();
+#else
+	return now_ns();
+#endif
+}
+
+/* Ticks per microsecond, over a short sleep (refined per run later). */
+static double calibrate(void)
+{
+	struct timespec ten_ms = { 0, 10000000 };
+	uint64_t t0 = ticks(), n0 = now_ns(), t1, n1;
+
+	nanosleep(&ten_ms, NULL);
+	t1 = ticks();
+	n1 = now_ns();
+	if (n1 <= n0 || t1 <= t0)
+		return 1000.0;
+	return (double)(t1 - t0) * 1000.0 / (double)(n1 - n0);
+}
+
+static double cpu_secs(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+	       ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+/*
+ * The context's kernel poller thread is not part of this process; its CPU
+ * time comes from /proc.  It is called "lchan-poll/<our pid>" (comm keeps
+ * 15 characters).  Returns -1 when there is none.
+ */
+static int find_poller(void)
+{
+	char want[16], path[300], comm[32];
+	struct dirent *de;
+	int found = -1;
+	DIR *d;
+
+	snprintf(want, sizeof(want), "lchan-poll/%d", (int)getpid());
+	d = opendir("/proc");
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		FILE *f;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f)) {
+			comm[strcspn(comm, "\n")] = 0;
+			/* Ours was made after us: take the lowest such pid. */
+			if (!strcmp(comm, want) && atoi(de->d_name) > getpid() &&
+			    (found < 0 || atoi(de->d_name) < found))
+				found = atoi(de->d_name);
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return found;
+}
+
+static double task_cpu_secs(int pid)
+{
+	unsigned long utime, stime;
+	char path[64], buf[1024], *p;
+	FILE *f;
+	size_t n;
+
+	if (pid < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* Fields after the ")" of comm: state is field 3, utime 14. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+			 &utime, &stime) != 2)
+		return -1;
+	return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* A counter of this channel in sysfs, or -1. */
+static long long chan_stat(struct perf *p, const char *name)
+{
+	char path[96];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/kernel/lchan/channels/%u/%s",
+		 p->chan.info.id, name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+static void chan_device(struct perf *p)
+{
+	char path[96];
+	FILE *f;
+
+	snprintf(p->device, sizeof(p->device), "?");
+	snprintf(path, sizeof(path), "/sys/kernel/lchan/channels/%u/device",
+		 p->chan.info.id);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	if (fgets(p->device, sizeof(p->device), f))
+		p->device[strcspn(p->device, "\n")] = 0;
+	fclose(f);
+}
+
+/* ------------------------------------------------------------- the rings */
+
+static void fail(const char *what, int err)
+{
+	fprintf(stderr, "lchan_perf: %s: %s\n", what, strerror(-err));
+}
+
+static int submit(struct perf *p)
+{
+	int ret = lchan_submit(&p->chan);
+
+	if (ret < 0) {
+		fail("submit", ret);
+		return ret;
+	}
+	return 0;
+}
+
+/* An SQE; when the ring is full, push what is there and wait for room. */
+static struct lchan_sqe *get_sqe(struct perf *p)
+{
+	uint64_t t0 = 0;
+	unsigned spins = 0;
+
+	for (;;) {
+		struct lchan_sqe *sqe = lchan_get_sqe(&p->chan);
+
+		if (sqe)
+			return sqe;
+		if (!t0)
+			t0 = ticks();
+		if (++spins % 1024 == 0) {
+			if (submit(p))
+				return NULL;
+			if (ticks() - t0 > p->timeout_tsc) {
+				fprintf(stderr, "lchan_perf: send ring stays full\n");
+				return NULL;
+			}
+		}
+	}
+}
+
+/* Prepare the receive of the next slot (submitted with the next submit). */
+static int post_recv(struct perf *p)
+{
+	struct lchan_rqe *rqe = lchan_get_rqe(&p->chan);
+	unsigned slot = (unsigned)(p->rq_posted % p->nslots);
+
+	if (!rqe) {
+		fprintf(stderr, "lchan_perf: receive ring full\n");
+		return -ENOSPC;
+	}
+	lchan_prep_recv(rqe, &p->data_mr, p->slots + (size_t)slot * p->slot_size,
+			(uint32_t)p->slot_size, slot);
+	p->rq_posted++;
+	return 0;
+}
+
+/*
+ * Poller mode: wait until the kernel has taken every published receive.
+ * A poller round takes receives before sends, but it reads the two tails
+ * at different moments, so a SEND published right after receives can be
+ * posted before them.  Where that matters (a credit, a reply the peer
+ * answers at once, the receives before establish), wait here first.
+ */
+static int receives_taken(struct perf *p)
+{
+	uint64_t t0 = ticks();
+
+	if (!(p->chan.info.chan_flags & LCHAN_CHAN_POLLER))
+		return 0;
+	while (lchan_load_acquire(p->chan.rq.khead) != p->chan.rq.published) {
+		if (ticks() - t0 > p->timeout_tsc) {
+			fprintf(stderr, "lchan_perf: the poller takes no receives\n");
+			return -ETIMEDOUT;
+		}
+	}
+	return 0;
+}
+
+/* What the peer's SEND brought: slot and length. */
+struct recvd {
+	uint8_t *buf;
+	uint32_t len;
+};
+
+static const char *cqe_op_name(unsigned op)
+{
+	switch (op) {
+	case LCHAN_CQE_SEND: return "SEND";
+	case LCHAN_CQE_RECV: return "RECV";
+	case LCHAN_CQE_WRITE: return "WRITE";
+	case LCHAN_CQE_READ: return "READ";
+	case LCHAN_CQE_FETCH_ADD: return "FETCH_ADD";
+	case LCHAN_CQE_CMP_SWAP: return "CMP_SWAP";
+	}
+	return "operation";
+}
+
+/*
+ * Take one CQE.  Send-side completions are accounted here; a receive is
+ * handed back in @r (its slot is re-posted at once).  Returns 1 for a
+ * receive, 0 for anything else, -EAGAIN when the ring is empty and
+ * @wait is false, or an error.
+ */
+static int reap(struct perf *p, bool wait, bool event, struct recvd *r)
+{
+	struct lchan_cqe *cqe;
+	uint64_t t0 = 0;
+	unsigned spins = 0;
+	int ret;
+
+	for (;;) {
+		if (!lchan_peek_cqe(&p->chan, &cqe))
+			break;
+		if (!wait)
+			return -EAGAIN;
+		if (event) {
+			ret = lchan_wait_cqe(&p->chan, &cqe,
+					     (int)p->timeout_s * 1000);
+			if (ret) {
+				fail("waiting for a completion", ret);
+				return ret;
+			}
+			break;
+		}
+		if (!t0)
+			t0 = ticks();
+		if (++spins % 4096 == 0 && ticks() - t0 > p->timeout_tsc) {
+			fprintf(stderr, "lchan_perf: no completion for %u s\n",
+				p->timeout_s);
+			return -ETIMEDOUT;
+		}
+	}
+
+	if (cqe->status) {
+		fprintf(stderr, "lchan_perf: %s failed: %s (status %u, vendor error %u)\n",
+			cqe_op_name(cqe->opcode), lchan_cqe_status_str(cqe->status),
+			cqe->status, cqe->vendor_err);
+		lchan_cqe_seen(&p->chan);
+		return -EIO;
+	}
+	if (cqe->opcode == LCHAN_CQE_RECV) {
+		r->buf = p->slots + (size_t)cqe->user_data * p->slot_size;
+		r->len = cqe->byte_len;
+		lchan_cqe_seen(&p->chan);
+		ret = post_recv(p);
+		return ret ? ret : 1;
+	}
+	if (cqe->user_data & CTRL_BIT) {
+		p->ctrl_done = cqe->user_data & ~CTRL_BIT;
+	} else if (cqe->user_data > p->data_done) {
+		/* RC completes in order: everything before it is done too. */
+		p->data_done = cqe->user_data;
+	}
+	lchan_cqe_seen(&p->chan);
+	return 0;
+}
+
+/* Reap everything ready without waiting. */
+static int reap_ready(struct perf *p)
+{
+	struct recvd r;
+	int ret;
+
+	while ((ret = reap(p, false, false, &r)) >= 0) {
+		if (ret == 1) {
+			fprintf(stderr, "lchan_perf: unexpected message\n");
+			return -EPROTO;
+		}
+	}
+	return ret == -EAGAIN ? 0 : ret;
+}
+
+/* ------------------------------------------------------- control messages */
+
+static int send_ctrl(struct perf *p, struct perf_msg *m)
+{
+	struct lchan_sqe *sqe;
+	uint8_t *buf;
+
+	/* A control buffer is reused only after its SEND completed. */
+	while (p->ctrl_sent - p->ctrl_done >= CTRL_BUFS) {
+		struct recvd r;
+		int ret = reap(p, true, true, &r);
+
+		if (ret < 0)
+			return ret;
+		if (ret == 1) {
+			fprintf(stderr, "lchan_perf: unexpected message\n");
+			return -EPROTO;
+		}
+	}
+	buf = p->ctrl + (p->ctrl_sent % CTRL_BUFS) * CTRL_SIZE;
+	m->magic = PERF_MAGIC;
+	m->version = PERF_VERSION;
+	memcpy(buf, m, sizeof(*m));
+	if (receives_taken(p))
+		return -ETIMEDOUT;
+	sqe = get_sqe(p);
+	if (!sqe)
+		return -ENOSPC;
+	p->ctrl_sent++;
+	lchan_prep_send(sqe, &p->ctrl_mr, buf, sizeof(*m),
+			CTRL_BIT | p->ctrl_sent);
+	return submit(p);
+}
+
+static int check_msg(const struct recvd *r, struct perf_msg *m, int type)
+{
+	if (r->len != sizeof(*m)) {
+		fprintf(stderr, "lchan_perf: a %u-byte message where a control message belongs\n",
+			r->len);
+		return -EPROTO;
+	}
+	memcpy(m, r->buf, sizeof(*m));
+	if (m->magic != PERF_MAGIC || m->version != PERF_VERSION) {
+		fprintf(stderr, "lchan_perf: the peer speaks another protocol\n");
+		return -EPROTO;
+	}
+	if (type && m->type != type) {
+		fprintf(stderr, "lchan_perf: control message %u where %d belongs\n",
+			m->type, type);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/* Wait (sleeping) for the next control message, of @type unless 0. */
+static int recv_ctrl(struct perf *p, struct perf_msg *m, int type)
+{
+	struct recvd r;
+	int ret;
+
+	for (;;) {
+		ret = reap(p, true, true, &r);
+		if (ret < 0)
+			return ret;
+		if (ret == 1)
+			break;
+	}
+	/* The re-posted receive goes out with the next submit. */
+	return check_msg(&r, m, type);
+}
+
+/* -------------------------------------------------------------- buffers */
+
+static uint8_t pattern(size_t size, size_t j)
+{
+	return (uint8_t)(j * 131u + size * 7u + 11u);
+}
+
+static void fill_pattern(uint8_t *buf, size_t size)
+{
+	size_t j;
+
+	for (j = 0; j < size; j++)
+		buf[j] = pattern(size, j);
+}
+
+/* First @len bytes of @buf hold the pattern of a @size-byte message. */
+static bool check_pattern(const uint8_t *buf, size_t size, size_t len)
+{
+	size_t j;
+
+	for (j = 0; j < len; j++)
+		if (buf[j] != pattern(size, j))
+			return false;
+	return true;
+}
+
+static size_t round_up(size_t v, size_t to)
+{
+	return (v + to - 1) / to * to;
+}
+
+/* The data buffers for messages up to @max bytes, registered. */
+static int setup_data(struct perf *p, size_t max)
+{
+	size_t area, off = 0;
+	int ret;
+
+	p->max_size = max;
+	p->slot_size = round_up(max > CTRL_SIZE ? max : CTRL_SIZE, 64);
+	p->nslots = p->rx_depth;
+	if ((size_t)p->nslots * p->slot_size > SLOT_BUDGET)
+		p->nslots = (unsigned)(SLOT_BUDGET / p->slot_size);
+	if (p->nslots < MIN_SLOTS)
+		p->nslots = MIN_SLOTS;
+	area = round_up(max, 4096);
+	p->data_len = round_up((size_t)p->nslots * p->slot_size, 4096) +
+		      3 * area + 4096;
+	p->data = aligned_alloc(4096, p->data_len);
+	if (!p->data)
+		return -ENOMEM;
+	memset(p->data, 0, p->data_len);
+	p->slots = p->data;
+	off = round_up((size_t)p->nslots * p->slot_size, 4096);
+	p->src = p->data + off;
+	off += area;
+	p->target = p->data + off;
+	off += area;
+	p->dst = p->data + off;
+	off += area;
+	p->counter = (uint64_t *)(p->data + off);
+	p->fetched = (uint64_t *)(p->data + off + 64);
+	ret = lchan_mr_reg(&p->ctx, &p->chan, p->data, p->data_len,
+			   LCHAN_ACCESS_ALL, &p->data_mr);
+	if (ret)
+		fail("registering the data buffers", ret);
+	return ret;
+}
+
+static int setup_ctrl(struct perf *p)
+{
+	size_t len = round_up((CTRL_BUFS + 1) * CTRL_SIZE, 4096);
+	int ret;
+
+	p->ctrl = aligned_alloc(4096, len);
+	if (!p->ctrl)
+		return -ENOMEM;
+	memset(p->ctrl, 0, len);
+	ret = lchan_mr_reg(&p->ctx, &p->chan, p->ctrl, len,
+			   LCHAN_ACCESS_LOCAL_WRITE, &p->ctrl_mr);
+	if (ret)
+		fail("registering the control buffers", ret);
+	return ret;
+}
+
+/* Fill the receive queue (rx_depth receives) and push it to the kernel. */
+static int fill_rq(struct perf *p)
+{
+	unsigned i;
+	int ret;
+
+	for (i = 0; i < p->rx_depth; i++) {
+		ret = post_recv(p);
+		if (ret)
+			return ret;
+	}
+	ret = submit(p);
+	return ret ? ret : receives_taken(p);
+}
+
+static void describe_self(struct perf *p, struct perf_msg *m)
+{
+	m->target = (uintptr_t)p->target;
+	m->src = (uintptr_t)p->src;
+	m->counter = (uintptr_t)p->counter;
+	m->rkey = p->data_mr.rkey;
+}
+
+static void learn_peer(struct perf *p, const struct perf_msg *m)
+{
+	p->peer_target = m->target;
+	p->peer_src = m->src;
+	p->peer_counter = m->counter;
+	p->peer_rkey = m->rkey;
+}
+
+/* --------------------------------------------------------- the channel */
+
+static int open_ctx(struct perf *p)
+{
+	int ret = lchan_ctx_open(&p->ctx);
+
+	if (ret) {
+		fail(LCHAN_DEVICE_PATH, ret);
+		return ret;
+	}
+	if (p->poller) {
+		ret = lchan_ctx_setup_poller(&p->ctx, p->idle_ms, p->poller_cpu,
+					     NULL);
+		if (ret)
+			fail("poller mode (LCHAN_IOC_CTX_SETUP)", ret);
+	}
+	return ret;
+}
+
+static void chan_opts(struct perf *p, struct lchan_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->sq_entries = p->tx_depth;
+	o->rq_entries = p->rx_depth;
+	o->flags = LCHAN_DEFER_ESTABLISH;
+}
+
+static int establish(struct perf *p)
+{
+	int ret = lchan_establish(&p->chan, p->timeout_s * 1000);
+
+	if (ret) {
+		fail("establishing the connection", ret);
+		return ret;
+	}
+	p->features = p->chan.info.features;
+	chan_device(p);
+	return 0;
+}
+
+/* ----------------------------------------------------------- statistics */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* perftest's percentile: the value at ceil(q * n) - 1 of the sorted set. */
+static double pct(const uint64_t *v, unsigned long n, double q, double scale)
+{
+	unsigned long i = (unsigned long)ceil(q * (double)n);
+
+	if (i)
+		i--;
+	if (i >= n)
+		i = n - 1;
+	return (double)v[i] * scale;
+}
+
+static void lat_stats(struct perf *p, struct result *res, uint64_t *t,
+		      unsigned long n, bool halve)
+{
+	double scale = 1.0 / p->tsc_per_us / (halve ? 2.0 : 1.0);
+	double sum = 0, sq = 0;
+	unsigned long i;
+
+	qsort(t, n, sizeof(*t), cmp_u64);
+	for (i = 0; i < n; i++) {
+		double v = (double)t[i] * scale;
+
+		sum += v;
+		sq += v * v;
+	}
+	res->t_min = (double)t[0] * scale;
+	res->t_max = (double)t[n - 1] * scale;
+	res->t_median = (double)t[n / 2] * scale;
+	res->t_avg = sum / (double)n;
+	res->t_stdev = sqrt(fmax(0, sq / (double)n - res->t_avg * res->t_avg));
+	res->t_p99 = pct(t, n, 0.99, scale);
+	res->t_p999 = pct(t, n, 0.999, scale);
+}
+
+/* Around the timed part of a test. */
+struct meter {
+	uint64_t t0;
+	uint64_t ns0;
+	double cpu0;
+	double poller0;
+	long long enters0;
+	int poller_pid;
+};
+
+static void meter_start(struct perf *p, struct meter *m)
+{
+	m->poller_pid = p->poller ? find_poller() : -1;
+	m->poller0 = task_cpu_secs(m->poller_pid);
+	m->enters0 = chan_stat(p, "enters");
+	m->cpu0 = cpu_secs();
+	m->ns0 = now_ns();
+	m->t0 = ticks();
+}
+
+static void meter_stop(struct perf *p, struct meter *m, struct result *res)
+{
+	uint64_t t1 = ticks(), ns1 = now_ns();
+	double cpu1 = cpu_secs(), poller1;
+	long long enters1 = chan_stat(p, "enters");
+	double n = (double)res->iters;
+
+	res->secs = (double)(ns1 - m->ns0) / 1e9;
+	/* The run itself is the best calibration of the cycle counter. */
+	if (ns1 - m->ns0 > 1000000 && t1 > m->t0)
+		p->tsc_per_us = (double)(t1 - m->t0) * 1000.0 /
+				(double)(ns1 - m->ns0);
+	res->cpu_us = (cpu1 - m->cpu0) * 1e6 / n;
+	poller1 = task_cpu_secs(m->poller_pid);
+	res->poller_cpu_us = m->poller0 >= 0 && poller1 >= 0 ?
+			     (poller1 - m->poller0) * 1e6 / n : -1;
+	res->enters = m->enters0 >= 0 && enters1 >= 0 ?
+		      (double)(enters1 - m->enters0) / n : -1;
+	if (!tests[p->test].lat && res->secs > 0) {
+		res->mpps = n / res->secs / 1e6;
+		res->mbps = n * (double)res->size / res->secs / 1e6;
+		res->gbps = res->mbps * 8 / 1e3;
+	}
+}
+
+/* --------------------------------------------------------- client tests */
+
+/* Wait for the completion of every data SQE (the last one is signalled). */
+static int drain(struct perf *p)
+{
+	while (p->data_done < p->data_posted) {
+		struct recvd r;
+		int ret = reap(p, true, false, &r);
+
+		if (ret < 0)
+			return ret;
+		if (ret == 1) {
+			fprintf(stderr, "lchan_perf: unexpected message\n");
+			return -EPROTO;
+		}
+	}
+	return 0;
+}
+
+/* SEND of @size bytes from src; signalled every cq_mod-th data SQE. */
+static int prep_data(struct perf *p, struct lchan_sqe *sqe, size_t size,
+		     unsigned long i, unsigned long n)
+{
+	uint64_t seq = ++p->data_posted;
+
+	switch (p->test) {
+	case T_SEND_LAT:
+	case T_SEND_BW:
+		lchan_prep_send(sqe, &p->data_mr, p->src, (uint32_t)size, seq);
+		break;
+	case T_WRITE_LAT:
+	case T_WRITE_BW:
+		lchan_prep_write(sqe, &p->data_mr, p->src, (uint32_t)size,
+				 p->peer_target, p->peer_rkey, seq);
+		break;
+	case T_READ_LAT:
+	case T_READ_BW:
+		lchan_prep_read(sqe, &p->data_mr, p->dst, (uint32_t)size,
+				p->peer_src, p->peer_rkey, seq);
+		break;
+	case T_ATOMIC_LAT:
+		lchan_prep_fetch_add(sqe, &p->data_mr, p->fetched,
+				     p->peer_counter, p->peer_rkey, 1, seq);
+		break;
+	}
+	/* Operations the caller waits for are always signalled. */
+	if (p->test != T_READ_LAT && p->test != T_ATOMIC_LAT &&
+	    seq % p->cq_mod && i + 1 != n)
+		sqe->flags |= LCHAN_SQE_UNSIGNALED;
+	return 0;
+}
+
+/* Wait for the next receive (busy or event) while accounting sends. */
+static int wait_recv(struct perf *p, bool event, struct recvd *r)
+{
+	int ret;
+
+	for (;;) {
+		ret = reap(p, true, event, r);
+		if (ret)
+			return ret < 0 ? ret : 0;
+	}
+}
+
+/* Room for another data SQE in the window we allow ourselves. */
+static int window_wait(struct perf *p, bool event)
+{
+	while (p->data_posted - p->data_done >= p->tx_depth - 1) {
+		struct recvd r;
+		int ret = reap(p, true, event, &r);
+
+		if (ret < 0)
+			return ret;
+		if (ret == 1) {
+			fprintf(stderr, "lchan_perf: unexpected message\n");
+			return -EPROTO;
+		}
+	}
+	return 0;
+}
+
+static int client_send_lat(struct perf *p, size_t size, unsigned long n,
+			   uint64_t *t)
+{
+	unsigned long i;
+	struct recvd r;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		uint64_t t0 = ticks();
+		struct lchan_sqe *sqe;
+
+		ret = window_wait(p, p->event);
+		if (ret)
+			return ret;
+		sqe = get_sqe(p);
+		if (!sqe)
+			return -ENOSPC;
+		prep_data(p, sqe, size, i, n);
+		ret = submit(p);
+		if (!ret)
+			ret = wait_recv(p, p->event, &r);
+		if (ret)
+			return ret;
+		t[i] = ticks() - t0;
+		if (r.len != size) {
+			fprintf(stderr, "lchan_perf: reply %lu has %u bytes, not %zu\n",
+				i, r.len, size);
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
+/* Spin until the last byte of @buf reads @v; watch the CQ for errors. */
+static int wait_byte(struct perf *p, volatile uint8_t *buf, uint8_t v)
+{
+	uint64_t t0 = 0;
+	unsigned spins = 0;
+
+	while (lchan_load_acquire(buf) != v) {
+		if (++spins % 1024)
+			continue;
+		if (lchan_cq_ready(&p->chan)) {
+			int ret = reap_ready(p);
+
+			if (ret)
+				return ret;
+		}
+		if (!t0)
+			t0 = ticks();
+		else if (ticks() - t0 > p->timeout_tsc) {
+			fprintf(stderr, "lchan_perf: no write from the peer for %u s\n",
+				p->timeout_s);
+			return -ETIMEDOUT;
+		}
+	}
+	return 0;
+}
+
+/* The marker of write_lat round @i: never 0, never the previous one. */
+static uint8_t marker(unsigned long i)
+{
+	return (uint8_t)(i % 255 + 1);
+}
+
+static int write_ping(struct perf *p, size_t size, unsigned long i,
+		      unsigned long n)
+{
+	struct lchan_sqe *sqe;
+	int ret;
+
+	ret = reap_ready(p);
+	if (!ret)
+		ret = window_wait(p, false);
+	if (ret)
+		return ret;
+	p->src[size - 1] = marker(i);
+	sqe = get_sqe(p);
+	if (!sqe)
+		return -ENOSPC;
+	prep_data(p, sqe, size, i, n);
+	return submit(p);
+}
+
+static int client_write_lat(struct perf *p, size_t size, unsigned long n,
+			    uint64_t *t)
+{
+	unsigned long i;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		uint64_t t0 = ticks();
+
+		ret = write_ping(p, size, i, n);
+		if (!ret)
+			ret = wait_byte(p, p->target + size - 1, marker(i));
+		if (ret)
+			return ret;
+		t[i] = ticks() - t0;
+	}
+	return 0;
+}
+
+/* READ or FETCH_ADD: one at a time, each waited for. */
+static int client_one_sided_lat(struct perf *p, size_t size, unsigned long n,
+				uint64_t *t)
+{
+	unsigned long i;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		uint64_t t0 = ticks(), want = p->data_posted + 1;
+		struct lchan_sqe *sqe = get_sqe(p);
+
+		if (!sqe)
+			return -ENOSPC;
+		prep_data(p, sqe, size, i, n);
+		ret = submit(p);
+		while (!ret && p->data_done < want) {
+			struct recvd r;
+
+			ret = reap(p, true, p->event, &r);
+			if (ret == 1) {
+				fprintf(stderr, "lchan_perf: unexpected message\n");
+				ret = -EPROTO;
+			}
+		}
+		if (ret)
+			return ret;
+		t[i] = ticks() - t0;
+		if (p->test == T_ATOMIC_LAT && p->verify && *p->fetched != i) {
+			fprintf(stderr, "lchan_perf: fetch_add %lu returned %" PRIu64 "\n",
+				i, *p->fetched);
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Bandwidth: keep up to tx_depth - 1 operations in flight, handed to the
+ * kernel @batch at a time, one in cq_mod signalled.  send_bw also keeps to
+ * the receives the server has posted (credit).
+ */
+static int client_bw(struct perf *p, size_t size, unsigned long n,
+		     uint64_t credit)
+{
+	unsigned long i = 0;
+	bool sends = p->test == T_SEND_BW;
+	int ret;
+
+	while (p->data_done < n) {
+		bool more;
+		unsigned k = 0;
+		struct recvd r;
+
+		for (;;) {
+			struct lchan_sqe *sqe;
+
+			more = i < n &&
+			       p->data_posted - p->data_done < p->tx_depth - 1 &&
+			       (!sends || p->data_posted < credit);
+			if (!more || k == p->batch)
+				break;
+			sqe = lchan_get_sqe(&p->chan);
+			if (!sqe)
+				break;
+			prep_data(p, sqe, size, i, n);
+			i++;
+			k++;
+		}
+		if (k) {
+			ret = submit(p);
+			if (ret)
+				return ret;
+		}
+		/* Wait only when nothing more may be posted. */
+		ret = reap(p, !more, p->event, &r);
+		if (ret == -EAGAIN)
+			continue;
+		if (ret < 0)
+			return ret;
+		if (ret == 1) {
+			struct perf_msg m;
+
+			ret = check_msg(&r, &m, M_CREDIT);
+			if (ret)
+				return ret;
+			if (m.count > credit)
+				credit = m.count;
+		}
+	}
+	return 0;
+}
+
+static int client_run(struct perf *p, size_t size, unsigned long n,
+		      struct result *res)
+{
+	struct perf_msg m = { .type = M_START, .size = size, .iters = n };
+	uint64_t *t = NULL, credit = 0;
+	struct meter mt;
+	int ret;
+
+	memset(res, 0, sizeof(*res));
+	res->size = size;
+	res->iters = n;
+	res->verify = p->verify ? "ok" : "off";
+	if (tests[p->test].lat) {
+		t = calloc(n, sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+	}
+	fill_pattern(p->src, size);
+	memset(p->target, 0, size);
+	memset(p->dst, 0, size);
+	ret = send_ctrl(p, &m);
+	if (!ret)
+		ret = recv_ctrl(p, &m, M_READY);
+	if (ret)
+		goto out;
+	/* One receive stays for END; the rest is ours to fill. */
+	credit = m.count - 1;
+	p->data_posted = 0;
+	p->data_done = 0;
+
+	meter_start(p, &mt);
+	switch (p->test) {
+	case T_SEND_LAT:
+		ret = client_send_lat(p, size, n, t);
+		break;
+	case T_WRITE_LAT:
+		ret = client_write_lat(p, size, n, t);
+		break;
+	case T_READ_LAT:
+	case T_ATOMIC_LAT:
+		ret = client_one_sided_lat(p, size, n, t);
+		break;
+	default:
+		ret = client_bw(p, size, n, credit);
+		break;
+	}
+	meter_stop(p, &mt, res);
+	if (!ret)
+		ret = drain(p);
+	if (ret)
+		goto out;
+	if (t)
+		lat_stats(p, res, t, n, tests[p->test].halve);
+
+	/* Our own checks: what we read. */
+	if (p->verify && p->test == T_READ_BW &&
+	    !check_pattern(p->dst, size, size))
+		res->verify = "fail";
+	if (p->verify && p->test == T_READ_LAT &&
+	    !check_pattern(p->dst, size, size))
+		res->verify = "fail";
+	if (p->verify && p->test == T_WRITE_LAT &&
+	    !check_pattern(p->target, size, size - 1))
+		res->verify = "fail";
+
+	m = (struct perf_msg){ .type = M_END, .size = size, .iters = n };
+	ret = send_ctrl(p, &m);
+	/* Credits may still be on their way before the result. */
+	while (!ret) {
+		ret = recv_ctrl(p, &m, 0);
+		if (ret || m.type == M_RESULT)
+			break;
+		if (m.type != M_CREDIT) {
+			fprintf(stderr, "lchan_perf: control message %u where a result belongs\n",
+				m.type);
+			ret = -EPROTO;
+		}
+	}
+	if (ret)
+		goto out;
+	if (m.status)
+		res->verify = "fail";
+out:
+	free(t);
+	return ret;
+}
+
+/* --------------------------------------------------------- server side */
+
+static int server_send_lat(struct perf *p, size_t size, unsigned long n)
+{
+	unsigned long i;
+	struct recvd r;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		struct lchan_sqe *sqe;
+
+		ret = wait_recv(p, p->flags_event, &r);
+		if (ret)
+			return ret;
+		if (r.len != size) {
+			fprintf(stderr, "lchan_perf: message %lu has %u bytes, not %zu\n",
+				i, r.len, size);
+			return -EIO;
+		}
+		if (p->flags_verify && !check_pattern(r.buf, size, size)) {
+			fprintf(stderr, "lchan_perf: message %lu corrupt\n", i);
+			return -EIO;
+		}
+		ret = window_wait(p, p->flags_event);
+		if (ret)
+			return ret;
+		sqe = get_sqe(p);
+		if (!sqe)
+			return -ENOSPC;
+		prep_data(p, sqe, size, i, n);
+		ret = submit(p);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int server_write_lat(struct perf *p, size_t size, unsigned long n)
+{
+	unsigned long i;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		ret = wait_byte(p, p->target + size - 1, marker(i));
+		if (!ret)
+			ret = write_ping(p, size, i, n);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * send_bw receiver: count @n messages; every quarter of the receive queue
+ * re-posted, tell the client how many receives it may fill (CREDIT).
+ */
+static int server_send_bw(struct perf *p, size_t size, unsigned long n,
+			  uint8_t **last)
+{
+	uint64_t base = p->rq_posted, granted = 0;
+	unsigned quarter = p->rx_depth / 4 ? p->rx_depth / 4 : 1;
+	unsigned long i;
+	struct recvd r;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		ret = wait_recv(p, p->flags_event, &r);
+		if (ret)
+			return ret;
+		if (r.len != size) {
+			fprintf(stderr, "lchan_perf: message %lu has %u bytes, not %zu\n",
+				i, r.len, size);
+			return -EIO;
+		}
+		*last = r.buf;
+		/* reap() prepared a new receive; hand a quarter over at once. */
+		if (p->rq_posted - base - granted >= quarter && i + 1 < n) {
+			struct perf_msg m = { .type = M_CREDIT };
+
+			ret = submit(p);
+			if (ret)
+				return ret;
+			granted = p->rq_posted - base;
+			m.count = p->rx_depth - 1 + granted;
+			ret = send_ctrl(p, &m);
+			if (ret)
+				return ret;
+		}
+	}
+	return submit(p);
+}
+
+/* Serve one START .. RESULT round. */
+static int server_round(struct perf *p, const struct perf_msg *start)
+{
+	struct perf_msg m = { .type = M_READY };
+	size_t size = start->size;
+	unsigned long n = start->iters;
+	uint8_t *last = NULL;
+	int ret;
+
+	if (size > p->max_size || !size) {
+		fprintf(stderr, "lchan_perf: size %zu out of range\n", size);
+		return -EPROTO;
+	}
+	fill_pattern(p->src, size);
+	memset(p->target, 0, size);
+	*p->counter = 0;
+	p->data_posted = 0;
+	p->data_done = 0;
+	/* Every receive is posted: the client may fill all but one. */
+	ret = submit(p);
+	if (!ret)
+		ret = receives_taken(p);
+	if (ret)
+		return ret;
+	m.count = p->rx_depth;
+	ret = send_ctrl(p, &m);
+	if (ret)
+		return ret;
+
+	switch (p->test) {
+	case T_SEND_LAT:
+		ret = server_send_lat(p, size, n);
+		break;
+	case T_WRITE_LAT:
+		ret = server_write_lat(p, size, n);
+		break;
+	case T_SEND_BW:
+		ret = server_send_bw(p, size, n, &last);
+		break;
+	default:
+		/* One-sided: nothing to do but wait (sleeping) for END. */
+		break;
+	}
+	if (!ret)
+		ret = drain(p);
+	if (ret)
+		return ret;
+	ret = recv_ctrl(p, &m, M_END);
+	if (ret)
+		return ret;
+
+	m = (struct perf_msg){ .type = M_RESULT };
+	if (p->flags_verify) {
+		switch (p->test) {
+		case T_WRITE_BW:
+			if (!check_pattern(p->target, size, size))
+				m.status = 1;
+			break;
+		case T_WRITE_LAT:
+			if (!check_pattern(p->target, size, size - 1))
+				m.status = 1;
+			break;
+		case T_SEND_BW:
+			if (!last || !check_pattern(last, size, size))
+				m.status = 1;
+			break;
+		case T_ATOMIC_LAT:
+			if (*p->counter != n)
+				m.status = 1;
+			break;
+		}
+	}
+	m.value = *p->counter;
+	if (m.status)
+		fprintf(stderr, "lchan_perf: %s of %zu bytes: data check failed\n",
+			tests[p->test].name, size);
+	return send_ctrl(p, &m);
+}
+
+static int run_server(struct perf *p)
+{
+	struct lchan_listener lst;
+	struct lchan_opts opts;
+	struct perf_msg m;
+	struct recvd r;
+	int ret;
+
+	ret = lchan_listen(&p->ctx, p->host, p->port, 1, 0, &lst);
+	if (ret) {
+		fail("listen", ret);
+		return ret;
+	}
+	if (!p->json) {
+		char name[80];
+
+		lchan_addr_format(&lst.addr, name, sizeof(name));
+		fprintf(stderr, "lchan_perf: listening on %s (%s)\n", name,
+			p->poller ? "poller" : "doorbell");
+	}
+	chan_opts(p, &opts);
+	ret = lchan_accept(&lst, &opts, &p->chan);
+	lchan_listener_close(&lst);
+	if (ret) {
+		fail("accept", ret);
+		return ret;
+	}
+
+	/* One receive for HELLO: the data buffers' size comes with it. */
+	ret = setup_ctrl(p);
+	if (ret)
+		return ret;
+	{
+		struct lchan_rqe *rqe = lchan_get_rqe(&p->chan);
+
+		lchan_prep_recv(rqe, &p->ctrl_mr, p->ctrl + CTRL_BUFS * CTRL_SIZE,
+				CTRL_SIZE, 0);
+	}
+	ret = submit(p);
+	if (!ret)
+		ret = receives_taken(p);
+	if (!ret)
+		ret = establish(p);
+	if (ret)
+		return ret;
+
+	/* The first CQE is that receive; it is not a slot. */
+	{
+		struct lchan_cqe *cqe;
+
+		ret = lchan_wait_cqe(&p->chan, &cqe, (int)p->timeout_s * 1000);
+		if (ret) {
+			fail("waiting for the client", ret);
+			return ret;
+		}
+		if (cqe->status || cqe->opcode != LCHAN_CQE_RECV) {
+			fprintf(stderr, "lchan_perf: first message: %s\n",
+				lchan_cqe_status_str(cqe->status));
+			lchan_cqe_seen(&p->chan);
+			return -EIO;
+		}
+		r.buf = p->ctrl + CTRL_BUFS * CTRL_SIZE;
+		r.len = cqe->byte_len;
+		lchan_cqe_seen(&p->chan);
+	}
+	ret = check_msg(&r, &m, M_HELLO);
+	if (ret)
+		return ret;
+	if (m.test >= T_MAX) {
+		fprintf(stderr, "lchan_perf: unknown test %u\n", m.test);
+		return -EPROTO;
+	}
+	p->test = (int)m.test;
+	p->flags_event = m.flags & F_EVENT;
+	p->flags_verify = m.flags & F_VERIFY;
+	learn_peer(p, &m);
+	ret = setup_data(p, m.size);
+	if (!ret)
+		ret = fill_rq(p);
+	if (ret)
+		return ret;
+	m = (struct perf_msg){ .type = M_HELLO, .count = p->rx_depth };
+	describe_self(p, &m);
+	ret = send_ctrl(p, &m);
+
+	while (!ret) {
+		ret = recv_ctrl(p, &m, 0);
+		if (ret)
+			break;
+		if (m.type == M_BYE) {
+			m = (struct perf_msg){ .type = M_BYE };
+			ret = send_ctrl(p, &m);
+			/* Let it complete before the channel goes. */
+			while (!ret && p->ctrl_done < p->ctrl_sent) {
+				ret = reap(p, true, true, &r);
+				ret = ret == 1 ? 0 : ret;
+			}
+			break;
+		}
+		if (m.type != M_START) {
+			fprintf(stderr, "lchan_perf: control message %u where START belongs\n",
+				m.type);
+			ret = -EPROTO;
+			break;
+		}
+		ret = server_round(p, &m);
+	}
+	return ret;
+}
+
+/* ---------------------------------------------------------------- output */
+
+static const char *mode_name(const struct perf *p)
+{
+	return p->poller ? "poller" : "doorbell";
+}
+
+static void print_header(struct perf *p)
+{
+	const char *line = "---------------------------------------------------------------------------------------";
+
+	printf("%s\n", line);
+	printf("                    lchan_perf %s\n", tests[p->test].name);
+	printf(" Device         : %s (lchan channel %u)\n", p->device,
+	       p->chan.info.id);
+	printf(" Submission     : %s\n", mode_name(p));
+	printf(" Completions    : %s\n", p->event ? "event (poll(2))" :
+	       "busy polling of the CQ ring");
+	printf(" TX depth       : %u  RX depth: %u", p->tx_depth, p->rx_depth);
+	if (!tests[p->test].lat)
+		printf("  batch: %u  CQ moderation: %u", p->batch, p->cq_mod);
+	printf("\n Data check     : %s\n", p->verify ? "on" : "off");
+	if (tests[p->test].lat)
+		printf(" Latency        : %s\n", tests[p->test].halve ?
+		       "RTT/2 (one way)" : "whole operation");
+	printf("%s\n", line);
+	if (tests[p->test].lat)
+		printf(" #bytes #iterations  t_min[usec]  t_max[usec]  t_median[usec]  t_avg[usec]  t_stdev[usec]  99%%[usec]  99.9%%[usec]  cpu[usec/op]\n");
+	else
+		printf(" #bytes #iterations  BW[Gb/s]  BW[MB/s]  MsgRate[Mpps]  cpu[usec/op]\n");
+	fflush(stdout);
+}
+
+static void print_row(struct perf *p, const struct result *r)
+{
+	if (tests[p->test].lat)
+		printf(" %-6zu %-11lu  %-11.2f  %-11.2f  %-14.2f  %-11.2f  %-13.2f  %-9.2f  %-11.2f  %.2f\n",
+		       r->size, r->iters, r->t_min, r->t_max, r->t_median,
+		       r->t_avg, r->t_stdev, r->t_p99, r->t_p999, r->cpu_us);
+	else
+		printf(" %-6zu %-11lu  %-8.3f  %-8.2f  %-13.4f  %.2f\n",
+		       r->size, r->iters, r->gbps, r->mbps, r->mpps, r->cpu_us);
+	if (!strcmp(r->verify, "fail"))
+		printf(" ^ data check FAILED\n");
+	fflush(stdout);
+}
+
+static void json_num(const char *key, double v, bool comma)
+{
+	if (isfinite(v))
+		printf("\"%s\": %.4f%s", key, v, comma ? ", " : "");
+	else
+		printf("\"%s\": null%s", key, comma ? ", " : "");
+}
+
+static void print_json(struct perf *p, const struct result *res, unsigned n,
+		       const char *skipped)
+{
+	char local[80] = "", remote[80] = "";
+	unsigned i;
+
+	lchan_addr_format(&p->chan.info.local, local, sizeof(local));
+	lchan_addr_format(&p->chan.info.remote, remote, sizeof(remote));
+	printf("{\"tool\": \"lchan_perf\", \"test\": \"%s\", \"mode\": \"%s\", ",
+	       tests[p->test].name, mode_name(p));
+	printf("\"completions\": \"%s\", \"device\": \"%s\", ",
+	       p->event ? "event" : "busy", p->device);
+	printf("\"local\": \"%s\", \"remote\": \"%s\", ", local, remote);
+	printf("\"tx_depth\": %u, \"rx_depth\": %u, \"batch\": %u, \"cq_mod\": %u, ",
+	       p->tx_depth, p->rx_depth, p->batch, p->cq_mod);
+	printf("\"latency\": \"%s\", ", !tests[p->test].lat ? "none" :
+	       tests[p->test].halve ? "rtt/2" : "operation");
+	if (skipped)
+		printf("\"skipped\": \"%s\", ", skipped);
+	printf("\"results\": [");
+	for (i = 0; i < n; i++) {
+		const struct result *r = &res[i];
+
+		printf("%s\n  {\"size\": %zu, \"iters\": %lu, ", i ? "," : "",
+		       r->size, r->iters);
+		if (tests[p->test].lat) {
+			json_num("t_min_us", r->t_min, true);
+			json_num("t_max_us", r->t_max, true);
+			json_num("t_median_us", r->t_median, true);
+			json_num("t_avg_us", r->t_avg, true);
+			json_num("t_stdev_us", r->t_stdev, true);
+			json_num("t_p99_us", r->t_p99, true);
+			json_num("t_p999_us", r->t_p999, true);
+		} else {
+			json_num("bw_gbps", r->gbps, true);
+			json_num("bw_MBps", r->mbps, true);
+			json_num("msg_rate_mpps", r->mpps, true);
+		}
+		json_num("secs", r->secs, true);
+		json_num("cpu_us_per_op", r->cpu_us, true);
+		json_num("poller_cpu_us_per_op",
+			 r->poller_cpu_us >= 0 ? r->poller_cpu_us : NAN, true);
+		json_num("enters_per_op", r->enters >= 0 ? r->enters : NAN,
+			 true);
+		printf("\"verify\": \"%s\"}", r->verify);
+	}
+	printf("%s]}\n", n ? "\n" : "");
+	fflush(stdout);
+}
+
+/* ---------------------------------------------------------------- client */
+
+static int run_client(struct perf *p)
+{
+	struct lchan_opts opts;
+	struct result *res;
+	struct perf_msg m;
+	const char *skipped = NULL;
+	size_t max = 0;
+	unsigned i, done = 0;
+	bool bad = false;
+	int ret;
+
+	res = calloc(p->nsizes, sizeof(*res));
+	if (!res)
+		return -ENOMEM;
+	for (i = 0; i < p->nsizes; i++)
+		if (p->sizes[i] > max)
+			max = p->sizes[i];
+
+	chan_opts(p, &opts);
+	ret = lchan_connect(&p->ctx, p->host, p->port, &opts, &p->chan);
+	if (ret) {
+		fail("connect", ret);
+		goto out;
+	}
+	ret = setup_ctrl(p);
+	if (!ret)
+		ret = setup_data(p, max);
+	if (!ret)
+		ret = fill_rq(p);
+	if (!ret)
+		ret = establish(p);
+	if (ret)
+		goto out;
+
+	m = (struct perf_msg){
+		.type = M_HELLO,
+		.test = (uint32_t)p->test,
+		.flags = (p->verify ? F_VERIFY : 0) | (p->event ? F_EVENT : 0),
+		.size = max,
+	};
+	describe_self(p, &m);
+	ret = send_ctrl(p, &m);
+	if (!ret)
+		ret = recv_ctrl(p, &m, M_HELLO);
+	if (ret)
+		goto out;
+	learn_peer(p, &m);
+
+	if (p->test == T_ATOMIC_LAT && !(p->features & LCHAN_FEATURE_ATOMIC))
+		skipped = "the device has no atomic operations (LCHAN_FEATURE_ATOMIC)";
+	if (p->test == T_WRITE_LAT && p->event && !p->json)
+		fprintf(stderr, "lchan_perf: write_lat polls memory: --event does not apply\n");
+	if (!skipped && !p->json)
+		print_header(p);
+	for (i = 0; !skipped && i < p->nsizes; i++) {
+		size_t size = p->sizes[i];
+
+		if (size > p->chan.info.max_msg_size) {
+			fprintf(stderr, "lchan_perf: %zu bytes is above the channel's limit (%u): skipped\n",
+				size, p->chan.info.max_msg_size);
+			continue;
+		}
+		ret = client_run(p, size, p->iters, &res[done]);
+		if (ret)
+			break;
+		if (!strcmp(res[done].verify, "fail"))
+			bad = true;
+		if (!p->json)
+			print_row(p, &res[done]);
+		done++;
+	}
+	if (!ret) {
+		m = (struct perf_msg){ .type = M_BYE };
+		ret = send_ctrl(p, &m);
+		if (!ret)
+			ret = recv_ctrl(p, &m, M_BYE);
+	}
+	if (!ret && skipped && !p->json)
+		printf("lchan_perf: %s: skipped: %s\n", tests[p->test].name,
+		       skipped);
+	if (!ret && p->json)
+		print_json(p, res, done, skipped);
+	if (!ret && bad)
+		ret = -EIO;
+	if (!ret && skipped)
+		ret = 1;
+out:
+	free(res);
+	return ret;
+}
+
+/* ---------------------------------------------------------------- options */
+
+static void usage(void)
+{
+	fprintf(stderr,
+"usage: lchan_perf -s [-a ADDR] [-p PORT] [--mode M] [--event]\n"
+"       lchan_perf -c ADDR [-p PORT] [-t TEST] [-S SIZES | -a] [options]\n"
+"\n"
+"  -s                 server (the client says what to run)\n"
+"  -a ADDR            server: the address to listen on (default any)\n"
+"  -c ADDR            client: connect to ADDR\n"
+"  -p PORT            port (default 18515)\n"
+"  -t, --test TEST    send_lat (default), write_lat, read_lat, atomic_lat,\n"
+"                     send_bw, write_bw, read_bw\n"
+"  -S, --size SIZES   message size, or a comma list (K, M suffixes); default\n"
+"                     2 for latency, 8 for atomic_lat, 64K for bandwidth\n"
+"  -a, --all          client: every power of two from 2 to the -S size\n"
+"                     (default 64K)\n"
+"  -n, --iters N      iterations per size (default 1000, 5000 for bandwidth)\n"
+"  -b, --batch N      bandwidth: operations per submit (default 16)\n"
+"  -Q, --cq-mod N     one completion per N operations (default tx-depth/4\n"
+"                     for bandwidth, tx-depth/2 for latency)\n"
+"      --tx-depth N   send ring entries (default 128)\n"
+"      --rx-depth N   receive ring entries (default 512)\n"
+"  -m, --mode M       doorbell (default: one ENTER per submit) or poller\n"
+"                     (a kernel thread submits; no system call)\n"
+"      --poller-idle MS   poller: idle time before it sleeps (default 1000)\n"
+"      --poller-cpu CPU   poller: pin the thread\n"
+"  -e, --event        sleep in poll(2) for completions (default: busy poll)\n"
+"  -V, --verify       check the data moved (outside the timed loop)\n"
+"  -J, --json         machine-readable results on stdout\n"
+"      --timeout S    give up after S seconds without progress (default 30)\n"
+"\n"
+"Exit status: 0 done, 1 error or data check failed, 4 test skipped.\n");
+}
+
+static int parse_size(const char *s, size_t *out)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 0);
+
+	if (end == s)
+		return -EINVAL;
+	if (*end == 'k' || *end == 'K')
+		v <<= 10, end++;
+	else if (*end == 'm' || *end == 'M')
+		v <<= 20, end++;
+	if (*end || !v || v > (1ULL << 30))
+		return -EINVAL;
+	*out = (size_t)v;
+	return 0;
+}
+
+static int parse_sizes(struct perf *p, const char *arg)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+	int ret = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	p->nsizes = 0;
+	for (tok = strtok_r(copy, ",", &save); tok && !ret;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (p->nsizes == MAX_SIZES)
+			ret = -E2BIG;
+		else
+			ret = parse_size(tok, &p->sizes[p->nsizes++]);
+	}
+	free(copy);
+	return ret || !p->nsizes ? -EINVAL : 0;
+}
+
+static unsigned long parse_ulong(const char *s, unsigned long max)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 0);
+
+	if (end == s || *end || v > max) {
+		fprintf(stderr, "lchan_perf: bad number '%s'\n", s);
+		exit(2);
+	}
+	return v;
+}
+
+enum {
+	O_TX_DEPTH = 256,
+	O_RX_DEPTH,
+	O_IDLE,
+	O_CPU,
+	O_TIMEOUT,
+};
+
+static const struct option long_opts[] = {
+	{ "server", no_argument, NULL, 's' },
+	{ "client", required_argument, NULL, 'c' },
+	{ "port", required_argument, NULL, 'p' },
+	{ "test", required_argument, NULL, 't' },
+	{ "size", required_argument, NULL, 'S' },
+	{ "all", no_argument, NULL, 'A' },
+	{ "iters", required_argument, NULL, 'n' },
+	{ "batch", required_argument, NULL, 'b' },
+	{ "cq-mod", required_argument, NULL, 'Q' },
+	{ "tx-depth", required_argument, NULL, O_TX_DEPTH },
+	{ "rx-depth", required_argument, NULL, O_RX_DEPTH },
+	{ "mode", required_argument, NULL, 'm' },
+	{ "poller-idle", required_argument, NULL, O_IDLE },
+	{ "poller-cpu", required_argument, NULL, O_CPU },
+	{ "event", no_argument, NULL, 'e' },
+	{ "verify", no_argument, NULL, 'V' },
+	{ "json", no_argument, NULL, 'J' },
+	{ "timeout", required_argument, NULL, O_TIMEOUT },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_args(struct perf *p, int argc, char **argv)
+{
+	const char *sizes = NULL;
+	bool all = false;
+	int i, opt;
+
+	/*
+	 * -a means "listen address" to the server and "all sizes" to the
+	 * client (perftest's -a): look for -s first.
+	 */
+	for (i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "-s") || !strcmp(argv[i], "--server"))
+			p->server = true;
+
+	while ((opt = getopt_long(argc, argv,
+				  p->server ? "sc:a:p:t:S:n:b:Q:m:eVJh" :
+					      "sc:ap:t:S:n:b:Q:m:eVJh",
+				  long_opts, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			break;
+		case 'c':
+			p->host = optarg;
+			break;
+		case 'a':
+			if (p->server)
+				p->host = optarg;
+			else
+				all = true;
+			break;
+		case 'A':
+			all = true;
+			break;
+		case 'p':
+			p->port = optarg;
+			break;
+		case 't':
+			for (p->test = 0; p->test < T_MAX; p->test++)
+				if (!strcmp(optarg, tests[p->test].name))
+					break;
+			if (p->test == T_MAX) {
+				fprintf(stderr, "lchan_perf: unknown test '%s'\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'S':
+			sizes = optarg;
+			break;
+		case 'n':
+			p->iters = parse_ulong(optarg, 1UL << 30);
+			break;
+		case 'b':
+			p->batch = (unsigned)parse_ulong(optarg, 4096);
+			break;
+		case 'Q':
+			p->cq_mod = (unsigned)parse_ulong(optarg, 4096);
+			break;
+		case O_TX_DEPTH:
+			p->tx_depth = (unsigned)parse_ulong(optarg, 4096);
+			break;
+		case O_RX_DEPTH:
+			p->rx_depth = (unsigned)parse_ulong(optarg, 4096);
+			break;
+		case 'm':
+			if (!strcmp(optarg, "poller")) {
+				p->poller = true;
+			} else if (strcmp(optarg, "doorbell")) {
+				fprintf(stderr, "lchan_perf: --mode is doorbell or poller\n");
+				return -EINVAL;
+			}
+			break;
+		case O_IDLE:
+			p->idle_ms = (unsigned)parse_ulong(optarg, 600000);
+			break;
+		case O_CPU:
+			p->poller_cpu = (int)parse_ulong(optarg, 4095);
+			break;
+		case 'e':
+			p->event = true;
+			break;
+		case 'V':
+			p->verify = true;
+			break;
+		case 'J':
+			p->json = true;
+			break;
+		case O_TIMEOUT:
+			p->timeout_s = (unsigned)parse_ulong(optarg, 3600);
+			if (!p->timeout_s)
+				p->timeout_s = 1;
+			break;
+		default:
+			return -EINVAL;
+		}
+	}
+	if (optind != argc || (!p->server && !p->host))
+		return -EINVAL;
+	if (p->tx_depth < 4 || p->rx_depth < 4) {
+		fprintf(stderr, "lchan_perf: ring depths must be at least 4\n");
+		return -EINVAL;
+	}
+	/* The kernel rounds rings up to powers of two; so do we. */
+	while (p->tx_depth & (p->tx_depth - 1))
+		p->tx_depth++;
+	while (p->rx_depth & (p->rx_depth - 1))
+		p->rx_depth++;
+	if (!p->iters)
+		p->iters = tests[p->test].lat ? 1000 : 5000;
+	if (!p->batch)
+		p->batch = 1;
+	if (!p->cq_mod)
+		p->cq_mod = tests[p->test].lat ? p->tx_depth / 2 :
+						 p->tx_depth / 4;
+	if (p->cq_mod > p->tx_depth / 2)
+		p->cq_mod = p->tx_depth / 2;
+
+	if (sizes && parse_sizes(p, sizes)) {
+		fprintf(stderr, "lchan_perf: bad size list '%s'\n", sizes);
+		return -EINVAL;
+	}
+	if (p->test == T_ATOMIC_LAT) {
+		p->sizes[0] = 8;
+		p->nsizes = 1;
+		all = false;
+	}
+	if (all) {
+		size_t top = sizes ? p->sizes[p->nsizes - 1] : 65536, s;
+
+		p->nsizes = 0;
+		for (s = 2; s <= top && p->nsizes < MAX_SIZES; s *= 2)
+			p->sizes[p->nsizes++] = s;
+	}
+	if (!p->nsizes) {
+		p->sizes[0] = tests[p->test].def_size;
+		p->nsizes = 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct perf p = {
+		.port = "18515",
+		.tx_depth = 128,
+		.rx_depth = 512,
+		.batch = 16,
+		.poller_cpu = -1,
+		.timeout_s = 30,
+	};
+	int ret;
+
+	if (parse_args(&p, argc, argv)) {
+		usage();
+		return 2;
+	}
+	p.tsc_per_us = calibrate();
+	p.timeout_tsc = (uint64_t)(p.tsc_per_us * 1e6 * p.timeout_s);
+	p.chan.fd = -1;
+	p.ctx.fd = -1;
+
+	ret = open_ctx(&p);
+	if (!ret)
+		ret = p.server ? run_server(&p) : run_client(&p);
+	lchan_chan_close(&p.chan);
+	lchan_ctx_close(&p.ctx);
+	free(p.data);
+	free(p.ctrl);
+	if (ret == 1)
+		return EXIT_SKIP;
+	return ret ? 1 : 0;
+}
