@@ -1,0 +1,704 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
+/*
+ * liblchan message layer (liblchan_msg.h): whole messages over a channel.
+ *
+ * Protocol.  Only SEND/RECV and RDMA READ, so it runs the same on RoCE
+ * (rxe) and iWARP (siw), which has no immediate data.  Every SEND carries a
+ * 24-byte header {type, credits, len, addr, rkey, seq}:
+ *   HELLO   first message each way; len = receive buffers granted (credits)
+ *   DATA    a small message, payload after the header (bounce buffers)
+ *   RTS     a large message: addr/len/rkey of the sender's buffer; the
+ *           receiver READs it straight into the caller's buffer and answers
+ *   FIN     the READ of RTS number seq is done; the sender's send returns
+ *   CREDIT  nothing but credits
+ *   EOS     end of stream: the sender closed after its last message
+ * Flow control: each side posts R receive buffers for DATA/RTS, and the
+ * peer may have only as many of those in flight as it holds credits.  A
+ * buffer is reposted when the application has taken its message, and the
+ * credit travels back in the header of the next message we send, or in a
+ * CREDIT message once T = R/4 are owed.  So a SEND never finds the receive
+ * queue empty: there is no receiver-not-ready, which on iWARP would end the
+ * connection.  HELLO, FIN, CREDIT and EOS need no credit, so credits can
+ * always flow back; they land in E extra buffers, reposted as soon as they
+ * are seen.  E is bounded: one HELLO, one EOS, one FIN (a large send waits
+ * for its FIN before the next), and CREDITs, each returning T credits, of
+ * which at most R/T + 1 can be unseen, since the peer cannot send more
+ * DATA than it holds credits without taking our CQEs.
+ *
+ * Large messages from or into memory the caller did not register are
+ * registered for the one transfer and deregistered after it, not cached.
+ * A registration cache keyed by address cannot see free() or munmap():
+ * the pinned pages would outlive the mapping and a later buffer at the
+ * same address would be sent from stale pages.  Callers that reuse
+ * buffers register them once and use lchan_msg_send_mr/lchan_msg_recv_mr,
+ * which is the zero-copy path without any per-message registration.
+ * Bouncing through a staging buffer would cost two copies of up to
+ * max_msg each and pin max_msg per channel and direction for good.
+ */
+#include <poll.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "liblchan.h"
+#include "liblchan_msg.h"
+
+enum {
+	MSG_HELLO = 1,
+	MSG_DATA,
+	MSG_RTS,
+	MSG_FIN,
+	MSG_CREDIT,
+	MSG_EOS,
+};
+
+struct msg_hdr {
+	uint8_t type;
+	uint8_t resv;
+	uint16_t credits;
+	uint32_t len;
+	uint64_t addr;
+	uint32_t rkey;
+	uint32_t seq;
+};
+
+_Static_assert(sizeof(struct msg_hdr) == 24, "message header layout");
+
+/* What a work request was, in the high half of user_data. */
+enum { UD_RECV = 1, UD_SEND, UD_READ };
+
+#define UD(kind, idx)	(((uint64_t)(kind) << 32) | (idx))
+#define READ_CHUNK	(1U << 20)
+#define CLOSE_WAIT_MS	10000
+
+struct lchan_msg {
+	struct lchan_ctx *ctx;
+	struct lchan_chan chan;
+	struct lchan_mr mr;		/* receive slots, then send slots */
+	uint8_t *mem;
+	size_t mem_len;
+	size_t max_msg;
+	unsigned buf_size;		/* payload bytes per slot */
+	unsigned slot;			/* header + payload */
+	unsigned nbufs;			/* R: credits we grant */
+	unsigned nrecv;			/* R + E: receives posted */
+	unsigned nsend;
+	unsigned thresh;		/* T: owed credits that earn a CREDIT */
+	unsigned credits;		/* DATA/RTS we may still send */
+	unsigned owed;			/* credits to give back to the peer */
+	unsigned *free_send;		/* stack of idle send slots */
+	unsigned nfree;
+	unsigned *rxq;			/* received DATA/RTS slots, in order */
+	unsigned rxq_head, rxq_len;
+	uint32_t rts_sent, fins;	/* large sends and their answers */
+	unsigned reads;			/* READs in flight */
+	int read_err;
+	int err;			/* sticky: the connection failed */
+	bool hello;			/* the peer's HELLO came */
+	bool peer_eos;
+	bool closed;
+	bool dirty;			/* entries to submit */
+};
+
+static uint8_t *rslot(struct lchan_msg *m, unsigned i)
+{
+	return m->mem + (size_t)i * m->slot;
+}
+
+static uint8_t *sslot(struct lchan_msg *m, unsigned i)
+{
+	return m->mem + ((size_t)m->nrecv + i) * m->slot;
+}
+
+static int msg_submit(struct lchan_msg *m)
+{
+	int ret;
+
+	if (!m->dirty)
+		return 0;
+	m->dirty = false;
+	ret = lchan_submit(&m->chan);
+	if (ret < 0 && !m->err && !m->peer_eos)
+		m->err = ret == -ENOTCONN ? -ECONNRESET : ret;
+	return ret < 0 ? ret : 0;
+}
+
+static void post_recv(struct lchan_msg *m, unsigned i)
+{
+	struct lchan_rqe *rqe = lchan_get_rqe(&m->chan);
+
+	/* The RQ holds nrecv entries and we never post more than that. */
+	if (!rqe) {
+		if (!m->err)
+			m->err = -EPROTO;
+		return;
+	}
+	lchan_prep_recv(rqe, &m->mr, rslot(m, i), m->slot, UD(UD_RECV, i));
+	m->dirty = true;
+}
+
+/* Queue a SEND of header + payload from a free send slot. */
+static int post_ctrl(struct lchan_msg *m, uint8_t type, uint32_t len,
+		     uint64_t addr, uint32_t rkey, uint32_t seq,
+		     const void *payload, size_t plen)
+{
+	struct lchan_sqe *sqe;
+	struct msg_hdr *h;
+	unsigned i, give;
+
+	if (!m->nfree)
+		return -EAGAIN;
+	sqe = lchan_get_sqe(&m->chan);
+	if (!sqe)
+		return -ENOSPC;	/* cannot happen: SQ > send slots + READs */
+	i = m->free_send[--m->nfree];
+	h = (struct msg_hdr *)sslot(m, i);
+	give = m->owed > 0xffff ? 0xffff : m->owed;
+	m->owed -= give;
+	*h = (struct msg_hdr){
+		.type = type, .credits = (uint16_t)give, .len = len,
+		.addr = addr, .rkey = rkey, .seq = seq,
+	};
+	if (plen)
+		memcpy(h + 1, payload, plen);
+	lchan_prep_send(sqe, &m->mr, h, (uint32_t)(sizeof(*h) + plen),
+			UD(UD_SEND, i));
+	m->dirty = true;
+	return 0;
+}
+
+static void msg_fail(struct lchan_msg *m, int err)
+{
+	if (!m->err)
+		m->err = err;
+}
+
+static void handle_recv(struct lchan_msg *m, const struct lchan_cqe *c,
+			unsigned i)
+{
+	struct msg_hdr *h = (struct msg_hdr *)rslot(m, i);
+
+	if (c->byte_len < sizeof(*h)) {
+		msg_fail(m, -EPROTO);
+		return;
+	}
+	m->credits += h->credits;
+	switch (h->type) {
+	case MSG_DATA:
+		if (h->len != c->byte_len - sizeof(*h)) {
+			msg_fail(m, -EPROTO);
+			return;
+		}
+		/* fall through */
+	case MSG_RTS:
+		m->rxq[(m->rxq_head + m->rxq_len++) % m->nrecv] = i;
+		return;
+	case MSG_HELLO:
+		m->credits += h->len;
+		m->hello = true;
+		break;
+	case MSG_FIN:
+		m->fins++;
+		break;
+	case MSG_CREDIT:
+		break;
+	case MSG_EOS:
+		m->peer_eos = true;
+		break;
+	default:
+		msg_fail(m, -EPROTO);
+		return;
+	}
+	if (!m->peer_eos)
+		post_recv(m, i);
+}
+
+static void handle_cqe(struct lchan_msg *m, const struct lchan_cqe *c)
+{
+	unsigned kind = (unsigned)(c->user_data >> 32);
+	unsigned i = (unsigned)c->user_data;
+
+	if (kind == UD_SEND)
+		m->free_send[m->nfree++] = i;
+	else if (kind == UD_READ)
+		m->reads--;
+	if (c->status) {
+		/* Flushed receives after the peer's EOS are the normal end. */
+		if (kind == UD_RECV && m->peer_eos)
+			return;
+		if (kind == UD_READ)
+			m->read_err = -EIO;
+		msg_fail(m, c->status == LCHAN_CQE_WR_FLUSH_ERR ?
+			 -ECONNRESET : -EIO);
+		return;
+	}
+	if (kind == UD_RECV)
+		handle_recv(m, c, i);
+}
+
+/* Give credits back on their own once T are owed and nothing carries them. */
+static void maybe_credit(struct lchan_msg *m)
+{
+	if (m->owed >= m->thresh && m->hello && !m->err && !m->closed &&
+	    !m->peer_eos)
+		post_ctrl(m, MSG_CREDIT, 0, 0, 0, 0, NULL, 0);
+}
+
+/* Take every CQE waiting; returns how many. */
+static int reap(struct lchan_msg *m)
+{
+	struct lchan_cqe *cqe;
+	int n = 0;
+
+	while (!lchan_peek_cqe(&m->chan, &cqe)) {
+		struct lchan_cqe c = *cqe;
+
+		lchan_cqe_seen(&m->chan);
+		handle_cqe(m, &c);
+		n++;
+	}
+	maybe_credit(m);
+	msg_submit(m);
+	return n;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Sleep until a CQE is there or @deadline (ms, < 0: none) passes.
+ * -ETIMEDOUT, or the connection's error when nothing can come any more.
+ */
+static int wait_cqe(struct lchan_msg *m, long long deadline)
+{
+	struct lchan_cqe *cqe;
+	int left = -1, ret;
+
+	if (deadline >= 0) {
+		long long d = deadline - now_ms();
+
+		left = d < 0 ? 0 : d > 0x7fffffff ? 0x7fffffff : (int)d;
+	}
+	ret = lchan_wait_cqe(&m->chan, &cqe, left);
+	if (ret == -ENOTCONN) {
+		msg_fail(m, -ECONNRESET);
+		return m->err;
+	}
+	return ret;
+}
+
+int lchan_msg_fd(const struct lchan_msg *m)
+{
+	return m->chan.fd;
+}
+
+struct lchan_chan *lchan_msg_chan(struct lchan_msg *m)
+{
+	return &m->chan;
+}
+
+int lchan_msg_poll_events(const struct lchan_msg *m)
+{
+	int ev = 0;
+
+	if (m->rxq_len || m->peer_eos || m->err)
+		ev |= POLLIN;
+	if (m->peer_eos)
+		ev |= POLLHUP;
+	if (m->err)
+		ev |= POLLERR;
+	if (!m->err && !m->peer_eos && !m->closed && m->hello &&
+	    m->credits && m->nfree)
+		ev |= POLLOUT;
+	return ev;
+}
+
+int lchan_msg_progress(struct lchan_msg *m)
+{
+	reap(m);
+	return lchan_msg_poll_events(m);
+}
+
+/* Wait for a condition of reap()'s making; 0, or the error. */
+#define WAIT_UNTIL(m, cond, deadline) ({				\
+	int _r = 0;							\
+	for (;;) {							\
+		reap(m);						\
+		if (cond)						\
+			break;						\
+		if ((m)->err) {						\
+			_r = (m)->err;					\
+			break;						\
+		}							\
+		_r = wait_cqe(m, deadline);				\
+		if (_r && _r != -EINTR)					\
+			break;						\
+		_r = 0;							\
+	}								\
+	_r;								\
+})
+
+static int reg_err(int ret)
+{
+	/* Pinning failed: RLIMIT_MEMLOCK or memory; say so plainly. */
+	return ret == -EAGAIN || ret == -EPERM || ret == -EFAULT ?
+	       -ENOMEM : ret;
+}
+
+static ssize_t msg_send(struct lchan_msg *m, const struct lchan_mr *umr,
+			const void *buf, size_t len, unsigned flags)
+{
+	struct lchan_mr tmp = { 0 };
+	const struct lchan_mr *mr = umr;
+	uint32_t seq;
+	int ret;
+
+	if (m->closed)
+		return -EBADF;
+	if (len > m->max_msg)
+		return -EMSGSIZE;
+	for (;;) {
+		reap(m);
+		if (m->err)
+			return m->err;
+		if (m->peer_eos)
+			return -EPIPE;
+		if (m->hello && m->credits && m->nfree)
+			break;
+		if (flags & LCHAN_MSG_DONTWAIT)
+			return -EAGAIN;
+		ret = wait_cqe(m, -1);
+		if (ret && ret != -EINTR)
+			return ret;
+	}
+	if (len <= m->buf_size) {
+		ret = post_ctrl(m, MSG_DATA, (uint32_t)len, 0, 0, 0, buf, len);
+		if (ret)
+			return ret;
+		m->credits--;
+		msg_submit(m);
+		return m->err ? m->err : (ssize_t)len;
+	}
+
+	/* Rendezvous: the peer READs from here, so it must stay put. */
+	if (!mr) {
+		ret = lchan_mr_reg(m->ctx, &m->chan, (void *)buf, len,
+				   LCHAN_ACCESS_REMOTE_READ, &tmp);
+		if (ret)
+			return reg_err(ret);
+		mr = &tmp;
+	}
+	seq = ++m->rts_sent;
+	ret = post_ctrl(m, MSG_RTS, (uint32_t)len, (uintptr_t)buf, mr->rkey,
+			seq, NULL, 0);
+	if (!ret) {
+		m->credits--;
+		msg_submit(m);
+		/* FINs come in order, one per RTS. */
+		ret = WAIT_UNTIL(m, (int32_t)(m->fins - seq) >= 0, -1);
+	}
+	if (tmp.handle)
+		lchan_mr_dereg(m->ctx, &tmp);
+	return ret ? ret : (ssize_t)len;
+}
+
+ssize_t lchan_msg_send(struct lchan_msg *m, const void *buf, size_t len,
+		       unsigned flags)
+{
+	return msg_send(m, NULL, buf, len, flags);
+}
+
+ssize_t lchan_msg_send_mr(struct lchan_msg *m, const struct lchan_mr *mr,
+			  const void *buf, size_t len, unsigned flags)
+{
+	if (!mr)
+		return -EINVAL;
+	return msg_send(m, mr, buf, len, flags);
+}
+
+/* The message at the head of the queue is taken: repost, owe a credit. */
+static void rx_pop(struct lchan_msg *m)
+{
+	unsigned i = m->rxq[m->rxq_head];
+
+	m->rxq_head = (m->rxq_head + 1) % m->nrecv;
+	m->rxq_len--;
+	post_recv(m, i);
+	m->owed++;
+}
+
+/* READ the large message of @h into @dst, then tell the sender. */
+static int rx_read(struct lchan_msg *m, const struct lchan_mr *umr,
+		   const struct msg_hdr *h, uint8_t *dst)
+{
+	struct lchan_mr tmp = { 0 };
+	const struct lchan_mr *mr = umr;
+	unsigned chunk = READ_CHUNK;
+	uint32_t off;
+	int ret;
+
+	if (m->chan.info.max_msg_size && chunk > m->chan.info.max_msg_size)
+		chunk = m->chan.info.max_msg_size;
+	if (!mr) {
+		ret = lchan_mr_reg(m->ctx, &m->chan, dst, h->len,
+				   LCHAN_ACCESS_LOCAL_WRITE, &tmp);
+		if (ret)
+			return reg_err(ret);
+		mr = &tmp;
+	}
+	m->read_err = 0;
+	for (off = 0; off < h->len; off += chunk) {
+		uint32_t n = h->len - off < chunk ? h->len - off : chunk;
+		struct lchan_sqe *sqe = lchan_get_sqe(&m->chan);
+
+		if (!sqe) {
+			msg_submit(m);
+			ret = WAIT_UNTIL(m, lchan_sq_space(&m->chan), -1);
+			if (ret)
+				break;
+			sqe = lchan_get_sqe(&m->chan);
+			if (!sqe)
+				continue;
+		}
+		lchan_prep_read(sqe, mr, dst + off, n, h->addr + off, h->rkey,
+				UD(UD_READ, 0));
+		m->reads++;
+		m->dirty = true;
+	}
+	msg_submit(m);
+	ret = WAIT_UNTIL(m, !m->reads, -1);
+	if (tmp.handle)
+		lchan_mr_dereg(m->ctx, &tmp);
+	if (!ret)
+		ret = m->read_err;
+	return ret;
+}
+
+static ssize_t msg_recv(struct lchan_msg *m, const struct lchan_mr *mr,
+			void *buf, size_t cap, unsigned flags, int timeout_ms)
+{
+	long long deadline = -1;
+	struct msg_hdr h;
+	int ret;
+
+	if (m->closed)
+		return -EBADF;
+	if (flags & LCHAN_MSG_DONTWAIT)
+		timeout_ms = 0;
+	if (timeout_ms >= 0)
+		deadline = now_ms() + timeout_ms;
+	for (;;) {
+		reap(m);
+		if (m->rxq_len)
+			break;
+		/* Queued messages first, then the end or the error. */
+		if (m->peer_eos)
+			return 0;
+		if (m->err)
+			return m->err;
+		if (timeout_ms == 0)
+			return -EAGAIN;
+		ret = wait_cqe(m, deadline);
+		if (ret == -ETIMEDOUT && timeout_ms == 0)
+			return -EAGAIN;
+		if (ret && ret != -EINTR)
+			return ret;
+	}
+	h = *(struct msg_hdr *)rslot(m, m->rxq[m->rxq_head]);
+	if (h.len > cap)
+		return -EMSGSIZE;	/* left queued: retry with room */
+	if (h.type == MSG_DATA) {
+		memcpy(buf, rslot(m, m->rxq[m->rxq_head]) + sizeof(h), h.len);
+		rx_pop(m);
+		maybe_credit(m);
+		msg_submit(m);
+		return h.len;
+	}
+	ret = rx_read(m, mr, &h, buf);
+	if (ret)
+		return ret;
+	rx_pop(m);
+	ret = WAIT_UNTIL(m, m->nfree, -1);
+	if (ret)
+		return ret;
+	/* The FIN carries the credit of the RTS buffer just reposted. */
+	post_ctrl(m, MSG_FIN, 0, 0, 0, h.seq, NULL, 0);
+	msg_submit(m);
+	return m->err ? m->err : (ssize_t)h.len;
+}
+
+ssize_t lchan_msg_recv(struct lchan_msg *m, void *buf, size_t cap,
+		       unsigned flags, int timeout_ms)
+{
+	return msg_recv(m, NULL, buf, cap, flags, timeout_ms);
+}
+
+ssize_t lchan_msg_recv_mr(struct lchan_msg *m, const struct lchan_mr *mr,
+			  void *buf, size_t cap, unsigned flags,
+			  int timeout_ms)
+{
+	if (!mr)
+		return -EINVAL;
+	return msg_recv(m, mr, buf, cap, flags, timeout_ms);
+}
+
+static void msg_free(struct lchan_msg *m)
+{
+	if (m->mr.handle)
+		lchan_mr_dereg(m->ctx, &m->mr);
+	if (m->chan.map || m->chan.fd >= 0)
+		lchan_chan_close(&m->chan);
+	free(m->mem);
+	free(m->free_send);
+	free(m->rxq);
+	free(m);
+}
+
+/* Sizes from the options; the channel is made by the caller after this. */
+static struct lchan_msg *msg_alloc(struct lchan_ctx *ctx,
+				   const struct lchan_msg_opts *o,
+				   struct lchan_opts *copts)
+{
+	struct lchan_msg_opts d = { 0 };
+	struct lchan_msg *m;
+	unsigned i;
+
+	if (o)
+		d = *o;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	m->ctx = ctx;
+	m->chan.fd = -1;
+	m->max_msg = d.max_msg ? d.max_msg : 4u << 20;
+	m->nbufs = d.nbufs ? d.nbufs : 32;
+	m->nsend = d.nsend ? d.nsend : 32;
+	m->buf_size = d.buf_size ? d.buf_size : 8192;
+	if (m->max_msg > UINT32_MAX || m->nbufs > 1024 || m->nsend > 1024 ||
+	    m->buf_size > (1u << 24)) {
+		free(m);
+		errno = EINVAL;
+		return NULL;
+	}
+	m->thresh = m->nbufs / 4 ? m->nbufs / 4 : 1;
+	m->nrecv = m->nbufs + m->nbufs / m->thresh + 4;
+	/* Slots keep payloads 8-aligned behind the header. */
+	m->slot = (unsigned)((sizeof(struct msg_hdr) + m->buf_size + 63) & ~63u);
+	m->mem_len = (size_t)m->slot * (m->nrecv + m->nsend);
+	m->mem_len = (m->mem_len + 4095) & ~(size_t)4095;
+	m->mem = aligned_alloc(4096, m->mem_len);
+	m->free_send = calloc(m->nsend, sizeof(unsigned));
+	m->rxq = calloc(m->nrecv, sizeof(unsigned));
+	if (!m->mem || !m->free_send || !m->rxq) {
+		msg_free(m);
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(m->mem, 0, m->mem_len);
+	for (i = 0; i < m->nsend; i++)
+		m->free_send[m->nfree++] = m->nsend - 1 - i;
+	*copts = (struct lchan_opts){
+		/* READ chunks of one large message fit beside the sends. */
+		.sq_entries = m->nsend + 8,
+		.rq_entries = m->nrecv,
+		.timeout_ms = d.timeout_ms,
+		.flags = LCHAN_DEFER_ESTABLISH,
+	};
+	return m;
+}
+
+/* Register, post every receive, connect, say hello. */
+static int msg_start(struct lchan_msg *m, unsigned timeout_ms)
+{
+	unsigned i;
+	int ret;
+
+	ret = lchan_mr_reg(m->ctx, &m->chan, m->mem, m->mem_len,
+			   LCHAN_ACCESS_LOCAL_WRITE, &m->mr);
+	if (ret)
+		return reg_err(ret);
+	for (i = 0; i < m->nrecv; i++)
+		post_recv(m, i);
+	ret = msg_submit(m);
+	if (ret)
+		return ret;
+	ret = lchan_establish(&m->chan, timeout_ms);
+	if (ret)
+		return ret;
+	ret = post_ctrl(m, MSG_HELLO, m->nbufs, 0, 0, 0, NULL, 0);
+	if (!ret)
+		ret = msg_submit(m);
+	return ret ? ret : m->err;
+}
+
+int lchan_msg_connect(struct lchan_ctx *ctx, const char *host,
+		      const char *port, const struct lchan_msg_opts *opts,
+		      struct lchan_msg **out)
+{
+	struct lchan_opts copts;
+	struct lchan_msg *m = msg_alloc(ctx, opts, &copts);
+	int ret;
+
+	if (!m)
+		return -errno;
+	ret = lchan_connect(ctx, host, port, &copts, &m->chan);
+	if (!ret)
+		ret = msg_start(m, copts.timeout_ms);
+	if (ret) {
+		msg_free(m);
+		return ret;
+	}
+	*out = m;
+	return 0;
+}
+
+int lchan_msg_accept(struct lchan_ctx *ctx, struct lchan_listener *lst,
+		     const struct lchan_msg_opts *opts, struct lchan_msg **out)
+{
+	struct lchan_opts copts;
+	struct lchan_msg *m = msg_alloc(ctx, opts, &copts);
+	int ret;
+
+	if (!m)
+		return -errno;
+	ret = lchan_accept(lst, &copts, &m->chan);
+	if (!ret)
+		ret = msg_start(m, copts.timeout_ms);
+	if (ret) {
+		msg_free(m);
+		return ret;
+	}
+	*out = m;
+	return 0;
+}
+
+/*
+ * End of stream: EOS goes after every message sent so far, and we wait
+ * (bounded) until all our SENDs completed, i.e. reached the peer's
+ * buffers, before the channel goes.  The peer reads them, then gets 0.
+ */
+int lchan_msg_close(struct lchan_msg *m)
+{
+	long long deadline = now_ms() + CLOSE_WAIT_MS;
+	int ret = 0;
+
+	if (!m)
+		return 0;
+	if (!m->err && !m->peer_eos) {
+		ret = WAIT_UNTIL(m, m->nfree, deadline);
+		if (!ret)
+			ret = post_ctrl(m, MSG_EOS, 0, 0, 0, 0, NULL, 0);
+		m->closed = true;
+		msg_submit(m);
+		if (!ret)
+			ret = WAIT_UNTIL(m, m->nfree == m->nsend, deadline);
+	}
+	m->closed = true;
+	msg_free(m);
+	return ret == -ETIMEDOUT ? ret : 0;
+}
