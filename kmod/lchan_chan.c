@@ -50,13 +50,21 @@ void lchan_chan_put(struct lchan_chan *chan)
 	kobject_put(&chan->kobj);
 }
 
-/* Every state change goes through here: traced, and waiters woken. */
+/*
+ * Every state change goes through here: traced, and waiters woken.  States
+ * only move forward (connecting, connected, disconnected, error), so a
+ * late cm event cannot hide that the device went away.
+ */
 void lchan_chan_set_state(struct lchan_chan *chan, int state)
 {
-	int old = xchg(&chan->state, state);
+	int old = READ_ONCE(chan->state);
 
-	if (old != state)
-		trace_lchan_chan_state(chan->id, old, state);
+	do {
+		if (old >= state)
+			goto out_wake;
+	} while (!try_cmpxchg(&chan->state, &old, state));
+	trace_lchan_chan_state(chan->id, old, state);
+out_wake:
 	wake_up(&chan->wq);
 }
 

@@ -232,7 +232,8 @@ static int lchan_ring_take(struct lchan_chan *chan, bool is_recv, bool post)
 					  &slots) :
 			lchan_wr_read_sqe(chan, *head_k, pending, &local,
 					  &slots);
-		if (!status && !post && slots)
+		/* Nothing runs on a channel that is down: all are flushed. */
+		if (!post && slots)
 			status = LCHAN_CQE_WR_FLUSH_ERR;
 		wr = status || !slots ? NULL :
 		     lchan_post_free_wr(ring, is_recv);

@@ -277,7 +277,11 @@ struct lchan_enter {
 	__u32 state;		/* out: LCHAN_STATE_* */
 };
 
-/* Channel states, also in sysfs as text. */
+/*
+ * Channel states, also in sysfs as text.  They only move forward.  Once a
+ * channel is disconnected or in error, every entry submitted is answered
+ * with LCHAN_CQE_WR_FLUSH_ERR.
+ */
 enum lchan_state {
 	LCHAN_STATE_CONNECTING = 1,	/* includes a deferred establish */
 	LCHAN_STATE_CONNECTED,
