@@ -127,9 +127,12 @@ static void post_recv(struct lchan_msg *m, unsigned i)
 {
 	struct lchan_rqe *rqe = lchan_get_rqe(&m->chan);
 
-	/* The RQ holds nrecv entries and we never post more than that. */
+	/*
+	 * The RQ holds nrecv entries and we never post more than that; a
+	 * channel going down may stop taking them, which matters no more.
+	 */
 	if (!rqe) {
-		if (!m->err)
+		if (!m->err && !m->peer_eos)
 			m->err = -EPROTO;
 		return;
 	}
@@ -364,10 +367,10 @@ static ssize_t msg_send(struct lchan_msg *m, const struct lchan_mr *umr,
 		return -EMSGSIZE;
 	for (;;) {
 		reap(m);
-		if (m->err)
-			return m->err;
 		if (m->peer_eos)
 			return -EPIPE;
+		if (m->err)
+			return m->err;
 		if (m->hello && m->credits && m->nfree)
 			break;
 		if (flags & LCHAN_MSG_DONTWAIT)
