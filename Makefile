@@ -134,3 +134,12 @@ host-checks:
 	@rc=0; for c in $(HOST_CHECKS); do \
 		echo "== $$c"; $$c; r=$$?; [ $$r = 0 ] || [ $$r = 4 ] || rc=1; \
 	done; exit $$rc
+
+# A longer fuzz run than make check's: make fuzz SEED=1234 N=1000000
+SEED ?= 0
+N ?= 1000000
+fuzz:
+	$(MAKE) all
+	LCHAN_APPEND="lchan.fuzz_seed=$(SEED) lchan.fuzz_n=$(N)" \
+		LCHAN_TEST_TIMEOUT=3000 tools/rig/run-vm.sh fuzz 3600
+.PHONY: fuzz
