@@ -139,7 +139,7 @@ host-checks:
 SEED ?= 0
 N ?= 1000000
 fuzz:
-	$(MAKE) all
+	$(MAKE) KDIR=/usr/src/linux-headers-$(KVER) all
 	LCHAN_APPEND="lchan.fuzz_seed=$(SEED) lchan.fuzz_n=$(N)" \
 		LCHAN_TEST_TIMEOUT=3000 tools/rig/run-vm.sh fuzz 3600
 .PHONY: fuzz
