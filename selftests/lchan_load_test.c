@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Load: 64 channels in four processes, 10,000 messages on each, mixed
+ * sizes, SENDs checked by a checksum in the message and READs checked
+ * byte for byte.  Nothing may be lost, duplicated or corrupted.
+ */
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "lchan_test.h"
+
+#define NPROC	4
+#define NPAIR	16		/* per process: 64 channels in all */
+#define NMSG	10000
+#define WINDOW	8
+
+FIXTURE(load) {
+	struct lchan_t_dev d;
+};
+
+LCHAN_T_VARIANTS(load);
+
+FIXTURE_SETUP(load)
+{
+	LCHAN_T_NEED_DEV(&self->d, variant->kind);
+	lchan_t_raise_memlock();
+}
+
+FIXTURE_TEARDOWN(load)
+{
+}
+
+static uint32_t sum32(const uint8_t *p, size_t len)
+{
+	uint32_t s = 2166136261u;
+
+	while (len--)
+		s = (s ^ *p++) * 16777619u;
+	return s;
+}
+
+struct flow {
+	struct lchan_t_ep srv, cli;
+	unsigned sent, acked, recvd, reads;
+	int read_busy;
+	uint64_t *seen;			/* one bit per message number */
+};
+
+/* Message i: [u32 number][u32 len][u32 checksum of the rest][payload]. */
+static unsigned msg_len(unsigned i, unsigned pair)
+{
+	return 12 + ((i * 2654435761u + pair * 40503u) >> 7) % 2000;
+}
+
+static int send_one(struct flow *f, unsigned pair)
+{
+	struct lchan_sqe *sqe = lchan_get_sqe(&f->cli.chan);
+	unsigned len = msg_len(f->sent, pair);
+	uint8_t *p = lchan_t_send_slot(&f->cli, f->sent);
+	uint32_t *h = (uint32_t *)p;
+
+	if (!sqe)
+		return -ENOSPC;
+	lchan_t_fill(p + 12, f->sent + pair, len - 12);
+	h[0] = f->sent;
+	h[1] = len;
+	h[2] = sum32(p + 12, len - 12);
+	lchan_prep_send(sqe, &f->cli.mr, p, len, f->sent);
+	f->sent++;
+	return 0;
+}
+
+static int check_recv(struct flow *f, const struct lchan_cqe *cqe)
+{
+	const uint8_t *p = lchan_t_recv_slot(&f->srv, cqe->user_data);
+	const uint32_t *h = (const uint32_t *)p;
+
+	if (cqe->status || cqe->byte_len < 12 || h[1] != cqe->byte_len ||
+	    h[0] >= NMSG || h[2] != sum32(p + 12, cqe->byte_len - 12))
+		return -EBADMSG;
+	if (f->seen[h[0] / 64] & (1ULL << (h[0] % 64)))
+		return -EEXIST;		/* a duplicate */
+	f->seen[h[0] / 64] |= 1ULL << (h[0] % 64);
+	f->recvd++;
+	return 0;
+}
+
+/* An RDMA READ of the server's fixed pattern, one at a time. */
+static int read_back(struct flow *f)
+{
+	uint8_t *dst = lchan_t_recv_slot(&f->cli, 0);
+	uint8_t *src = lchan_t_send_slot(&f->srv, 0);
+	struct lchan_sqe *sqe;
+
+	if (f->read_busy)
+		return -EBUSY;
+	sqe = lchan_get_sqe(&f->cli.chan);
+	if (!sqe)
+		return -ENOSPC;
+	memset(dst, 0, 2048);
+	lchan_prep_read(sqe, &f->cli.mr, dst, 2048, (uintptr_t)src,
+			f->srv.mr.rkey, 1ULL << 63);
+	f->read_busy = 1;
+	f->reads++;
+	return 0;
+}
+
+static int run_process(const char *host)
+{
+	struct lchan_opts opts = { .sq_entries = 16, .rq_entries = 16 };
+	struct flow *fl = calloc(NPAIR, sizeof(*fl));
+	unsigned p, done = 0;
+	double stall;
+
+	if (!fl)
+		return 10;
+	for (p = 0; p < NPAIR; p++) {
+		struct flow *f = &fl[p];
+
+		f->srv = (struct lchan_t_ep){ .slot = 2048, .nrecv = 16,
+					      .nsend = 1,
+					      .access = LCHAN_ACCESS_ALL };
+		f->cli = (struct lchan_t_ep){ .slot = 2048, .nrecv = 1,
+					      .nsend = WINDOW * 2,
+					      .access = LCHAN_ACCESS_ALL };
+		f->seen = calloc(NMSG / 64 + 1, 8);
+		if (!f->seen || lchan_t_ep_pair(&f->srv, &f->cli, host, &opts))
+			return 11;
+		lchan_t_fill(lchan_t_send_slot(&f->srv, 0), 4242 + p, 2048);
+	}
+	stall = lchan_t_now();
+	while (done < NPAIR) {
+		done = 0;
+		for (p = 0; p < NPAIR; p++) {
+			struct flow *f = &fl[p];
+			struct lchan_cqe *c;
+			int posted = 0;
+
+			while (f->sent < NMSG && f->sent - f->recvd < WINDOW &&
+			       f->sent - f->acked < WINDOW) {
+				if (send_one(f, p))
+					break;
+				posted = 1;
+				if (f->sent % 16 == 0)
+					read_back(f);
+			}
+			if (posted && lchan_submit(&f->cli.chan) < 0)
+				return 12;
+			while (!lchan_peek_cqe(&f->srv.chan, &c)) {
+				uint64_t slot = c->user_data;
+
+				if (check_recv(f, c))
+					return 13;
+				lchan_cqe_seen(&f->srv.chan);
+				if (lchan_t_post_recv(&f->srv, slot))
+					return 14;
+				stall = lchan_t_now();
+			}
+			lchan_submit(&f->srv.chan);
+			while (!lchan_peek_cqe(&f->cli.chan, &c)) {
+				if (c->status)
+					return 15;
+				if (c->user_data != 1ULL << 63) {
+					f->acked++;
+				} else {
+					/* The READ brought the pattern whole. */
+					if (lchan_t_check(lchan_t_recv_slot(
+						&f->cli, 0), 4242 + p, 2048) != -1)
+						return 18;
+					f->read_busy = 0;
+				}
+				lchan_cqe_seen(&f->cli.chan);
+			}
+			if (f->recvd == NMSG && f->acked == NMSG &&
+			    !f->read_busy)
+				done++;
+		}
+		if (lchan_t_now() - stall > 30)
+			return 16;
+	}
+	for (p = 0; p < NPAIR; p++) {
+		unsigned i;
+
+		/* Every number exactly once. */
+		for (i = 0; i < NMSG; i++)
+			if (!(fl[p].seen[i / 64] & (1ULL << (i % 64))))
+				return 17;
+		lchan_t_ep_close(&fl[p].cli);
+		lchan_t_ep_close(&fl[p].srv);
+	}
+	return 0;
+}
+
+TEST_F_TIMEOUT(load, sixty_four_channels_four_processes, 900)
+{
+	pid_t pids[NPROC];
+	int i, status, bad = 0;
+	double t0 = lchan_t_now();
+
+	LCHAN_T_BODY();
+	for (i = 0; i < NPROC; i++) {
+		pids[i] = fork();
+		ASSERT_GE(pids[i], 0);
+		if (!pids[i])
+			_exit(run_process(self->d.addr));
+	}
+	for (i = 0; i < NPROC; i++) {
+		ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
+		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+			TH_LOG("process %d: status %#x", i, status);
+			bad++;
+		}
+	}
+	EXPECT_EQ(0, bad);
+	TH_LOG("%d channels x %d messages in %.1f s", NPROC * NPAIR, NMSG,
+	       lchan_t_now() - t0);
+}
+
+TEST_HARNESS_MAIN
