@@ -61,11 +61,12 @@ TEST_F_TIMEOUT(iso, handles_are_per_context, 60)
 		sqe->mr = extra[i].handle;
 		ASSERT_LE(0, lchan_submit(&self->cli.chan));
 		ASSERT_EQ(0, lchan_t_reap(&self->cli, &cqe, 5000));
-		if (extra[i].handle == self->cli.mr.handle)
+		if (extra[i].handle == self->cli.mr.handle) {
 			/* Its own handle of that number: the range is wrong. */
 			EXPECT_EQ(LCHAN_CQE_BAD_RANGE, cqe.status);
-		else
+		} else {
 			EXPECT_EQ(LCHAN_CQE_BAD_MR, cqe.status);
+		}
 	}
 	/* Nothing reached the server. */
 	EXPECT_EQ(0, lchan_cq_ready(&self->srv.chan));
