@@ -118,13 +118,17 @@ static const struct lchan_sge *lchan_rq_sges(struct lchan_chan *chan, u32 idx)
  * How many ring slots the entry at @head uses.  0: its continuation slots
  * are not all published yet, so it waits.
  */
-static u32 lchan_wr_slots(u8 num_sge, u32 max_sge, u32 per_slot, u32 avail)
+static u32 lchan_wr_slots(u8 num_sge, u32 max_sge, u32 per_slot, u32 avail,
+			  u32 ring_entries)
 {
 	u32 slots;
 
 	if (num_sge <= 1 || num_sge > max_sge)
 		return 1;
 	slots = 1 + DIV_ROUND_UP(num_sge - 1, per_slot);
+	/* A group larger than the ring could never be complete. */
+	if (slots > ring_entries)
+		return 1;
 	return slots <= avail ? slots : 0;
 }
 
@@ -183,7 +187,7 @@ u32 lchan_wr_read_sqe(struct lchan_chan *chan, u32 head, u32 avail,
 	memset(wr, 0, offsetof(struct lchan_wr, sge));
 	wr->user_data = READ_ONCE(sqe->user_data);
 	*slots = lchan_wr_slots(num_sge, chan->max_send_sge, LCHAN_SQE_SGES,
-				avail);
+				avail, chan->ring.sq_entries);
 	if (!*slots)
 		return 0;
 
@@ -204,7 +208,7 @@ u32 lchan_wr_read_sqe(struct lchan_chan *chan, u32 head, u32 avail,
 		return LCHAN_CQE_BAD_RESV;
 	if (!(chan->features & op->feature))
 		return LCHAN_CQE_UNSUPPORTED;
-	if (num_sge > chan->max_send_sge)
+	if (num_sge > chan->max_send_sge || (num_sge > 1 && *slots == 1))
 		return LCHAN_CQE_BAD_SGE;
 	if (op->atomic && (num_sge > 1 || len != 8 || (addr & 7) ||
 			   (raddr & 7)))
@@ -258,14 +262,14 @@ u32 lchan_wr_read_rqe(struct lchan_chan *chan, u32 head, u32 avail,
 	wr->opcode = LCHAN_CQE_RECV;
 	wr->signaled = true;
 	*slots = lchan_wr_slots(num_sge, chan->max_recv_sge, LCHAN_RQE_SGES,
-				avail);
+				avail, chan->ring.rq_entries);
 	if (!*slots)
 		return 0;
 	if (READ_ONCE(rqe->flags))
 		return LCHAN_CQE_BAD_FLAGS;
 	if (READ_ONCE(rqe->resv) || READ_ONCE(rqe->resv0))
 		return LCHAN_CQE_BAD_RESV;
-	if (num_sge > chan->max_recv_sge)
+	if (num_sge > chan->max_recv_sge || (num_sge > 1 && *slots == 1))
 		return LCHAN_CQE_BAD_SGE;
 	status = lchan_wr_first_buf(chan, wr, handle, addr, len, num_sge,
 				    true);
