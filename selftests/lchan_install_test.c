@@ -85,6 +85,23 @@ static int run_capture(const char *prog, char *const envp[], char *out,
 	return collect(&c, out, len);
 }
 
+/* What @prog printed, each line behind "# " in the log. */
+static void show(const char *prog, const char *out)
+{
+	const char *p = out;
+
+	printf("# %s says:\n", prog);
+	while (*p) {
+		int n = (int)strcspn(p, "\n");
+
+		printf("#   %.*s\n", n, p);
+		p += n;
+		if (*p)
+			p++;
+	}
+	fflush(stdout);
+}
+
 /* The value after "@key: " in @text, copied to @val; -1 if absent. */
 static int field(const char *text, const char *key, char *val, size_t len)
 {
@@ -124,7 +141,7 @@ TEST(staged_install_runs)
 
 	snprintf(env, sizeof(env), "LD_LIBRARY_PATH=%s", lib);
 	rc = run_capture(hello, envp, out, sizeof(out));
-	TH_LOG("hello says:\n%s", out);
+	show("hello", out);
 	ASSERT_EQ(0, rc);
 
 	/* The staged library, not another copy, was loaded. */
@@ -242,7 +259,7 @@ TEST_F_TIMEOUT(quickstart, sends_one_message, 60)
 	EXPECT_STREQ(msg, buf);
 
 	rc = collect(&child, out, sizeof(out));
-	TH_LOG("quickstart says: %s", out);
+	show("quickstart", out);
 	EXPECT_EQ(0, rc);
 	EXPECT_STREQ("send: success\n", out);
 	lchan_chan_close(&chan);

@@ -4,7 +4,8 @@
 #
 #  - make install DESTDIR=build/install-check (PREFIX /usr/local): the
 #    library (liblchan.so.1, the liblchan.so link, liblchan.a), the headers
-#    (liblchan.h, liblchan_barrier.h, lchan.h), liblchan.pc, every tool of
+#    (liblchan.h, liblchan_barrier.h, liblchan_msg.h, lchan.h), liblchan.pc,
+#    every tool of
 #    tools/Makefile and every man page, each in its section
 #  - the shared library: soname liblchan.so.1, every exported function
 #    versioned LCHAN_*, linked with -z defs
@@ -41,7 +42,8 @@ version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' dkms.conf)
 
 # --- the files
 for f in lib/liblchan.so.1 lib/liblchan.a lib/pkgconfig/liblchan.pc \
-	include/liblchan.h include/liblchan_barrier.h include/lchan.h; do
+	include/liblchan.h include/liblchan_barrier.h include/liblchan_msg.h \
+	include/lchan.h; do
 	[ -f "$r/$f" ] || err "not installed: $prefix/$f"
 done
 [ "$(readlink "$r/lib/liblchan.so")" = liblchan.so.1 ] || err "$prefix/lib/liblchan.so is not a link to liblchan.so.1"
@@ -60,12 +62,12 @@ done
 
 # --- the shared library's ABI
 so=$r/lib/liblchan.so.1
-readelf -d "$so" | grep -q 'SONAME.*\[liblchan\.so\.1\]' || err "soname of liblchan.so.1 is not liblchan.so.1"
+readelf -d "$so" | grep 'SONAME.*\[liblchan\.so\.1\]' >/dev/null || err "soname of liblchan.so.1 is not liblchan.so.1"
 unversioned=$(readelf --dyn-syms -W "$so" | awk '$5 != "LOCAL" && $7 != "UND" && $8 ~ /^lchan_/ && $8 !~ /@@?LCHAN_/ { print $8 }')
 [ -z "$unversioned" ] || err "exported without a LCHAN_ version: $unversioned"
-readelf --dyn-syms -W "$so" | grep -q '@@LCHAN_1\.0' || err "no symbol in version node LCHAN_1.0"
+readelf --dyn-syms -W "$so" | grep '@@LCHAN_1\.0' >/dev/null || err "no symbol in version node LCHAN_1.0"
 # -z defs: the link line has it (it leaves no mark in the library).
-make --no-print-directory -n -B -C lib liblchan.so.1 2>/dev/null | grep -q -- '-Wl,-z,defs' ||
+make --no-print-directory -n -B -C lib liblchan.so.1 2>/dev/null | grep -- '-Wl,-z,defs' >/dev/null ||
 	err "lib/Makefile links liblchan.so.1 without -Wl,-z,defs"
 
 # --- pkg-config against the staged install

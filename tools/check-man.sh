@@ -4,8 +4,9 @@
 # page, and every page formats without a warning.
 #
 #   public functions: the lchan_* symbols lib/liblchan.so.1 exports (nm -D)
-#                     and the static inline lchan_* functions of
-#                     lib/liblchan.h; each needs man/NAME.3, a page whose
+#                     and the static inline lchan_* functions of the
+#                     public headers lib/liblchan*.h; each needs
+#                     man/NAME.3, a page whose
 #                     NAME section lists it or a ".so man3/OTHER.3" alias
 #                     of such a page
 #   tools:            every program of PROGS in tools/Makefile needs
@@ -36,9 +37,9 @@ mapfile -t exported < <(nm -D --defined-only lib/liblchan.so.1 |
 	awk '$2 != "A" { sub(/@.*/, "", $3); print $3 }' | sort -u)
 mapfile -t inline < <(perl -0777 -ne \
 	'while (/\bstatic\s+inline\b[^;{]*?\b(lchan_\w+)\s*\(/g) { print "$1\n" }' \
-	lib/liblchan.h | sort -u)
+	lib/liblchan*.h | sort -u)
 [ "${#exported[@]}" -gt 10 ] || err "only ${#exported[@]} exported symbols found in lib/liblchan.so.1"
-[ "${#inline[@]}" -gt 5 ] || err "only ${#inline[@]} inline functions found in lib/liblchan.h"
+[ "${#inline[@]}" -gt 5 ] || err "only ${#inline[@]} inline functions found in lib/liblchan*.h"
 for s in "${exported[@]}"; do
 	case $s in lchan_*) ;; *) err "liblchan.so.1 exports $s, outside the lchan_ namespace" ;; esac
 done
@@ -73,7 +74,7 @@ for s in "${!public[@]}"; do
 		err "$page is an alias of $real, which does not exist"
 		continue
 	fi
-	name_section "$real" | grep -qx "$s" || err "$real does not name $s in its NAME section"
+	name_section "$real" | grep -x "$s" >/dev/null || err "$real does not name $s in its NAME section"
 	grep -q "$s(" "$real" || err "$real has no synopsis for $s"
 done
 
