@@ -81,6 +81,8 @@ static int lchan_poller_fn(void *data)
 		}
 
 		mutex_lock(&p->lock);
+		/* Cleared before the flag goes up, so no kick is lost. */
+		WRITE_ONCE(p->wake, false);
 		lchan_poller_set_flags(p, LCHAN_SQ_NEED_WAKEUP);
 		smp_mb();	/* flags before tails; pairs with the app */
 		if (lchan_poller_any_work(p)) {
@@ -88,7 +90,6 @@ static int lchan_poller_fn(void *data)
 			mutex_unlock(&p->lock);
 			continue;
 		}
-		WRITE_ONCE(p->wake, false);
 		p->sleeps++;
 		mutex_unlock(&p->lock);
 
