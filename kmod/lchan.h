@@ -120,6 +120,7 @@ struct lchan_wr {
 	u8 num_sge;
 	bool signaled;			/* the device will complete it */
 	bool hidden;			/* signaled only for reclaim: no CQE */
+	bool completed;			/* CQE written, references dropped */
 	u32 length;			/* bytes over all SGEs */
 	union {
 		struct ib_rdma_wr rdma;	/* .wr is the ib_send_wr of any op */

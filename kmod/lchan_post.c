@@ -4,14 +4,19 @@
  * and turning completions into CQEs.
  *
  * WR slots.  Each queue has a ring of struct lchan_wr as deep as the ring
- * of entries.  *_post counts requests handed to the device, *_done those
- * known complete; both only grow.  RC completes each queue in order, so a
- * completion for slot p also completes every older slot.  An unsignaled
- * send has no completion of its own when it succeeds: it is retired by the
- * next completion after it, and every half ring the kernel signals one
- * itself (hidden: no CQE) so slots come back even if the application
- * never asks for a completion.  A failed request always completes, so its
- * error reaches the CQ ring.
+ * of entries.  *_post counts requests handed to the device, *_done the
+ * oldest slot not yet free again; both only grow.  Receives complete in
+ * order.  Sends need not: siw completes a SEND once it is on the wire, an
+ * earlier READ only when its data came back.  So each send slot is marked
+ * completed on its own completion and *_done advances over completed
+ * slots only.  An unsignaled SEND or WRITE has no completion of its own
+ * when it succeeds; those are in order among themselves, so it is known
+ * complete when a later signaled request completes.  READs and atomics
+ * are always signaled (hidden from the CQ ring if the application asked
+ * for no completion), and every half ring the kernel signals one request
+ * itself, so slots come back even if the application never asks for a
+ * completion.  A failed request always completes, so its error reaches
+ * the CQ ring.
  *
  * CQ claims: each request posted holds one claim on a CQ slot until it is
  * retired (lchan_ring.c explains the claims).
@@ -25,21 +30,23 @@ static struct lchan_wr *lchan_post_slot(struct lchan_ring *ring, bool is_recv,
 			 &ring->swr[idx & (ring->sq_entries - 1)];
 }
 
-/* Retire the send slots before @upto that had no completion of their own. */
-static void lchan_post_retire_sends(struct lchan_chan *chan, u32 upto)
+/* Free the oldest send slots that are completed. cq_lock held. */
+static void lchan_post_advance_sends(struct lchan_ring *ring)
 {
-	struct lchan_ring *ring = &chan->ring;
-
-	while (ring->swr_done != upto) {
-		struct lchan_wr *old = lchan_post_slot(ring, false,
-						       ring->swr_done);
-
-		chan->stats.send_ops++;
-		chan->stats.send_bytes += old->length;
-		ring->inflight--;
-		lchan_wr_put_mrs(old);
+	while (ring->swr_done != ring->swr_post &&
+	       lchan_post_slot(ring, false, ring->swr_done)->completed)
 		WRITE_ONCE(ring->swr_done, ring->swr_done + 1);
-	}
+}
+
+/* An unsignaled request known to be done: account it without a CQE. */
+static void lchan_post_retire_quiet(struct lchan_chan *chan,
+				    struct lchan_wr *wr)
+{
+	chan->stats.send_ops++;
+	chan->stats.send_bytes += wr->length;
+	chan->ring.inflight--;
+	lchan_wr_put_mrs(wr);
+	wr->completed = true;
 }
 
 static u8 lchan_post_recv_op(const struct ib_wc *wc)
@@ -81,11 +88,12 @@ static void lchan_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 		lchan_wr_put_mrs(wr);
 		WRITE_ONCE(ring->rwr_done, ring->rwr_done + 1);
 	} else {
+		/* Not yet freed, so it lies within [swr_done, swr_post). */
 		u32 slot = wr - ring->swr;
 		u32 idx = ring->swr_done +
 			  ((slot - ring->swr_done) & (ring->sq_entries - 1));
+		u32 q;
 
-		lchan_post_retire_sends(chan, idx);
 		if (!wc->status) {
 			chan->stats.send_ops++;
 			chan->stats.send_bytes += wr->length;
@@ -95,7 +103,15 @@ static void lchan_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 		else
 			lchan_ring_put_cqe(chan, &cqe);
 		lchan_wr_put_mrs(wr);
-		WRITE_ONCE(ring->swr_done, idx + 1);
+		wr->completed = true;
+		/* Unsignaled SENDs and WRITEs before it are done too. */
+		for (q = ring->swr_done; q != idx; q++) {
+			struct lchan_wr *old = lchan_post_slot(ring, false, q);
+
+			if (!old->signaled && !old->completed)
+				lchan_post_retire_quiet(chan, old);
+		}
+		lchan_post_advance_sends(ring);
 	}
 	spin_unlock(&chan->cq_lock);
 	lchan_ring_wake(chan);
@@ -107,10 +123,19 @@ static void lchan_wr_done(struct ib_cq *cq, struct ib_wc *wc)
  */
 void lchan_ring_retire_all(struct lchan_chan *chan)
 {
-	if (!chan->ring.swr)
+	struct lchan_ring *ring = &chan->ring;
+	u32 q;
+
+	if (!ring->swr)
 		return;
 	spin_lock_bh(&chan->cq_lock);
-	lchan_post_retire_sends(chan, chan->ring.swr_post);
+	for (q = ring->swr_done; q != ring->swr_post; q++) {
+		struct lchan_wr *old = lchan_post_slot(ring, false, q);
+
+		if (!old->completed)
+			lchan_post_retire_quiet(chan, old);
+	}
+	lchan_post_advance_sends(ring);
 	spin_unlock_bh(&chan->cq_lock);
 }
 
@@ -171,10 +196,15 @@ static void lchan_post_link(struct lchan_chan *chan, struct lchan_wr *wr,
 			last->recv.next = &wr->recv;
 		return;
 	}
-	/* Signal one in every half ring so unsignaled slots come back. */
+	/*
+	 * READs and atomics may complete after later requests: they always
+	 * signal.  And one in every half ring, so unsignaled slots come back.
+	 */
 	if (!wr->signaled &&
-	    idx % max(ring->sq_entries / 2, 1U) ==
-	    max(ring->sq_entries / 2, 1U) - 1) {
+	    (wr->opcode == LCHAN_CQE_READ || wr->opcode == LCHAN_CQE_CMP_SWAP ||
+	     wr->opcode == LCHAN_CQE_FETCH_ADD ||
+	     idx % max(ring->sq_entries / 2, 1U) ==
+	     max(ring->sq_entries / 2, 1U) - 1)) {
 		wr->signaled = true;
 		wr->hidden = true;
 	}
