@@ -1,0 +1,530 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The message layer (liblchan_msg.h): a stream of messages of every size
+ * both ways with content checks, flow control against a slow receiver,
+ * channels under epoll, end of stream after the last message, timeouts.
+ */
+#include <sys/epoll.h>
+
+#include "kselftest_harness.h"
+#include "lchan_test.h"
+#include "liblchan_msg.h"
+
+#define MAX_MSG		(4u << 20)
+#define SRC_LEN		(MAX_MSG + 4096)
+
+FIXTURE(msg) {
+	struct lchan_t_dev d;
+	struct lchan_ctx sctx, cctx;
+};
+
+LCHAN_T_VARIANTS(msg);
+
+FIXTURE_SETUP(msg)
+{
+	LCHAN_T_NEED_DEV(&self->d, variant->kind);
+	lchan_t_raise_memlock();
+	ASSERT_EQ(0, lchan_ctx_open(&self->sctx));
+	ASSERT_EQ(0, lchan_ctx_open(&self->cctx));
+}
+
+FIXTURE_TEARDOWN(msg)
+{
+	if (self->cctx.fd > 0)
+		lchan_ctx_close(&self->cctx);
+	if (self->sctx.fd > 0)
+		lchan_ctx_close(&self->sctx);
+}
+
+struct acc {
+	struct lchan_ctx *ctx;
+	struct lchan_listener *lst;
+	const struct lchan_msg_opts *opts;
+	struct lchan_msg **m;
+	unsigned n;
+	int ret;
+};
+
+static void *accept_thread(void *p)
+{
+	struct acc *a = p;
+	struct pollfd pfd = { .fd = a->lst->fd, .events = POLLIN };
+	unsigned i;
+
+	for (i = 0; i < a->n; i++) {
+		do {
+			a->ret = poll(&pfd, 1, 20000) <= 0 ? -ETIMEDOUT : 0;
+			if (!a->ret)
+				a->ret = lchan_msg_accept(a->ctx, a->lst,
+							  a->opts, &a->m[i]);
+		} while (a->ret == -EAGAIN || a->ret == -EINTR);
+		if (a->ret)
+			break;
+	}
+	return NULL;
+}
+
+/* @n connected message channel pairs: srv[i] accepted, cli[i] connected. */
+static int msg_pairs(FIXTURE_DATA(msg) *self,
+		     const struct lchan_msg_opts *opts,
+		     struct lchan_msg **srv, struct lchan_msg **cli,
+		     unsigned n)
+{
+	struct lchan_listener lst;
+	struct acc a = { &self->sctx, &lst, opts, srv, n, 0 };
+	pthread_t thr;
+	char port[16];
+	unsigned i;
+	int ret = 0;
+
+	snprintf(port, sizeof(port), "%u", lchan_t_port());
+	ret = lchan_listen(&self->sctx, self->d.addr, port, 16,
+			   LCHAN_FD_NONBLOCK, &lst);
+	if (ret)
+		return ret;
+	if (pthread_create(&thr, NULL, accept_thread, &a)) {
+		lchan_listener_close(&lst);
+		return -EAGAIN;
+	}
+	for (i = 0; i < n && !ret; i++)
+		ret = lchan_msg_connect(&self->cctx, self->d.addr, port, opts,
+					&cli[i]);
+	pthread_join(thr, NULL);
+	lchan_listener_close(&lst);
+	return ret ? ret : a.ret;
+}
+
+/* Mostly small, some bounce-sized, a few READ-sized up to 4 MiB. */
+static size_t msg_size(unsigned i, unsigned seed)
+{
+	unsigned h = (i + 1) * 2654435761u ^ seed;
+	unsigned r;
+
+	h ^= h >> 13;
+	h *= 0x5bd1e995u;
+	h ^= h >> 15;
+	if (i == 0)
+		return 1;
+	if (i == 1)
+		return MAX_MSG;
+	r = h % 2000;
+	h >>= 11;
+	if (r < 1800)
+		return 1 + h % 512;
+	if (r < 1980)
+		return 1 + h % 16384;
+	if (r < 1999)
+		return 1 + h % (256u << 10);
+	return 1 + h % MAX_MSG;
+}
+
+static size_t msg_off(unsigned i)
+{
+	return (i * 97u) % 4096;
+}
+
+static uint8_t *src_buf(void)
+{
+	uint8_t *src = aligned_alloc(4096, SRC_LEN);
+	size_t j;
+
+	if (src)
+		for (j = 0; j < SRC_LEN; j++)
+			src[j] = (uint8_t)(j * 7 + (j >> 9) + 3);
+	return src;
+}
+
+struct stream {
+	struct lchan_msg *m;
+	const uint8_t *src;
+	unsigned count, seed, done;
+	struct lchan_mr mr;	/* for the _mr variants; handle 0: none */
+	int ret;
+	char why[128];
+};
+
+static void *stream_send(void *p)
+{
+	struct stream *s = p;
+	unsigned i;
+
+	for (i = 0; i < s->count; i++) {
+		size_t len = msg_size(i, s->seed);
+		const uint8_t *b = s->src + msg_off(i);
+		ssize_t n;
+
+		if (s->mr.handle && (i & 1))
+			n = lchan_msg_send_mr(s->m, &s->mr, b, len, 0);
+		else
+			n = lchan_msg_send(s->m, b, len, 0);
+		if (n != (ssize_t)len) {
+			s->ret = n < 0 ? (int)n : -EIO;
+			snprintf(s->why, sizeof(s->why), "send %u of %zu: %zd",
+				 i, len, n);
+			return NULL;
+		}
+		s->done++;
+	}
+	return NULL;
+}
+
+static void *stream_recv(void *p)
+{
+	struct stream *s = p;
+	uint8_t *buf = s->mr.handle ? s->mr.addr : malloc(MAX_MSG);
+	unsigned i;
+
+	if (!buf) {
+		s->ret = -ENOMEM;
+		return NULL;
+	}
+	for (i = 0; i < s->count; i++) {
+		size_t len = msg_size(i, s->seed);
+		ssize_t n;
+
+		if (s->mr.handle && (i & 1))
+			n = lchan_msg_recv_mr(s->m, &s->mr, buf, MAX_MSG, 0,
+					      60000);
+		else
+			n = lchan_msg_recv(s->m, buf, MAX_MSG, 0, 60000);
+		if (n != (ssize_t)len ||
+		    memcmp(buf, s->src + msg_off(i), len)) {
+			s->ret = n < 0 ? (int)n : -EIO;
+			snprintf(s->why, sizeof(s->why),
+				 "recv %u: got %zd, want %zu bytes%s", i, n,
+				 len, n == (ssize_t)len ? ", content differs" : "");
+			break;
+		}
+		s->done++;
+	}
+	if (!s->mr.handle)
+		free(buf);
+	return NULL;
+}
+
+/* @count messages from @tx to @rx, a thread each. */
+static void stream(struct __test_metadata *_metadata, struct lchan_msg *tx,
+		   struct lchan_msg *rx, const uint8_t *src, unsigned count,
+		   unsigned seed, const struct lchan_mr *txmr,
+		   const struct lchan_mr *rxmr)
+{
+	struct stream s = { .m = tx, .src = src, .count = count, .seed = seed };
+	struct stream r = { .m = rx, .src = src, .count = count, .seed = seed };
+	pthread_t ts, tr;
+	double t0 = lchan_t_now();
+
+	if (txmr)
+		s.mr = *txmr;
+	if (rxmr)
+		r.mr = *rxmr;
+	ASSERT_EQ(0, pthread_create(&tr, NULL, stream_recv, &r));
+	ASSERT_EQ(0, pthread_create(&ts, NULL, stream_send, &s));
+	/* A failed sender leaves the receiver to its 60 s timeout. */
+	pthread_join(ts, NULL);
+	pthread_join(tr, NULL);
+	EXPECT_EQ(0, s.ret) TH_LOG("%s: %s", s.why, strerror(-s.ret));
+	EXPECT_EQ(0, r.ret) TH_LOG("%s: %s", r.why, strerror(-r.ret));
+	EXPECT_EQ(count, r.done);
+	TH_LOG("%u messages in %.1f s", count, lchan_t_now() - t0);
+}
+
+/* 100,000 messages of 1 B to 4 MiB, half each way, every byte checked. */
+TEST_F_TIMEOUT(msg, hundred_thousand_both_ways, 900)
+{
+	struct lchan_msg *srv = NULL, *cli = NULL;
+	struct lchan_mr smr = { 0 }, dmr = { 0 };
+	uint8_t *src, *dst;
+	int ret;
+
+	LCHAN_T_BODY();
+	src = src_buf();
+	dst = aligned_alloc(4096, MAX_MSG);
+	ASSERT_NE(NULL, src);
+	ASSERT_NE(NULL, dst);
+	ret = msg_pairs(self, NULL, &srv, &cli, 1);
+	ASSERT_EQ(0, ret) TH_LOG("pair: %s", strerror(-ret));
+	/* Odd messages of the second half use caller-registered buffers. */
+	ASSERT_EQ(0, lchan_mr_reg(&self->sctx, lchan_msg_chan(srv), src,
+				  SRC_LEN, LCHAN_ACCESS_REMOTE_READ, &smr));
+	ASSERT_EQ(0, lchan_mr_reg(&self->cctx, lchan_msg_chan(cli), dst,
+				  MAX_MSG, LCHAN_ACCESS_LOCAL_WRITE, &dmr));
+	stream(_metadata, cli, srv, src, 50000, 1, NULL, NULL);
+	stream(_metadata, srv, cli, src, 50000, 2, &smr, &dmr);
+	lchan_mr_dereg(&self->sctx, &smr);
+	lchan_mr_dereg(&self->cctx, &dmr);
+	EXPECT_EQ(0, lchan_msg_close(cli));
+	EXPECT_EQ(0, lchan_msg_close(srv));
+	free(src);
+	free(dst);
+}
+
+struct slow {
+	struct lchan_msg *m;
+	unsigned count, got;
+	int ret;
+};
+
+static void *slow_recv(void *p)
+{
+	struct slow *s = p;
+	uint32_t buf[256];
+
+	for (s->got = 0; s->got < s->count; s->got++) {
+		ssize_t n;
+
+		usleep(2000);
+		n = lchan_msg_recv(s->m, buf, sizeof(buf), 0, 30000);
+		if (n != sizeof(buf) || buf[0] != s->got || buf[255] != ~s->got) {
+			s->ret = n < 0 ? (int)n : -EIO;
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * A receiver slower than the sender: blocking sends wait for credits,
+ * non-blocking ones get -EAGAIN once the peer's buffers are all in use,
+ * and nothing is lost or reordered.
+ */
+TEST_F_TIMEOUT(msg, slow_receiver, 300)
+{
+	struct lchan_msg_opts o = { .nbufs = 8, .nsend = 8 };
+	struct lchan_msg *srv = NULL, *cli = NULL;
+	struct slow r = { 0 };
+	uint32_t buf[256];
+	unsigned i, eagain = 0;
+	pthread_t thr;
+	double t0;
+	int ret;
+
+	LCHAN_T_BODY();
+	ret = msg_pairs(self, &o, &srv, &cli, 1);
+	ASSERT_EQ(0, ret) TH_LOG("pair: %s", strerror(-ret));
+
+	/* Nobody receives: exactly nbufs messages fit, then EAGAIN. */
+	for (i = 0; i < 100; i++) {
+		ssize_t n;
+		double end = lchan_t_now() + 5;
+
+		buf[0] = i;
+		buf[255] = ~i;
+		do {	/* the peer's HELLO may still be on its way */
+			n = lchan_msg_send(cli, buf, sizeof(buf),
+					   LCHAN_MSG_DONTWAIT);
+		} while (i == 0 && n == -EAGAIN && lchan_t_now() < end);
+		if (n == -EAGAIN)
+			break;
+		ASSERT_EQ(sizeof(buf), n);
+	}
+	EXPECT_EQ(o.nbufs, i);
+	EXPECT_EQ(0, lchan_msg_poll_events(cli) & POLLOUT);
+
+	/* Now a slow reader: blocking sends go on as it takes messages. */
+	r.m = srv;
+	r.count = 400;
+	ASSERT_EQ(0, pthread_create(&thr, NULL, slow_recv, &r));
+	t0 = lchan_t_now();
+	for (; i < r.count; i++) {
+		ssize_t n;
+
+		buf[0] = i;
+		buf[255] = ~i;
+		/*
+		 * Runs of 16 non-blocking sends: more than the 8 credits,
+		 * so some must find none left.
+		 */
+		n = lchan_msg_send(cli, buf, sizeof(buf),
+				   (i & 16) ? LCHAN_MSG_DONTWAIT : 0);
+		if (n == -EAGAIN) {
+			eagain++;
+			i--;
+			usleep(500);
+			continue;
+		}
+		if (n != sizeof(buf)) {
+			EXPECT_EQ(sizeof(buf), n) TH_LOG("send %u", i);
+			break;
+		}
+	}
+	pthread_join(thr, NULL);
+	EXPECT_EQ(0, r.ret) TH_LOG("after %u: %s", r.got, strerror(-r.ret));
+	EXPECT_EQ(r.count, r.got);
+	EXPECT_LT(0, eagain);
+	/* The sender cannot outrun 2 ms per message by much. */
+	EXPECT_LT(0.5, lchan_t_now() - t0);
+	EXPECT_EQ(0, lchan_msg_close(cli));
+	EXPECT_EQ(0, lchan_msg_close(srv));
+}
+
+/* recv with nothing there: -EAGAIN at once, -ETIMEDOUT after the wait. */
+TEST_F_TIMEOUT(msg, recv_timeout_and_nonblocking, 60)
+{
+	struct lchan_msg *srv = NULL, *cli = NULL;
+	char buf[64];
+	double t0;
+	int ret;
+
+	LCHAN_T_BODY();
+	ret = msg_pairs(self, NULL, &srv, &cli, 1);
+	ASSERT_EQ(0, ret) TH_LOG("pair: %s", strerror(-ret));
+	EXPECT_EQ(-EAGAIN, lchan_msg_recv(srv, buf, sizeof(buf),
+					  LCHAN_MSG_DONTWAIT, -1));
+	EXPECT_EQ(-EAGAIN, lchan_msg_recv(srv, buf, sizeof(buf), 0, 0));
+	t0 = lchan_t_now();
+	EXPECT_EQ(-ETIMEDOUT, lchan_msg_recv(srv, buf, sizeof(buf), 0, 300));
+	EXPECT_LT(0.25, lchan_t_now() - t0);
+	/* Too small a buffer: -EMSGSIZE, and the message stays. */
+	EXPECT_EQ(10, lchan_msg_send(cli, "0123456789", 10, 0));
+	EXPECT_EQ(-EMSGSIZE, lchan_msg_recv(srv, buf, 4, 0, 5000));
+	EXPECT_EQ(10, lchan_msg_recv(srv, buf, sizeof(buf), 0, 5000));
+	EXPECT_EQ(0, memcmp(buf, "0123456789", 10));
+	EXPECT_EQ(-EMSGSIZE, lchan_msg_send(cli, buf, MAX_MSG + 1, 0));
+	EXPECT_EQ(0, lchan_msg_close(cli));
+	EXPECT_EQ(0, lchan_msg_close(srv));
+}
+
+/* The sender closes right after its last send; the reader gets all, then 0. */
+TEST_F_TIMEOUT(msg, close_gives_eof_after_data, 120)
+{
+	struct lchan_msg *srv = NULL, *cli = NULL;
+	uint8_t *src, *buf;
+	unsigned i;
+	int ret;
+
+	LCHAN_T_BODY();
+	src = src_buf();
+	buf = malloc(MAX_MSG);
+	ASSERT_NE(NULL, src);
+	ASSERT_NE(NULL, buf);
+	ret = msg_pairs(self, NULL, &srv, &cli, 1);
+	ASSERT_EQ(0, ret) TH_LOG("pair: %s", strerror(-ret));
+	for (i = 0; i < 20; i++)
+		ASSERT_EQ(100 + i, lchan_msg_send(cli, src + i, 100 + i, 0));
+	ASSERT_EQ(0, lchan_msg_close(cli));
+	usleep(200000);
+	for (i = 0; i < 20; i++) {
+		ssize_t n = lchan_msg_recv(srv, buf, MAX_MSG, 0, 5000);
+
+		ASSERT_EQ(100 + i, n) TH_LOG("message %u", i);
+		ASSERT_EQ(0, memcmp(buf, src + i, n));
+	}
+	EXPECT_EQ(0, lchan_msg_recv(srv, buf, MAX_MSG, 0, 5000));
+	EXPECT_EQ(0, lchan_msg_recv(srv, buf, MAX_MSG, LCHAN_MSG_DONTWAIT, 0));
+	EXPECT_NE(0, lchan_msg_poll_events(srv) & POLLHUP);
+	EXPECT_EQ(-EPIPE, lchan_msg_send(srv, buf, 1, 0));
+	EXPECT_EQ(0, lchan_msg_close(srv));
+	free(src);
+	free(buf);
+}
+
+#define NCHAN	8
+#define PER_CHAN 2000
+
+struct ep_rx {
+	struct lchan_msg **m;
+	unsigned got[NCHAN];
+	bool eof[NCHAN];
+	int ret;
+	char why[96];
+};
+
+/* One thread, one epoll set, NCHAN channels; runs until every one ends. */
+static void *epoll_recv(void *p)
+{
+	struct ep_rx *x = p;
+	struct epoll_event ev, evs[NCHAN];
+	unsigned i, open = NCHAN;
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+
+	for (i = 0; i < NCHAN; i++) {
+		ev.events = EPOLLIN;
+		ev.data.u32 = i;
+		epoll_ctl(ep, EPOLL_CTL_ADD, lchan_msg_fd(x->m[i]), &ev);
+	}
+	while (open && !x->ret) {
+		int n, busy = 0;
+
+		/* Messages already taken from the ring do not wake epoll. */
+		for (i = 0; i < NCHAN; i++)
+			if (!x->eof[i] && (lchan_msg_progress(x->m[i]) & POLLIN))
+				busy = 1;
+		n = epoll_wait(ep, evs, NCHAN, busy ? 0 : 10000);
+		if (n < 0 || (!n && !busy)) {
+			x->ret = n < 0 ? -errno : -ETIMEDOUT;
+			snprintf(x->why, sizeof(x->why), "epoll_wait");
+			break;
+		}
+		for (i = 0; i < NCHAN; i++) {
+			uint32_t buf[64];
+			ssize_t r;
+
+			while (!x->eof[i]) {
+				r = lchan_msg_recv(x->m[i], buf, sizeof(buf),
+						   LCHAN_MSG_DONTWAIT, 0);
+				if (r == -EAGAIN)
+					break;
+				if (r == 0) {
+					x->eof[i] = true;
+					open--;
+					break;
+				}
+				if (r != (ssize_t)(8 + (x->got[i] % 61) * 4) ||
+				    buf[0] != x->got[i] || buf[r / 4 - 1] != i) {
+					x->ret = r < 0 ? (int)r : -EIO;
+					snprintf(x->why, sizeof(x->why),
+						 "chan %u msg %u: %zd", i,
+						 x->got[i], r);
+					break;
+				}
+				x->got[i]++;
+			}
+		}
+	}
+	close(ep);
+	return NULL;
+}
+
+/* NCHAN message channels in one process, the reader on epoll. */
+TEST_F_TIMEOUT(msg, many_channels_epoll, 300)
+{
+	struct lchan_msg *srv[NCHAN] = { 0 }, *cli[NCHAN] = { 0 };
+	struct lchan_msg_opts o = { .nbufs = 16, .nsend = 16 };
+	struct ep_rx x = { .m = srv };
+	unsigned i, j;
+	pthread_t thr;
+	int ret;
+
+	LCHAN_T_BODY();
+	ret = msg_pairs(self, &o, srv, cli, NCHAN);
+	ASSERT_EQ(0, ret) TH_LOG("pairs: %s", strerror(-ret));
+	ASSERT_EQ(0, pthread_create(&thr, NULL, epoll_recv, &x));
+	/* Round robin; a full channel makes the writer wait on that one. */
+	for (j = 0; j < PER_CHAN && !x.ret; j++) {
+		for (i = 0; i < NCHAN; i++) {
+			uint32_t buf[64];
+			unsigned words = 2 + j % 61;
+			ssize_t n;
+
+			buf[0] = j;
+			buf[words - 1] = i;
+			n = lchan_msg_send(cli[i], buf, words * 4, 0);
+			if (n != words * 4) {
+				EXPECT_EQ(words * 4, n) TH_LOG("chan %u msg %u", i, j);
+				j = PER_CHAN;
+				break;
+			}
+		}
+	}
+	for (i = 0; i < NCHAN; i++)
+		EXPECT_EQ(0, lchan_msg_close(cli[i]));
+	pthread_join(thr, NULL);
+	EXPECT_EQ(0, x.ret) TH_LOG("%s: %s", x.why, strerror(-x.ret));
+	for (i = 0; i < NCHAN; i++) {
+		EXPECT_EQ(PER_CHAN, x.got[i]) TH_LOG("chan %u", i);
+		EXPECT_TRUE(x.eof[i]);
+		lchan_msg_close(srv[i]);
+	}
+}
+
+TEST_HARNESS_MAIN
