@@ -7,6 +7,28 @@
  * One message channel is used by one thread at a time (no locks inside).
  * All calls return -errno on failure.
  *
+ * Semantics:
+ *   lchan_msg_send() returns len once the buffer may be reused.  A message
+ *   of up to buf_size bytes is copied and the call returns at once; a
+ *   bigger one is read by the peer with RDMA READ, so the call returns
+ *   when the peer's lchan_msg_recv() has taken it.  LCHAN_MSG_DONTWAIT
+ *   only avoids waiting for a credit (-EAGAIN: the peer has not taken
+ *   enough messages yet).  Two peers that both send large messages and
+ *   neither receives wait for each other, as two TCP peers do once both
+ *   socket buffers are full.  -EPIPE after the peer closed, -EMSGSIZE
+ *   above max_msg.
+ *   lchan_msg_recv() returns the length of the next message, 0 once the
+ *   peer closed and every message it sent before was received, -EAGAIN
+ *   (LCHAN_MSG_DONTWAIT or timeout_ms 0), -ETIMEDOUT (timeout_ms > 0; -1
+ *   waits for ever), -EMSGSIZE when the message does not fit in cap (it
+ *   stays queued), -ECONNRESET when the connection failed.
+ *   Large messages from or into memory the caller did not register are
+ *   registered for the transfer: -ENOMEM when that fails (RLIMIT_MEMLOCK).
+ *   The _mr variants take the caller's region instead: REMOTE_READ access
+ *   for sending, LOCAL_WRITE for receiving.
+ *   lchan_msg_close() sends end of stream after everything sent before,
+ *   waits (at most 10 s) until those SENDs completed, and frees all.
+ *
  * Readiness: lchan_msg_fd() is the channel fd.  It is readable (POLLIN)
  * whenever a completion waits in the ring, which is the only thing that
  * can change this layer's state.  Completions are taken by the library in
