@@ -209,8 +209,9 @@ static void fuzz_batch(struct __test_metadata *_metadata,
 	*done += n;
 	if (rnd(r) % 64 == 0) {
 		/* A tail far ahead or behind: refused, then put right. */
-		unsigned saved = chan->sq.tail;
-		unsigned bogus = saved + (rnd(r) % 2 ? 1000000 : -3u);
+		/* Relative to the kernel's head: ahead by far, or behind. */
+		unsigned head = lchan_load_acquire(chan->sq.khead);
+		unsigned bogus = head + (rnd(r) % 2 ? 1000000 : -3u);
 
 		lchan_store_release(chan->sq.ktail, bogus);
 		EXPECT_EQ(-1, ioctl(chan->fd, LCHAN_IOC_ENTER, &req));

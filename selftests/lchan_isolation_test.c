@@ -94,13 +94,17 @@ TEST_F_TIMEOUT(iso, no_kernel_address_in_rings_replies_or_sysfs, 60)
 	usleep(100000);
 
 	w = self->cli.chan.map;
-	for (i = 0; i < self->cli.chan.map_size / 8; i++)
-		EXPECT_FALSE(kernelish(w[i])) TH_LOG("ring word %zu: %#llx", i,
-						     (unsigned long long)w[i]);
+	for (i = 0; i < self->cli.chan.map_size / 8; i++) {
+		EXPECT_FALSE(kernelish(w[i])) {
+			TH_LOG("ring byte %zu: %#llx", i * 8,
+			       (unsigned long long)w[i]);
+		}
+	}
 	ASSERT_EQ(0, ioctl(self->cli.chan.fd, LCHAN_IOC_CHAN_INFO, &info));
 	w = (const uint64_t *)&info;
-	for (i = 0; i < sizeof(info) / 8; i++)
+	for (i = 0; i < sizeof(info) / 8; i++) {
 		EXPECT_FALSE(kernelish(w[i]));
+	}
 	/* The MR reply carries a handle and an rkey, nothing else. */
 	EXPECT_FALSE(kernelish(((uint64_t)self->cli.mr.rkey << 32) |
 			       self->cli.mr.handle));
