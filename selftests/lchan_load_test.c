@@ -130,6 +130,8 @@ static int run_process(const char *host)
 	}
 	stall = lchan_t_now();
 	while (done < NPAIR) {
+		int progress = 0;
+
 		done = 0;
 		for (p = 0; p < NPAIR; p++) {
 			struct flow *f = &fl[p];
@@ -146,11 +148,13 @@ static int run_process(const char *host)
 			}
 			if (posted && lchan_submit(&f->cli.chan) < 0)
 				return 12;
+			progress |= posted;
 			while (!lchan_peek_cqe(&f->srv.chan, &c)) {
 				uint64_t slot = c->user_data;
 
 				if (check_recv(f, c))
 					return 13;
+				progress = 1;
 				lchan_cqe_seen(&f->srv.chan);
 				if (lchan_t_post_recv(&f->srv, slot))
 					return 14;
@@ -160,6 +164,7 @@ static int run_process(const char *host)
 			while (!lchan_peek_cqe(&f->cli.chan, &c)) {
 				if (c->status)
 					return 15;
+				progress = 1;
 				if (c->user_data != 1ULL << 63) {
 					f->acked++;
 				} else {
@@ -177,6 +182,13 @@ static int run_process(const char *host)
 		}
 		if (lchan_t_now() - stall > 30)
 			return 16;
+		/*
+		 * Four busy-polling processes on few CPUs would starve the
+		 * kernel threads that move siw's data: when a pass over all
+		 * channels found nothing, sleep a little.
+		 */
+		if (!progress)
+			poll(NULL, 0, 1);
 	}
 	for (p = 0; p < NPAIR; p++) {
 		unsigned i;
