@@ -143,3 +143,9 @@ fuzz:
 	LCHAN_APPEND="lchan.fuzz_seed=$(SEED) lchan.fuzz_n=$(N)" \
 		LCHAN_TEST_TIMEOUT=3000 tools/rig/run-vm.sh fuzz 3600
 .PHONY: fuzz
+
+# lchan against perftest and TCP on rxe and siw in one guest run (about 15
+# minutes): bench/results.md, results.json, latency.png.  README, "Benchmarks".
+bench:
+	tools/rig/bench.sh
+.PHONY: bench

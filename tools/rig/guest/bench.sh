@@ -1,0 +1,495 @@
+# shellcheck shell=sh
+# SPDX-License-Identifier: GPL-2.0
+# Job "bench": lchan_perf against perftest (raw verbs) and TCP on the same
+# device and address, on rxe0 and then on siw0.  Writes out/bench/:
+#   rows.tsv    one line per measurement (see ROW_HEADER)
+#   sweep.tsv   latency against message size (send_lat, ib_send_lat, TCP)
+#   info.txt    what ran where
+#   logs/       every program's own output
+# tools/rig/bench.sh turns these into bench/results.{md,json} and the plot.
+#
+# Each row is measured four times: the run whose numbers are reported, a
+# shorter one (CPU time per operation is the difference of the two, so
+# set-up cancels out), and two runs of different length under strace -c -f
+# (system calls per operation, the same way).  Only the client process is
+# measured, as perftest reports; for lchan's poller mode the kernel thread's
+# CPU time is added from lchan_perf's own report.
+#
+# LCHAN_BENCH_QUICK=1 (kernel command line via LCHAN_APPEND=lchan.bench_quick=1
+# or the environment) runs everything with few iterations: a smoke test of
+# the job itself.
+# shellcheck disable=SC2317 # METRICS functions are called by name
+# shellcheck source=lib.sh
+. "$LCHAN_SHARE/guest/lib.sh"
+
+OUT=$LCHAN_OUT/bench
+LOGS=$OUT/logs
+ROWS=$OUT/rows.tsv
+SWEEP=$OUT/sweep.tsv
+mkdir -p "$LOGS"
+PERF=$LCHAN_TOOLS/lchan_perf
+PORT=18515
+TCP_PORT=11211
+QPERF_PORT=19765
+
+quick=${LCHAN_BENCH_QUICK:-0}
+grep -q 'lchan.bench_quick=1' /proc/cmdline && quick=1
+if [ "$quick" = 1 ]; then
+	N_LAT=200 N_BW_SMALL=1000 N_BW_LARGE=40 N_SWEEP=50 T_TCP=1
+	SWEEP_SIZES="16 1024 65536"
+else
+	N_LAT=1000 N_BW_SMALL=10000 N_BW_LARGE=300 N_SWEEP=300 T_TCP=3
+	SWEEP_SIZES="16 128 1024 8192 65536"
+fi
+# Shorter runs: CPU time by difference, system calls by difference.
+# (perftest wants at least 5 iterations.)
+div() { echo $(($1 / $2 > 5 ? $1 / $2 : 5)); }
+RUN_TIMEOUT=240
+
+ROW_HEADER="dev	id	peer	tool	test	mode	completions	size	iters	status	lat_median_us	lat_p99_us	bw_gbps	msg_rate_mpps	syscalls_per_op	cpu_us_per_op	poller_cpu_us_per_op	enters_per_op	loop_cpu_us_per_op	note"
+printf '%s\n' "$ROW_HEADER" >"$ROWS"
+printf 'dev\ttool\tsize\tlat_median_us\tstatus\n' >"$SWEEP"
+
+if ! load_ko "$LCHAN_KO"; then
+	tap "not ok - bench: insmod lchan ($LCHAN_KO; did make module run?)"
+	exit 1
+fi
+
+{
+	echo "kernel: $(uname -r)"
+	echo "cpus: $(grep -c ^processor /proc/cpuinfo)"
+	echo "quick: $quick"
+	echo "iterations: latency $N_LAT, bw 64 B $N_BW_SMALL, bw 64 KiB $N_BW_LARGE, sweep $N_SWEEP, TCP ${T_TCP}s"
+	echo "perftest: $(ib_send_lat --version 2>&1 | head -n1)"
+	echo "sockperf: $(sockperf --version 2>&1 | head -n1)"
+	rdma link show
+} >"$OUT/info.txt" 2>&1
+
+failed=0
+
+# ---------------------------------------------------------------- helpers
+
+# Number arithmetic (busybox sh has integers only).
+calc() { awk "BEGIN { v = $1; if (v != v) print \"\"; else printf \"%.4f\", v }" 2>/dev/null; }
+
+# A listener on PORT: rdma_cm (lchan, perftest -R) or TCP.  Gives up early
+# when the server PID (if given) is gone.
+wait_listen() { # rdma|tcp PORT [PID]
+	_i=0
+	while [ $_i -lt 150 ]; do
+		if [ "$1" = rdma ]; then
+			rdma resource show cm_id 2>/dev/null | grep -q "LISTEN.*:$2 " && return 0
+		else
+			ss -ltn 2>/dev/null | grep -q ":$2 " && return 0
+		fi
+		if [ -n "${3:-}" ] && ! kill -0 "$3" 2>/dev/null; then
+			echo "bench: the server ended before it listened" >&2
+			return 1
+		fi
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	echo "bench: nothing listens on $1 port $2" >&2
+	return 1
+}
+
+# Run one client/server pair.  The server command is in $SRV (empty: a
+# server that is already running), the client in "$@".  WRAP: "", time
+# (CPU time of the client into WRAPOUT, in ms resolution: bash's time),
+# strace (strace -c -f summary into WRAPOUT).  Output of the client in LOG,
+# of the server in LOG.server.  Sets rc; a failed run is tried once more
+# (perftest's clock calibration fails now and then under emulation) and
+# then "retried" is set.
+pair() { # LOG WRAP WRAPOUT -- CLIENT...
+	_try=0
+	retried=
+	while :; do
+		pair_once "$@"
+		case $rc in 0 | 4) return 0 ;; esac
+		_try=$((_try + 1))
+		[ $_try -lt 2 ] || return 0
+		retried=1
+		cp "$1" "$1.try$_try" 2>/dev/null
+	done
+}
+
+pair_once() {
+	_log=$1 _wrap=$2 _wout=$3
+	shift 4
+	_spid=
+	if [ -n "$SRV" ]; then
+		# shellcheck disable=SC2086 # the server command is a word list
+		timeout $((RUN_TIMEOUT + 20)) $SRV >"$_log.server" 2>&1 &
+		_spid=$!
+		if ! wait_listen rdma "$PORT" "$_spid" 2>>"$_log.server"; then
+			kill "$_spid" 2>/dev/null
+			wait "$_spid"
+			echo "bench: no server (see $_log.server)" >"$_log"
+			rc=98
+			return 0
+		fi
+	fi
+	case $_wrap in
+	time)
+		# shellcheck disable=SC2016 # for the inner shell
+		bash -c 'o=$1 l=$2; shift 2; TIMEFORMAT="%3R %3U %3S"
+			{ time "$@" >"$l" 2>&1; } 2>"$o"' bench "$_wout" "$_log" \
+			timeout "$RUN_TIMEOUT" "$@"
+		;;
+	strace) timeout "$RUN_TIMEOUT" strace -c -f -o "$_wout" "$@" >"$_log" 2>&1 ;;
+	*) timeout "$RUN_TIMEOUT" "$@" >"$_log" 2>&1 ;;
+	esac
+	rc=$?
+	if [ -n "$_spid" ]; then
+		# A server whose client failed may wait for ever: end it.
+		[ "$rc" = 0 ] || [ "$rc" = 4 ] || kill "$_spid" 2>/dev/null
+		wait "$_spid"
+		_src=$?
+		if [ "$rc" = 0 ] && [ "$_src" != 0 ]; then
+			echo "bench: server exit status $_src" >>"$_log"
+			rc=99
+		fi
+	fi
+	return 0
+}
+
+status_of() { # RC
+	case $1 in
+	0) echo ok ;;
+	4) echo skipped ;;
+	124 | 143) echo timeout ;;
+	98) echo "failed (no server)" ;;
+	99) echo "failed (server)" ;;
+	*) echo "failed (exit $1)" ;;
+	esac
+}
+
+# Why a run failed, in a line: the error lines of client and server.
+why() { # LOG
+	{
+		grep -h -i -E 'error|fail|unable|couldn|cannot|invalid|not supported|refused|timed out' \
+			"$1" "$1.server" 2>/dev/null | grep -v -i 'correlation' | head -n 3
+	} | tr '\t\n' '  ' | sed 's/  */ /g' | cut -c 1-240
+}
+
+cpu_of() { tail -n 1 "$1" 2>/dev/null | awk 'NF >= 3 { print $2 + $3 }'; }
+calls_of() { awk '$NF == "total" { print $4 }' "$1" 2>/dev/null; }
+
+# The value of a "-" placeholder is empty.
+val() { [ "$1" = - ] || printf '%s' "$1"; }
+
+# Four runs of a row.  Needs: SRV_T (the server, @N@ for the iterations;
+# empty for the TCP tools, whose servers run for the whole device), CMD
+# (the client, the same), and METRICS: a function that prints, for a
+# client log, "lat_median lat_p99 gbps mpps ops poller_cpu enters
+# loop_cpu" ("-" where a value does not apply; ops: operations done, for
+# the per-operation differences).
+measure() { # DEV ID PEER TOOL TEST MODE COMPL SIZE N NSHORT NS1 NS2
+	_dev=$1 _id=$2 _peer=$3 _tool=$4 _test=$5 _mode=$6 _compl=$7 _size=$8
+	_n=$9 _ns=${10} _s1=${11} _s2=${12}
+	_base=$LOGS/$_dev.$_id
+	_note=
+	_lat='' _p99='' _gbps='' _mpps='' _sys='' _cpu='' _pcpu='' _ent='' _lcpu=''
+	echo "rig: bench $_dev $_id" >/dev/kmsg 2>/dev/null
+	SRV=$(echo "$SRV_T" | sed "s/@N@/${_n%s}/g")
+	# shellcheck disable=SC2046 # the client command is a word list
+	pair "$_base.log" time "$_base.time" -- $(expand "$_n")
+	_st=$(status_of "$rc")
+	[ -z "$retried" ] || _note="failed once, retried;"
+	if [ "$rc" = 0 ]; then
+		# shellcheck disable=SC2046 # fields
+		set -- $($METRICS "$_base.log")
+		if [ $# -lt 5 ] || [ "$5" = - ]; then
+			_st="failed (no result in the output)"
+		else
+			_lat=$(val "$1") _p99=$(val "$2") _gbps=$(val "$3")
+			_mpps=$(val "$4") _ops1=$5 _pcpu=$(val "${6:--}")
+			_ent=$(val "${7:--}") _lcpu=$(val "${8:--}")
+		fi
+	fi
+	if [ "$_st" = ok ]; then
+		# CPU time per operation: against a run of a tenth the length.
+		_cpu1=$(cpu_of "$_base.time")
+		SRV=$(echo "$SRV_T" | sed "s/@N@/${_ns%s}/g")
+		# shellcheck disable=SC2046
+		pair "$_base.short.log" time "$_base.short.time" -- $(expand "$_ns")
+		# shellcheck disable=SC2046
+		set -- $($METRICS "$_base.short.log")
+		if [ "$rc" = 0 ] && [ $# -ge 5 ] && [ "$5" != - ]; then
+			_cpu=$(calc "(${_cpu1:-0} - $(cpu_of "$_base.short.time")) * 1e6 / ($_ops1 - $5)")
+		else
+			_note="$_note short run $(status_of "$rc");"
+		fi
+		# System calls per operation: two runs under strace.
+		SRV=$(echo "$SRV_T" | sed "s/@N@/${_s1%s}/g")
+		# shellcheck disable=SC2046
+		pair "$_base.strace1.log" strace "$_base.strace1" -- $(expand "$_s1")
+		_r1=$rc
+		# shellcheck disable=SC2046
+		set -- $($METRICS "$_base.strace1.log")
+		_o1=${5:--}
+		SRV=$(echo "$SRV_T" | sed "s/@N@/${_s2%s}/g")
+		# shellcheck disable=SC2046
+		pair "$_base.strace2.log" strace "$_base.strace2" -- $(expand "$_s2")
+		# shellcheck disable=SC2046
+		set -- $($METRICS "$_base.strace2.log")
+		_o2=${5:--}
+		if [ "$_r1" = 0 ] && [ "$rc" = 0 ] && [ "$_o1" != - ] && [ "$_o2" != - ]; then
+			_sys=$(calc "($(calls_of "$_base.strace2") - $(calls_of "$_base.strace1")) / ($_o2 - $_o1)")
+		else
+			_note="$_note strace runs $(status_of "$_r1")/$(status_of "$rc");"
+		fi
+		# The poller thread works for this process too.
+		if [ -n "$_pcpu" ] && [ -n "$_cpu" ]; then
+			_cpu=$(calc "$_cpu + $_pcpu")
+		fi
+	elif [ "$_st" = skipped ]; then
+		_note=$(sed -n 's/.*"skipped": "\([^"]*\)".*/\1/p; s/.*skipped: //p' "$_base.log" | head -n 1)
+	else
+		_note="$_note $(why "$_base.log")"
+	fi
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+		"$_dev" "$_id" "$_peer" "$_tool" "$_test" "$_mode" "$_compl" \
+		"$_size" "$_n" "$_st" "$_lat" "$_p99" "$_gbps" "$_mpps" "$_sys" \
+		"$_cpu" "$_pcpu" "$_ent" "$_lcpu" "$_note" >>"$ROWS"
+	case $_st in
+	ok) tap "ok - bench: $_dev $_id: median ${_lat:--} us, ${_gbps:--} Gb/s, ${_mpps:--} Mpps, ${_sys:-?} syscalls/op, ${_cpu:-?} us CPU/op" ;;
+	skipped) tap "ok - bench: $_dev $_id # SKIP $_note" ;;
+	*)
+		if [ "$_tool" = lchan_perf ]; then
+			tap "not ok - bench: $_dev $_id: $_st"
+			failed=1
+		else
+			# A peer that fails is a row of the table, not a failed bench.
+			tap "ok - bench: $_dev $_id: peer $_st (reported in the table)"
+		fi
+		;;
+	esac
+}
+
+# ---------------------------------------------------------- tool parsers
+
+# lchan_perf --json: the first result ("-" for what is missing).
+jget() {
+	_v=$(sed -n "s/.*\"$2\": \\([^,}]*\\).*/\\1/p" "$1" | head -n 1)
+	case $_v in '' | null) echo - ;; *) echo "$_v" ;; esac
+}
+metrics_lchan() {
+	[ "$(jget "$1" tool)" = '"lchan_perf"' ] || return 0
+	_it=$(jget "$1" iters)
+	_tail="$(jget "$1" poller_cpu_us_per_op) $(jget "$1" enters_per_op) $(jget "$1" cpu_us_per_op)"
+	if [ "$(jget "$1" latency)" != '"none"' ]; then
+		echo "$(jget "$1" t_median_us) $(jget "$1" t_p99_us) - - $_it $_tail"
+	else
+		echo "- - $(jget "$1" bw_gbps) $(jget "$1" msg_rate_mpps) $_it $_tail"
+	fi
+}
+
+# perftest: the result line starts with the size.
+metrics_perftest_lat() {
+	awk -v s="$PT_SIZE" -v n="$PT_N" '$1 == s && NF >= 9 && $2 ~ /^[0-9]+$/ && $5 ~ /^[0-9.]+$/ {
+		printf "%s %s - - %s -\n", $5, $8, n; exit }' "$1"
+}
+metrics_perftest_bw() {
+	# BW average is in MiB/s; the message rate follows from it.
+	awk -v s="$PT_SIZE" -v n="$PT_N" '$1 == s && NF >= 5 && $2 ~ /^[0-9]+$/ && $4 ~ /^[0-9.]+$/ {
+		b = $4 * 1048576
+		printf "- - %.4f %.6f %s -\n", b * 8 / 1e9, b / s / 1e6, n; exit }' "$1"
+}
+
+# sockperf ping-pong: one-way latency (RTT/2) percentiles; sent messages.
+metrics_sockperf() {
+	_m=$(sed -n 's/.*percentile 50.000 = *\([0-9.]*\).*/\1/p' "$1" | head -n 1)
+	_p=$(sed -n 's/.*percentile 99.000 = *\([0-9.]*\).*/\1/p' "$1" | head -n 1)
+	_o=$(sed -n 's/.*\[Total Run\].*SentMessages=\([0-9]*\).*/\1/p' "$1" | head -n 1)
+	[ -n "$_m" ] && echo "$_m $_p - - $_o -"
+}
+
+# qperf -vv tcp_bw: messages sent in the -t seconds.
+metrics_qperf() {
+	_o=$(sed -n 's/^ *send_msgs *= *\([0-9,]*\).*/\1/p' "$1" | tr -d ,)
+	[ -n "$_o" ] && awk -v o="$_o" -v s="$QP_SIZE" -v t="$QP_T" 'BEGIN {
+		printf "- - %.4f %.6f %s -\n", o * s * 8 / t / 1e9, o / t / 1e6, o }'
+}
+
+# ------------------------------------------------------------------- rows
+
+lchan_row() { # DEV ADDR ID PEER TEST SIZE N MODE COMPL
+	_m=$8
+	_e=
+	[ "$9" = event ] && _e=-e
+	SRV_T="$PERF -s -a $2 -p $PORT --mode $_m"
+	CMD="$PERF -c $2 -p $PORT -t $5 -S $6 -n @N@ --mode $_m $_e --json"
+	METRICS=metrics_lchan
+	measure "$1" "$3" "$4" lchan_perf "$5" "$_m" "$9" "$6" "$7" \
+		"$(div "$7" 10)" "$(div "$7" 10)" "$(div "$7" 2)"
+}
+
+perftest_row() { # DEV ADDR ID TOOL SIZE N KIND(lat|bw) COMPL [ARGS]
+	_d=$1 _a=$2 _i=$3 _t=$4 _s=$5 _n=$6 _k=$7 _c=$8
+	shift 8
+	_x="-R -p $PORT -s $_s -n @N@ $*"
+	[ "$_c" = event ] && _x="$_x -e"
+	SRV_T="$_t $_x"
+	CMD="$_t $_x $_a"
+	PT_SIZE=$_s
+	METRICS=metrics_perftest_$_k
+	_ns=$(div "$_n" 10) _s1=$(div "$_n" 10) _s2=$(div "$_n" 2)
+	measure_perftest "$_d" "$_i" "" "$_t" "${_t#ib_}" verbs "$_c" "$_s" "$_n" "$_ns" "$_s1" "$_s2"
+}
+
+# perftest prints no count: the n of each run comes from the log name.
+measure_perftest() {
+	_pt_metrics=$METRICS
+	METRICS=metrics_perftest_dispatch
+	PT_LIST="$9 ${10} ${11} ${12}"
+	measure "$@"
+	METRICS=$_pt_metrics
+}
+metrics_perftest_dispatch() {
+	# shellcheck disable=SC2086
+	set -- "$1" $PT_LIST
+	case $1 in
+	*.short.log) PT_N=$3 ;;
+	*.strace1.log) PT_N=$4 ;;
+	*.strace2.log) PT_N=$5 ;;
+	*) PT_N=$2 ;;
+	esac
+	$_pt_metrics "$1"
+}
+
+tcp_lat_row() { # DEV ADDR SIZE T
+	SRV_T=
+	CMD="sockperf ping-pong --tcp -i $2 -p $TCP_PORT -m $3 -t @N@"
+	METRICS=metrics_sockperf
+	measure "$1" "tcp_lat.$3" "" sockperf tcp_lat tcp event "$3" "$4s" 1 1 2
+}
+
+tcp_bw_row() { # DEV ADDR SIZE T
+	SRV_T=
+	QP_SIZE=$3
+	CMD="qperf -lp $QPERF_PORT -vv -t @N@ -m $3 $2 tcp_bw"
+	METRICS=metrics_qperf_dispatch
+	QP_LIST="$4 1 1 2"
+	measure "$1" "tcp_bw.$3" "" qperf tcp_bw tcp event "$3" "$4s" 1 1 2
+}
+metrics_qperf_dispatch() {
+	# shellcheck disable=SC2086
+	set -- "$1" $QP_LIST
+	case $1 in
+	*.short.log) QP_T=$3 ;;
+	*.strace1.log) QP_T=$4 ;;
+	*.strace2.log) QP_T=$5 ;;
+	*) QP_T=$2 ;;
+	esac
+	metrics_qperf "$1"
+}
+
+# The client command for N iterations: "$CMD" with @N@ replaced.  The
+# time-based TCP tools take seconds instead: their first run is T seconds
+# (N = "Ts"), the short one 1 s, the strace runs 1 s and 2 s.
+expand() { # N
+	echo "$CMD" | sed "s/@N@/${1%s}/g"
+}
+
+sweep_row() { # DEV TOOL SIZE VALUE STATUS
+	_v=$4 _w=$5
+	[ "$_w" != ok ] || [ -n "$_v" ] || _w="failed (no result in the output)"
+	[ "$_w" = ok ] || _v=
+	printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$_v" "$_w" >>"$SWEEP"
+}
+
+sweep() { # DEV ADDR
+	_d=$1 _a=$2
+	_list=$(echo "$SWEEP_SIZES" | tr ' ' ,)
+	echo "rig: bench $_d sweep" >/dev/kmsg 2>/dev/null
+	SRV="$PERF -s -a $_a -p $PORT"
+	pair "$LOGS/$_d.sweep.lchan.log" "" "" -- \
+		"$PERF" -c "$_a" -p "$PORT" -t send_lat -S "$_list" -n "$N_SWEEP" --json
+	_st=$(status_of "$rc")
+	for _s in $SWEEP_SIZES; do
+		_v=$(tr '{' '\n' <"$LOGS/$_d.sweep.lchan.log" |
+			sed -n "s/^\"size\": $_s, .*\"t_median_us\": \\([^,]*\\),.*/\\1/p" | head -n 1)
+		sweep_row "$_d" lchan_perf "$_s" "$_v" "$_st"
+	done
+	for _s in $SWEEP_SIZES; do
+		SRV="ib_send_lat -R -p $PORT -s $_s -n $N_SWEEP"
+		pair "$LOGS/$_d.sweep.ib_send_lat.$_s.log" "" "" -- \
+			ib_send_lat -R -p "$PORT" -s "$_s" -n "$N_SWEEP" "$_a"
+		_st=$(status_of "$rc")
+		PT_SIZE=$_s PT_N=$N_SWEEP
+		_v=$(metrics_perftest_lat "$LOGS/$_d.sweep.ib_send_lat.$_s.log" | cut -d ' ' -f 1)
+		sweep_row "$_d" ib_send_lat "$_s" "$_v" "$_st"
+	done
+	SRV=
+	for _s in $SWEEP_SIZES; do
+		# sockperf sends 14 to 65507 bytes.
+		_m=$((_s > 65507 ? 65507 : _s < 14 ? 14 : _s))
+		pair "$LOGS/$_d.sweep.sockperf.$_s.log" "" "" -- \
+			sockperf ping-pong --tcp -i "$_a" -p "$TCP_PORT" -m "$_m" -t 1
+		_st=$(status_of "$rc")
+		_v=$(metrics_sockperf "$LOGS/$_d.sweep.sockperf.$_s.log" | cut -d ' ' -f 1)
+		sweep_row "$_d" sockperf "$_s" "$_v" "$_st"
+	done
+}
+
+device() { # DEV ADDR
+	_dv=$1 _ad=$2
+	tap "# bench: $_dv ($_ad)"
+	# TCP servers for the whole device.
+	sockperf server --tcp -i "$_ad" -p "$TCP_PORT" >"$LOGS/$_dv.sockperf-server.log" 2>&1 &
+	_sp=$!
+	qperf -lp "$QPERF_PORT" >"$LOGS/$_dv.qperf-server.log" 2>&1 &
+	_qp=$!
+	wait_listen tcp "$TCP_PORT"
+	wait_listen tcp "$QPERF_PORT"
+
+	# 64-byte SEND latency: both lchan modes, busy polling and events.
+	perftest_row "$_dv" "$_ad" ib_send_lat.busy ib_send_lat 64 "$N_LAT" lat busy
+	perftest_row "$_dv" "$_ad" ib_send_lat.event ib_send_lat 64 "$N_LAT" lat event
+	lchan_row "$_dv" "$_ad" send_lat.doorbell.busy ib_send_lat.busy send_lat 64 "$N_LAT" doorbell busy
+	lchan_row "$_dv" "$_ad" send_lat.poller.busy ib_send_lat.busy send_lat 64 "$N_LAT" poller busy
+	lchan_row "$_dv" "$_ad" send_lat.doorbell.event ib_send_lat.event send_lat 64 "$N_LAT" doorbell event
+	lchan_row "$_dv" "$_ad" send_lat.poller.event ib_send_lat.event send_lat 64 "$N_LAT" poller event
+	tcp_lat_row "$_dv" "$_ad" 64 "$T_TCP"
+
+	# One-sided latency (busy polling, doorbell).
+	perftest_row "$_dv" "$_ad" ib_write_lat ib_write_lat 64 "$N_LAT" lat busy
+	lchan_row "$_dv" "$_ad" write_lat.doorbell.busy ib_write_lat write_lat 64 "$N_LAT" doorbell busy
+	perftest_row "$_dv" "$_ad" ib_read_lat ib_read_lat 64 "$N_LAT" lat busy
+	lchan_row "$_dv" "$_ad" read_lat.doorbell.busy ib_read_lat read_lat 64 "$N_LAT" doorbell busy
+	perftest_row "$_dv" "$_ad" ib_atomic_lat ib_atomic_lat 8 "$N_LAT" lat busy
+	lchan_row "$_dv" "$_ad" atomic_lat.doorbell.busy ib_atomic_lat atomic_lat 8 "$N_LAT" doorbell busy
+
+	# Message rate with 64-byte SENDs, batched; 64 KiB bandwidth.
+	perftest_row "$_dv" "$_ad" ib_send_bw ib_send_bw 64 "$N_BW_SMALL" bw busy
+	lchan_row "$_dv" "$_ad" send_bw.doorbell ib_send_bw send_bw 64 "$N_BW_SMALL" doorbell busy
+	lchan_row "$_dv" "$_ad" send_bw.poller ib_send_bw send_bw 64 "$N_BW_SMALL" poller busy
+	tcp_bw_row "$_dv" "$_ad" 64 "$T_TCP"
+	perftest_row "$_dv" "$_ad" ib_write_bw ib_write_bw 65536 "$N_BW_LARGE" bw busy
+	lchan_row "$_dv" "$_ad" write_bw.doorbell ib_write_bw write_bw 65536 "$N_BW_LARGE" doorbell busy
+	lchan_row "$_dv" "$_ad" write_bw.poller ib_write_bw write_bw 65536 "$N_BW_LARGE" poller busy
+	perftest_row "$_dv" "$_ad" ib_read_bw ib_read_bw 65536 "$N_BW_LARGE" bw busy
+	lchan_row "$_dv" "$_ad" read_bw.doorbell ib_read_bw read_bw 65536 "$N_BW_LARGE" doorbell busy
+	tcp_bw_row "$_dv" "$_ad" 65536 "$T_TCP"
+
+	sweep "$_dv" "$_ad"
+
+	kill "$_sp" "$_qp" 2>/dev/null
+	wait "$_sp" "$_qp" 2>/dev/null
+}
+
+start=$(date +%s)
+device "$LCHAN_RXE_DEV" "$LCHAN_RXE_ADDR"
+echo "rxe seconds: $(($(date +%s) - start))" >>"$OUT/info.txt"
+mid=$(date +%s)
+device "$LCHAN_SIW_DEV" "$LCHAN_SIW_ADDR"
+echo "siw seconds: $(($(date +%s) - mid))" >>"$OUT/info.txt"
+
+if rmmod lchan; then
+	tap "ok - bench: rmmod lchan"
+else
+	tap "not ok - bench: rmmod lchan"
+	failed=1
+fi
+exit $failed
