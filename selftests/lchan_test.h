@@ -79,6 +79,10 @@ static inline int lchan_t_dev_lookup(const char *kind, struct lchan_t_dev *d)
 
 /* Setup that SKIPs without the device; bodies start with LCHAN_T_BODY. */
 #define LCHAN_T_NEED_DEV(d, kind) do {					\
+	const char *_only = getenv("LCHAN_T_ONLY");			\
+									\
+	if (_only && *_only && strcmp(_only, kind))			\
+		SKIP(return, "LCHAN_T_ONLY=%s", _only);			\
 	if (lchan_t_dev_lookup(kind, d))				\
 		SKIP(return, "no %s device (LCHAN_* environment)", kind); \
 } while (0)
