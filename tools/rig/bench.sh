@@ -40,7 +40,9 @@ measure() {
 	[ "${LCHAN_BENCH_QUICK:-0}" != 1 ] || append="$append lchan.bench_quick=1"
 	# The guest shares the host: note how busy the host was meanwhile.
 	load=$(mktemp)
-	while sleep 10; do cut -d ' ' -f 1 /proc/loadavg; done >"$load" &
+	while sleep 10; do
+		echo "$(cut -d ' ' -f 1 /proc/loadavg) $(pgrep -c -x qemu-system-x86 || true)"
+	done >"$load" &
 	sampler=$!
 	LCHAN_APPEND=$append "$RIG_DIR/run-vm.sh" bench "${LCHAN_BENCH_TIMEOUT:-1500}" || rc=$?
 	kill "$sampler" 2>/dev/null || true
@@ -58,7 +60,9 @@ measure() {
 		echo "host cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1) x $(nproc)"
 		echo "qemu: $(qemu-system-x86_64 --version | head -n1)"
 		echo "guest run: $(tr "\n" " " <"$run/summary" 2>/dev/null)"
-		awk '{ s += $1; if ($1 > m) m = $1 } END { if (NR) printf "host load (1-min average, every 10 s): mean %.2f, max %.2f on %d cores\n", s / NR, m, '"$(nproc)"' }' "$load"
+		awk '{ s += $1; if ($1 > m) m = $1; if ($2 > q) q = $2 }
+			END { if (NR) printf "host load (1-min average, every 10 s): mean %.2f, max %.2f on %d cores; qemu guests at once: up to %d\n",
+				s / NR, m, '"$(nproc)"', q }' "$load"
 		echo "logs: build/runs/bench/bench/logs"
 	} >>"$dest/info.txt"
 	rm -f "$load"
