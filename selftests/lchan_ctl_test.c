@@ -451,6 +451,77 @@ TEST_F(ctl, list_follows_a_live_exchange)
 	free(json);
 }
 
+struct traffic {
+	struct lchan_t_ep *cli, *srv;
+	volatile int stop;
+	int ret;
+	unsigned rounds;
+};
+
+static void *traffic_thread(void *arg)
+{
+	struct traffic *t = arg;
+
+	while (!t->stop && !t->ret) {
+		t->ret = exchange(t->cli, t->srv, 4);
+		if (!t->ret)
+			t->ret = exchange(t->srv, t->cli, 2);
+		if (!t->ret)
+			__atomic_add_fetch(&t->rounds, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+/* The send_ops of channel @id in `lchanctl --json`, or -1. */
+static long json_send_ops(const char *tool, char *out, unsigned id)
+{
+	char want[16], val[32];
+	const char *obj;
+
+	if (ctl(tool, out, OUT_MAX, "--json", NULL, NULL) ||
+	    !json_is_array(out))
+		return -1;
+	snprintf(want, sizeof(want), "%u", id);
+	if (json_find(out, "id", want, &obj) ||
+	    json_get(obj, "send_ops", val, sizeof(val)))
+		return -1;
+	return atol(val);
+}
+
+/* While messages flow: the channels stay listed, the counters only grow. */
+TEST_F(ctl, counters_grow_while_messages_flow)
+{
+	struct traffic t = { .cli = &self->cli, .srv = &self->srv };
+	long first, last, v;
+	double end;
+	pthread_t thr;
+	int n = 0;
+
+	LCHAN_T_BODY();
+	ASSERT_EQ(0, pthread_create(&thr, NULL, traffic_thread, &t));
+	first = last = json_send_ops(self->tool, self->out,
+				     self->cli.chan.info.id);
+	end = lchan_t_now() + 10;
+	while (first >= 0 && lchan_t_now() < end && !t.ret) {
+		usleep(100000);
+		v = json_send_ops(self->tool, self->out,
+				  self->cli.chan.info.id);
+		EXPECT_GE(v, last) TH_LOG("send_ops went from %ld to %ld",
+					  last, v);
+		last = v;
+		if (++n >= 3 && last > first)
+			break;
+	}
+	ASSERT_EQ(0, ctl(self->tool, self->out, OUT_MAX, NULL, NULL, NULL));
+	show("lchanctl (messages flowing)", self->out);
+	t.stop = 1;
+	pthread_join(thr, NULL);
+	EXPECT_EQ(0, t.ret) TH_LOG("traffic: %s", strerror(-t.ret));
+	EXPECT_GE(first, 0);
+	EXPECT_GT(last, first) TH_LOG("no progress seen in %d snapshots", n);
+	EXPECT_GT(t.rounds, 0);
+}
+
 /* Every attribute file of the channel, with its value, in `show ID`. */
 TEST_F(ctl, show_has_every_attribute)
 {

@@ -397,8 +397,8 @@ static void json_obj(struct json *j, const struct obj *o, const char *name_key,
 enum what { CHAN_LIST, CHAN_SHOW, DEV_LIST };
 
 /*
- * List the objects of @sub (channels or devices) and print each as @what
- * asks.  @only: one channel id, or NULL for all.
+ * List the channels or the devices and print each as @what asks.  @only:
+ * one channel id, or NULL for all.
  */
 static int run(const struct opts *op, enum what what, const char *only)
 {
