@@ -1510,7 +1510,7 @@ static void print_row(struct perf *p, const struct result *r)
 static void json_num(const char *key, double v, bool comma)
 {
 	if (isfinite(v))
-		printf("\"%s\": %.4f%s", key, v, comma ? ", " : "");
+		printf("\"%s\": %.6g%s", key, v, comma ? ", " : "");
 	else
 		printf("\"%s\": null%s", key, comma ? ", " : "");
 }
