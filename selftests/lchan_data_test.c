@@ -447,9 +447,10 @@ TEST_F_TIMEOUT(data, bad_rqe_gets_error_cqe_and_next_runs, 120)
 TEST_F_TIMEOUT(data, bogus_tail_refused, 60)
 {
 	struct lchan_enter req = { .size = sizeof(req) };
-	unsigned saved = *self->cli.chan.sq.ktail;
+	unsigned saved;
 
 	LCHAN_T_BODY();
+	saved = *self->cli.chan.sq.ktail;
 	/* A tail more than a ring ahead of the head is not believed. */
 	lchan_store_release(self->cli.chan.sq.ktail, saved + 100000);
 	errno = 0;

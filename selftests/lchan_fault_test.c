@@ -159,7 +159,8 @@ static void kill_peer(struct __test_metadata *_metadata,
 	TH_LOG("its channel was gone %.2f s after the kill",
 	       lchan_t_now() - t0);
 	n = drain_all(&srv, &flushed);
-	EXPECT_EQ(16, flushed) TH_LOG("%u CQEs, %u flushed", n, flushed);
+	/* Every posted receive completes: data still in flight, or flushed. */
+	EXPECT_EQ(16, n) TH_LOG("%u CQEs, %u flushed", n, flushed);
 	lchan_listener_close(&lst);
 	lchan_t_ep_close(&srv);
 }
