@@ -135,6 +135,13 @@ host-checks:
 		echo "== $$c"; $$c; r=$$?; [ $$r = 0 ] || [ $$r = 4 ] || rc=1; \
 	done; exit $$rc
 
+# Only some guest tests, no host checks: make check-tests TESTS="lchan_ops_test"
+check-tests:
+	$(MAKE) KDIR=/usr/src/linux-headers-$(KVER) all
+	LCHAN_APPEND="lchan.tests=$$(echo $(TESTS) | tr ' ' ,)" \
+		tools/rig/run-vm.sh tests 2400
+.PHONY: check-tests
+
 # A longer fuzz run than make check's: make fuzz SEED=1234 N=1000000
 SEED ?= 0
 N ?= 1000000

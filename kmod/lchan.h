@@ -42,7 +42,7 @@
 			 LCHAN_FEATURE_READ | LCHAN_FEATURE_WRITE_IMM | \
 			 LCHAN_FEATURE_ATOMIC | LCHAN_FEATURE_MULTI_SGE | \
 			 LCHAN_FEATURE_UNSIGNALED | LCHAN_FEATURE_FENCE | \
-			 LCHAN_FEATURE_POLLER)
+			 LCHAN_FEATURE_POLLER | LCHAN_FEATURE_READ_FENCE)
 
 /* An RDMA device as lchan sees it: /sys/kernel/lchan/devices/<name>. */
 struct lchan_dev {
@@ -202,7 +202,7 @@ struct lchan_chan {
 	struct lchan_ring ring;
 	struct lchan_stats stats;	/* under cq_lock, read lockless */
 	u32 max_msg_size;
-	u32 max_send_sge, max_recv_sge;
+	u32 max_send_sge, max_recv_sge, max_read_sge;
 	u64 features;			/* LCHAN_FEATURE_* on this device */
 	struct lchan_poller *poller;	/* counted, poller mode only */
 	struct list_head poll_node;	/* poller->chans */

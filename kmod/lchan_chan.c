@@ -94,11 +94,18 @@ int lchan_chan_bind_dev(struct lchan_chan *chan, struct ib_device *ibdev)
 				   LCHAN_MAX_SGE);
 	chan->max_recv_sge = min_t(u32, ibdev->attrs.max_recv_sge,
 				   LCHAN_MAX_SGE);
+	/* iWARP reads into one buffer only. */
+	chan->max_read_sge = clamp_t(u32, ibdev->attrs.max_sge_rd, 1,
+				     chan->max_send_sge);
 	chan->features = LCHAN_FEATURES;
-	/* iWARP carries no immediate data. */
+	/*
+	 * iWARP carries no immediate data, and its read fence belongs to the
+	 * request after a READ, never to a READ (siw refuses one).
+	 */
 	if (rdma_protocol_iwarp(ibdev, chan->port_num))
 		chan->features &= ~(LCHAN_FEATURE_SEND_IMM |
-				    LCHAN_FEATURE_WRITE_IMM);
+				    LCHAN_FEATURE_WRITE_IMM |
+				    LCHAN_FEATURE_READ_FENCE);
 	if (ibdev->attrs.atomic_cap == IB_ATOMIC_NONE)
 		chan->features &= ~LCHAN_FEATURE_ATOMIC;
 	if (chan->max_send_sge < 2 || chan->max_recv_sge < 2)
@@ -329,6 +336,7 @@ static long lchan_chan_info(struct lchan_chan *chan, void __user *uarg)
 	info.remote_qpn = READ_ONCE(chan->remote_qpn);
 	info.max_send_sge = chan->max_send_sge;
 	info.max_recv_sge = chan->max_recv_sge;
+	info.max_read_sge = chan->max_read_sge;
 	info.chan_flags = chan->ctx->poller ? LCHAN_CHAN_POLLER : 0;
 	lchan_sockaddr_to_addr(&chan->local, &info.local);
 	lchan_sockaddr_to_addr(&chan->remote, &info.remote);

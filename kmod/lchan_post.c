@@ -139,6 +139,16 @@ void lchan_ring_retire_all(struct lchan_chan *chan)
 	spin_unlock_bh(&chan->cq_lock);
 }
 
+/* The request after @wr in the chain being posted, or NULL. */
+static struct lchan_wr *lchan_post_next(struct lchan_wr *wr, bool is_recv)
+{
+	if (is_recv)
+		return wr->recv.next ? container_of(wr->recv.next,
+						    struct lchan_wr, recv) : NULL;
+	return wr->rdma.wr.next ? container_of(wr->rdma.wr.next,
+					       struct lchan_wr, rdma.wr) : NULL;
+}
+
 /*
  * After a failed post: the unposted rest of the chain gets flush errors.
  * Those requests were the newest, so their slots are returned by moving
@@ -151,19 +161,39 @@ static void lchan_post_fail_chain(struct lchan_chan *chan, struct lchan_wr *wr,
 	u32 *post_idx = is_recv ? &ring->rwr_post : &ring->swr_post;
 
 	while (wr) {
-		struct lchan_wr *next = NULL;
+		struct lchan_wr *next = lchan_post_next(wr, is_recv);
 
-		if (is_recv && wr->recv.next)
-			next = container_of(wr->recv.next, struct lchan_wr, recv);
-		else if (!is_recv && wr->rdma.wr.next)
-			next = container_of(wr->rdma.wr.next, struct lchan_wr,
-					    rdma.wr);
 		lchan_wr_put_mrs(wr);
 		WRITE_ONCE(*post_idx, *post_idx - 1);
 		lchan_ring_reject(chan, wr->opcode, wr->user_data,
 				  LCHAN_CQE_WR_FLUSH_ERR);
 		wr = next;
 	}
+}
+
+/*
+ * The device refused part of a chain.  @bad should name the first request
+ * it did not take; a provider that fails after queueing everything (siw
+ * when it cannot start the head of its queue) leaves @bad unset or
+ * pointing elsewhere.  Then every request is the device's, the queue may
+ * never move again, and only the error state gets them back: as flush
+ * completions, through the normal completion path.
+ */
+static void lchan_post_failed(struct lchan_chan *chan, struct lchan_wr *first,
+			      struct lchan_wr *bad, bool is_recv, int err)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct lchan_wr *wr;
+
+	for (wr = first; wr; wr = lchan_post_next(wr, is_recv)) {
+		if (wr == bad) {
+			lchan_post_fail_chain(chan, bad, is_recv);
+			return;
+		}
+	}
+	lchan_dbg_chan(chan, "post failed (%d) without a bad request\n", err);
+	lchan_chan_set_state(chan, LCHAN_STATE_ERROR);
+	ib_modify_qp(chan->qp, &attr, IB_QP_STATE);
 }
 
 /* A free WR slot on a queue, or NULL.  Only chan->lock holders post. */
@@ -232,7 +262,7 @@ static int lchan_ring_take(struct lchan_chan *chan, bool is_recv, bool post)
 	u32 *head_k = is_recv ? &ring->rq_head_k : &ring->sq_head_k;
 	u32 *head_word = is_recv ? ring->rq_head : ring->sq_head;
 	u32 *post_idx = is_recv ? &ring->rwr_post : &ring->swr_post;
-	struct lchan_wr *first = NULL, *last = NULL;
+	struct lchan_wr *first = NULL, *last = NULL, *bad;
 	const struct ib_send_wr *bad_send;
 	const struct ib_recv_wr *bad_recv;
 	struct lchan_wr local;
@@ -299,19 +329,26 @@ static int lchan_ring_take(struct lchan_chan *chan, bool is_recv, bool post)
 	if (!first)
 		return taken;
 
+	/*
+	 * Software devices (rxe) run the request from a tasklet.  Raised from
+	 * plain process context it waits for ksoftirqd; with BHs disabled it
+	 * runs on this CPU as soon as they are enabled again, before we return.
+	 */
+	local_bh_disable();
 	if (is_recv) {
+		bad_recv = NULL;
 		ret = ib_post_recv(chan->qp, &first->recv, &bad_recv);
-		if (ret)
-			lchan_post_fail_chain(chan,
-				container_of(bad_recv, struct lchan_wr, recv),
-				true);
+		bad = bad_recv ? container_of(bad_recv, struct lchan_wr, recv) :
+				 NULL;
 	} else {
+		bad_send = NULL;
 		ret = ib_post_send(chan->qp, &first->rdma.wr, &bad_send);
-		if (ret)
-			lchan_post_fail_chain(chan,
-				container_of(bad_send, struct lchan_wr,
-					     rdma.wr), false);
+		bad = bad_send ? container_of(bad_send, struct lchan_wr,
+					      rdma.wr) : NULL;
 	}
+	local_bh_enable();
+	if (ret)
+		lchan_post_failed(chan, first, bad, is_recv, ret);
 	return taken;
 }
 

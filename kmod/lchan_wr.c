@@ -210,6 +210,13 @@ u32 lchan_wr_read_sqe(struct lchan_chan *chan, u32 head, u32 avail,
 		return LCHAN_CQE_UNSUPPORTED;
 	if (num_sge > chan->max_send_sge || (num_sge > 1 && *slots == 1))
 		return LCHAN_CQE_BAD_SGE;
+	if (opcode == LCHAN_OP_READ) {
+		if (num_sge > chan->max_read_sge)
+			return LCHAN_CQE_BAD_SGE;
+		if ((flags & LCHAN_SQE_FENCE) &&
+		    !(chan->features & LCHAN_FEATURE_READ_FENCE))
+			return LCHAN_CQE_UNSUPPORTED;
+	}
 	if (op->atomic && (num_sge > 1 || len != 8 || (addr & 7) ||
 			   (raddr & 7)))
 		return LCHAN_CQE_BAD_ALIGN;

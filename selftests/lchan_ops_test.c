@@ -401,4 +401,63 @@ TEST_F_TIMEOUT(ops, fence_orders_after_read, 60)
 	EXPECT_EQ(-1, lchan_t_wait_check(remote + 8192, 3, 4096));
 }
 
+/*
+ * What a device cannot do with a READ is refused per entry: a fence on
+ * the READ itself (not on iWARP) and more buffers than max_read_sge.  The
+ * entries after the refused ones still run.
+ */
+TEST_F_TIMEOUT(ops, read_limits_refused_per_device, 60)
+{
+	uint8_t *remote = lchan_t_send_slot(&self->srv, 0);
+	uint8_t *local = lchan_t_send_slot(&self->cli, 0);
+	const struct lchan_chan_info *info = &self->cli.chan.info;
+	struct lchan_sge sg[2];
+	struct lchan_sqe *sqe;
+	struct lchan_cqe cqe;
+
+	LCHAN_T_BODY();
+	EXPECT_EQ(!self->iwarp, !!(info->features & LCHAN_FEATURE_READ_FENCE));
+	ASSERT_LE(1, info->max_read_sge);
+	ASSERT_GE(info->max_send_sge, info->max_read_sge);
+	if (self->iwarp)
+		EXPECT_EQ(1, info->max_read_sge);
+	lchan_t_fill(remote, 9, 8192);
+
+	sqe = lchan_get_sqe(&self->cli.chan);
+	lchan_prep_read(sqe, &self->cli.mr, local, 4096, (uintptr_t)remote,
+			self->srv.mr.rkey, 1);
+	sqe->flags |= LCHAN_SQE_FENCE;
+	ASSERT_EQ(0, run1(&self->cli, &cqe));
+	EXPECT_EQ(1, cqe.user_data);
+	EXPECT_EQ(self->iwarp ? LCHAN_CQE_UNSUPPORTED : LCHAN_CQE_OK,
+		  cqe.status);
+
+	if (info->max_read_sge < 2 &&
+	    (info->features & LCHAN_FEATURE_MULTI_SGE)) {
+		sg[0] = (struct lchan_sge){ .mr = self->cli.mr.handle,
+					    .len = 100,
+					    .addr = (uintptr_t)local };
+		sg[1] = (struct lchan_sge){ .mr = self->cli.mr.handle,
+					    .len = 100,
+					    .addr = (uintptr_t)local + 4096 };
+		sqe = lchan_get_sqe(&self->cli.chan);
+		lchan_prep_read(sqe, &self->cli.mr, local, 100,
+				(uintptr_t)remote, self->srv.mr.rkey, 2);
+		ASSERT_EQ(0, lchan_sqe_set_sges(&self->cli.chan, sqe, sg, 2));
+		ASSERT_EQ(0, run1(&self->cli, &cqe));
+		EXPECT_EQ(2, cqe.user_data);
+		EXPECT_EQ(LCHAN_CQE_BAD_SGE, cqe.status);
+	}
+
+	/* The channel still reads. */
+	memset(local, 0, 8192);
+	sqe = lchan_get_sqe(&self->cli.chan);
+	lchan_prep_read(sqe, &self->cli.mr, local, 8192, (uintptr_t)remote,
+			self->srv.mr.rkey, 3);
+	ASSERT_EQ(0, run1(&self->cli, &cqe));
+	EXPECT_EQ(LCHAN_CQE_OK, cqe.status);
+	EXPECT_EQ(3, cqe.user_data);
+	EXPECT_EQ(-1, lchan_t_wait_check(local, 9, 8192));
+}
+
 TEST_HARNESS_MAIN

@@ -36,6 +36,7 @@ extern "C" {
 #define LCHAN_FEATURE_UNSIGNALED	(1ULL << 10)
 #define LCHAN_FEATURE_FENCE		(1ULL << 11)
 #define LCHAN_FEATURE_POLLER		(1ULL << 12)	/* kernel SQ poller */
+#define LCHAN_FEATURE_READ_FENCE	(1ULL << 13)	/* FENCE on a READ */
 
 /*
  * ioctl numbers.  The size of the argument lives in its 'size' field, not in
@@ -250,7 +251,7 @@ struct lchan_chan_info {
 	__u32 max_send_sge;	/* num_sge limit of an SQE */
 	__u32 max_recv_sge;	/* num_sge limit of an RQE */
 	__u32 chan_flags;	/* LCHAN_CHAN_* */
-	__u32 resv;
+	__u32 max_read_sge;	/* num_sge limit of a READ SQE */
 };
 
 #define LCHAN_CHAN_POLLER	(1U << 0)	/* a kernel thread submits */

@@ -10,8 +10,24 @@ if ! load_ko "$LCHAN_KO"; then
 fi
 tap "ok - insmod lchan"
 
+# lchan.tests=a,b on the kernel command line (make check-tests TESTS=..)
+# runs only those programs.
+dir=$LCHAN_SELFTESTS
+for _arg in $(cat /proc/cmdline); do
+	case $_arg in
+	lchan.tests=*)
+		dir=/tmp/selected
+		mkdir -p $dir
+		cp -r "$LCHAN_SELFTESTS/data" "$LCHAN_SELFTESTS/pkgconfig" $dir/
+		for _t in $(echo "${_arg#*=}" | tr ',' ' '); do
+			cp "$LCHAN_SELFTESTS/$_t" $dir/ ||
+				tap "not ok - no test program $_t"
+		done ;;
+	esac
+done
+
 failed=0
-run_tests "$LCHAN_SELFTESTS" || failed=1
+run_tests "$dir" || failed=1
 
 # Tests may reload the module but must leave it loaded and unloadable.
 if [ ! -d /sys/module/lchan ]; then
