@@ -135,10 +135,11 @@ host-checks:
 		echo "== $$c"; $$c; r=$$?; [ $$r = 0 ] || [ $$r = 4 ] || rc=1; \
 	done; exit $$rc
 
-# Only some guest tests, no host checks: make check-tests TESTS="lchan_ops_test"
+# Only some guest tests, no host checks:
+#   make check-tests TESTS="lchan_ops_test" [TEST_ENV="LCHAN_T_ONLY=siw"]
 check-tests:
 	$(MAKE) KDIR=/usr/src/linux-headers-$(KVER) all
-	LCHAN_APPEND="lchan.tests=$$(echo $(TESTS) | tr ' ' ,)" \
+	LCHAN_APPEND="lchan.tests=$$(echo $(TESTS) | tr ' ' ,) $(foreach e,$(TEST_ENV),lchan.env=$(e))" \
 		tools/rig/run-vm.sh tests 2400
 .PHONY: check-tests
 

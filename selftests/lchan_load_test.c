@@ -107,6 +107,35 @@ static int read_back(struct flow *f)
 
 static int no_reads;
 
+/* What a stalled flow looks like from both ends, for the log. */
+static void dump_flow(const struct flow *f, unsigned pair)
+{
+	static const char *const attrs[] = { "state", "sq_outstanding",
+		"rq_outstanding", "send_ops", "recv_ops", "errors" };
+	const struct lchan_chan *ch[2] = { &f->cli.chan, &f->srv.chan };
+	char path[128], val[32], line[256];
+	unsigned i, k;
+	int n;
+
+	n = snprintf(line, sizeof(line),
+		     "pair %u: sent %u acked %u recvd %u reads %u read_busy %d",
+		     pair, f->sent, f->acked, f->recvd, f->reads, f->read_busy);
+	for (k = 0; k < 2; k++) {
+		n += snprintf(line + n, sizeof(line) - n, " | %s %u:",
+			      k ? "srv" : "cli", ch[k]->info.id);
+		for (i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++) {
+			snprintf(path, sizeof(path),
+				 "/sys/kernel/lchan/channels/%u/%s",
+				 ch[k]->info.id, attrs[i]);
+			if (lchan_t_read_sysfs(path, val, sizeof(val)) < 0)
+				snprintf(val, sizeof(val), "?");
+			n += snprintf(line + n, sizeof(line) - n, " %s",
+				      val);
+		}
+	}
+	fprintf(stderr, "%s\n", line);
+}
+
 static int run_process(const char *host)
 {
 	struct lchan_opts opts = { .sq_entries = 16, .rq_entries = 16 };
@@ -182,8 +211,12 @@ static int run_process(const char *host)
 			    !f->read_busy)
 				done++;
 		}
-		if (lchan_t_now() - stall > 30)
+		if (lchan_t_now() - stall > 30) {
+			for (p = 0; p < NPAIR; p++)
+				if (fl[p].recvd < NMSG || fl[p].read_busy)
+					dump_flow(&fl[p], p);
 			return 16;
+		}
 		/*
 		 * Four busy-polling processes on few CPUs would starve the
 		 * kernel threads that move siw's data: when a pass over all

@@ -11,7 +11,7 @@ fi
 tap "ok - insmod lchan"
 
 # lchan.tests=a,b on the kernel command line (make check-tests TESTS=..)
-# runs only those programs.
+# runs only those programs; lchan.env=NAME=VALUE sets a test's variable.
 dir=$LCHAN_SELFTESTS
 for _arg in $(cat /proc/cmdline); do
 	case $_arg in
@@ -23,6 +23,7 @@ for _arg in $(cat /proc/cmdline); do
 			cp "$LCHAN_SELFTESTS/$_t" $dir/ ||
 				tap "not ok - no test program $_t"
 		done ;;
+	lchan.env=*=*) export "${_arg#lchan.env=}" ;;
 	esac
 done
 
