@@ -66,6 +66,8 @@ readelf -d "$so" | grep 'SONAME.*\[liblchan\.so\.1\]' >/dev/null || err "soname 
 unversioned=$(readelf --dyn-syms -W "$so" | awk '$5 != "LOCAL" && $7 != "UND" && $8 ~ /^lchan_/ && $8 !~ /@@?LCHAN_/ { print $8 }')
 [ -z "$unversioned" ] || err "exported without a LCHAN_ version: $unversioned"
 readelf --dyn-syms -W "$so" | grep '@@LCHAN_1\.0' >/dev/null || err "no symbol in version node LCHAN_1.0"
+# A pattern in a node would let a new function join a released node.
+! grep -nE '^[[:space:]]*lchan[a-z_]*\*' lib/liblchan.map || err "lib/liblchan.map: name each symbol, no patterns"
 # -z defs: the link line has it (it leaves no mark in the library).
 make --no-print-directory -n -B -C lib liblchan.so.1 2>/dev/null | grep -- '-Wl,-z,defs' >/dev/null ||
 	err "lib/Makefile links liblchan.so.1 without -Wl,-z,defs"
