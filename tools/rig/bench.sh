@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # `make bench`: lchan against raw verbs (perftest) and TCP (sockperf,
 # qperf) on the same device and address, in one guest run (job "bench",
-# tools/rig/guest/bench.sh), on rxe0 and then siw0.  Then the report:
+# tools/rig/guest/bench.sh), on rxe0 and then siw0; and liblchan's message
+# API against lchan itself, rsockets and TCP (rstream).  Then the report:
 #
-#   bench/results.md    tables with lchan/peer ratios, the issue's goals
+#   bench/results.md    tables with lchan/peer ratios, the issues' goals
 #   bench/results.json  the same, machine-readable
 #   bench/latency.png   latency against message size (lchan, verbs, TCP)
 #   bench/rows.tsv, bench/sweep.tsv, bench/info.txt   the guest's raw data
@@ -95,7 +96,7 @@ report() {
 	}
 	function tcp_of(k,   t) {
 		t = test[k]
-		if (tool[k] != "lchan_perf") return ""
+		if (tool[k] != "lchan_perf" || ismsg(k)) return ""
 		if (islat(t)) return dev[k] SUBSEP "tcp_lat.64"
 		if (size[k] == 64) return dev[k] SUBSEP "tcp_bw.64"
 		return dev[k] SUBSEP "tcp_bw.65536"
@@ -109,6 +110,7 @@ report() {
 		lat[k] = num($11); p99[k] = num($12); gbps[k] = num($13)
 		mpps[k] = num($14); sys[k] = num($15); cpu[k] = num($16)
 		pcpu[k] = num($17); ent[k] = num($18); lcpu[k] = num($19); note[k] = $20
+		avg[k] = num($21)
 		if (!(($1) in seen)) { seen[$1] = 1; devs[++nd] = $1 }
 	}
 	function goal(name, target, key, other, cmp, limit, label,   r, v, ok) {
@@ -139,6 +141,52 @@ report() {
 			gdetail[ng] = sprintf("median %s us vs %s us", fmt(lat[key], 1), fmt(lat[other], 1))
 		else
 			gdetail[ng] = sprintf("%s vs %s Mpps (%s vs %s Gb/s)", sig(mpps[key]), sig(mpps[other]), sig(gbps[key]), sig(gbps[other]))
+	}
+	# The message API rows (issue 7) have a table of their own.
+	function ismsg(k) { return tool[k] == "lchan_msg_perf" || tool[k] == "rstream" || id[k] ~ /^write_bw\.1M\./ }
+	function okrow(k) { return (k in st) && st[k] == "ok" }
+	# a over b: "median" and "mean" latency, "rate" messages per second.
+	function ratio7(a, b, how,   x, y) {
+		if (!okrow(a) || !okrow(b)) return ""
+		x = how == "median" ? lat[a] : how == "mean" ? avg[a] : mpps[a]
+		y = how == "median" ? lat[b] : how == "mean" ? avg[b] : mpps[b]
+		if (x == "" || y == "" || y == 0) return ""
+		return x / y
+	}
+	function show7(a, b, bname, how) {
+		if (how == "median" || how == "mean") return sprintf("%s %s us vs %s %s us", how, fmt(how == "median" ? lat[a] : avg[a], 1), bname, fmt(how == "median" ? lat[b] : avg[b], 1))
+		return sprintf("%s vs %s Gb/s (%s)", sig(gbps[a]), sig(gbps[b]), bname)
+	}
+	# A goal of issue 7: a ratio (how: median, mean, rate) or, with
+	# b == "", the system calls per message of row a.
+	# A message API row over rstream (pre "rs_" or "tcp_rs_"), or "".
+	function vs7(k, pre,   o) {
+		if (tool[k] == "rstream" || !ismsg(k)) return ""
+		o = islat(test[k]) ? pre "lat." compl[k] : pre "bw.1M"
+		return ratio7(k, dev[k] SUBSEP o, islat(test[k]) ? "mean" : "rate")
+	}
+	function goal7(d, name, target, a, b, how, cmp, limit,   v, why) {
+		nh++
+		hdev[nh] = d; hname[nh] = name; htarget[nh] = target
+		a = d SUBSEP a
+		if (b != "") {
+			hdetail[nh] = show7(a, d SUBSEP b, b, how)
+			b = d SUBSEP b
+			v = ratio7(a, b, how)
+		} else {
+			v = okrow(a) ? sys[a] : ""
+			# As for issue 4: the difference of two strace runs.
+			if (v != "" && v < 0) v = 0
+			hdetail[nh] = sprintf("%s syscalls/msg by strace, %s ENTER/msg by the kernel counter", fmt(sys[a], 4), fmt(ent[a], 4))
+		}
+		if (v == "") {
+			why = !(a in st) ? "no row" : !okrow(a) ? id[a] " " st[a] : b != "" && !okrow(b) ? ((b in st) ? id[b] " " st[b] : "no row for the peer") : "no value"
+			hres[nh] = "not measured (" why ")"; hval[nh] = ""; hmet[nh] = "missed"
+		} else {
+			hval[nh] = v
+			hres[nh] = b != "" ? sprintf("%.2fx", v) : sprintf("%.3f/msg", v)
+			hmet[nh] = (cmp == "<=" ? v <= limit : v >= limit) ? "met" : "missed"
+		}
 	}
 	END {
 		print "# lchan benchmark results"
@@ -185,6 +233,44 @@ report() {
 		print ""
 
 		for (d = 1; d <= nd; d++) {
+			r = devs[d]
+			for (c = 1; c <= 4; c++) {
+				mo = c <= 2 ? "doorbell" : "poller"; co = c % 2 ? "busy" : "event"
+				goal7(r, sprintf("64 B message latency, %s mode (%s), vs lchan_perf send_lat", mo, co == "busy" ? "busy polling" : "events"),
+					"<= 1.10x", "msg_lat." mo "." co, "send_lat." mo "." co, "median", "<=", 1.1)
+			}
+			for (c = 1; c <= 4; c++) {
+				mo = c <= 2 ? "doorbell" : "poller"; co = c % 2 ? "busy" : "event"
+				goal7(r, sprintf("64 B message latency, %s mode (%s), vs rsockets (rstream%s)", mo, co == "busy" ? "busy polling" : "events", co == "busy" ? "" : " -T b"),
+					"<= 1.00x", "msg_lat." mo "." co, "rs_lat." co, "mean", "<=", 1.0)
+			}
+			for (c = 1; c <= 4; c++) {
+				mo = c <= 2 ? "doorbell" : "poller"; bu = c % 2 ? "registered" : "plain"
+				goal7(r, sprintf("1 MiB message throughput, %s mode, %s buffers, vs lchan_perf write_bw 1 MiB", mo, bu),
+					">= 0.90x", "msg_bw." bu "." mo, "write_bw.1M." mo, "rate", ">=", 0.9)
+			}
+			goal7(r, "System calls per message, poller mode, msg_lat (busy polling)", "0", "msg_lat.poller.busy", "", "", "<=", 0.01)
+			goal7(r, "System calls per message, poller mode, msg_bw 1 MiB, registered buffers", "0", "msg_bw.registered.poller", "", "", "<=", 0.01)
+			goal7(r, "System calls per message, poller mode, msg_bw 1 MiB, plain buffers", "0", "msg_bw.plain.poller", "", "", "<=", 0.01)
+		}
+		print "## Goals (issue 7, message API)"
+		print ""
+		print "| device | goal | target | measured | | detail |"
+		print "|---|---|---|---|---|---|"
+		for (g = 1; g <= nh; g++)
+			printf "| %s | %s | %s | %s | **%s** | %s |\n", hdev[g], hname[g], htarget[g], hres[g], hmet[g], hdetail[g]
+		print ""
+		print "Against lchan_perf the medians are compared; rstream reports only the mean of"
+		print "RTT/2, so against rsockets the means are.  Throughput is compared at the same"
+		print "size, so Gb/s and messages per second give the same ratio.  \"plain\" buffers"
+		print "are unregistered memory given to lchan_msg_send/recv: at 1 MiB (above the"
+		print "8 KiB buffers of the library) the library registers them for each message;"
+		print "\"registered\" ones are registered once and sent with the _mr calls."
+		print "System-call goals are for the busy-polling rows: a blocking receive sleeps in"
+		print "poll(2) by design (its count is in the table)."
+		print ""
+
+		for (d = 1; d <= nd; d++) {
 			printf "## %s\n\n", devs[d]
 			print "Latency rows: median and 99th percentile in microseconds (RTT/2 for send and"
 			print "write ping-pong, the whole operation for read and atomic, as perftest reports)."
@@ -195,7 +281,7 @@ report() {
 			print "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 			for (i = 1; i <= n; i++) {
 				k = order[i]
-				if (dev[k] != devs[d]) continue
+				if (dev[k] != devs[d] || ismsg(k)) continue
 				rp = ""; rt = ""
 				if (peer[k] != "") {
 					rp = ratio(k, dev[k] SUBSEP peer[k])
@@ -217,6 +303,47 @@ report() {
 					id[k], tool[k], mode[k], compl[k], size[k], iters[k],
 					fmt(lat[k], 1), fmt(p99[k], 1), sig(gbps[k]), sig(mpps[k]),
 					y, c, rp == "" ? "" : rp, rt, s
+			}
+			print ""
+
+			nm = 0
+			for (i = 1; i <= n; i++) if (dev[order[i]] == devs[d] && ismsg(order[i])) nm++
+			if (!nm) continue
+			printf "### %s: message API (lchan_msg_perf), rsockets and TCP (rstream)\n\n", devs[d]
+			print "Latency rows: RTT/2 of a 64 B ping-pong; rstream reports only the mean.  Bandwidth"
+			print "rows: 1 MiB messages.  syscalls/op and CPU us/op: per round trip (latency) or per"
+			print "message (bandwidth; rstream sends N and receives N back, both count).  vs lchan_perf:"
+			print "median or rate over the lchan_perf row of the same mode and completion style;"
+			print "vs rsockets and vs TCP: mean or rate over the rstream row (busy with busy, events"
+			print "with events)."
+			print ""
+			print "| row | tool | mode | completions | size | iters | median us | mean us | p99 us | Gb/s | Mpps | syscalls/op | CPU us/op | vs lchan_perf | vs rsockets | vs TCP | status |"
+			print "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+			for (i = 1; i <= n; i++) {
+				k = order[i]
+				if (dev[k] != devs[d] || !ismsg(k)) continue
+				rp = ""
+				rr = tool[k] == "rstream" ? "" : vs7(k, "rs_")
+				rt = tool[k] == "rstream" ? "" : vs7(k, "tcp_rs_")
+				if (tool[k] != "rstream") {
+					rr = rr == "" ? "-" : sprintf("%.2fx", rr)
+					rt = rt == "" ? "-" : sprintf("%.2fx", rt)
+				}
+				if (peer[k] != "") {
+					rp = ratio7(k, dev[k] SUBSEP peer[k], islat(test[k]) ? "median" : "rate")
+					rp = rp == "" ? "-" : sprintf("%.2fx vs %s", rp, peer[k])
+				}
+				s = st[k]
+				if (s != "ok" && note[k] != "") s = s ": " note[k]
+				else if (note[k] != "") s = s " (" note[k] ")"
+				c = fmt(cpu[k], 1)
+				if (pcpu[k] != "") c = c " (poller " fmt(pcpu[k], 1) ")"
+				y = fmt(sys[k], 3)
+				if (ent[k] != "") y = y " (ENTER " fmt(ent[k], 3) ")"
+				printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+					id[k], tool[k], mode[k], compl[k], size[k], iters[k],
+					fmt(lat[k], 1), fmt(avg[k], 1), fmt(p99[k], 1), sig(gbps[k]), sig(mpps[k]),
+					y, c, rp, rr, rt, s
 			}
 			print ""
 		}
@@ -255,16 +382,21 @@ report() {
 		for (g = 1; g <= ng; g++)
 			printf "%s\n    {\"goal\": %s, \"target\": %s, \"value\": %s, \"result\": %s, \"detail\": %s}", (g > 1 ? "," : ""),
 				jstr(gname[g]), jstr(gtarget[g]), jnum(gval[g]), jstr(gmet[g]), jstr(gdetail[g]) > json
+		printf "\n  ],\n  \"goals_msg\": [" > json
+		for (g = 1; g <= nh; g++)
+			printf "%s\n    {\"device\": %s, \"goal\": %s, \"target\": %s, \"value\": %s, \"result\": %s, \"measured\": %s, \"detail\": %s}", (g > 1 ? "," : ""),
+				jstr(hdev[g]), jstr(hname[g]), jstr(htarget[g]), jnum(hval[g]), jstr(hmet[g]), jstr(hres[g]), jstr(hdetail[g]) > json
 		printf "\n  ],\n  \"rows\": [" > json
 		for (i = 1; i <= n; i++) {
 			k = order[i]
 			rp = peer[k] == "" ? "" : ratio(k, dev[k] SUBSEP peer[k])
 			t = tcp_of(k); rt = t == "" ? "" : ratio(k, t)
-			printf "%s\n    {\"device\": %s, \"id\": %s, \"peer\": %s, \"tool\": %s, \"test\": %s, \"mode\": %s, \"completions\": %s, \"size\": %s, \"iters\": %s, \"status\": %s, \"lat_median_us\": %s, \"lat_p99_us\": %s, \"bw_gbps\": %s, \"msg_rate_mpps\": %s, \"syscalls_per_op\": %s, \"cpu_us_per_op\": %s, \"poller_cpu_us_per_op\": %s, \"enters_per_op\": %s, \"loop_cpu_us_per_op\": %s, \"ratio_peer\": %s, \"ratio_tcp\": %s, \"note\": %s}",
+			if (ismsg(k)) rt = vs7(k, "tcp_rs_")
+			printf "%s\n    {\"device\": %s, \"id\": %s, \"peer\": %s, \"tool\": %s, \"test\": %s, \"mode\": %s, \"completions\": %s, \"size\": %s, \"iters\": %s, \"status\": %s, \"lat_median_us\": %s, \"lat_p99_us\": %s, \"bw_gbps\": %s, \"msg_rate_mpps\": %s, \"syscalls_per_op\": %s, \"cpu_us_per_op\": %s, \"poller_cpu_us_per_op\": %s, \"enters_per_op\": %s, \"loop_cpu_us_per_op\": %s, \"lat_avg_us\": %s, \"ratio_peer\": %s, \"ratio_rsockets\": %s, \"ratio_tcp\": %s, \"note\": %s}",
 				(i > 1 ? "," : ""), jstr(dev[k]), jstr(id[k]), (peer[k] == "" ? "null" : jstr(peer[k])),
 				jstr(tool[k]), jstr(test[k]), jstr(mode[k]), jstr(compl[k]), size[k],
 				jstr(iters[k]), jstr(st[k]), jnum(lat[k]), jnum(p99[k]), jnum(gbps[k]),
-				jnum(mpps[k]), jnum(sys[k]), jnum(cpu[k]), jnum(pcpu[k]), jnum(ent[k]), jnum(lcpu[k]), jnum(rp), jnum(rt),
+				jnum(mpps[k]), jnum(sys[k]), jnum(cpu[k]), jnum(pcpu[k]), jnum(ent[k]), jnum(lcpu[k]), jnum(avg[k]), jnum(rp), jnum(vs7(k, "rs_")), jnum(rt),
 				jstr(note[k]) > json
 		}
 		printf "\n  ],\n  \"sweep\": [" > json

@@ -1,7 +1,9 @@
 # shellcheck shell=sh
 # SPDX-License-Identifier: GPL-2.0
 # Job "bench": lchan_perf against perftest (raw verbs) and TCP on the same
-# device and address, on rxe0 and then on siw0.  Writes out/bench/:
+# device and address, on rxe0 and then on siw0; then the message API
+# (lchan_msg_perf) against lchan_perf, rsockets and TCP (both by rstream).
+# Writes out/bench/:
 #   rows.tsv    one line per measurement (see ROW_HEADER)
 #   sweep.tsv   latency against message size (send_lat, ib_send_lat, TCP)
 #   info.txt    what ran where
@@ -13,7 +15,7 @@
 # set-up cancels out), and two runs of different length under strace -c -f
 # (system calls per operation, the same way).  Only the client process is
 # measured, as perftest reports; for lchan's poller mode the kernel thread's
-# CPU time is added from lchan_perf's own report.
+# CPU time is added from lchan_perf's (lchan_msg_perf's) own report.
 #
 # LCHAN_BENCH_QUICK=1 (kernel command line via LCHAN_APPEND=lchan.bench_quick=1
 # or the environment) runs everything with few iterations: a smoke test of
@@ -28,6 +30,7 @@ ROWS=$OUT/rows.tsv
 SWEEP=$OUT/sweep.tsv
 mkdir -p "$LOGS"
 PERF=$LCHAN_TOOLS/lchan_perf
+MSG_PERF=$LCHAN_TOOLS/lchan_msg_perf
 PORT=18515
 TCP_PORT=11211
 QPERF_PORT=19765
@@ -35,10 +38,10 @@ QPERF_PORT=19765
 quick=${LCHAN_BENCH_QUICK:-0}
 grep -q 'lchan.bench_quick=1' /proc/cmdline && quick=1
 if [ "$quick" = 1 ]; then
-	N_LAT=200 N_BW_SMALL=1000 N_BW_LARGE=40 N_SWEEP=50 T_TCP=1
+	N_LAT=200 N_BW_SMALL=1000 N_BW_LARGE=40 N_BW_MIB=20 N_SWEEP=50 T_TCP=1
 	SWEEP_SIZES="16 1024 65536"
 else
-	N_LAT=1000 N_BW_SMALL=10000 N_BW_LARGE=300 N_SWEEP=300 T_TCP=3
+	N_LAT=1000 N_BW_SMALL=10000 N_BW_LARGE=300 N_BW_MIB=150 N_SWEEP=300 T_TCP=3
 	SWEEP_SIZES="16 128 1024 8192 65536"
 fi
 # Shorter runs: CPU time by difference, system calls by difference.
@@ -47,7 +50,7 @@ div() { echo $(($1 / $2 > 5 ? $1 / $2 : 5)); }
 RUN_TIMEOUT=240
 NOT_CLOCKS='!clock_gettime,clock_gettime64,gettimeofday,time,clock_getres'
 
-ROW_HEADER="dev	id	peer	tool	test	mode	completions	size	iters	status	lat_median_us	lat_p99_us	bw_gbps	msg_rate_mpps	syscalls_per_op	cpu_us_per_op	poller_cpu_us_per_op	enters_per_op	loop_cpu_us_per_op	note"
+ROW_HEADER="dev	id	peer	tool	test	mode	completions	size	iters	status	lat_median_us	lat_p99_us	bw_gbps	msg_rate_mpps	syscalls_per_op	cpu_us_per_op	poller_cpu_us_per_op	enters_per_op	loop_cpu_us_per_op	note	lat_avg_us"
 printf '%s\n' "$ROW_HEADER" >"$ROWS"
 printf 'dev\ttool\tsize\tlat_median_us\tstatus\n' >"$SWEEP"
 
@@ -60,9 +63,13 @@ fi
 	echo "kernel: $(uname -r)"
 	echo "cpus: $(grep -c ^processor /proc/cpuinfo)"
 	echo "quick: $quick"
-	echo "iterations: latency $N_LAT, bw 64 B $N_BW_SMALL, bw 64 KiB $N_BW_LARGE, sweep $N_SWEEP, TCP ${T_TCP}s"
+	echo "iterations: latency $N_LAT, bw 64 B $N_BW_SMALL, bw 64 KiB $N_BW_LARGE, bw 1 MiB $N_BW_MIB, sweep $N_SWEEP, TCP ${T_TCP}s"
 	echo "perftest: $(ib_send_lat --version 2>&1 | head -n1)"
 	echo "sockperf: $(sockperf --version 2>&1 | head -n1)"
+	# rstream has no --version; the library's file name carries it.
+	for _f in /usr/lib/x86_64-linux-gnu/librdmacm.so.1.*; do
+		echo "rstream: ${_f##*/}"
+	done
 	rdma link show
 } >"$OUT/info.txt" 2>&1
 
@@ -95,7 +102,8 @@ wait_listen() { # rdma|tcp PORT [PID]
 }
 
 # Run one client/server pair.  The server command is in $SRV (empty: a
-# server that is already running), the client in "$@".  WRAP: "", time
+# server that is already running; SRV_KIND: how it listens, rdma or tcp),
+# the client in "$@".  WRAP: "", time
 # (CPU time of the client into WRAPOUT, in ms resolution: bash's time),
 # strace (strace -c -f summary into WRAPOUT).  Output of the client in LOG,
 # of the server in LOG.server.  Sets rc; a failed run is tried once more
@@ -122,7 +130,7 @@ pair_once() {
 		# shellcheck disable=SC2086 # the server command is a word list
 		timeout $((RUN_TIMEOUT + 20)) $SRV >"$_log.server" 2>&1 &
 		_spid=$!
-		if ! wait_listen rdma "$PORT" "$_spid" 2>>"$_log.server"; then
+		if ! wait_listen "${SRV_KIND:-rdma}" "$PORT" "$_spid" 2>>"$_log.server"; then
 			kill "$_spid" 2>/dev/null
 			wait "$_spid"
 			echo "bench: no server (see $_log.server)" >"$_log"
@@ -190,14 +198,14 @@ val() { [ "$1" = - ] || printf '%s' "$1"; }
 # empty for the TCP tools, whose servers run for the whole device), CMD
 # (the client, the same), and METRICS: a function that prints, for a
 # client log, "lat_median lat_p99 gbps mpps ops poller_cpu enters
-# loop_cpu" ("-" where a value does not apply; ops: operations done, for
-# the per-operation differences).
+# loop_cpu lat_avg" ("-" where a value does not apply; ops: operations
+# done, for the per-operation differences).
 measure() { # DEV ID PEER TOOL TEST MODE COMPL SIZE N NSHORT NS1 NS2
 	_dev=$1 _id=$2 _peer=$3 _tool=$4 _test=$5 _mode=$6 _compl=$7 _size=$8
 	_n=$9 _ns=${10} _s1=${11} _s2=${12}
 	_base=$LOGS/$_dev.$_id
 	_note=
-	_lat='' _p99='' _gbps='' _mpps='' _sys='' _cpu='' _pcpu='' _ent='' _lcpu=''
+	_lat='' _p99='' _gbps='' _mpps='' _sys='' _cpu='' _pcpu='' _ent='' _lcpu='' _avg=''
 	echo "rig: bench $_dev $_id" >/dev/kmsg 2>/dev/null
 	SRV=$(echo "$SRV_T" | sed "s/@N@/${_n%s}/g")
 	# shellcheck disable=SC2046 # the client command is a word list
@@ -213,6 +221,7 @@ measure() { # DEV ID PEER TOOL TEST MODE COMPL SIZE N NSHORT NS1 NS2
 			_lat=$(val "$1") _p99=$(val "$2") _gbps=$(val "$3")
 			_mpps=$(val "$4") _ops1=$5 _pcpu=$(val "${6:--}")
 			_ent=$(val "${7:--}") _lcpu=$(val "${8:--}")
+			_avg=$(val "${9:--}")
 		fi
 	fi
 	if [ "$_st" = ok ]; then
@@ -258,15 +267,15 @@ measure() { # DEV ID PEER TOOL TEST MODE COMPL SIZE N NSHORT NS1 NS2
 	else
 		_note="$_note $(why "$_base.log")"
 	fi
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
 		"$_dev" "$_id" "$_peer" "$_tool" "$_test" "$_mode" "$_compl" \
 		"$_size" "$_n" "$_st" "$_lat" "$_p99" "$_gbps" "$_mpps" "$_sys" \
-		"$_cpu" "$_pcpu" "$_ent" "$_lcpu" "$_note" >>"$ROWS"
+		"$_cpu" "$_pcpu" "$_ent" "$_lcpu" "$_note" "$_avg" >>"$ROWS"
 	case $_st in
-	ok) tap "ok - bench: $_dev $_id: median ${_lat:--} us, ${_gbps:--} Gb/s, ${_mpps:--} Mpps, ${_sys:-?} syscalls/op, ${_cpu:-?} us CPU/op" ;;
+	ok) tap "ok - bench: $_dev $_id: median ${_lat:--} us, mean ${_avg:--} us, ${_gbps:--} Gb/s, ${_mpps:--} Mpps, ${_sys:-?} syscalls/op, ${_cpu:-?} us CPU/op" ;;
 	skipped) tap "ok - bench: $_dev $_id # SKIP $_note" ;;
 	*)
-		if [ "$_tool" = lchan_perf ]; then
+		if [ "$_tool" = lchan_perf ] || [ "$_tool" = lchan_msg_perf ]; then
 			tap "not ok - bench: $_dev $_id: $_st"
 			failed=1
 		else
@@ -279,26 +288,27 @@ measure() { # DEV ID PEER TOOL TEST MODE COMPL SIZE N NSHORT NS1 NS2
 
 # ---------------------------------------------------------- tool parsers
 
-# lchan_perf --json: the first result ("-" for what is missing).
+# lchan_perf and lchan_msg_perf --json: the first result ("-" for what is
+# missing).
 jget() {
 	_v=$(sed -n "s/.*\"$2\": \\([^,}]*\\).*/\\1/p" "$1" | head -n 1)
 	case $_v in '' | null) echo - ;; *) echo "$_v" ;; esac
 }
 metrics_lchan() {
-	[ "$(jget "$1" tool)" = '"lchan_perf"' ] || return 0
+	case $(jget "$1" tool) in '"lchan_perf"' | '"lchan_msg_perf"') ;; *) return 0 ;; esac
 	_it=$(jget "$1" iters)
 	_tail="$(jget "$1" poller_cpu_us_per_op) $(jget "$1" enters_per_op) $(jget "$1" cpu_us_per_op)"
 	if [ "$(jget "$1" latency)" != '"none"' ]; then
-		echo "$(jget "$1" t_median_us) $(jget "$1" t_p99_us) - - $_it $_tail"
+		echo "$(jget "$1" t_median_us) $(jget "$1" t_p99_us) - - $_it $_tail $(jget "$1" t_avg_us)"
 	else
-		echo "- - $(jget "$1" bw_gbps) $(jget "$1" msg_rate_mpps) $_it $_tail"
+		echo "- - $(jget "$1" bw_gbps) $(jget "$1" msg_rate_mpps) $_it $_tail -"
 	fi
 }
 
 # perftest: the result line starts with the size.
 metrics_perftest_lat() {
 	awk -v s="$PT_SIZE" -v n="$PT_N" '$1 == s && NF >= 9 && $2 ~ /^[0-9]+$/ && $5 ~ /^[0-9.]+$/ {
-		printf "%s %s - - %s -\n", $5, $8, n; exit }' "$1"
+		printf "%s %s - - %s - - - %s\n", $5, $8, n, $6; exit }' "$1"
 }
 metrics_perftest_bw() {
 	# BW average is in MiB/s; the message rate follows from it.
@@ -328,6 +338,7 @@ lchan_row() { # DEV ADDR ID PEER TEST SIZE N MODE COMPL
 	_m=$8
 	_e=
 	[ "$9" = event ] && _e=-e
+	SRV_KIND=rdma
 	SRV_T="$PERF -s -a $2 -p $PORT --mode $_m"
 	CMD="$PERF -c $2 -p $PORT -t $5 -S $6 -n @N@ --mode $_m $_e --json"
 	METRICS=metrics_lchan
@@ -340,6 +351,7 @@ perftest_row() { # DEV ADDR ID TOOL SIZE N KIND(lat|bw) COMPL [ARGS]
 	shift 8
 	_x="-R -p $PORT -s $_s -n @N@ $*"
 	[ "$_c" = event ] && _x="$_x -e"
+	SRV_KIND=rdma
 	SRV_T="$_t $_x"
 	CMD="$_t $_x $_a"
 	PT_SIZE=$_s
@@ -366,6 +378,71 @@ metrics_perftest_dispatch() {
 	*) PT_N=$2 ;;
 	esac
 	$_pt_metrics "$1"
+}
+
+# The message API; BUFS: plain (lchan_msg_send/recv) or registered
+# (--zero-copy: buffers registered up front, the _mr calls).
+msg_row() { # DEV ADDR ID PEER TEST(lat|bw) SIZE N MODE COMPL BUFS
+	_m=$8
+	_e=
+	[ "$9" = event ] && _e=-e
+	[ "${10}" = registered ] && _e="$_e -z"
+	SRV_KIND=rdma
+	SRV_T="$MSG_PERF -s -a $2 -p $PORT --mode $_m"
+	CMD="$MSG_PERF -c $2 -p $PORT -t $5 -S $6 -n @N@ --mode $_m $_e --json"
+	METRICS=metrics_lchan
+	measure "$1" "$3" "$4" lchan_msg_perf "msg_$5" "$_m" "$9" "$6" "$7" \
+		"$(div "$7" 10)" "$(div "$7" 10)" "$(div "$7" 2)"
+}
+
+# rstream (librdmacm's example) over rsockets, or with -T s over TCP
+# sockets: the same program on both.  Its client and server both need the
+# test's parameters.  Latency: -C 1 -I N, N ping-pongs of one transfer
+# each.  Bandwidth: -C N -I 1, N transfers one way, then N back.  Busy:
+# rstream's default, non-blocking calls in a loop; event: -T b, blocking
+# calls (which sleep).
+rstream_row() { # DEV ADDR ID KIND(rsockets|tcp) TEST(lat|bw) SIZE N COMPL
+	_x="-p $PORT -S $6"
+	if [ "$5" = lat ]; then
+		_x="$_x -C 1 -I @N@"
+		RS_MULT=1
+	else
+		_x="$_x -C @N@ -I 1"
+		RS_MULT=2
+	fi
+	SRV_KIND=rdma
+	[ "$4" = tcp ] && _x="$_x -T s" && SRV_KIND=tcp
+	[ "$8" = event ] && _x="$_x -T b"
+	SRV_T="rstream -b $2 $_x"
+	CMD="rstream -s $2 $_x"
+	RS_SIZE=$6
+	RS_LIST="$7 $(div "$7" 10) $(div "$7" 10) $(div "$7" 2)"
+	METRICS=metrics_rstream_dispatch
+	measure "$1" "$3" "" rstream "rstream_$5" "$4" "$8" "$6" "$7" \
+		"$(div "$7" 10)" "$(div "$7" 10)" "$(div "$7" 2)"
+	SRV_KIND=rdma
+}
+
+# rstream prints "custom SIZE XFERS ITERS TOTAL TIME Gb/sec usec/xfer",
+# usec/xfer being the time over 2 x transfers x iterations: for -C 1 the
+# mean of RTT/2 (no percentiles), for bandwidth the mean time of one
+# transfer.  Its counts are rounded ("1k"), so ours come from RS_LIST.
+metrics_rstream() { # LOG N
+	awk -v s="$RS_SIZE" -v n="$2" -v k="$RS_MULT" '$1 == "custom" && NF >= 8 && $8 ~ /^[0-9.]+$/ {
+		u = $8
+		if (k == 1) { printf "- - - - %s - - - %s\n", n, u; exit }
+		if (u > 0) printf "- - %.4f %.6f %s - - - -\n", s * 8 / u / 1e3, 1 / u, n * k
+		exit }' "$1"
+}
+metrics_rstream_dispatch() {
+	# shellcheck disable=SC2086
+	set -- "$1" $RS_LIST
+	case $1 in
+	*.short.log) metrics_rstream "$1" "$3" ;;
+	*.strace1.log) metrics_rstream "$1" "$4" ;;
+	*.strace2.log) metrics_rstream "$1" "$5" ;;
+	*) metrics_rstream "$1" "$2" ;;
+	esac
 }
 
 tcp_lat_row() { # DEV ADDR SIZE T
@@ -414,6 +491,7 @@ sweep() { # DEV ADDR
 	_list=$(echo "$SWEEP_SIZES" | tr ' ' ,)
 	echo "rig: bench $_d sweep" >/dev/kmsg 2>/dev/null
 	SRV="$PERF -s -a $_a -p $PORT"
+	SRV_KIND=rdma
 	pair "$LOGS/$_d.sweep.lchan.log" "" "" -- \
 		"$PERF" -c "$_a" -p "$PORT" -t send_lat -S "$_list" -n "$N_SWEEP" --json
 	_st=$(status_of "$rc")
@@ -482,6 +560,25 @@ device() { # DEV ADDR
 	perftest_row "$_dv" "$_ad" ib_read_bw ib_read_bw 65536 "$N_BW_LARGE" bw busy
 	lchan_row "$_dv" "$_ad" read_bw.doorbell ib_read_bw read_bw 65536 "$N_BW_LARGE" doorbell busy
 	tcp_bw_row "$_dv" "$_ad" 65536 "$T_TCP"
+
+	# The message API (issue 7), against lchan_perf's rows of the same
+	# mode and completion style, rsockets and TCP (rstream for both).
+	msg_row "$_dv" "$_ad" msg_lat.doorbell.busy send_lat.doorbell.busy lat 64 "$N_LAT" doorbell busy plain
+	msg_row "$_dv" "$_ad" msg_lat.poller.busy send_lat.poller.busy lat 64 "$N_LAT" poller busy plain
+	msg_row "$_dv" "$_ad" msg_lat.doorbell.event send_lat.doorbell.event lat 64 "$N_LAT" doorbell event plain
+	msg_row "$_dv" "$_ad" msg_lat.poller.event send_lat.poller.event lat 64 "$N_LAT" poller event plain
+	rstream_row "$_dv" "$_ad" rs_lat.busy rsockets lat 64 "$N_LAT" busy
+	rstream_row "$_dv" "$_ad" rs_lat.event rsockets lat 64 "$N_LAT" event
+	rstream_row "$_dv" "$_ad" tcp_rs_lat.busy tcp lat 64 "$N_LAT" busy
+	rstream_row "$_dv" "$_ad" tcp_rs_lat.event tcp lat 64 "$N_LAT" event
+	lchan_row "$_dv" "$_ad" write_bw.1M.doorbell "" write_bw 1048576 "$N_BW_MIB" doorbell busy
+	lchan_row "$_dv" "$_ad" write_bw.1M.poller "" write_bw 1048576 "$N_BW_MIB" poller busy
+	msg_row "$_dv" "$_ad" msg_bw.registered.doorbell write_bw.1M.doorbell bw 1048576 "$N_BW_MIB" doorbell busy registered
+	msg_row "$_dv" "$_ad" msg_bw.plain.doorbell write_bw.1M.doorbell bw 1048576 "$N_BW_MIB" doorbell busy plain
+	msg_row "$_dv" "$_ad" msg_bw.registered.poller write_bw.1M.poller bw 1048576 "$N_BW_MIB" poller busy registered
+	msg_row "$_dv" "$_ad" msg_bw.plain.poller write_bw.1M.poller bw 1048576 "$N_BW_MIB" poller busy plain
+	rstream_row "$_dv" "$_ad" rs_bw.1M rsockets bw 1048576 "$N_BW_MIB" busy
+	rstream_row "$_dv" "$_ad" tcp_rs_bw.1M tcp bw 1048576 "$N_BW_MIB" busy
 
 	sweep "$_dv" "$_ad"
 

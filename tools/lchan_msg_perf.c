@@ -1,0 +1,1204 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
+/*
+ * lchan_msg_perf: latency and throughput of liblchan's message API
+ * (liblchan_msg.h), printed like lchan_perf and perftest so that the rows
+ * of all three can be read side by side.
+ *
+ *   lchan_msg_perf -s [-a ADDR] [-p PORT] [--mode doorbell|poller]
+ *   lchan_msg_perf -c ADDR [-p PORT] [-t lat|bw] [-S SIZE[,SIZE...]] [-a]
+ *                  [-n N] [--mode doorbell|poller] [--event] [--zero-copy]
+ *                  [--verify] [--json] ...
+ *
+ * Everything, the control messages included, goes through lchan_msg_send()
+ * and lchan_msg_recv(): the benchmark uses nothing the API's users do not.
+ * The client chooses the test and tells the server:
+ *   C->S HELLO (test, flags, largest size)    S->C HELLO
+ *   per size: C->S START, S->C READY, the test, then
+ *     lat: C->S END, S->C RESULT
+ *     bw:  S->C RESULT as soon as the last message is in (ends the timing)
+ *   C->S BYE, S->C BYE, both close
+ * Control messages are told from data by their place in this sequence,
+ * never by their length, so any data size works.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
+#include "liblchan.h"
+#include "liblchan_msg.h"
+
+#define MP_MAGIC	0x4c4d5046u	/* "LMPF" */
+#define MP_VERSION	1
+#define MAX_SIZES	64
+#define MAX_SIZE	(1UL << 30)
+#define SERVER_MAX_MSG	(1U << 30)	/* the client's sizes decide */
+
+enum mp_test { T_LAT, T_BW };
+
+static const char *const test_names[] = { "msg_lat", "msg_bw" };
+
+enum ctl_type {
+	C_HELLO = 1,
+	C_START,
+	C_READY,
+	C_END,
+	C_RESULT,
+	C_BYE,
+};
+
+#define F_VERIFY	(1u << 0)
+#define F_EVENT		(1u << 1)
+#define F_ZCOPY		(1u << 2)
+
+enum { V_OFF, V_OK, V_FAIL };
+static const char *const verify_names[] = { "off", "ok", "fail" };
+
+/* A control message; both ends are the same build, so host order. */
+struct ctl {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t type;		/* enum ctl_type */
+	uint32_t test;		/* enum mp_test */
+	uint32_t flags;		/* F_* */
+	uint64_t size;		/* HELLO: largest; START: this round's */
+	uint64_t iters;
+	uint32_t status;	/* HELLO, RESULT: 0 or what went wrong */
+	uint32_t resv;
+};
+
+struct result {
+	size_t size;
+	unsigned long iters;
+	double t_min, t_max, t_median, t_avg, t_stdev, t_p99, t_p999;
+	double secs;
+	double gbps, mbps, mpps;
+	double cpu_us;		/* user + system of this process, per op */
+	double poller_cpu_us;	/* the kernel poller thread, per op; <0: none */
+	double enters;		/* ENTER ioctls per op; <0: unknown */
+	int verify;		/* V_* */
+};
+
+struct mp {
+	/* options */
+	bool server;
+	const char *host;
+	const char *port;
+	int test;
+	size_t sizes[MAX_SIZES];
+	unsigned nsizes;
+	unsigned long iters;
+	bool poller;
+	unsigned idle_ms;
+	int poller_cpu;
+	bool event;
+	bool zcopy;
+	bool verify;
+	bool json;
+	unsigned timeout_s;
+	unsigned buf_size;
+	unsigned nbufs;
+
+	/* the connection */
+	struct lchan_ctx ctx;
+	struct lchan_msg *m;
+	struct lchan_mr mr;	/* sbuf and rbuf, when zero-copy */
+	uint8_t *area;
+	uint8_t *sbuf;
+	uint8_t *rbuf;
+	size_t max_size;
+	char device[32];
+
+	/* the server: what the client asked for */
+	bool peer_event;
+	bool peer_zcopy;
+	bool peer_verify;
+
+	double tsc_per_us;
+	uint64_t timeout_tsc;
+};
+
+/* ------------------------------------------------------------------ time */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The cycle counter in the timed loop, as lchan_perf and perftest: where
+ * clock_gettime() is a system call (an emulated guest's hpet), reading it
+ * per message would count as a system call per message.
+ */
+static inline uint64_t ticks(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return __rdtsc();
+#else
+	return now_ns();
+#endif
+}
+
+static double calibrate(void)
+{
+	struct timespec ten_ms = { 0, 10000000 };
+	uint64_t t0 = ticks(), n0 = now_ns(), t1, n1;
+
+	nanosleep(&ten_ms, NULL);
+	t1 = ticks();
+	n1 = now_ns();
+	if (n1 <= n0 || t1 <= t0)
+		return 1000.0;
+	return (double)(t1 - t0) * 1000.0 / (double)(n1 - n0);
+}
+
+static double cpu_secs(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+	       ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+/*
+ * The poller thread works for us but is not part of this process: its
+ * CPU time comes from /proc.  It is "lchan-poll/<our pid>", made after
+ * us; -1 when there is none.
+ */
+static int find_poller(void)
+{
+	char want[16], path[300], comm[32];
+	struct dirent *de;
+	int found = -1;
+	DIR *d;
+
+	snprintf(want, sizeof(want), "lchan-poll/%d", (int)getpid());
+	d = opendir("/proc");
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		int pid;
+		FILE *f;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		pid = atoi(de->d_name);
+		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f)) {
+			comm[strcspn(comm, "\n")] = 0;
+			if (!strcmp(comm, want) && pid > getpid() &&
+			    (found < 0 || pid < found))
+				found = pid;
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return found;
+}
+
+static double task_cpu_secs(int pid)
+{
+	unsigned long utime, stime;
+	char path[64], buf[1024], *s;
+	size_t n;
+	FILE *f;
+
+	if (pid < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* utime and stime are fields 14 and 15; comm (2) may hold blanks. */
+	s = strrchr(buf, ')');
+	if (!s || sscanf(s + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+			 &utime, &stime) != 2)
+		return -1;
+	return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* A counter of our channel in sysfs, or -1. */
+static long long chan_stat(struct mp *p, const char *name)
+{
+	char path[96];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/kernel/lchan/channels/%u/%s",
+		 lchan_msg_chan(p->m)->info.id, name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+static void chan_device(struct mp *p)
+{
+	char path[96];
+	FILE *f;
+
+	snprintf(p->device, sizeof(p->device), "?");
+	snprintf(path, sizeof(path), "/sys/kernel/lchan/channels/%u/device",
+		 lchan_msg_chan(p->m)->info.id);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	if (fgets(p->device, sizeof(p->device), f))
+		p->device[strcspn(p->device, "\n")] = 0;
+	fclose(f);
+}
+
+/* ------------------------------------------------------------- messages */
+
+static void fail(const char *what, long err)
+{
+	fprintf(stderr, "lchan_msg_perf: %s: %s\n", what, strerror((int)-err));
+}
+
+/*
+ * One message out.  Busy style: LCHAN_MSG_DONTWAIT and try again while
+ * the peer holds back credits (the library takes completions meanwhile);
+ * event style: let the call wait.  A large message waits for its reader
+ * either way (liblchan_msg.h).
+ */
+static int msg_out(struct mp *p, const void *buf, size_t len, bool busy,
+		   bool zcopy)
+{
+	unsigned flags = busy ? LCHAN_MSG_DONTWAIT : 0;
+	uint64_t t0 = 0;
+	unsigned spins = 0;
+	ssize_t n;
+
+	for (;;) {
+		n = zcopy ? lchan_msg_send_mr(p->m, &p->mr, buf, len, flags) :
+			    lchan_msg_send(p->m, buf, len, flags);
+		if (n != -EAGAIN)
+			break;
+		if (!t0)
+			t0 = ticks();
+		if (++spins % 4096 == 0 && ticks() - t0 > p->timeout_tsc) {
+			fprintf(stderr, "lchan_msg_perf: no credit from the peer for %u s\n",
+				p->timeout_s);
+			return -ETIMEDOUT;
+		}
+	}
+	if (n < 0) {
+		fail("send", n);
+		return (int)n;
+	}
+	return 0;
+}
+
+/* One message in; its length, or an error (the peer closing is one). */
+static ssize_t msg_in(struct mp *p, void *buf, size_t cap, bool busy,
+		      bool zcopy)
+{
+	uint64_t t0 = 0;
+	unsigned spins = 0;
+	ssize_t n;
+
+	if (!busy) {
+		int ms = (int)p->timeout_s * 1000;
+
+		n = zcopy ? lchan_msg_recv_mr(p->m, &p->mr, buf, cap, 0, ms) :
+			    lchan_msg_recv(p->m, buf, cap, 0, ms);
+	} else {
+		for (;;) {
+			n = zcopy ? lchan_msg_recv_mr(p->m, &p->mr, buf, cap,
+						      LCHAN_MSG_DONTWAIT, 0) :
+				    lchan_msg_recv(p->m, buf, cap,
+						   LCHAN_MSG_DONTWAIT, 0);
+			if (n != -EAGAIN)
+				break;
+			if (!t0)
+				t0 = ticks();
+			if (++spins % 4096 == 0 &&
+			    ticks() - t0 > p->timeout_tsc) {
+				n = -ETIMEDOUT;
+				break;
+			}
+		}
+	}
+	if (n == 0) {
+		fprintf(stderr, "lchan_msg_perf: the peer closed\n");
+		return -EPIPE;
+	}
+	if (n < 0)
+		fail("receive", n);
+	return n;
+}
+
+/* Control messages: always the plain calls, waiting unless @busy. */
+static int send_ctl_busy(struct mp *p, struct ctl *c, bool busy)
+{
+	c->magic = MP_MAGIC;
+	c->version = MP_VERSION;
+	return msg_out(p, c, sizeof(*c), busy, false);
+}
+
+static int send_ctl(struct mp *p, struct ctl *c)
+{
+	return send_ctl_busy(p, c, false);
+}
+
+static int recv_ctl(struct mp *p, struct ctl *c, int type, bool busy)
+{
+	ssize_t n = msg_in(p, c, sizeof(*c), busy, false);
+
+	if (n < 0)
+		return (int)n;
+	if ((size_t)n != sizeof(*c) || c->magic != MP_MAGIC ||
+	    c->version != MP_VERSION) {
+		fprintf(stderr, "lchan_msg_perf: the peer speaks another protocol\n");
+		return -EPROTO;
+	}
+	if (type && c->type != type) {
+		fprintf(stderr, "lchan_msg_perf: control message %u where %d belongs\n",
+			c->type, type);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/* -------------------------------------------------------------- buffers */
+
+static uint8_t pattern(size_t size, size_t j)
+{
+	return (uint8_t)(j * 131u + size * 7u + 11u);
+}
+
+/* Message @i of @size bytes: the pattern, with @i in its first bytes. */
+static void stamp(uint8_t *buf, size_t size, unsigned long i)
+{
+	uint64_t seq = i;
+	size_t j, k = size < sizeof(seq) ? size : sizeof(seq);
+
+	memcpy(buf, &seq, k);
+	for (j = k; j < size; j++)
+		buf[j] = pattern(size, j);
+}
+
+static bool stamped(const uint8_t *buf, size_t size, unsigned long i)
+{
+	uint64_t seq = i;
+	size_t j, k = size < sizeof(seq) ? size : sizeof(seq);
+
+	if (memcmp(buf, &seq, k))
+		return false;
+	for (j = k; j < size; j++)
+		if (buf[j] != pattern(size, j))
+			return false;
+	return true;
+}
+
+/* Send and receive buffers for messages up to @max bytes. */
+static int setup_buffers(struct mp *p, size_t max, bool zcopy)
+{
+	size_t area = (max + 4095) & ~(size_t)4095;
+	int ret;
+
+	p->max_size = max;
+	p->area = aligned_alloc(4096, 2 * area);
+	if (!p->area)
+		return -ENOMEM;
+	memset(p->area, 0, 2 * area);
+	p->sbuf = p->area;
+	p->rbuf = p->area + area;
+	if (!zcopy)
+		return 0;
+	/* Registered once, up front: the zero-copy path of the API. */
+	ret = lchan_mr_reg(&p->ctx, lchan_msg_chan(p->m), p->area, 2 * area,
+			   LCHAN_ACCESS_LOCAL_WRITE | LCHAN_ACCESS_REMOTE_READ,
+			   &p->mr);
+	if (ret)
+		fail("registering the buffers", ret);
+	return ret;
+}
+
+static int open_ctx(struct mp *p)
+{
+	int ret = lchan_ctx_open(&p->ctx);
+
+	if (ret) {
+		fail(LCHAN_DEVICE_PATH, ret);
+		return ret;
+	}
+	if (p->poller) {
+		ret = lchan_ctx_setup_poller(&p->ctx, p->idle_ms, p->poller_cpu,
+					     NULL);
+		if (ret)
+			fail("poller mode (LCHAN_IOC_CTX_SETUP)", ret);
+	}
+	return ret;
+}
+
+static void msg_opts(struct mp *p, struct lchan_msg_opts *o, size_t max)
+{
+	memset(o, 0, sizeof(*o));
+	o->max_msg = max;
+	o->buf_size = p->buf_size;
+	o->nbufs = p->nbufs;
+	o->nsend = p->nbufs;
+	o->timeout_ms = p->timeout_s * 1000;
+}
+
+/* ----------------------------------------------------------- statistics */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* perftest's percentile: the value at ceil(q * n) - 1 of the sorted set. */
+static double pct(const uint64_t *v, unsigned long n, double q, double scale)
+{
+	unsigned long i = (unsigned long)ceil(q * (double)n);
+
+	if (i)
+		i--;
+	if (i >= n)
+		i = n - 1;
+	return (double)v[i] * scale;
+}
+
+/* Round trips in ticks -> one-way (RTT/2) statistics in microseconds. */
+static void lat_stats(struct mp *p, struct result *res, uint64_t *t,
+		      unsigned long n)
+{
+	double scale = 1.0 / p->tsc_per_us / 2.0, sum = 0, sq = 0;
+	unsigned long i;
+
+	qsort(t, n, sizeof(*t), cmp_u64);
+	for (i = 0; i < n; i++) {
+		double v = (double)t[i] * scale;
+
+		sum += v;
+		sq += v * v;
+	}
+	res->t_min = (double)t[0] * scale;
+	res->t_max = (double)t[n - 1] * scale;
+	res->t_median = (double)t[n / 2] * scale;
+	res->t_avg = sum / (double)n;
+	res->t_stdev = sqrt(fmax(0, sq / (double)n - res->t_avg * res->t_avg));
+	res->t_p99 = pct(t, n, 0.99, scale);
+	res->t_p999 = pct(t, n, 0.999, scale);
+}
+
+struct meter {
+	uint64_t t0;
+	uint64_t ns0;
+	double cpu0;
+	double poller0;
+	long long enters0;
+	int poller_pid;
+};
+
+static void meter_start(struct mp *p, struct meter *mt)
+{
+	mt->poller_pid = p->poller ? find_poller() : -1;
+	mt->poller0 = task_cpu_secs(mt->poller_pid);
+	mt->enters0 = chan_stat(p, "enters");
+	mt->cpu0 = cpu_secs();
+	mt->ns0 = now_ns();
+	mt->t0 = ticks();
+}
+
+static void meter_stop(struct mp *p, struct meter *mt, struct result *res)
+{
+	uint64_t t1 = ticks(), ns1 = now_ns();
+	double cpu1 = cpu_secs(), poller1, n = (double)res->iters;
+	long long enters1 = chan_stat(p, "enters");
+
+	res->secs = (double)(ns1 - mt->ns0) / 1e9;
+	/* The run itself is the best calibration of the cycle counter. */
+	if (ns1 - mt->ns0 > 1000000 && t1 > mt->t0)
+		p->tsc_per_us = (double)(t1 - mt->t0) * 1000.0 /
+				(double)(ns1 - mt->ns0);
+	res->cpu_us = (cpu1 - mt->cpu0) * 1e6 / n;
+	poller1 = task_cpu_secs(mt->poller_pid);
+	res->poller_cpu_us = mt->poller0 >= 0 && poller1 >= 0 ?
+			     (poller1 - mt->poller0) * 1e6 / n : -1;
+	res->enters = mt->enters0 >= 0 && enters1 >= 0 ?
+		      (double)(enters1 - mt->enters0) / n : -1;
+	if (p->test == T_BW && res->secs > 0) {
+		res->mpps = n / res->secs / 1e6;
+		res->mbps = n * (double)res->size / res->secs / 1e6;
+		res->gbps = res->mbps * 8 / 1e3;
+	}
+}
+
+/* --------------------------------------------------------------- client */
+
+/* Ping-pong: the server sends every message straight back. */
+static int client_lat(struct mp *p, size_t size, unsigned long n,
+		      uint64_t *t, bool *bad)
+{
+	bool busy = !p->event;
+	unsigned long i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t t0;
+		ssize_t got;
+		int ret;
+
+		if (p->verify)
+			stamp(p->sbuf, size, i);
+		t0 = ticks();
+		ret = msg_out(p, p->sbuf, size, busy, p->zcopy);
+		if (ret)
+			return ret;
+		got = msg_in(p, p->rbuf, p->max_size, busy, p->zcopy);
+		if (got < 0)
+			return (int)got;
+		t[i] = ticks() - t0;
+		if ((size_t)got != size) {
+			fprintf(stderr, "lchan_msg_perf: reply %lu has %zd bytes, not %zu\n",
+				i, got, size);
+			return -EIO;
+		}
+		if (p->verify && memcmp(p->rbuf, p->sbuf, size))
+			*bad = true;
+	}
+	return 0;
+}
+
+/* A stream of @n messages; the server's RESULT says it has them all. */
+static int client_bw(struct mp *p, size_t size, unsigned long n,
+		     struct ctl *result)
+{
+	bool busy = !p->event;
+	unsigned long i;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		if (p->verify)
+			stamp(p->sbuf, size, i);
+		ret = msg_out(p, p->sbuf, size, busy, p->zcopy);
+		if (ret)
+			return ret;
+	}
+	return recv_ctl(p, result, C_RESULT, busy);
+}
+
+static int client_round(struct mp *p, size_t size, unsigned long n,
+			struct result *res)
+{
+	struct ctl c = { .type = C_START, .size = size, .iters = n };
+	uint64_t *t = NULL;
+	struct meter mt;
+	bool bad = false;
+	int ret;
+
+	memset(res, 0, sizeof(*res));
+	res->size = size;
+	res->iters = n;
+	res->verify = p->verify ? V_OK : V_OFF;
+	if (p->test == T_LAT) {
+		t = calloc(n, sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+	}
+	/* Without --verify the content is a constant pattern, set here. */
+	stamp(p->sbuf, size, 0);
+	ret = send_ctl(p, &c);
+	if (!ret)
+		ret = recv_ctl(p, &c, C_READY, false);
+	if (ret)
+		goto out;
+
+	meter_start(p, &mt);
+	if (p->test == T_LAT)
+		ret = client_lat(p, size, n, t, &bad);
+	else
+		ret = client_bw(p, size, n, &c);
+	meter_stop(p, &mt, res);
+	if (ret)
+		goto out;
+	if (t)
+		lat_stats(p, res, t, n);
+	if (p->test == T_LAT) {
+		c = (struct ctl){ .type = C_END, .size = size, .iters = n };
+		ret = send_ctl(p, &c);
+		if (!ret)
+			ret = recv_ctl(p, &c, C_RESULT, false);
+		if (ret)
+			goto out;
+	}
+	if (c.status || bad)
+		res->verify = V_FAIL;
+out:
+	free(t);
+	return ret;
+}
+
+/* --------------------------------------------------------------- server */
+
+static int server_round(struct mp *p, const struct ctl *start)
+{
+	bool busy = !p->peer_event, bad = false;
+	struct ctl c = { .type = C_READY };
+	size_t size = start->size;
+	unsigned long n = start->iters, i;
+	ssize_t got;
+	int ret;
+
+	if (!size || size > p->max_size) {
+		fprintf(stderr, "lchan_msg_perf: size %zu out of range\n", size);
+		return -EPROTO;
+	}
+	ret = send_ctl(p, &c);
+	if (ret)
+		return ret;
+	for (i = 0; i < n; i++) {
+		got = msg_in(p, p->rbuf, p->max_size, busy, p->peer_zcopy);
+		if (got < 0)
+			return (int)got;
+		if ((size_t)got != size) {
+			fprintf(stderr, "lchan_msg_perf: message %lu has %zd bytes, not %zu\n",
+				i, got, size);
+			return -EIO;
+		}
+		if (p->peer_verify && !stamped(p->rbuf, size, i))
+			bad = true;
+		/* Latency: the message goes straight back, as it came. */
+		if (start->test == T_LAT) {
+			ret = msg_out(p, p->rbuf, size, busy, p->peer_zcopy);
+			if (ret)
+				return ret;
+		}
+	}
+	if (bad)
+		fprintf(stderr, "lchan_msg_perf: %s of %zu bytes: data check failed\n",
+			test_names[start->test], size);
+	if (start->test == T_LAT) {
+		ret = recv_ctl(p, &c, C_END, false);
+		if (ret)
+			return ret;
+	}
+	c = (struct ctl){ .type = C_RESULT, .status = bad };
+	/* bw: the client's clock stops when this arrives; no other style. */
+	return send_ctl_busy(p, &c, busy);
+}
+
+static int run_server(struct mp *p)
+{
+	struct lchan_listener lst;
+	struct lchan_msg_opts o;
+	struct ctl c;
+	int ret;
+
+	ret = lchan_listen(&p->ctx, p->host, p->port, 1, 0, &lst);
+	if (ret) {
+		fail("listen", ret);
+		return ret;
+	}
+	if (!p->json) {
+		char name[80];
+
+		lchan_addr_format(&lst.addr, name, sizeof(name));
+		fprintf(stderr, "lchan_msg_perf: listening on %s (%s)\n", name,
+			p->poller ? "poller" : "doorbell");
+	}
+	msg_opts(p, &o, SERVER_MAX_MSG);
+	ret = lchan_msg_accept(&p->ctx, &lst, &o, &p->m);
+	lchan_listener_close(&lst);
+	if (ret) {
+		fail("accept", ret);
+		return ret;
+	}
+	ret = recv_ctl(p, &c, C_HELLO, false);
+	if (ret)
+		return ret;
+	if (c.test > T_BW || !c.size || c.size > MAX_SIZE) {
+		fprintf(stderr, "lchan_msg_perf: bad HELLO (test %u, size %llu)\n",
+			c.test, (unsigned long long)c.size);
+		return -EPROTO;
+	}
+	p->test = (int)c.test;
+	p->peer_event = c.flags & F_EVENT;
+	p->peer_zcopy = c.flags & F_ZCOPY;
+	p->peer_verify = c.flags & F_VERIFY;
+	ret = setup_buffers(p, c.size, p->peer_zcopy);
+	c = (struct ctl){ .type = C_HELLO, .status = ret ? 1 : 0 };
+	if (send_ctl(p, &c) || ret)
+		return ret ? ret : -EIO;
+
+	for (;;) {
+		ret = recv_ctl(p, &c, 0, false);
+		if (ret)
+			return ret;
+		if (c.type == C_BYE)
+			break;
+		if (c.type != C_START) {
+			fprintf(stderr, "lchan_msg_perf: control message %u where START belongs\n",
+				c.type);
+			return -EPROTO;
+		}
+		c.test = (uint32_t)p->test;
+		ret = server_round(p, &c);
+		if (ret)
+			return ret;
+	}
+	c = (struct ctl){ .type = C_BYE };
+	return send_ctl(p, &c);
+}
+
+/* --------------------------------------------------------------- output */
+
+static const char *mode_name(const struct mp *p)
+{
+	return p->poller ? "poller" : "doorbell";
+}
+
+static void print_header(struct mp *p)
+{
+	const char *line = "---------------------------------------------------------------------------------------";
+	const struct lchan_chan *ch = lchan_msg_chan(p->m);
+
+	printf("%s\n", line);
+	printf("                    lchan_msg_perf %s\n", test_names[p->test]);
+	printf(" Device         : %s (lchan channel %u)\n", p->device, ch->info.id);
+	printf(" Submission     : %s\n", mode_name(p));
+	printf(" Receive        : %s\n", p->event ?
+	       "event (lchan_msg_recv waits)" :
+	       "busy polling (lchan_msg_recv with LCHAN_MSG_DONTWAIT)");
+	printf(" Buffers        : %s\n", p->zcopy ?
+	       "registered up front (lchan_msg_send_mr/recv_mr)" :
+	       "the caller's, unregistered (lchan_msg_send/recv)");
+	printf(" Data check     : %s\n", p->verify ? "on" : "off");
+	if (p->test == T_LAT)
+		printf(" Latency        : RTT/2 (one way)\n");
+	printf("%s\n", line);
+	if (p->test == T_LAT)
+		printf(" #bytes #iterations  t_min[usec]  t_max[usec]  t_median[usec]  t_avg[usec]  t_stdev[usec]  99%%[usec]  99.9%%[usec]  cpu[usec/op]\n");
+	else
+		printf(" #bytes #iterations  BW[Gb/s]  BW[MB/s]  MsgRate[Mpps]  cpu[usec/op]\n");
+	fflush(stdout);
+}
+
+static void print_row(struct mp *p, const struct result *r)
+{
+	if (p->test == T_LAT)
+		printf(" %-6zu %-11lu  %-11.2f  %-11.2f  %-14.2f  %-11.2f  %-13.2f  %-9.2f  %-11.2f  %.2f\n",
+		       r->size, r->iters, r->t_min, r->t_max, r->t_median,
+		       r->t_avg, r->t_stdev, r->t_p99, r->t_p999, r->cpu_us);
+	else
+		printf(" %-6zu %-11lu  %-8.3f  %-8.2f  %-13.4f  %.2f\n",
+		       r->size, r->iters, r->gbps, r->mbps, r->mpps, r->cpu_us);
+	if (r->verify == V_FAIL)
+		printf(" ^ data check FAILED\n");
+	fflush(stdout);
+}
+
+static void json_num(const char *key, double v, bool comma)
+{
+	if (isfinite(v))
+		printf("\"%s\": %.6g%s", key, v, comma ? ", " : "");
+	else
+		printf("\"%s\": null%s", key, comma ? ", " : "");
+}
+
+static void print_json(struct mp *p, const struct result *res, unsigned n)
+{
+	const struct lchan_chan *ch = lchan_msg_chan(p->m);
+	char local[80] = "", remote[80] = "";
+	unsigned i;
+
+	lchan_addr_format(&ch->info.local, local, sizeof(local));
+	lchan_addr_format(&ch->info.remote, remote, sizeof(remote));
+	printf("{\"tool\": \"lchan_msg_perf\", \"test\": \"%s\", \"mode\": \"%s\", ",
+	       test_names[p->test], mode_name(p));
+	printf("\"completions\": \"%s\", \"buffers\": \"%s\", \"device\": \"%s\", ",
+	       p->event ? "event" : "busy", p->zcopy ? "registered" : "plain",
+	       p->device);
+	printf("\"local\": \"%s\", \"remote\": \"%s\", ", local, remote);
+	printf("\"buf_size\": %u, \"nbufs\": %u, ", p->buf_size, p->nbufs);
+	printf("\"latency\": \"%s\", ", p->test == T_LAT ? "rtt/2" : "none");
+	printf("\"results\": [");
+	for (i = 0; i < n; i++) {
+		const struct result *r = &res[i];
+
+		printf("%s\n  {\"size\": %zu, \"iters\": %lu, ", i ? "," : "",
+		       r->size, r->iters);
+		if (p->test == T_LAT) {
+			json_num("t_min_us", r->t_min, true);
+			json_num("t_max_us", r->t_max, true);
+			json_num("t_median_us", r->t_median, true);
+			json_num("t_avg_us", r->t_avg, true);
+			json_num("t_stdev_us", r->t_stdev, true);
+			json_num("t_p99_us", r->t_p99, true);
+			json_num("t_p999_us", r->t_p999, true);
+		} else {
+			json_num("bw_gbps", r->gbps, true);
+			json_num("bw_MBps", r->mbps, true);
+			json_num("msg_rate_mpps", r->mpps, true);
+		}
+		json_num("secs", r->secs, true);
+		json_num("cpu_us_per_op", r->cpu_us, true);
+		json_num("poller_cpu_us_per_op",
+			 r->poller_cpu_us >= 0 ? r->poller_cpu_us : NAN, true);
+		json_num("enters_per_op", r->enters >= 0 ? r->enters : NAN,
+			 true);
+		printf("\"verify\": \"%s\"}", verify_names[r->verify]);
+	}
+	printf("%s]}\n", n ? "\n" : "");
+	fflush(stdout);
+}
+
+static int run_client(struct mp *p)
+{
+	struct lchan_msg_opts o;
+	struct result *res;
+	struct ctl c;
+	size_t max = 0;
+	unsigned i, done = 0;
+	bool bad = false;
+	int ret;
+
+	res = calloc(p->nsizes, sizeof(*res));
+	if (!res)
+		return -ENOMEM;
+	for (i = 0; i < p->nsizes; i++)
+		if (p->sizes[i] > max)
+			max = p->sizes[i];
+
+	/* The library's largest message must hold ours (default 4 MiB). */
+	msg_opts(p, &o, max > (4u << 20) ? max : 0);
+	ret = lchan_msg_connect(&p->ctx, p->host, p->port, &o, &p->m);
+	if (ret) {
+		fail("connect", ret);
+		goto out;
+	}
+	chan_device(p);
+	ret = setup_buffers(p, max, p->zcopy);
+	if (ret)
+		goto out;
+	c = (struct ctl){
+		.type = C_HELLO,
+		.test = (uint32_t)p->test,
+		.flags = (p->verify ? F_VERIFY : 0) | (p->event ? F_EVENT : 0) |
+			 (p->zcopy ? F_ZCOPY : 0),
+		.size = max,
+	};
+	ret = send_ctl(p, &c);
+	if (!ret)
+		ret = recv_ctl(p, &c, C_HELLO, false);
+	if (!ret && c.status) {
+		fprintf(stderr, "lchan_msg_perf: the server could not set up its buffers\n");
+		ret = -EIO;
+	}
+	if (ret)
+		goto out;
+
+	if (!p->json)
+		print_header(p);
+	for (i = 0; i < p->nsizes; i++) {
+		ret = client_round(p, p->sizes[i], p->iters, &res[done]);
+		if (ret)
+			break;
+		if (res[done].verify == V_FAIL)
+			bad = true;
+		if (!p->json)
+			print_row(p, &res[done]);
+		done++;
+	}
+	if (!ret) {
+		c = (struct ctl){ .type = C_BYE };
+		ret = send_ctl(p, &c);
+		if (!ret)
+			ret = recv_ctl(p, &c, C_BYE, false);
+	}
+	if (!ret && p->json)
+		print_json(p, res, done);
+	if (!ret && bad)
+		ret = -EIO;
+out:
+	free(res);
+	return ret;
+}
+
+/* -------------------------------------------------------------- options */
+
+static void usage(void)
+{
+	fprintf(stderr,
+"usage: lchan_msg_perf -s [-a ADDR] [-p PORT] [--mode M]\n"
+"       lchan_msg_perf -c ADDR [-p PORT] [-t TEST] [-S SIZES | -a] [options]\n"
+"\n"
+"  -s                 server (the client says what to run)\n"
+"  -a ADDR            server: the address to listen on (default any)\n"
+"  -c ADDR            client: connect to ADDR\n"
+"  -p PORT            port (default 18517)\n"
+"  -t, --test TEST    lat (ping-pong, default) or bw (a stream, one reply)\n"
+"  -S, --size SIZES   message size, or a comma list (K, M suffixes); default\n"
+"                     64 for lat, 1M for bw\n"
+"  -a, --all          client: every power of two from 2 to the -S size\n"
+"                     (default 64K)\n"
+"  -n, --iters N      messages per size (default 1000)\n"
+"  -m, --mode M       doorbell (default) or poller (a kernel thread submits)\n"
+"      --poller-idle MS   poller: idle time before it sleeps (default 1000)\n"
+"      --poller-cpu CPU   poller: pin the thread\n"
+"  -e, --event        blocking receive (default: LCHAN_MSG_DONTWAIT in a loop)\n"
+"  -z, --zero-copy    buffers registered up front, lchan_msg_send_mr/recv_mr\n"
+"                     (default: lchan_msg_send/recv on unregistered buffers)\n"
+"      --buf-size N   the library's payload per buffer (default 8192)\n"
+"      --nbufs N      receive buffers (credits) and send buffers (default 32)\n"
+"  -V, --verify       check every message's content\n"
+"  -J, --json         machine-readable results on stdout\n"
+"      --timeout S    give up after S seconds without progress (default 30)\n"
+"\n"
+"Exit status: 0 done, 1 error or data check failed, 2 usage.\n");
+}
+
+static int parse_size(const char *s, size_t *out)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 0);
+
+	if (end == s)
+		return -EINVAL;
+	if (*end == 'k' || *end == 'K')
+		v <<= 10, end++;
+	else if (*end == 'm' || *end == 'M')
+		v <<= 20, end++;
+	if (*end || !v || v > MAX_SIZE)
+		return -EINVAL;
+	*out = (size_t)v;
+	return 0;
+}
+
+static int parse_sizes(struct mp *p, const char *arg)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+	int ret = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	p->nsizes = 0;
+	for (tok = strtok_r(copy, ",", &save); tok && !ret;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (p->nsizes == MAX_SIZES)
+			ret = -E2BIG;
+		else
+			ret = parse_size(tok, &p->sizes[p->nsizes++]);
+	}
+	free(copy);
+	return ret || !p->nsizes ? -EINVAL : 0;
+}
+
+static unsigned long parse_ulong(const char *s, unsigned long max)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 0);
+
+	if (end == s || *end || v > max) {
+		fprintf(stderr, "lchan_msg_perf: bad number '%s'\n", s);
+		exit(2);
+	}
+	return v;
+}
+
+enum {
+	O_IDLE = 256,
+	O_CPU,
+	O_TIMEOUT,
+	O_BUF_SIZE,
+	O_NBUFS,
+};
+
+static const struct option long_opts[] = {
+	{ "server", no_argument, NULL, 's' },
+	{ "client", required_argument, NULL, 'c' },
+	{ "port", required_argument, NULL, 'p' },
+	{ "test", required_argument, NULL, 't' },
+	{ "size", required_argument, NULL, 'S' },
+	{ "all", no_argument, NULL, 'A' },
+	{ "iters", required_argument, NULL, 'n' },
+	{ "mode", required_argument, NULL, 'm' },
+	{ "poller-idle", required_argument, NULL, O_IDLE },
+	{ "poller-cpu", required_argument, NULL, O_CPU },
+	{ "event", no_argument, NULL, 'e' },
+	{ "zero-copy", no_argument, NULL, 'z' },
+	{ "buf-size", required_argument, NULL, O_BUF_SIZE },
+	{ "nbufs", required_argument, NULL, O_NBUFS },
+	{ "verify", no_argument, NULL, 'V' },
+	{ "json", no_argument, NULL, 'J' },
+	{ "timeout", required_argument, NULL, O_TIMEOUT },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_args(struct mp *p, int argc, char **argv)
+{
+	const char *sizes = NULL;
+	bool all = false;
+	int i, opt;
+
+	/* -a: the listen address to a server, "all sizes" to a client. */
+	for (i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "-s") || !strcmp(argv[i], "--server"))
+			p->server = true;
+
+	while ((opt = getopt_long(argc, argv,
+				  p->server ? "sc:a:p:t:S:n:m:ezVJh" :
+					      "sc:ap:t:S:n:m:ezVJh",
+				  long_opts, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			break;
+		case 'c':
+			p->host = optarg;
+			break;
+		case 'a':
+			if (p->server)
+				p->host = optarg;
+			else
+				all = true;
+			break;
+		case 'A':
+			all = true;
+			break;
+		case 'p':
+			p->port = optarg;
+			break;
+		case 't':
+			if (!strcmp(optarg, "lat") || !strcmp(optarg, "msg_lat")) {
+				p->test = T_LAT;
+			} else if (!strcmp(optarg, "bw") ||
+				   !strcmp(optarg, "msg_bw")) {
+				p->test = T_BW;
+			} else {
+				fprintf(stderr, "lchan_msg_perf: unknown test '%s'\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'S':
+			sizes = optarg;
+			break;
+		case 'n':
+			p->iters = parse_ulong(optarg, 1UL << 30);
+			break;
+		case 'm':
+			if (!strcmp(optarg, "poller")) {
+				p->poller = true;
+			} else if (strcmp(optarg, "doorbell")) {
+				fprintf(stderr, "lchan_msg_perf: --mode is doorbell or poller\n");
+				return -EINVAL;
+			}
+			break;
+		case O_IDLE:
+			p->idle_ms = (unsigned)parse_ulong(optarg, 600000);
+			break;
+		case O_CPU:
+			p->poller_cpu = (int)parse_ulong(optarg, 4095);
+			break;
+		case 'e':
+			p->event = true;
+			break;
+		case 'z':
+			p->zcopy = true;
+			break;
+		case O_BUF_SIZE:
+			p->buf_size = (unsigned)parse_ulong(optarg, 1UL << 24);
+			break;
+		case O_NBUFS:
+			p->nbufs = (unsigned)parse_ulong(optarg, 1024);
+			break;
+		case 'V':
+			p->verify = true;
+			break;
+		case 'J':
+			p->json = true;
+			break;
+		case O_TIMEOUT:
+			p->timeout_s = (unsigned)parse_ulong(optarg, 3600);
+			if (!p->timeout_s)
+				p->timeout_s = 1;
+			break;
+		default:
+			return -EINVAL;
+		}
+	}
+	if (optind != argc || (!p->server && !p->host))
+		return -EINVAL;
+	if (!p->iters)
+		p->iters = 1000;
+	if (sizes && parse_sizes(p, sizes)) {
+		fprintf(stderr, "lchan_msg_perf: bad size list '%s'\n", sizes);
+		return -EINVAL;
+	}
+	if (all) {
+		size_t top = sizes ? p->sizes[p->nsizes - 1] : 65536, s;
+
+		p->nsizes = 0;
+		for (s = 2; s <= top && p->nsizes < MAX_SIZES; s *= 2)
+			p->sizes[p->nsizes++] = s;
+	}
+	if (!p->nsizes) {
+		p->sizes[0] = p->test == T_LAT ? 64 : 1u << 20;
+		p->nsizes = 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct mp p = {
+		.port = "18517",
+		.poller_cpu = -1,
+		.timeout_s = 30,
+		.buf_size = 8192,
+		.nbufs = 32,
+	};
+	int ret;
+
+	if (parse_args(&p, argc, argv)) {
+		usage();
+		return 2;
+	}
+	p.tsc_per_us = calibrate();
+	p.timeout_tsc = (uint64_t)(p.tsc_per_us * 1e6 * p.timeout_s);
+	p.ctx.fd = -1;
+
+	ret = open_ctx(&p);
+	if (!ret)
+		ret = p.server ? run_server(&p) : run_client(&p);
+	if (p.m) {
+		if (p.mr.handle)
+			lchan_mr_dereg(&p.ctx, &p.mr);
+		/* Sends end of stream after what we sent; waits for it. */
+		lchan_msg_close(p.m);
+	}
+	lchan_ctx_close(&p.ctx);
+	free(p.area);
+	return ret ? 1 : 0;
+}
