@@ -431,7 +431,8 @@ metrics_rstream() { # LOG N
 	awk -v s="$RS_SIZE" -v n="$2" -v k="$RS_MULT" '$1 == "custom" && NF >= 8 && $8 ~ /^[0-9.]+$/ {
 		u = $8
 		if (k == 1) { printf "- - - - %s - - - %s\n", n, u; exit }
-		if (u > 0) printf "- - %.4f %.6f %s - - - -\n", s * 8 / u / 1e3, 1 / u, n * k
+		# %g: 1 MiB transfers run at a few per millisecond here.
+		if (u > 0) printf "- - %.6g %.6g %s - - - -\n", s * 8 / u / 1e3, 1 / u, n * k
 		exit }' "$1"
 }
 metrics_rstream_dispatch() {
