@@ -157,3 +157,8 @@ fuzz:
 bench:
 	tools/rig/bench.sh
 .PHONY: bench
+
+# Where the time goes: perf profiles in the guest, bench/profile/*.txt.
+profile:
+	tools/rig/profile.sh
+.PHONY: profile

@@ -69,8 +69,14 @@ struct lchan_msg_opts {
 	unsigned flags;		/* LCHAN_MSG_O_* */
 };
 
-/* Send and receive flags. */
+/*
+ * Send and receive flags.  BUSY_POLL: the call waits by spinning on the
+ * completion ring, not by sleeping in poll(2).  It costs a CPU while it
+ * waits; with a kernel poller (lchan_ctx_setup_poller) steady traffic then
+ * makes no system call at all.
+ */
 #define LCHAN_MSG_DONTWAIT	(1U << 0)	/* -EAGAIN instead of blocking */
+#define LCHAN_MSG_BUSY_POLL	(1U << 1)	/* wait without sleeping */
 
 int lchan_msg_connect(struct lchan_ctx *ctx, const char *host,
 		      const char *port, const struct lchan_msg_opts *opts,

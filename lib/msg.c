@@ -98,6 +98,7 @@ struct lchan_msg {
 	bool peer_eos;
 	bool closed;
 	bool dirty;			/* entries to submit */
+	bool busy_poll;			/* this call: LCHAN_MSG_BUSY_POLL */
 };
 
 static uint8_t *rslot(struct lchan_msg *m, unsigned i)
@@ -274,6 +275,32 @@ static long long now_ms(void)
 }
 
 /*
+ * Spin until a CQE is there or @deadline passes.  No wait for a dead
+ * channel: every receive is posted, so its end shows as flush CQEs.  The
+ * clock may be a system call (no vDSO clocksource): read it rarely.
+ */
+static inline void cpu_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+static int spin_cqe(struct lchan_msg *m, long long deadline)
+{
+	unsigned spins = 0;
+
+	while (!lchan_cq_ready(&m->chan)) {
+		if (deadline >= 0 && !(++spins & 1023) && now_ms() >= deadline)
+			return -ETIMEDOUT;
+		cpu_pause();
+	}
+	return 0;
+}
+
+/*
  * Sleep until a CQE is there or @deadline (ms, < 0: none) passes.
  * -ETIMEDOUT, or the connection's error when nothing can come any more.
  */
@@ -282,6 +309,8 @@ static int wait_cqe(struct lchan_msg *m, long long deadline)
 	struct lchan_cqe *cqe;
 	int left = -1, ret;
 
+	if (m->busy_poll)
+		return spin_cqe(m, deadline);
 	if (deadline >= 0) {
 		long long d = deadline - now_ms();
 
@@ -363,6 +392,9 @@ static ssize_t msg_send(struct lchan_msg *m, const struct lchan_mr *umr,
 
 	if (m->closed)
 		return -EBADF;
+	if (flags & ~(LCHAN_MSG_DONTWAIT | LCHAN_MSG_BUSY_POLL))
+		return -EINVAL;
+	m->busy_poll = flags & LCHAN_MSG_BUSY_POLL;
 	if (len > m->max_msg)
 		return -EMSGSIZE;
 	for (;;) {
@@ -491,9 +523,13 @@ static ssize_t msg_recv(struct lchan_msg *m, const struct lchan_mr *mr,
 
 	if (m->closed)
 		return -EBADF;
+	if (flags & ~(LCHAN_MSG_DONTWAIT | LCHAN_MSG_BUSY_POLL))
+		return -EINVAL;
+	m->busy_poll = flags & LCHAN_MSG_BUSY_POLL;
 	if (flags & LCHAN_MSG_DONTWAIT)
 		timeout_ms = 0;
-	if (timeout_ms >= 0)
+	/* No clock read when there is no wait (it may be a system call). */
+	if (timeout_ms > 0)
 		deadline = now_ms() + timeout_ms;
 	for (;;) {
 		reap(m);
@@ -583,7 +619,7 @@ static struct lchan_msg *msg_alloc(struct lchan_ctx *ctx,
 	m->nsend = d.nsend ? d.nsend : 32;
 	m->buf_size = d.buf_size ? d.buf_size : 8192;
 	if (m->max_msg > UINT32_MAX || m->nbufs > 1024 || m->nsend > 1024 ||
-	    m->buf_size > (1u << 24)) {
+	    m->buf_size > (1u << 24) || d.flags) {
 		free(m);
 		errno = EINVAL;
 		return NULL;
@@ -692,6 +728,7 @@ int lchan_msg_close(struct lchan_msg *m)
 
 	if (!m)
 		return 0;
+	m->busy_poll = false;
 	if (!m->err && !m->peer_eos) {
 		ret = WAIT_UNTIL(m, m->nfree, deadline);
 		if (!ret)

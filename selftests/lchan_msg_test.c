@@ -384,6 +384,91 @@ TEST_F_TIMEOUT(msg, recv_timeout_and_nonblocking, 60)
 	EXPECT_EQ(0, lchan_msg_close(srv));
 }
 
+struct busy_rx {
+	struct lchan_msg *m;
+	uint8_t *buf;
+	const uint8_t *src;
+	unsigned n;
+	int ret;
+};
+
+/* Size of busy-poll message i: small ones and some going by READ. */
+static size_t busy_size(unsigned i)
+{
+	return i % 4 == 3 ? 65536 + i : 16 + i;
+}
+
+static void *busy_recv(void *p)
+{
+	struct busy_rx *r = p;
+	unsigned i;
+
+	for (i = 0; i < r->n && !r->ret; i++) {
+		ssize_t n = lchan_msg_recv(r->m, r->buf, MAX_MSG,
+					   LCHAN_MSG_BUSY_POLL, 20000);
+
+		if (n != (ssize_t)busy_size(i) ||
+		    memcmp(r->buf, r->src + i, n))
+			r->ret = n < 0 ? (int)n : -EBADMSG;
+	}
+	return NULL;
+}
+
+/*
+ * LCHAN_MSG_BUSY_POLL with a kernel poller on both sides: messages of both
+ * kinds flow with no ENTER (doorbell) once the pollers run.  Unknown flags
+ * are refused.
+ */
+TEST_F_TIMEOUT(msg, busy_poll_with_poller_needs_no_doorbell, 180)
+{
+	struct lchan_msg *srv = NULL, *cli = NULL;
+	struct busy_rx r = { 0 };
+	unsigned long long enters[2];
+	pthread_t thr;
+	unsigned i;
+	int ret;
+
+	LCHAN_T_BODY();
+	/* Long idle time: the pollers must not sleep during the exchange. */
+	ASSERT_EQ(0, lchan_ctx_setup_poller(&self->cctx, 5000, -1, NULL));
+	ASSERT_EQ(0, lchan_ctx_setup_poller(&self->sctx, 5000, -1,
+					    &self->cctx));
+	ret = msg_pairs(self, NULL, &srv, &cli, 1);
+	ASSERT_EQ(0, ret) TH_LOG("pair: %s", strerror(-ret));
+	EXPECT_EQ(-EINVAL, lchan_msg_send(cli, "x", 1, 1U << 7));
+	EXPECT_EQ(-EINVAL, lchan_msg_recv(srv, r.buf, 1, 1U << 7, 0));
+
+	r.m = srv;
+	r.n = 64;
+	r.src = src_buf();
+	r.buf = malloc(MAX_MSG);
+	ASSERT_NE(NULL, r.src);
+	ASSERT_NE(NULL, r.buf);
+	/* Warm-up: both pollers have seen traffic and are awake. */
+	ASSERT_EQ(4, lchan_msg_send(cli, r.src, 4, LCHAN_MSG_BUSY_POLL));
+	ASSERT_EQ(4, lchan_msg_recv(srv, r.buf, MAX_MSG, LCHAN_MSG_BUSY_POLL,
+				    20000));
+	enters[0] = lchan_t_chan_attr(lchan_msg_chan(cli), "enters");
+	enters[1] = lchan_t_chan_attr(lchan_msg_chan(srv), "enters");
+	ASSERT_EQ(0, pthread_create(&thr, NULL, busy_recv, &r));
+	for (i = 0; i < r.n; i++) {
+		ssize_t n = lchan_msg_send(cli, r.src + i, busy_size(i),
+					   LCHAN_MSG_BUSY_POLL);
+
+		ASSERT_EQ((ssize_t)busy_size(i), n) TH_LOG("message %u", i);
+	}
+	pthread_join(thr, NULL);
+	EXPECT_EQ(0, r.ret) TH_LOG("receiver: %s", strerror(-r.ret));
+	EXPECT_EQ(enters[0],
+		  lchan_t_chan_attr(lchan_msg_chan(cli), "enters"));
+	EXPECT_EQ(enters[1],
+		  lchan_t_chan_attr(lchan_msg_chan(srv), "enters"));
+	EXPECT_EQ(0, lchan_msg_close(cli));
+	EXPECT_EQ(0, lchan_msg_close(srv));
+	free((void *)r.src);
+	free(r.buf);
+}
+
 /* The sender closes right after its last send; the reader gets all, then 0. */
 TEST_F_TIMEOUT(msg, close_gives_eof_after_data, 120)
 {

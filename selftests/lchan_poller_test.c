@@ -26,18 +26,6 @@ FIXTURE_TEARDOWN(poller)
 {
 }
 
-static unsigned long long chan_attr(const struct lchan_chan *chan,
-				    const char *name)
-{
-	char path[160], buf[64];
-
-	snprintf(path, sizeof(path), "/sys/kernel/lchan/channels/%u/%s",
-		 chan->info.id, name);
-	if (lchan_t_read_sysfs(path, buf, sizeof(buf)))
-		return ~0ULL;
-	return strtoull(buf, NULL, 0);
-}
-
 /* A pair whose client context is in poller mode. */
 static int poller_pair(struct lchan_t_ep *srv, struct lchan_t_ep *cli,
 		       const char *host, unsigned idle_ms,
@@ -105,7 +93,7 @@ TEST_F_TIMEOUT(poller, hundred_thousand_ops_no_syscall, 600)
 	ASSERT_NE(0, cli.chan.info.chan_flags & LCHAN_CHAN_POLLER);
 	ASSERT_NE(0, srv.mr.rkey);
 	dst = lchan_t_recv_slot(&srv, 0);
-	enters0 = chan_attr(&cli.chan, "enters");
+	enters0 = lchan_t_chan_attr(&cli.chan, "enters");
 	stall = lchan_t_now();
 	/* Busy-poll the CQ ring: the only way to the kernel is the ring. */
 	while (cqes < total / every) {
@@ -139,7 +127,7 @@ TEST_F_TIMEOUT(poller, hundred_thousand_ops_no_syscall, 600)
 			TH_LOG("stalled: %u posted, %u CQEs", posted, cqes);
 	}
 	/* Not one ENTER between set-up and the end. */
-	EXPECT_EQ(enters0, chan_attr(&cli.chan, "enters"));
+	EXPECT_EQ(enters0, lchan_t_chan_attr(&cli.chan, "enters"));
 	EXPECT_EQ(total - 1, lchan_t_wait_u32((uint32_t *)(dst +
 					((total - 1) % 64) * 64), total - 1));
 	lchan_t_ep_close(&cli);
@@ -161,10 +149,10 @@ TEST_F_TIMEOUT(poller, sleep_and_wake_lose_nothing, 120)
 		usleep(300000);
 		ASSERT_NE(0, *cli.chan.sq.kflags & LCHAN_SQ_NEED_WAKEUP)
 			TH_LOG("cycle %d: poller not asleep", cycle);
-		enters = chan_attr(&cli.chan, "enters");
+		enters = lchan_t_chan_attr(&cli.chan, "enters");
 		ASSERT_EQ(0, exchange(_metadata, &cli, &srv, 50, cycle * 100));
 		/* The first submit after the sleep rang the doorbell. */
-		EXPECT_LT(enters, chan_attr(&cli.chan, "enters"));
+		EXPECT_LT(enters, lchan_t_chan_attr(&cli.chan, "enters"));
 	}
 	lchan_t_ep_close(&cli);
 	lchan_t_ep_close(&srv);

@@ -150,6 +150,19 @@ static inline int lchan_t_read_sysfs(const char *path, char *buf, size_t len)
 	return 0;
 }
 
+/* A number in /sys/kernel/lchan/channels/<id>/, or ~0 when unreadable. */
+static inline unsigned long long lchan_t_chan_attr(const struct lchan_chan *chan,
+						   const char *name)
+{
+	char path[160], buf[64];
+
+	snprintf(path, sizeof(path), "/sys/kernel/lchan/channels/%u/%s",
+		 chan->info.id, name);
+	if (lchan_t_read_sysfs(path, buf, sizeof(buf)))
+		return ~0ULL;
+	return strtoull(buf, NULL, 0);
+}
+
 /* A port no other test of this run uses. */
 static inline unsigned lchan_t_port(void)
 {

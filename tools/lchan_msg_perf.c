@@ -283,14 +283,14 @@ static void fail(const char *what, long err)
 
 /*
  * One message out.  Busy style: LCHAN_MSG_DONTWAIT and try again while
- * the peer holds back credits (the library takes completions meanwhile);
- * event style: let the call wait.  A large message waits for its reader
- * either way (liblchan_msg.h).
+ * the peer holds back credits (the library takes completions meanwhile),
+ * and LCHAN_MSG_BUSY_POLL so that a large message waits for its reader by
+ * spinning too; event style: let the call sleep.
  */
 static int msg_out(struct mp *p, const void *buf, size_t len, bool busy,
 		   bool zcopy)
 {
-	unsigned flags = busy ? LCHAN_MSG_DONTWAIT : 0;
+	unsigned flags = busy ? LCHAN_MSG_DONTWAIT | LCHAN_MSG_BUSY_POLL : 0;
 	uint64_t t0 = 0;
 	unsigned spins = 0;
 	ssize_t n;
@@ -315,6 +315,9 @@ static int msg_out(struct mp *p, const void *buf, size_t len, bool busy,
 	return 0;
 }
 
+/* Busy style: a large message is read in without sleeping as well. */
+#define BUSY_FLAGS	(LCHAN_MSG_DONTWAIT | LCHAN_MSG_BUSY_POLL)
+
 /* One message in; its length, or an error (the peer closing is one). */
 static ssize_t msg_in(struct mp *p, void *buf, size_t cap, bool busy,
 		      bool zcopy)
@@ -331,9 +334,9 @@ static ssize_t msg_in(struct mp *p, void *buf, size_t cap, bool busy,
 	} else {
 		for (;;) {
 			n = zcopy ? lchan_msg_recv_mr(p->m, &p->mr, buf, cap,
-						      LCHAN_MSG_DONTWAIT, 0) :
-				    lchan_msg_recv(p->m, buf, cap,
-						   LCHAN_MSG_DONTWAIT, 0);
+						      BUSY_FLAGS, 0) :
+				    lchan_msg_recv(p->m, buf, cap, BUSY_FLAGS,
+						   0);
 			if (n != -EAGAIN)
 				break;
 			if (!t0)
@@ -789,7 +792,7 @@ static void print_header(struct mp *p)
 	printf(" Submission     : %s\n", mode_name(p));
 	printf(" Receive        : %s\n", p->event ?
 	       "event (lchan_msg_recv waits)" :
-	       "busy polling (lchan_msg_recv with LCHAN_MSG_DONTWAIT)");
+	       "busy polling (LCHAN_MSG_DONTWAIT | LCHAN_MSG_BUSY_POLL)");
 	printf(" Buffers        : %s\n", p->zcopy ?
 	       "registered up front (lchan_msg_send_mr/recv_mr)" :
 	       "the caller's, unregistered (lchan_msg_send/recv)");
@@ -966,7 +969,7 @@ static void usage(void)
 "  -m, --mode M       doorbell (default) or poller (a kernel thread submits)\n"
 "      --poller-idle MS   poller: idle time before it sleeps (default 1000)\n"
 "      --poller-cpu CPU   poller: pin the thread\n"
-"  -e, --event        blocking receive (default: LCHAN_MSG_DONTWAIT in a loop)\n"
+"  -e, --event        blocking calls (default: DONTWAIT | BUSY_POLL in a loop)\n"
 "  -z, --zero-copy    buffers registered up front, lchan_msg_send_mr/recv_mr\n"
 "                     (default: lchan_msg_send/recv on unregistered buffers)\n"
 "      --buf-size N   the library's payload per buffer (default 8192)\n"

@@ -19,7 +19,7 @@ PKGS=(
 	iproute2 libibverbs-dev librdmacm-dev
 	linux-source-6.1 sparse strace qperf sockperf util-linux
 	pkgconf groff-base man-db binutils
-	gnuplot-nox
+	gnuplot-nox linux-perf
 )
 # Wanted but not required: the host check that needs it SKIPs without it.
 OPTIONAL_PKGS=(dkms)

@@ -1,0 +1,100 @@
+# shellcheck shell=sh
+# SPDX-License-Identifier: GPL-2.0
+# Job "profile": where the time of a 64-byte send ping-pong goes, lchan
+# against ib_send_lat on rxe0, sampled system-wide with perf (cpu-clock: the
+# emulated CPU has no hardware counters).  Writes out/profile/:
+#   <row>.txt   top symbols (kernel and user) with their share of samples
+#   <row>.log   the benchmark's own output
+# tools/rig/profile.sh copies them to bench/profile/.
+# shellcheck source=lib.sh
+. "$LCHAN_SHARE/guest/lib.sh"
+
+OUT=$LCHAN_OUT/profile
+mkdir -p "$OUT"
+PERF=$LCHAN_TOOLS/lchan_perf
+PORT=18515
+N=${LCHAN_PROFILE_N:-3000}
+ADDR=$LCHAN_RXE_ADDR
+failed=0
+
+if ! load_ko "$LCHAN_KO"; then
+	tap "not ok - insmod lchan"
+	exit 1
+fi
+# Kernel and module symbols for perf report.
+echo 0 >/proc/sys/kernel/kptr_restrict
+echo -1 >/proc/sys/kernel/perf_event_paranoid
+
+listening() { # PORT
+	_i=0
+	while [ $_i -lt 150 ]; do
+		rdma resource show cm_id 2>/dev/null | grep -q "LISTEN.*:$1 " &&
+			return 0
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	return 1
+}
+
+report() { # DATA PERF-REPORT-OPTIONS...
+	_d=$1
+	shift
+	/usr/bin/perf report -i "$_d" --stdio --no-children "$@" 2>/dev/null |
+		grep -v '^#' | grep -v '^$'
+}
+
+# profile NAME "SERVER..." CLIENT...: the client runs under perf record -a,
+# so the server, softirqs and kernel threads are in the samples too.
+profile() {
+	_name=$1 _srv=$2
+	shift 2
+	# shellcheck disable=SC2086 # the server command is a word list
+	timeout 300 $_srv >"$OUT/$_name.server.log" 2>&1 &
+	_spid=$!
+	if ! listening "$PORT"; then
+		tap "not ok - profile: $_name: no server"
+		failed=1
+		kill "$_spid" 2>/dev/null
+		return
+	fi
+	timeout 300 /usr/bin/perf record -a -F 1000 -o "/tmp/$_name.data" \
+		-- "$@" >"$OUT/$_name.log" 2>&1
+	_rc=$?
+	wait "$_spid"
+	if [ $_rc != 0 ]; then
+		tap "not ok - profile: $_name: exit status $_rc"
+		failed=1
+		return
+	fi
+	_data=/tmp/$_name.data
+	{
+		echo "# $*"
+		echo "# perf record -a -F 1000 (cpu-clock), both processes, 2 vCPUs"
+		echo "## samples by program and object"
+		report "$_data" --sort comm,dso --percent-limit 1
+		echo "## by symbol"
+		report "$_data" --sort comm,sym --percent-limit 0.7
+		# A busy-polling client spends most samples waiting; the kernel
+		# work per operation is what differs between the two.
+		echo "## kernel symbols only, as a share of kernel samples"
+		report "$_data" --sort sym --dsos '[kernel.kallsyms],[lchan]' \
+			--percentage relative --percent-limit 1
+	} >"$OUT/$_name.txt"
+	tap "ok - profile: $_name ($(grep -c . "$OUT/$_name.txt") lines)"
+	rm -f "/tmp/$_name.data"
+}
+
+profile send_lat.doorbell.busy "$PERF -s -a $ADDR -p $PORT" \
+	"$PERF" -c "$ADDR" -p "$PORT" -t send_lat -S 64 -n "$N"
+profile send_lat.poller.busy "$PERF -s -a $ADDR -p $PORT --mode poller" \
+	"$PERF" -c "$ADDR" -p "$PORT" -t send_lat -S 64 -n $((N / 10)) \
+	--mode poller
+profile ib_send_lat.busy "ib_send_lat -R -p $PORT -s 64 -n $N" \
+	ib_send_lat -R -p "$PORT" -s 64 -n "$N" "$ADDR"
+profile send_bw.doorbell "$PERF -s -a $ADDR -p $PORT" \
+	"$PERF" -c "$ADDR" -p "$PORT" -t send_bw -S 64 -n $((N * 5))
+profile ib_send_bw "ib_send_bw -R -p $PORT -s 64 -n $((N * 5))" \
+	ib_send_bw -R -p "$PORT" -s 64 -n $((N * 5)) "$ADDR"
+
+rmmod lchan || failed=1
+exit $failed

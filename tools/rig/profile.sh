@@ -1,0 +1,23 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# `make profile`: perf profiles of a 64-byte send ping-pong and a 64-byte
+# send stream, lchan against perftest on rxe0, in one guest run (job
+# "profile", tools/rig/guest/profile.sh).  Copies the reports to
+# bench/profile/ (LCHAN_BENCH_DIR/profile).
+set -euo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+cd "$REPO"
+
+dest=${LCHAN_BENCH_DIR:-$REPO/bench}/profile
+"$RIG_DIR/setup.sh"
+KVER=$("$RIG_DIR/kver.sh")
+export KVER
+make -s KVER="$KVER" KDIR="/usr/src/linux-headers-$KVER" module lib tools
+rc=0
+"$RIG_DIR/run-vm.sh" profile 1200 || rc=$?
+mkdir -p "$dest"
+cp "$B/runs/profile/profile/"*.txt "$B/runs/profile/profile/"*.log "$dest/" ||
+	rig_die "the guest wrote no profiles; see $B/runs/profile"
+rig_log "profiles in $dest"
+exit "$rc"
