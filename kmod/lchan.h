@@ -156,6 +156,7 @@ struct lchan_ring {
 	u32 swr_post, swr_done;		/* post under lock, done in handler */
 	u32 rwr_post, rwr_done;
 	u32 inflight;			/* under cq_lock: posted, not done */
+	bool sq_starved, rq_starved;	/* under cq_lock: entries wait for slots */
 };
 
 struct lchan_stats {
@@ -199,6 +200,7 @@ struct lchan_chan {
 
 	wait_queue_head_t wq;
 	spinlock_t cq_lock;
+	struct work_struct repost_work;	/* posts SQEs that waited for slots */
 	struct lchan_ring ring;
 	struct lchan_stats stats;	/* under cq_lock, read lockless */
 	u32 max_msg_size;
@@ -326,6 +328,7 @@ void lchan_wr_put_mrs(struct lchan_wr *wr);
 
 /* lchan_post.c */
 int lchan_ring_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done);
+void lchan_post_repost_work(struct work_struct *work);
 bool lchan_ring_has_work(struct lchan_chan *chan);
 void lchan_ring_retire_all(struct lchan_chan *chan);
 

@@ -32,6 +32,7 @@ struct lchan_chan *lchan_chan_alloc(struct lchan_ctx *ctx)
 	init_completion(&chan->cm_done);
 	init_waitqueue_head(&chan->wq);
 	spin_lock_init(&chan->cq_lock);
+	INIT_WORK(&chan->repost_work, lchan_post_repost_work);
 	INIT_LIST_HEAD(&chan->dev_node);
 	INIT_LIST_HEAD(&chan->poll_node);
 	chan->state = LCHAN_STATE_CONNECTING;
@@ -225,6 +226,9 @@ static void lchan_chan_destroy(struct lchan_chan *chan)
 	mutex_lock(&chan->lock);
 	lchan_chan_teardown(chan);
 	mutex_unlock(&chan->lock);
+	/* No completion can queue it any more; a queued one held a ref. */
+	if (cancel_work_sync(&chan->repost_work))
+		lchan_chan_put(chan);
 
 	lchan_sysfs_del_chan(chan);
 	lchan_chan_unbind_dev(chan);

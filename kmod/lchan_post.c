@@ -38,6 +38,78 @@ static void lchan_post_advance_sends(struct lchan_ring *ring)
 		WRITE_ONCE(ring->swr_done, ring->swr_done + 1);
 }
 
+/* A free WR slot on a queue, or NULL.  Only chan->lock holders post. */
+static struct lchan_wr *lchan_post_free_wr(struct lchan_ring *ring,
+					   bool is_recv)
+{
+	u32 depth = is_recv ? ring->rq_entries : ring->sq_entries;
+	u32 post = is_recv ? ring->rwr_post : ring->swr_post;
+	u32 done = is_recv ? READ_ONCE(ring->rwr_done) :
+			     READ_ONCE(ring->swr_done);
+
+	if (post - done >= depth)
+		return NULL;
+	return lchan_post_slot(ring, is_recv, post);
+}
+
+/*
+ * Entries the application published wait in the ring while every WR slot
+ * of their queue is taken (siw completes a SEND before an older READ, and
+ * the READ's slot holds back the ones after it).  When slots free, post
+ * them without waiting for another ENTER: a busy-polling application may
+ * never make one.  cq_lock held, so lchan_post_wait_slot cannot miss it.
+ */
+static void lchan_post_kick_starved(struct lchan_chan *chan, bool is_recv)
+{
+	struct lchan_ring *ring = &chan->ring;
+	bool *starved = is_recv ? &ring->rq_starved : &ring->sq_starved;
+	u32 used = is_recv ? READ_ONCE(ring->rwr_post) - ring->rwr_done :
+			     READ_ONCE(ring->swr_post) - ring->swr_done;
+
+	if (!*starved ||
+	    used >= (is_recv ? ring->rq_entries : ring->sq_entries))
+		return;
+	*starved = false;
+	kobject_get(&chan->kobj);
+	if (!queue_work(lchan_wq, &chan->repost_work))
+		lchan_chan_put(chan);
+}
+
+void lchan_post_repost_work(struct work_struct *work)
+{
+	struct lchan_chan *chan = container_of(work, struct lchan_chan,
+					       repost_work);
+	u32 sq_done, rq_done;
+
+	mutex_lock(&chan->lock);
+	lchan_ring_submit(chan, &sq_done, &rq_done);
+	mutex_unlock(&chan->lock);
+	lchan_chan_put(chan);
+}
+
+/*
+ * No free slot for a good entry: mark the queue starved under cq_lock,
+ * looking again first, so that a completion freeing a slot either is seen
+ * here or sees the mark.
+ */
+static struct lchan_wr *lchan_post_wait_slot(struct lchan_chan *chan,
+					     bool is_recv)
+{
+	struct lchan_ring *ring = &chan->ring;
+	struct lchan_wr *wr;
+
+	spin_lock_bh(&chan->cq_lock);
+	wr = lchan_post_free_wr(ring, is_recv);
+	if (!wr) {
+		if (is_recv)
+			ring->rq_starved = true;
+		else
+			ring->sq_starved = true;
+	}
+	spin_unlock_bh(&chan->cq_lock);
+	return wr;
+}
+
 /* An unsignaled request known to be done: account it without a CQE. */
 static void lchan_post_retire_quiet(struct lchan_chan *chan,
 				    struct lchan_wr *wr)
@@ -113,6 +185,7 @@ static void lchan_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 		}
 		lchan_post_advance_sends(ring);
 	}
+	lchan_post_kick_starved(chan, is_recv);
 	spin_unlock(&chan->cq_lock);
 	lchan_ring_wake(chan);
 }
@@ -194,20 +267,6 @@ static void lchan_post_failed(struct lchan_chan *chan, struct lchan_wr *first,
 	lchan_dbg_chan(chan, "post failed (%d) without a bad request\n", err);
 	lchan_chan_set_state(chan, LCHAN_STATE_ERROR);
 	ib_modify_qp(chan->qp, &attr, IB_QP_STATE);
-}
-
-/* A free WR slot on a queue, or NULL.  Only chan->lock holders post. */
-static struct lchan_wr *lchan_post_free_wr(struct lchan_ring *ring,
-					   bool is_recv)
-{
-	u32 depth = is_recv ? ring->rq_entries : ring->sq_entries;
-	u32 post = is_recv ? ring->rwr_post : ring->swr_post;
-	u32 done = is_recv ? READ_ONCE(ring->rwr_done) :
-			     READ_ONCE(ring->swr_done);
-
-	if (post - done >= depth)
-		return NULL;
-	return lchan_post_slot(ring, is_recv, post);
 }
 
 /* Link a checked request into the chain being built. */
@@ -297,6 +356,8 @@ static int lchan_ring_take(struct lchan_chan *chan, bool is_recv, bool post)
 			status = LCHAN_CQE_WR_FLUSH_ERR;
 		wr = status || !slots ? NULL :
 		     lchan_post_free_wr(ring, is_recv);
+		if (!status && slots && !wr)
+			wr = lchan_post_wait_slot(chan, is_recv);
 		if (!slots || (!status && !wr)) {
 			/* Incomplete or queue full: wait in the ring. */
 			lchan_wr_put_mrs(&local);
