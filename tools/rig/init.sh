@@ -159,6 +159,23 @@ cp /etc/lchan.env "$OUT/env.sh"
 # shellcheck disable=SC1091 # written by the guest /init
 . /etc/lchan.env
 
+# kmemleak, on the debug kernel only.  A leak shows up on the second scan
+# that finds it unreferenced (the first notes its checksum) and only once it
+# is 5 s old; `clear` forgets what has been reported.  So: scan, wait, scan,
+# clear before the job, and the same after it, so that what is left is what
+# the job leaked.
+KMEMLEAK=/sys/kernel/debug/kmemleak
+kmemleak_scan() {
+	echo scan >"$KMEMLEAK" && sleep 5 && echo scan >"$KMEMLEAK"
+}
+if [ -w "$KMEMLEAK" ]; then
+	say "kmemleak: scanning what boot left"
+	kmemleak_scan || setup_failed "kmemleak scan"
+	cat "$KMEMLEAK" >"$OUT/kmemleak-boot.txt"
+	echo clear >"$KMEMLEAK" || setup_failed "kmemleak clear"
+	say "kmemleak: cleared $(grep -c 'unreferenced object' "$OUT/kmemleak-boot.txt") boot-time reports"
+fi
+
 jobfile=$SHARE/guest/$job.sh
 [ -f "$jobfile" ] || setup_failed "no job $job ($jobfile)"
 say "running job $job (timeout ${job_timeout}s)"
@@ -178,5 +195,13 @@ if [ "$job_timeout" != 0 ] && [ "$elapsed" -ge "$job_timeout" ]; then
 fi
 say "job $job exited with status $rc after ${elapsed}s"
 echo "$rc" >"$OUT/job-rc"
+if [ -w "$KMEMLEAK" ]; then
+	say "kmemleak: scanning"
+	kmemleak_scan
+	cat "$KMEMLEAK" >"$OUT/kmemleak.txt"
+	# Worded so that run-vm.sh's kernel-log patterns do not match it.
+	say "kmemleak: $(grep -c 'unreferenced object' "$OUT/kmemleak.txt") leak reports"
+	cat "$OUT/kmemleak.txt"
+fi
 dmesg >"$OUT/dmesg.txt"
 if [ "$rc" = 0 ]; then verdict 0; else verdict 1; fi

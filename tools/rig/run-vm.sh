@@ -14,6 +14,10 @@
 # Exit status is non-zero when a test failed, no test ran, the guest hung or
 # gave no verdict, or the kernel log shows BUG/WARNING/Oops/... lines.
 # -i: interactive (serial console on stdio, no timeout, no judging).
+#
+# LCHAN_KERNEL=debug boots the debug kernel of tools/rig/debug-kernel.sh
+# (KASAN, lockdep, kmemleak; built beforehand) with its own siw.ko and
+# initramfs, and lchan.ko from $B/debug-kmod (make module-debug).
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -31,22 +35,50 @@ case $timeout_s in '' | *[!0-9]*) rig_die "timeout must be a number of seconds" 
 # Boot before the job starts takes ~10 s under TCG; leave the guest's own
 # job timeout room to report before the host pulls the plug.
 boot_margin=60
+case ${LCHAN_KERNEL:-} in
+'')
+	KVER=$(rig_kver)
+	export KVER
+	"$RIG_DIR/kernel.sh"
+	"$RIG_DIR/siw.sh"
+	siw_ko=$B/siw/siw.ko
+	default_ko=$REPO/kmod/lchan.ko
+	machine=(-M pc -cpu max)
+	;;
+debug)
+	# Only looked up: a 30-minute build does not belong in a guest run.
+	KVER=$("$RIG_DIR/debug-kernel.sh" --release)
+	export KVER
+	# siw is built in that tree, so siw.sh has nothing to do.
+	siw_ko=$LCHAN_CACHE/$KVER/root/lib/modules/$KVER/kernel/drivers/infiniband/sw/siw/siw.ko
+	default_ko=$B/debug-kmod/kmod/lchan.ko
+	# With -M pc ACPI interrupt routing stalls each virtio device for 30 s;
+	# 5-level paging drew an early KASAN report (RIG.md).
+	# shellcheck disable=SC2054 # commas are qemu option syntax
+	machine=(-M q35 -cpu max,la57=off)
+	# Boot is slower, and the guest scans kmemleak twice before the job
+	# and twice after it.
+	boot_margin=300
+	;;
+*) rig_die "LCHAN_KERNEL must be empty or debug, not $LCHAN_KERNEL" ;;
+esac
 [ "$timeout_s" -gt $((boot_margin + 10)) ] || rig_die "timeout must exceed $((boot_margin + 10)) s"
-
-KVER=$(rig_kver)
-export KVER
 kroot=$LCHAN_CACHE/$KVER/root
-"$RIG_DIR/kernel.sh"
-"$RIG_DIR/siw.sh"
 # The rig's own test pieces (cheap when up to date): harness and smoke jobs
-# use them, and they are handy in the shell.
-"$RIG_DIR/selftest/build.sh"
+# use them, and they are handy in the shell.  Their lchan_warn.ko is built
+# for Debian's kernel only: the debug lane runs no harness job.
+if [ -z "${LCHAN_KERNEL:-}" ]; then
+	"$RIG_DIR/selftest/build.sh"
+else
+	KVER=$(unset KVER; rig_kver) "$RIG_DIR/selftest/build.sh"
+fi
 initrd=$("$RIG_DIR/initramfs.sh")
 manifest=${initrd%.cpio.gz}.files
 vmlinuz=$kroot/boot/vmlinuz-$KVER
 
 share=$B/share
-run=$B/runs/$job
+# The debug lane keeps its own runs: make check reads build/runs/tests.
+run=$B/runs/$job${LCHAN_KERNEL:+-$LCHAN_KERNEL}
 mkdir -p "$B"
 # One guest at a time owns build/share.
 exec {lockfd}>"$B/.share.lock"
@@ -59,9 +91,9 @@ fi
 rm -rf "$share"
 mkdir -p "$share/out" "$share/guest" "$share/lib" "$share/syslib"
 cp "$RIG_DIR"/guest/*.sh "$share/guest/"
-cp "$B/siw/siw.ko" "$share/"
-# LCHAN_HOST_KO: another build of the module (e.g. for a debug kernel).
-host_ko=${LCHAN_HOST_KO:-$REPO/kmod/lchan.ko}
+cp "$siw_ko" "$share/siw.ko"
+# LCHAN_HOST_KO: another build of the module.
+host_ko=${LCHAN_HOST_KO:-$default_ko}
 [ ! -f "$host_ko" ] || cp "$host_ko" "$share/lchan.ko"
 [ ! -d "$B/selftests" ] || cp -a "$B/selftests" "$share/selftests"
 [ ! -d "$B/tools" ] || cp -a "$B/tools" "$share/tools"
@@ -99,7 +131,7 @@ append+=" lchan.test_timeout=${LCHAN_TEST_TIMEOUT:-600}"
 # LCHAN_APPEND: extra kernel arguments, e.g. dyndbg=... while debugging.
 [ -z "${LCHAN_APPEND:-}" ] || append+=" $LCHAN_APPEND"
 # shellcheck disable=SC2054 # commas are qemu option syntax
-qemu=(qemu-system-x86_64 -accel tcg,thread=multi -M pc -cpu max -smp 2 -m 2G
+qemu=(qemu-system-x86_64 -accel tcg,thread=multi "${machine[@]}" -smp 2 -m 2G
 	-nodefaults -display none -no-reboot
 	-kernel "$vmlinuz" -initrd "$initrd"
 	-netdev user,id=n0,restrict=on
@@ -190,7 +222,13 @@ fi
 # Kernel complaints, in the guest's dmesg or (after a panic, the only record)
 # the serial log.  Only kernel lines (with a printk timestamp) count, so test
 # output that happens to say "WARNING:" does not.
+# The debug kernel's checkers print more: ODEBUG (debugobjects), lockdep
+# headers and lockdep switching itself off (which would hide every later
+# report), kmemleak giving up.
 pattern='BUG:|WARNING:|Oops|Call Trace|general protection|KASAN|UBSAN|Kernel panic|blocked for more than|detected stall'
+pattern+='|ODEBUG|possible circular locking|sleeping function called from invalid context'
+pattern+='|Disabling lock debugging|turning off the locking correctness validator|INFO: trying to register non-static key'
+pattern+='|unreferenced object|memory leak detector disabled'
 # Each finding names the last test program started before it (the guest marks
 # each one in the kernel log).
 kprob=$( { cat "$run/dmesg.txt" 2>/dev/null || true; cat "$run/console.log"; } |
@@ -200,6 +238,14 @@ kprob=$( { cat "$run/dmesg.txt" 2>/dev/null || true; cat "$run/console.log"; } |
 		$0 ~ pat && !seen[$0]++ { print $0 (during != "" ? "   <- last test program started: " during : "") }' || true)
 if [ -n "$kprob" ]; then
 	reasons+=("kernel-log: the kernel log shows problems")
+fi
+
+# kmemleak (debug kernel): what the guest's scan after the job found.  The
+# boot's own leaks were cleared before the job, so every object counts.
+leaks=
+if [ -f "$run/kmemleak.txt" ]; then
+	leaks=$(grep -c 'unreferenced object' "$run/kmemleak.txt" || true)
+	[ "$leaks" = 0 ] || reasons+=("kmemleak: kmemleak reports $leaks unreferenced objects")
 fi
 
 guest_results=$(grep -c -E '^(ok|not ok)( |$)' "$tap" || true)
@@ -231,6 +277,11 @@ fi
 	*) echo "not ok - rig: guest verdict is pass (qemu exit $qrc)" ;;
 	esac
 	[ "$guest_results" != 0 ] || echo "not ok - rig: at least one test ran"
+	case $leaks in
+	'') ;;
+	0) echo "ok - rig: kmemleak finds no leak" ;;
+	*) echo "not ok - rig: kmemleak finds no leak ($leaks unreferenced objects)" ;;
+	esac
 } >"$run/rig-tap.txt"
 
 # The guest's TAP was shown live, unless the console was.
@@ -257,6 +308,10 @@ echo "# run: job $job, $KVER, ${secs}s, qemu exit $qrc; logs in $run"
 if [ -n "$kprob" ]; then
 	echo "# kernel log problems:"
 	head -n 40 <<<"$kprob" | sed 's/^/#   /'
+fi
+if [ -n "$leaks" ] && [ "$leaks" != 0 ]; then
+	echo "# kmemleak ($run/kmemleak.txt):"
+	head -n 60 "$run/kmemleak.txt" | sed 's/^/#   /'
 fi
 case " ${reasons[*]%%:*} " in
 *" hung "* | *" no-verdict "* | *" setup "* | *" qemu-error "*)
