@@ -91,6 +91,9 @@ static int msg_pairs(FIXTURE_DATA(msg) *self,
 					&cli[i]);
 	pthread_join(thr, NULL);
 	lchan_listener_close(&lst);
+	if (ret || a.ret)
+		fprintf(stderr, "# msg_pairs: connect %u of %u: %d, accept: %d\n",
+			i, n, ret, a.ret);
 	return ret ? ret : a.ret;
 }
 
@@ -289,7 +292,10 @@ static void *slow_recv(void *p)
  */
 TEST_F_TIMEOUT(msg, slow_receiver, 300)
 {
-	struct lchan_msg_opts o = { .nbufs = 8, .nsend = 8 };
+	/* Send buffers to spare (HELLO's may still be in flight): credits
+	 * alone decide when the sender must wait.
+	 */
+	struct lchan_msg_opts o = { .nbufs = 8, .nsend = 16 };
 	struct lchan_msg *srv = NULL, *cli = NULL;
 	struct slow r = { 0 };
 	uint32_t buf[256];

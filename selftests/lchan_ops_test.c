@@ -460,4 +460,74 @@ TEST_F_TIMEOUT(ops, read_limits_refused_per_device, 60)
 	EXPECT_EQ(-1, lchan_t_wait_check(local, 9, 8192));
 }
 
+/*
+ * A READ holds its WR slot until its data is back; on siw the SENDs behind
+ * it complete first.  With a 4-entry queue, SENDs published while the
+ * READ is in flight find no free slot and wait in the ring.  The kernel
+ * must post them when the READ completes, with no further submit: here
+ * the client only reaps.
+ */
+TEST_F_TIMEOUT(ops, held_back_sends_go_without_another_submit, 60)
+{
+	struct lchan_opts opts = { .sq_entries = 4, .rq_entries = 16 };
+	struct lchan_t_ep srv = { .slot = SLOT, .nrecv = 8, .nsend = 1,
+				  .access = LCHAN_ACCESS_ALL };
+	struct lchan_t_ep cli = { .slot = SLOT, .nrecv = 1, .nsend = 1,
+				  .access = LCHAN_ACCESS_ALL };
+	unsigned i, sends = 0, reads = 0, recvs = 0;
+	struct lchan_sqe *sqe;
+	struct lchan_cqe cqe;
+	int ret, taken;
+
+	LCHAN_T_BODY();
+	ret = lchan_t_ep_pair(&srv, &cli, self->d.addr, &opts);
+	ASSERT_EQ(0, ret) TH_LOG("pair: %s", strerror(-ret));
+	sqe = lchan_get_sqe(&cli.chan);
+	lchan_prep_read(sqe, &cli.mr, lchan_t_recv_slot(&cli, 0), SLOT,
+			(uintptr_t)lchan_t_send_slot(&srv, 0), srv.mr.rkey,
+			100);
+	for (i = 0; i < 3; i++) {
+		sqe = lchan_get_sqe(&cli.chan);
+		lchan_prep_send(sqe, &cli.mr, lchan_t_send_slot(&cli, 0) + i,
+				64, i);
+	}
+	ASSERT_EQ(4, lchan_submit(&cli.chan));
+	/* The three SENDs (on rxe the READ first). */
+	while (sends < 3) {
+		ASSERT_EQ(0, lchan_t_reap(&cli, &cqe, 10000));
+		ASSERT_EQ(LCHAN_CQE_OK, cqe.status);
+		if (cqe.user_data == 100)
+			reads++;
+		else
+			sends++;
+	}
+	for (i = 3; i < 6; i++) {
+		sqe = lchan_get_sqe(&cli.chan);
+		ASSERT_NE(NULL, sqe);
+		lchan_prep_send(sqe, &cli.mr, lchan_t_send_slot(&cli, 0) + i,
+				64, i);
+	}
+	taken = lchan_submit(&cli.chan);
+	ASSERT_LE(0, taken);
+	TH_LOG("%s: the READ was %s when 3 more SENDs came; %d taken at once",
+	       variant->kind, reads ? "done" : "in flight", taken);
+	/* Reap only: no submit from here on. */
+	while (sends < 6 || !reads) {
+		ret = lchan_t_reap(&cli, &cqe, 10000);
+		ASSERT_EQ(0, ret) TH_LOG("sends %u reads %u", sends, reads);
+		ASSERT_EQ(LCHAN_CQE_OK, cqe.status);
+		if (cqe.user_data == 100)
+			reads++;
+		else
+			sends++;
+	}
+	while (recvs < 6) {
+		ASSERT_EQ(0, lchan_t_reap(&srv, &cqe, 10000));
+		ASSERT_EQ(LCHAN_CQE_OK, cqe.status);
+		recvs++;
+	}
+	lchan_t_ep_close(&cli);
+	lchan_t_ep_close(&srv);
+}
+
 TEST_HARNESS_MAIN
