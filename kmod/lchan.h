@@ -308,7 +308,7 @@ void lchan_sockaddr_to_addr(const struct sockaddr_storage *ss,
 
 /* lchan_ring.c */
 int lchan_ring_sizes_check(const struct lchan_ring_sizes *sizes);
-s64 lchan_ring_pending(u32 *tail_word, u32 head_k, u32 entries);
+s64 lchan_ring_pending(u32 tail, u32 head_k, u32 entries);
 bool lchan_ring_claim_cq(struct lchan_ring *ring);
 void lchan_ring_put_cqe(struct lchan_chan *chan, const struct lchan_cqe *src);
 void lchan_ring_wake(struct lchan_chan *chan);

@@ -314,7 +314,8 @@ static void lchan_post_link(struct lchan_chan *chan, struct lchan_wr *wr,
  * ring until a WR slot frees.  Returns the number of entries taken, or
  * -EINVAL for a tail that is not within one ring of the head.
  */
-static int lchan_ring_take(struct lchan_chan *chan, bool is_recv, bool post)
+static int lchan_ring_take(struct lchan_chan *chan, bool is_recv, bool post,
+			   u32 tail)
 {
 	struct lchan_ring *ring = &chan->ring;
 	u32 entries = is_recv ? ring->rq_entries : ring->sq_entries;
@@ -329,8 +330,7 @@ static int lchan_ring_take(struct lchan_chan *chan, bool is_recv, bool post)
 	s64 published;
 	int ret;
 
-	published = lchan_ring_pending(is_recv ? ring->rq_tail : ring->sq_tail,
-				       *head_k, entries);
+	published = lchan_ring_pending(tail, *head_k, entries);
 	if (published < 0)
 		return -EINVAL;
 	pending = published;
@@ -418,17 +418,29 @@ int lchan_ring_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done)
 		      state != LCHAN_STATE_ERROR;
 	int ret;
 
+	u32 sq_tail, rq_tail;
+
 	*sq_done = 0;
 	*rq_done = 0;
 	if (!chan->ring.mem)
 		return 0;
-	ret = lchan_ring_take(chan, true, usable);
+	/*
+	 * The SQ tail first, then the RQ tail, each an acquire pairing with
+	 * the application's release (liblchan publishes the RQ tail first).
+	 * So the receives published before an SQE are posted before it: an
+	 * SQE may grant the peer credit for them, and on iWARP a SEND that
+	 * finds no receive ends the connection.  The poller reads the tails
+	 * while the application writes them; ENTER comes after both.
+	 */
+	sq_tail = smp_load_acquire(chan->ring.sq_tail);	/* app release */
+	rq_tail = smp_load_acquire(chan->ring.rq_tail);	/* app release */
+	ret = lchan_ring_take(chan, true, usable, rq_tail);
 	if (ret < 0)
 		return ret;
 	*rq_done = ret;
 	if (usable && state != LCHAN_STATE_CONNECTED)
 		return 0;
-	ret = lchan_ring_take(chan, false, usable);
+	ret = lchan_ring_take(chan, false, usable, sq_tail);
 	if (ret < 0)
 		return ret;
 	*sq_done = ret;

@@ -181,9 +181,8 @@ int lchan_ring_mmap(struct lchan_chan *chan, struct vm_area_struct *vma)
 }
 
 /* Entries the app has published and the kernel not taken, or -1 if bogus. */
-s64 lchan_ring_pending(u32 *tail_word, u32 head_k, u32 entries)
+s64 lchan_ring_pending(u32 tail, u32 head_k, u32 entries)
 {
-	u32 tail = smp_load_acquire(tail_word);	/* pairs with app release */
 	u32 pending = tail - head_k;
 
 	return pending > entries ? -1LL : (s64)pending;

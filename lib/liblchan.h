@@ -345,8 +345,12 @@ static inline int lchan_rqe_set_sges(struct lchan_chan *chan,
 /* Make filled entries visible to the kernel (release pairs with acquire). */
 static inline void lchan_publish(struct lchan_chan *chan)
 {
-	lchan_store_release(chan->sq.ktail, chan->sq.tail);
+	/*
+	 * Receives first: a kernel poller that sees the new SQ tail then sees
+	 * these RQEs too, so a SEND never overtakes the receive it credits.
+	 */
 	lchan_store_release(chan->rq.ktail, chan->rq.tail);
+	lchan_store_release(chan->sq.ktail, chan->sq.tail);
 }
 
 /* In poller mode: does the kernel thread sleep (and need an ENTER)? */
