@@ -38,12 +38,16 @@ static void lchan_post_advance_sends(struct lchan_ring *ring)
 		WRITE_ONCE(ring->swr_done, ring->swr_done + 1);
 }
 
-/* A free WR slot on a queue, or NULL.  Only chan->lock holders post. */
+/*
+ * A free WR slot on a queue, or NULL.  Only chan->lock holders post; the
+ * completion handler asks too (under cq_lock), hence READ_ONCE on post.
+ */
 static struct lchan_wr *lchan_post_free_wr(struct lchan_ring *ring,
 					   bool is_recv)
 {
 	u32 depth = is_recv ? ring->rq_entries : ring->sq_entries;
-	u32 post = is_recv ? ring->rwr_post : ring->swr_post;
+	u32 post = is_recv ? READ_ONCE(ring->rwr_post) :
+			     READ_ONCE(ring->swr_post);
 	u32 done = is_recv ? READ_ONCE(ring->rwr_done) :
 			     READ_ONCE(ring->swr_done);
 
@@ -63,11 +67,8 @@ static void lchan_post_kick_starved(struct lchan_chan *chan, bool is_recv)
 {
 	struct lchan_ring *ring = &chan->ring;
 	bool *starved = is_recv ? &ring->rq_starved : &ring->sq_starved;
-	u32 used = is_recv ? READ_ONCE(ring->rwr_post) - ring->rwr_done :
-			     READ_ONCE(ring->swr_post) - ring->swr_done;
 
-	if (!*starved ||
-	    used >= (is_recv ? ring->rq_entries : ring->sq_entries))
+	if (!*starved || !lchan_post_free_wr(ring, is_recv))
 		return;
 	*starved = false;
 	kobject_get(&chan->kobj);
@@ -100,12 +101,8 @@ static struct lchan_wr *lchan_post_wait_slot(struct lchan_chan *chan,
 
 	spin_lock_bh(&chan->cq_lock);
 	wr = lchan_post_free_wr(ring, is_recv);
-	if (!wr) {
-		if (is_recv)
-			ring->rq_starved = true;
-		else
-			ring->sq_starved = true;
-	}
+	if (!wr)
+		*(is_recv ? &ring->rq_starved : &ring->sq_starved) = true;
 	spin_unlock_bh(&chan->cq_lock);
 	return wr;
 }
@@ -416,9 +413,8 @@ int lchan_ring_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done)
 	int state = READ_ONCE(chan->state);
 	bool usable = chan->qp && state != LCHAN_STATE_DISCONNECTED &&
 		      state != LCHAN_STATE_ERROR;
-	int ret;
-
 	u32 sq_tail, rq_tail;
+	int ret;
 
 	*sq_done = 0;
 	*rq_done = 0;

@@ -274,11 +274,6 @@ static long long now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
-/*
- * Spin until a CQE is there or @deadline passes.  No wait for a dead
- * channel: every receive is posted, so its end shows as flush CQEs.  The
- * clock may be a system call (no vDSO clocksource): read it rarely.
- */
 static inline void cpu_pause(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -288,6 +283,11 @@ static inline void cpu_pause(void)
 #endif
 }
 
+/*
+ * Spin until a CQE is there or @deadline passes.  No wait for a dead
+ * channel: every receive is posted, so its end shows as flush CQEs.  The
+ * clock may be a system call (no vDSO clocksource): read it rarely.
+ */
 static int spin_cqe(struct lchan_msg *m, long long deadline)
 {
 	unsigned spins = 0;
@@ -382,6 +382,17 @@ static int reg_err(int ret)
 	       -ENOMEM : ret;
 }
 
+/* The start of a send or receive: the channel is open, @flags known. */
+static int msg_call(struct lchan_msg *m, unsigned flags)
+{
+	if (m->closed)
+		return -EBADF;
+	if (flags & ~(LCHAN_MSG_DONTWAIT | LCHAN_MSG_BUSY_POLL))
+		return -EINVAL;
+	m->busy_poll = flags & LCHAN_MSG_BUSY_POLL;
+	return 0;
+}
+
 static ssize_t msg_send(struct lchan_msg *m, const struct lchan_mr *umr,
 			const void *buf, size_t len, unsigned flags)
 {
@@ -390,11 +401,9 @@ static ssize_t msg_send(struct lchan_msg *m, const struct lchan_mr *umr,
 	uint32_t seq;
 	int ret;
 
-	if (m->closed)
-		return -EBADF;
-	if (flags & ~(LCHAN_MSG_DONTWAIT | LCHAN_MSG_BUSY_POLL))
-		return -EINVAL;
-	m->busy_poll = flags & LCHAN_MSG_BUSY_POLL;
+	ret = msg_call(m, flags);
+	if (ret)
+		return ret;
 	if (len > m->max_msg)
 		return -EMSGSIZE;
 	for (;;) {
@@ -521,11 +530,9 @@ static ssize_t msg_recv(struct lchan_msg *m, const struct lchan_mr *mr,
 	struct msg_hdr h;
 	int ret;
 
-	if (m->closed)
-		return -EBADF;
-	if (flags & ~(LCHAN_MSG_DONTWAIT | LCHAN_MSG_BUSY_POLL))
-		return -EINVAL;
-	m->busy_poll = flags & LCHAN_MSG_BUSY_POLL;
+	ret = msg_call(m, flags);
+	if (ret)
+		return ret;
 	if (flags & LCHAN_MSG_DONTWAIT)
 		timeout_ms = 0;
 	/* No clock read when there is no wait (it may be a system call). */
