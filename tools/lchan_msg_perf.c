@@ -21,8 +21,6 @@
  * never by their length, so any data size works.
  */
 #define _GNU_SOURCE
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -31,15 +29,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#endif
 
 #include "liblchan.h"
 #include "liblchan_msg.h"
+#include "perf_util.h"
 
 #define MP_MAGIC	0x4c4d5046u	/* "LMPF" */
 #define MP_VERSION	1
@@ -132,113 +127,6 @@ struct mp {
 };
 
 /* ------------------------------------------------------------------ time */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/*
- * The cycle counter in the timed loop, as lchan_perf and perftest: where
- * clock_gettime() is a system call (an emulated guest's hpet), reading it
- * per message would count as a system call per message.
- */
-static inline uint64_t ticks(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	return __rdtsc();
-#else
-	return now_ns();
-#endif
-}
-
-static double calibrate(void)
-{
-	struct timespec ten_ms = { 0, 10000000 };
-	uint64_t t0 = ticks(), n0 = now_ns(), t1, n1;
-
-	nanosleep(&ten_ms, NULL);
-	t1 = ticks();
-	n1 = now_ns();
-	if (n1 <= n0 || t1 <= t0)
-		return 1000.0;
-	return (double)(t1 - t0) * 1000.0 / (double)(n1 - n0);
-}
-
-static double cpu_secs(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-	       ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-}
-
-/*
- * The poller thread works for us but is not part of this process: its
- * CPU time comes from /proc.  It is "lchan-poll/<our pid>", made after
- * us; -1 when there is none.
- */
-static int find_poller(void)
-{
-	char want[16], path[300], comm[32];
-	struct dirent *de;
-	int found = -1;
-	DIR *d;
-
-	snprintf(want, sizeof(want), "lchan-poll/%d", (int)getpid());
-	d = opendir("/proc");
-	if (!d)
-		return -1;
-	while ((de = readdir(d))) {
-		int pid;
-		FILE *f;
-
-		if (!isdigit((unsigned char)de->d_name[0]))
-			continue;
-		pid = atoi(de->d_name);
-		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof(comm), f)) {
-			comm[strcspn(comm, "\n")] = 0;
-			if (!strcmp(comm, want) && pid > getpid() &&
-			    (found < 0 || pid < found))
-				found = pid;
-		}
-		fclose(f);
-	}
-	closedir(d);
-	return found;
-}
-
-static double task_cpu_secs(int pid)
-{
-	unsigned long utime, stime;
-	char path[64], buf[1024], *s;
-	size_t n;
-	FILE *f;
-
-	if (pid < 0)
-		return -1;
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	/* utime and stime are fields 14 and 15; comm (2) may hold blanks. */
-	s = strrchr(buf, ')');
-	if (!s || sscanf(s + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
-			 &utime, &stime) != 2)
-		return -1;
-	return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
-}
 
 /* A counter of our channel in sysfs, or -1. */
 static long long chan_stat(struct mp *p, const char *name)
@@ -391,11 +279,6 @@ static int recv_ctl(struct mp *p, struct ctl *c, int type, bool busy)
 
 /* -------------------------------------------------------------- buffers */
 
-static uint8_t pattern(size_t size, size_t j)
-{
-	return (uint8_t)(j * 131u + size * 7u + 11u);
-}
-
 /* Message @i of @size bytes: the pattern, with @i in its first bytes. */
 static void stamp(uint8_t *buf, size_t size, unsigned long i)
 {
@@ -472,25 +355,6 @@ static void msg_opts(struct mp *p, struct lchan_msg_opts *o, size_t max)
 }
 
 /* ----------------------------------------------------------- statistics */
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* perftest's percentile: the value at ceil(q * n) - 1 of the sorted set. */
-static double pct(const uint64_t *v, unsigned long n, double q, double scale)
-{
-	unsigned long i = (unsigned long)ceil(q * (double)n);
-
-	if (i)
-		i--;
-	if (i >= n)
-		i = n - 1;
-	return (double)v[i] * scale;
-}
 
 /* Round trips in ticks -> one-way (RTT/2) statistics in microseconds. */
 static void lat_stats(struct mp *p, struct result *res, uint64_t *t,
@@ -821,14 +685,6 @@ static void print_row(struct mp *p, const struct result *r)
 	fflush(stdout);
 }
 
-static void json_num(const char *key, double v, bool comma)
-{
-	if (isfinite(v))
-		printf("\"%s\": %.6g%s", key, v, comma ? ", " : "");
-	else
-		printf("\"%s\": null%s", key, comma ? ", " : "");
-}
-
 static void print_json(struct mp *p, const struct result *res, unsigned n)
 {
 	const struct lchan_chan *ch = lchan_msg_chan(p->m);
@@ -981,54 +837,6 @@ static void usage(void)
 "Exit status: 0 done, 1 error or data check failed, 2 usage.\n");
 }
 
-static int parse_size(const char *s, size_t *out)
-{
-	char *end;
-	unsigned long long v = strtoull(s, &end, 0);
-
-	if (end == s)
-		return -EINVAL;
-	if (*end == 'k' || *end == 'K')
-		v <<= 10, end++;
-	else if (*end == 'm' || *end == 'M')
-		v <<= 20, end++;
-	if (*end || !v || v > MAX_SIZE)
-		return -EINVAL;
-	*out = (size_t)v;
-	return 0;
-}
-
-static int parse_sizes(struct mp *p, const char *arg)
-{
-	char *copy = strdup(arg), *tok, *save = NULL;
-	int ret = 0;
-
-	if (!copy)
-		return -ENOMEM;
-	p->nsizes = 0;
-	for (tok = strtok_r(copy, ",", &save); tok && !ret;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (p->nsizes == MAX_SIZES)
-			ret = -E2BIG;
-		else
-			ret = parse_size(tok, &p->sizes[p->nsizes++]);
-	}
-	free(copy);
-	return ret || !p->nsizes ? -EINVAL : 0;
-}
-
-static unsigned long parse_ulong(const char *s, unsigned long max)
-{
-	char *end;
-	unsigned long v = strtoul(s, &end, 0);
-
-	if (end == s || *end || v > max) {
-		fprintf(stderr, "lchan_msg_perf: bad number '%s'\n", s);
-		exit(2);
-	}
-	return v;
-}
-
 enum {
 	O_IDLE = 256,
 	O_CPU,
@@ -1155,7 +963,7 @@ static int parse_args(struct mp *p, int argc, char **argv)
 		return -EINVAL;
 	if (!p->iters)
 		p->iters = 1000;
-	if (sizes && parse_sizes(p, sizes)) {
+	if (sizes && parse_sizes(sizes, p->sizes, MAX_SIZES, &p->nsizes)) {
 		fprintf(stderr, "lchan_msg_perf: bad size list '%s'\n", sizes);
 		return -EINVAL;
 	}

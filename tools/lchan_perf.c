@@ -23,8 +23,6 @@
  * (iWARP has no receiver-not-ready retry).
  */
 #define _GNU_SOURCE
-#include <ctype.h>
-#include <dirent.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
@@ -32,14 +30,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#endif
 
 #include "liblchan.h"
+#include "perf_util.h"
 
 #define PERF_MAGIC	0x4c505246u	/* "LPRF" */
 #define PERF_VERSION	1
@@ -185,113 +180,6 @@ struct perf {
 };
 
 /* ------------------------------------------------------------------ time */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/*
- * The cycle counter, as perftest uses: no system call.  (Under emulation
- * the guest's clocksource may be one that clock_gettime() has to enter the
- * kernel for, which would show up as system calls per operation.)
- */
-static inline uint64_t ticks(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	return __rdtsc();
-#else
-	return now_ns();
-#endif
-}
-
-/* Ticks per microsecond, over a short sleep (refined per run later). */
-static double calibrate(void)
-{
-	struct timespec ten_ms = { 0, 10000000 };
-	uint64_t t0 = ticks(), n0 = now_ns(), t1, n1;
-
-	nanosleep(&ten_ms, NULL);
-	t1 = ticks();
-	n1 = now_ns();
-	if (n1 <= n0 || t1 <= t0)
-		return 1000.0;
-	return (double)(t1 - t0) * 1000.0 / (double)(n1 - n0);
-}
-
-static double cpu_secs(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-	       ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-}
-
-/*
- * The context's kernel poller thread is not part of this process; its CPU
- * time comes from /proc.  It is called "lchan-poll/<our pid>" (comm keeps
- * 15 characters).  Returns -1 when there is none.
- */
-static int find_poller(void)
-{
-	char want[16], path[300], comm[32];
-	struct dirent *de;
-	int found = -1;
-	DIR *d;
-
-	snprintf(want, sizeof(want), "lchan-poll/%d", (int)getpid());
-	d = opendir("/proc");
-	if (!d)
-		return -1;
-	while ((de = readdir(d))) {
-		FILE *f;
-
-		if (!isdigit((unsigned char)de->d_name[0]))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof(comm), f)) {
-			comm[strcspn(comm, "\n")] = 0;
-			/* Ours was made after us: take the lowest such pid. */
-			if (!strcmp(comm, want) && atoi(de->d_name) > getpid() &&
-			    (found < 0 || atoi(de->d_name) < found))
-				found = atoi(de->d_name);
-		}
-		fclose(f);
-	}
-	closedir(d);
-	return found;
-}
-
-static double task_cpu_secs(int pid)
-{
-	unsigned long utime, stime;
-	char path[64], buf[1024], *p;
-	FILE *f;
-	size_t n;
-
-	if (pid < 0)
-		return -1;
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	/* Fields after the ")" of comm: state is field 3, utime 14. */
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
-			 &utime, &stime) != 2)
-		return -1;
-	return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
-}
 
 /* A counter of this channel in sysfs, or -1. */
 static long long chan_stat(struct perf *p, const char *name)
@@ -574,11 +462,6 @@ static int recv_ctrl(struct perf *p, struct perf_msg *m, int type)
 
 /* -------------------------------------------------------------- buffers */
 
-static uint8_t pattern(size_t size, size_t j)
-{
-	return (uint8_t)(j * 131u + size * 7u + 11u);
-}
-
 static void fill_pattern(uint8_t *buf, size_t size)
 {
 	size_t j;
@@ -728,25 +611,6 @@ static int establish(struct perf *p)
 }
 
 /* ----------------------------------------------------------- statistics */
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* perftest's percentile: the value at ceil(q * n) - 1 of the sorted set. */
-static double pct(const uint64_t *v, unsigned long n, double q, double scale)
-{
-	unsigned long i = (unsigned long)ceil(q * (double)n);
-
-	if (i)
-		i--;
-	if (i >= n)
-		i = n - 1;
-	return (double)v[i] * scale;
-}
 
 static void lat_stats(struct perf *p, struct result *res, uint64_t *t,
 		      unsigned long n, bool halve)
@@ -1507,14 +1371,6 @@ static void print_row(struct perf *p, const struct result *r)
 	fflush(stdout);
 }
 
-static void json_num(const char *key, double v, bool comma)
-{
-	if (isfinite(v))
-		printf("\"%s\": %.6g%s", key, v, comma ? ", " : "");
-	else
-		printf("\"%s\": null%s", key, comma ? ", " : "");
-}
-
 static void print_json(struct perf *p, const struct result *res, unsigned n,
 		       const char *skipped)
 {
@@ -1694,54 +1550,6 @@ static void usage(void)
 "Exit status: 0 done, 1 error or data check failed, 4 test skipped.\n");
 }
 
-static int parse_size(const char *s, size_t *out)
-{
-	char *end;
-	unsigned long long v = strtoull(s, &end, 0);
-
-	if (end == s)
-		return -EINVAL;
-	if (*end == 'k' || *end == 'K')
-		v <<= 10, end++;
-	else if (*end == 'm' || *end == 'M')
-		v <<= 20, end++;
-	if (*end || !v || v > (1ULL << 30))
-		return -EINVAL;
-	*out = (size_t)v;
-	return 0;
-}
-
-static int parse_sizes(struct perf *p, const char *arg)
-{
-	char *copy = strdup(arg), *tok, *save = NULL;
-	int ret = 0;
-
-	if (!copy)
-		return -ENOMEM;
-	p->nsizes = 0;
-	for (tok = strtok_r(copy, ",", &save); tok && !ret;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (p->nsizes == MAX_SIZES)
-			ret = -E2BIG;
-		else
-			ret = parse_size(tok, &p->sizes[p->nsizes++]);
-	}
-	free(copy);
-	return ret || !p->nsizes ? -EINVAL : 0;
-}
-
-static unsigned long parse_ulong(const char *s, unsigned long max)
-{
-	char *end;
-	unsigned long v = strtoul(s, &end, 0);
-
-	if (end == s || *end || v > max) {
-		fprintf(stderr, "lchan_perf: bad number '%s'\n", s);
-		exit(2);
-	}
-	return v;
-}
-
 enum {
 	O_TX_DEPTH = 256,
 	O_RX_DEPTH,
@@ -1890,7 +1698,7 @@ static int parse_args(struct perf *p, int argc, char **argv)
 	if (p->cq_mod > p->tx_depth / 2)
 		p->cq_mod = p->tx_depth / 2;
 
-	if (sizes && parse_sizes(p, sizes)) {
+	if (sizes && parse_sizes(sizes, p->sizes, MAX_SIZES, &p->nsizes)) {
 		fprintf(stderr, "lchan_perf: bad size list '%s'\n", sizes);
 		return -EINVAL;
 	}
