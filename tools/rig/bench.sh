@@ -84,6 +84,23 @@ report() {
 	function fmt(v, d) { return v == "" ? "-" : sprintf("%." d "f", v) }
 	function jnum(v) { return v ~ /^-?[0-9]+\.?[0-9]*([eE][-+]?[0-9]+)?$/ ? sprintf("%.6g", v) : "null" }
 	function sig(v) { return v == "" ? "-" : sprintf("%.3g", v) }
+	# The status, CPU and system-call cells, alike in every table.
+	function status_cell(k,  s) {
+		s = st[k]
+		if (s != "ok" && note[k] != "") s = s ": " note[k]
+		else if (note[k] != "") s = s " (" note[k] ")"
+		return s
+	}
+	function cpu_cell(k,  c) {
+		c = fmt(cpu[k], 1)
+		if (pcpu[k] != "") c = c " (poller " fmt(pcpu[k], 1) ")"
+		return c
+	}
+	function sys_cell(k,  y) {
+		y = fmt(sys[k], 3)
+		if (ent[k] != "") y = y " (ENTER " fmt(ent[k], 3) ")"
+		return y
+	}
 	function jstr(s) { gsub(/\\/, "\\\\", s); gsub(/"/, "\\\"", s); return "\"" s "\"" }
 	function islat(t) { return t ~ /_lat$/ }
 	# The metric a ratio compares: median latency or message rate.
@@ -292,13 +309,9 @@ report() {
 					rt = ratio(k, t)
 					rt = rt == "" ? "-" : sprintf("%.2fx", rt)
 				}
-				s = st[k]
-				if (s != "ok" && note[k] != "") s = s ": " note[k]
-				else if (note[k] != "") s = s " (" note[k] ")"
-				c = fmt(cpu[k], 1)
-				if (pcpu[k] != "") c = c " (poller " fmt(pcpu[k], 1) ")"
-				y = fmt(sys[k], 3)
-				if (ent[k] != "") y = y " (ENTER " fmt(ent[k], 3) ")"
+				s = status_cell(k)
+				c = cpu_cell(k)
+				y = sys_cell(k)
 				printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 					id[k], tool[k], mode[k], compl[k], size[k], iters[k],
 					fmt(lat[k], 1), fmt(p99[k], 1), sig(gbps[k]), sig(mpps[k]),
@@ -333,13 +346,9 @@ report() {
 					rp = ratio7(k, dev[k] SUBSEP peer[k], islat(test[k]) ? "median" : "rate")
 					rp = rp == "" ? "-" : sprintf("%.2fx vs %s", rp, peer[k])
 				}
-				s = st[k]
-				if (s != "ok" && note[k] != "") s = s ": " note[k]
-				else if (note[k] != "") s = s " (" note[k] ")"
-				c = fmt(cpu[k], 1)
-				if (pcpu[k] != "") c = c " (poller " fmt(pcpu[k], 1) ")"
-				y = fmt(sys[k], 3)
-				if (ent[k] != "") y = y " (ENTER " fmt(ent[k], 3) ")"
+				s = status_cell(k)
+				c = cpu_cell(k)
+				y = sys_cell(k)
 				printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 					id[k], tool[k], mode[k], compl[k], size[k], iters[k],
 					fmt(lat[k], 1), fmt(avg[k], 1), fmt(p99[k], 1), sig(gbps[k]), sig(mpps[k]),
