@@ -97,7 +97,8 @@ struct lchan_msg {
 	bool hello;			/* the peer's HELLO came */
 	bool peer_eos;
 	bool closed;
-	bool dirty;			/* entries to submit */
+	bool sq_dirty;			/* SQEs to submit */
+	bool rq_dirty;			/* reposted receives to submit */
 	bool busy_poll;			/* this call: LCHAN_MSG_BUSY_POLL */
 };
 
@@ -111,17 +112,37 @@ static uint8_t *sslot(struct lchan_msg *m, unsigned i)
 	return m->mem + ((size_t)m->nrecv + i) * m->slot;
 }
 
-static int msg_submit(struct lchan_msg *m)
+/*
+ * Submit the receives and SQEs filled so far.  One submit takes the RQ
+ * before the SQ (liblchan publishes the RQ tail first, the kernel posts it
+ * first), which is what lets msg_submit() leave reposted receives alone.
+ */
+static int msg_flush(struct lchan_msg *m)
 {
 	int ret;
 
-	if (!m->dirty)
+	if (!m->sq_dirty && !m->rq_dirty)
 		return 0;
-	m->dirty = false;
+	m->sq_dirty = false;
+	m->rq_dirty = false;
 	ret = lchan_submit(&m->chan);
 	if (ret < 0 && !m->err && !m->peer_eos)
 		m->err = ret == -ENOTCONN ? -ECONNRESET : ret;
 	return ret < 0 ? ret : 0;
+}
+
+/*
+ * Submit when there are SQEs.  Receives reposted alone wait for the next
+ * SQE, or for msg_flush() before a wait: no credit for them reaches the
+ * peer before then, since credits only travel in our SENDs, so the peer
+ * cannot send into them, and the extra buffers for credit-free messages
+ * are reposted before any SEND that could provoke one.  In doorbell mode
+ * this saves the system call a receive would cost on its own: a message
+ * taken and answered is one ENTER.
+ */
+static int msg_submit(struct lchan_msg *m)
+{
+	return m->sq_dirty ? msg_flush(m) : 0;
 }
 
 static void post_recv(struct lchan_msg *m, unsigned i)
@@ -138,7 +159,7 @@ static void post_recv(struct lchan_msg *m, unsigned i)
 		return;
 	}
 	lchan_prep_recv(rqe, &m->mr, rslot(m, i), m->slot, UD(UD_RECV, i));
-	m->dirty = true;
+	m->rq_dirty = true;
 }
 
 /* Queue a SEND of header + payload from a free send slot. */
@@ -167,7 +188,7 @@ static int post_ctrl(struct lchan_msg *m, uint8_t type, uint32_t len,
 		memcpy(h + 1, payload, plen);
 	lchan_prep_send(sqe, &m->mr, h, (uint32_t)(sizeof(*h) + plen),
 			UD(UD_SEND, i));
-	m->dirty = true;
+	m->sq_dirty = true;
 	return 0;
 }
 
@@ -309,6 +330,8 @@ static int wait_cqe(struct lchan_msg *m, long long deadline)
 	struct lchan_cqe *cqe;
 	int left = -1, ret;
 
+	/* Nothing is left unposted while we wait (a failure is in m->err). */
+	msg_flush(m);
 	if (m->busy_poll)
 		return spin_cqe(m, deadline);
 	if (deadline >= 0) {
@@ -512,7 +535,7 @@ static int rx_read(struct lchan_msg *m, const struct lchan_mr *umr,
 		lchan_prep_read(sqe, mr, dst + off, n, h->addr + off, h->rkey,
 				UD(UD_READ, 0));
 		m->reads++;
-		m->dirty = true;
+		m->sq_dirty = true;
 	}
 	msg_submit(m);
 	ret = WAIT_UNTIL(m, !m->reads, -1);
@@ -670,7 +693,7 @@ static int msg_start(struct lchan_msg *m, unsigned timeout_ms)
 		return reg_err(ret);
 	for (i = 0; i < m->nrecv; i++)
 		post_recv(m, i);
-	ret = msg_submit(m);
+	ret = msg_flush(m);
 	if (ret)
 		return ret;
 	ret = lchan_establish(&m->chan, timeout_ms);
