@@ -179,8 +179,9 @@ DEBUG_KMOD := $(B)/debug-kmod
 DEBUG_TIMEOUT ?= 14400
 DEBUG_TEST_TIMEOUT ?= 5400
 # Sizes for the lane (lchan.env=NAME=VALUE in the guest): the fuzzer's
-# defaults are made for the fast kernel.
-DEBUG_ENV ?= LCHAN_FUZZ_ENTRIES=20000 LCHAN_FUZZ_IOCTLS=2000
+# defaults and the message counts of the volume tests (load, msg, poller,
+# data; lchan_t_count) are made for the fast kernel.
+DEBUG_ENV ?= LCHAN_FUZZ_ENTRIES=20000 LCHAN_FUZZ_IOCTLS=2000 LCHAN_T_DIVIDE=20
 
 debug-kernel:
 	tools/rig/debug-kernel.sh >/dev/null

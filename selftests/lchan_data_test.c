@@ -168,8 +168,10 @@ static int transfer(struct __test_metadata *_metadata, struct lchan_t_ep *tx,
 TEST_F_TIMEOUT(data, ten_thousand_each_way, 600)
 {
 	LCHAN_T_BODY();
-	ASSERT_EQ(0, transfer(_metadata, &self->cli, &self->srv, 10000, 1));
-	ASSERT_EQ(0, transfer(_metadata, &self->srv, &self->cli, 10000, 2));
+	ASSERT_EQ(0, transfer(_metadata, &self->cli, &self->srv,
+			      lchan_t_count(10000), 1));
+	ASSERT_EQ(0, transfer(_metadata, &self->srv, &self->cli,
+			      lchan_t_count(10000), 2));
 }
 
 TEST_F_TIMEOUT(data, send_with_imm, 120)

@@ -251,8 +251,8 @@ TEST_F_TIMEOUT(msg, hundred_thousand_both_ways, 900)
 				  SRC_LEN, LCHAN_ACCESS_REMOTE_READ, &smr));
 	ASSERT_EQ(0, lchan_mr_reg(&self->cctx, lchan_msg_chan(cli), dst,
 				  MAX_MSG, LCHAN_ACCESS_LOCAL_WRITE, &dmr));
-	stream(_metadata, cli, srv, src, 50000, 1, NULL, NULL);
-	stream(_metadata, srv, cli, src, 50000, 2, &smr, &dmr);
+	stream(_metadata, cli, srv, src, lchan_t_count(50000), 1, NULL, NULL);
+	stream(_metadata, srv, cli, src, lchan_t_count(50000), 2, &smr, &dmr);
 	lchan_mr_dereg(&self->sctx, &smr);
 	lchan_mr_dereg(&self->cctx, &dmr);
 	EXPECT_EQ(0, lchan_msg_close(cli));

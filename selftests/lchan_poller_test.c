@@ -80,7 +80,7 @@ TEST_F_TIMEOUT(poller, hundred_thousand_ops_no_syscall, 600)
 	struct lchan_t_ep srv = { .slot = 4096, .nrecv = 4, .nsend = 4,
 				  .access = LCHAN_ACCESS_ALL };
 	struct lchan_t_ep cli = { .slot = 4096, .nrecv = 4, .nsend = 64 };
-	const unsigned total = 100000, every = 64;
+	const unsigned total = lchan_t_count(100000), every = 64;
 	unsigned long long enters0;
 	unsigned posted = 0, cqes = 0;
 	uint8_t *dst;

@@ -1,7 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Build (once) the debug guest kernel: linux-source-6.1 with KASAN, lockdep,
-# DEBUG_OBJECTS, kmemleak and rxe/siw as modules (tools/rig/debug.config).
+# DEBUG_OBJECTS, kmemleak and rxe/siw as modules (tools/rig/debug.config),
+# plus the fixes in tools/rig/debug-patches/ (bugs of the 6.1 tree that the
+# checkers report, none of them in lchan).
 #
 #   tools/rig/debug-kernel.sh            build if needed; print the tree
 #   tools/rig/debug-kernel.sh --tree     print the built tree, or fail
@@ -9,7 +11,8 @@
 #
 # The tree with its objects (~2 GB) is cached in
 # ~/.cache/lchan/debug-<source version>-<hash>/linux, the hash covering this
-# script and debug.config; a second run with nothing changed does nothing.
+# script, debug.config and the patches; a second run with nothing changed
+# does nothing.
 # bzImage and the modules are installed like kernel.sh's Debian image, into
 # ~/.cache/lchan/<release>/root, so initramfs.sh and run-vm.sh take it as
 # KVER=<release> (LCHAN_KERNEL=debug in run-vm.sh).  Compiles go through
@@ -31,7 +34,11 @@ srcver=$(rig_src_version)
 tarball=$(rig_src_tarball)
 [ -n "$srcver" ] && [ -r "$tarball" ] ||
 	rig_die "linux-source-6.1 is not installed (run tools/rig/setup.sh)"
-hash=$(cat "$RIG_DIR/debug-kernel.sh" "$config" | sha256sum | cut -c1-12)
+# Fixes to the 6.1 tree that the checkers need, applied in name order.
+patches=("$RIG_DIR"/debug-patches/*.patch)
+[ -e "${patches[0]}" ] || patches=()
+hash=$(cat "$RIG_DIR/debug-kernel.sh" "$config" ${patches[@]+"${patches[@]}"} |
+	sha256sum | cut -c1-12)
 dir=$LCHAN_CACHE/debug-$srcver-$hash
 tree=$dir/linux
 
@@ -56,7 +63,7 @@ if [ "$(nice)" -lt 19 ]; then
 fi
 
 # Packages a kernel build needs beyond setup.sh's (Debian 12).
-PKGS=(bison flex libelf-dev libssl-dev bc ccache make gcc xz-utils kmod)
+PKGS=(bison flex libelf-dev libssl-dev bc ccache make gcc xz-utils kmod patch)
 missing=()
 for p in "${PKGS[@]}"; do
 	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
@@ -95,6 +102,11 @@ if [ ! -f "$dir/.extracted" ]; then
 	mkdir -p "$tree"
 	tar -xJf "$tarball" -C "$tree" --strip-components=1 ||
 		rig_die "extracting $tarball failed"
+	for p in ${patches[@]+"${patches[@]}"}; do
+		rig_log "applying ${p##*/}"
+		patch -d "$tree" -p1 -s --no-backup-if-mismatch <"$p" ||
+			rig_die "$p does not apply to linux-source-6.1 $srcver"
+	done
 	touch "$dir/.extracted"
 fi
 
