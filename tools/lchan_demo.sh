@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
 # The demo's main job, run in the guest with lchan loaded: a server and a
 # client process exchange messages over lchan on each RDMA device; while
-# they are connected, show the channels in sysfs and in rdma's view.
+# they are connected, show the channels in sysfs, lchanctl's and rdma's
+# view.
 set -u
 tools=$(dirname "$0")
 fail=0
@@ -25,6 +26,10 @@ demo_one() {
 			printf '  %-15s %s\n' "${f##*/}" "$(cat "$f")"
 		done
 	done
+	echo "-- lchanctl"
+	"$tools/lchanctl" || fail=1
+	echo "-- lchanctl --json"
+	"$tools/lchanctl" --json || fail=1
 	echo "-- rdma resource show qp (link $dev)"
 	rdma resource show qp link "$dev/1"
 	wait $cli || fail=1
@@ -33,6 +38,8 @@ demo_one() {
 	cat "/tmp/pp.$dev"
 }
 
+echo "== lchanctl devices"
+"$tools/lchanctl" devices || fail=1
 demo_one "${LCHAN_RXE_DEV:-rxe0}" "${LCHAN_RXE_ADDR:-10.0.2.15}" 18515
 demo_one "${LCHAN_SIW_DEV:-siw0}" "${LCHAN_SIW_ADDR:-192.0.2.1}" 18516
 exit $fail
