@@ -475,6 +475,78 @@ TEST_F_TIMEOUT(msg, busy_poll_with_poller_needs_no_doorbell, 180)
 	free(r.buf);
 }
 
+struct echo {
+	struct lchan_msg *m;
+	unsigned n;
+	int ret;
+};
+
+static void *echo_back(void *p)
+{
+	struct echo *e = p;
+	char buf[64];
+	unsigned i;
+
+	for (i = 0; i < e->n && !e->ret; i++) {
+		ssize_t n = lchan_msg_recv(e->m, buf, sizeof(buf), 0, 20000);
+
+		if (n < 0)
+			e->ret = (int)n;
+		else if (lchan_msg_send(e->m, buf, n, 0) != n)
+			e->ret = -EIO;
+	}
+	return NULL;
+}
+
+/*
+ * Doorbell mode: a message taken and answered is one ENTER on each side.
+ * The receive reposted for it goes with the answer's submit, not in an
+ * ENTER of its own.
+ */
+TEST_F_TIMEOUT(msg, one_enter_per_answered_message, 180)
+{
+	struct lchan_msg *srv = NULL, *cli = NULL;
+	unsigned long long enters[2];
+	struct echo e = { 0 };
+	const unsigned n = 200;
+	pthread_t thr;
+	char buf[64];
+	unsigned i;
+	int ret;
+
+	LCHAN_T_BODY();
+	ret = msg_pairs(self, NULL, &srv, &cli, 1);
+	ASSERT_EQ(0, ret) TH_LOG("pair: %s", strerror(-ret));
+	e.m = srv;
+	e.n = n + 1;
+	ASSERT_EQ(0, pthread_create(&thr, NULL, echo_back, &e));
+	/* One round trip first: both HELLOs are in. */
+	ASSERT_EQ(1, lchan_msg_send(cli, "w", 1, 0));
+	ASSERT_EQ(1, lchan_msg_recv(cli, buf, sizeof(buf), 0, 20000));
+	enters[0] = lchan_t_chan_attr(lchan_msg_chan(cli), "enters");
+	enters[1] = lchan_t_chan_attr(lchan_msg_chan(srv), "enters");
+	for (i = 0; i < n; i++) {
+		memset(buf, (int)i, 48);
+		ASSERT_EQ(48, lchan_msg_send(cli, buf, 48, 0));
+		memset(buf, 0, sizeof(buf));
+		ASSERT_EQ(48, lchan_msg_recv(cli, buf, sizeof(buf), 0, 20000));
+		ASSERT_EQ((char)i, buf[47]) TH_LOG("round trip %u", i);
+	}
+	pthread_join(thr, NULL);
+	EXPECT_EQ(0, e.ret) TH_LOG("echo: %s", strerror(-e.ret));
+	enters[0] = lchan_t_chan_attr(lchan_msg_chan(cli), "enters") -
+		    enters[0];
+	enters[1] = lchan_t_chan_attr(lchan_msg_chan(srv), "enters") -
+		    enters[1];
+	TH_LOG("%u round trips: ENTERs client %llu, server %llu", n,
+	       enters[0], enters[1]);
+	/* The server's count may include the warm-up's answer. */
+	EXPECT_LE(enters[0], n);
+	EXPECT_LE(enters[1], n + 1);
+	EXPECT_EQ(0, lchan_msg_close(cli));
+	EXPECT_EQ(0, lchan_msg_close(srv));
+}
+
 /* The sender closes right after its last send; the reader gets all, then 0. */
 TEST_F_TIMEOUT(msg, close_gives_eof_after_data, 120)
 {
