@@ -23,7 +23,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -38,7 +37,6 @@
 
 #define MP_MAGIC	0x4c4d5046u	/* "LMPF" */
 #define MP_VERSION	1
-#define MAX_SIZES	64
 #define MAX_SIZE	(1UL << 30)
 #define SERVER_MAX_MSG	(1U << 30)	/* the client's sizes decide */
 
@@ -59,8 +57,6 @@ enum ctl_type {
 #define F_EVENT		(1u << 1)
 #define F_ZCOPY		(1u << 2)
 
-enum { V_OFF, V_OK, V_FAIL };
-static const char *const verify_names[] = { "off", "ok", "fail" };
 
 /* A control message; both ends are the same build, so host order. */
 struct ctl {
@@ -75,35 +71,10 @@ struct ctl {
 	uint32_t resv;
 };
 
-struct result {
-	size_t size;
-	unsigned long iters;
-	double t_min, t_max, t_median, t_avg, t_stdev, t_p99, t_p999;
-	double secs;
-	double gbps, mbps, mpps;
-	double cpu_us;		/* user + system of this process, per op */
-	double poller_cpu_us;	/* the kernel poller thread, per op; <0: none */
-	double enters;		/* ENTER ioctls per op; <0: unknown */
-	int verify;		/* V_* */
-};
-
 struct mp {
-	/* options */
-	bool server;
-	const char *host;
-	const char *port;
+	struct perf_opts o;
 	int test;
-	size_t sizes[MAX_SIZES];
-	unsigned nsizes;
-	unsigned long iters;
-	bool poller;
-	unsigned idle_ms;
-	int poller_cpu;
-	bool event;
 	bool zcopy;
-	bool verify;
-	bool json;
-	unsigned timeout_s;
 	unsigned buf_size;
 	unsigned nbufs;
 
@@ -129,39 +100,6 @@ struct mp {
 /* ------------------------------------------------------------------ time */
 
 /* A counter of our channel in sysfs, or -1. */
-static long long chan_stat(struct mp *p, const char *name)
-{
-	char path[96];
-	long long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/kernel/lchan/channels/%u/%s",
-		 lchan_msg_chan(p->m)->info.id, name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
-static void chan_device(struct mp *p)
-{
-	char path[96];
-	FILE *f;
-
-	snprintf(p->device, sizeof(p->device), "?");
-	snprintf(path, sizeof(path), "/sys/kernel/lchan/channels/%u/device",
-		 lchan_msg_chan(p->m)->info.id);
-	f = fopen(path, "r");
-	if (!f)
-		return;
-	if (fgets(p->device, sizeof(p->device), f))
-		p->device[strcspn(p->device, "\n")] = 0;
-	fclose(f);
-}
-
 /* ------------------------------------------------------------- messages */
 
 static void fail(const char *what, long err)
@@ -192,7 +130,7 @@ static int msg_out(struct mp *p, const void *buf, size_t len, bool busy,
 			t0 = ticks();
 		if (++spins % 4096 == 0 && ticks() - t0 > p->timeout_tsc) {
 			fprintf(stderr, "lchan_msg_perf: no credit from the peer for %u s\n",
-				p->timeout_s);
+				p->o.timeout_s);
 			return -ETIMEDOUT;
 		}
 	}
@@ -215,7 +153,7 @@ static ssize_t msg_in(struct mp *p, void *buf, size_t cap, bool busy,
 	ssize_t n;
 
 	if (!busy) {
-		int ms = (int)p->timeout_s * 1000;
+		int ms = (int)p->o.timeout_s * 1000;
 
 		n = zcopy ? lchan_msg_recv_mr(p->m, &p->mr, buf, cap, 0, ms) :
 			    lchan_msg_recv(p->m, buf, cap, 0, ms);
@@ -327,23 +265,6 @@ static int setup_buffers(struct mp *p, size_t max, bool zcopy)
 	return ret;
 }
 
-static int open_ctx(struct mp *p)
-{
-	int ret = lchan_ctx_open(&p->ctx);
-
-	if (ret) {
-		fail(LCHAN_DEVICE_PATH, ret);
-		return ret;
-	}
-	if (p->poller) {
-		ret = lchan_ctx_setup_poller(&p->ctx, p->idle_ms, p->poller_cpu,
-					     NULL);
-		if (ret)
-			fail("poller mode (LCHAN_IOC_CTX_SETUP)", ret);
-	}
-	return ret;
-}
-
 static void msg_opts(struct mp *p, struct lchan_msg_opts *o, size_t max)
 {
 	memset(o, 0, sizeof(*o));
@@ -351,84 +272,19 @@ static void msg_opts(struct mp *p, struct lchan_msg_opts *o, size_t max)
 	o->buf_size = p->buf_size;
 	o->nbufs = p->nbufs;
 	o->nsend = p->nbufs;
-	o->timeout_ms = p->timeout_s * 1000;
+	o->timeout_ms = p->o.timeout_s * 1000;
 }
 
 /* ----------------------------------------------------------- statistics */
 
 /* Round trips in ticks -> one-way (RTT/2) statistics in microseconds. */
-static void lat_stats(struct mp *p, struct result *res, uint64_t *t,
-		      unsigned long n)
-{
-	double scale = 1.0 / p->tsc_per_us / 2.0, sum = 0, sq = 0;
-	unsigned long i;
-
-	qsort(t, n, sizeof(*t), cmp_u64);
-	for (i = 0; i < n; i++) {
-		double v = (double)t[i] * scale;
-
-		sum += v;
-		sq += v * v;
-	}
-	res->t_min = (double)t[0] * scale;
-	res->t_max = (double)t[n - 1] * scale;
-	res->t_median = (double)t[n / 2] * scale;
-	res->t_avg = sum / (double)n;
-	res->t_stdev = sqrt(fmax(0, sq / (double)n - res->t_avg * res->t_avg));
-	res->t_p99 = pct(t, n, 0.99, scale);
-	res->t_p999 = pct(t, n, 0.999, scale);
-}
-
-struct meter {
-	uint64_t t0;
-	uint64_t ns0;
-	double cpu0;
-	double poller0;
-	long long enters0;
-	int poller_pid;
-};
-
-static void meter_start(struct mp *p, struct meter *mt)
-{
-	mt->poller_pid = p->poller ? find_poller() : -1;
-	mt->poller0 = task_cpu_secs(mt->poller_pid);
-	mt->enters0 = chan_stat(p, "enters");
-	mt->cpu0 = cpu_secs();
-	mt->ns0 = now_ns();
-	mt->t0 = ticks();
-}
-
-static void meter_stop(struct mp *p, struct meter *mt, struct result *res)
-{
-	uint64_t t1 = ticks(), ns1 = now_ns();
-	double cpu1 = cpu_secs(), poller1, n = (double)res->iters;
-	long long enters1 = chan_stat(p, "enters");
-
-	res->secs = (double)(ns1 - mt->ns0) / 1e9;
-	/* The run itself is the best calibration of the cycle counter. */
-	if (ns1 - mt->ns0 > 1000000 && t1 > mt->t0)
-		p->tsc_per_us = (double)(t1 - mt->t0) * 1000.0 /
-				(double)(ns1 - mt->ns0);
-	res->cpu_us = (cpu1 - mt->cpu0) * 1e6 / n;
-	poller1 = task_cpu_secs(mt->poller_pid);
-	res->poller_cpu_us = mt->poller0 >= 0 && poller1 >= 0 ?
-			     (poller1 - mt->poller0) * 1e6 / n : -1;
-	res->enters = mt->enters0 >= 0 && enters1 >= 0 ?
-		      (double)(enters1 - mt->enters0) / n : -1;
-	if (p->test == T_BW && res->secs > 0) {
-		res->mpps = n / res->secs / 1e6;
-		res->mbps = n * (double)res->size / res->secs / 1e6;
-		res->gbps = res->mbps * 8 / 1e3;
-	}
-}
-
 /* --------------------------------------------------------------- client */
 
 /* Ping-pong: the server sends every message straight back. */
 static int client_lat(struct mp *p, size_t size, unsigned long n,
 		      uint64_t *t, bool *bad)
 {
-	bool busy = !p->event;
+	bool busy = !p->o.event;
 	unsigned long i;
 
 	for (i = 0; i < n; i++) {
@@ -436,7 +292,7 @@ static int client_lat(struct mp *p, size_t size, unsigned long n,
 		ssize_t got;
 		int ret;
 
-		if (p->verify)
+		if (p->o.verify)
 			stamp(p->sbuf, size, i);
 		t0 = ticks();
 		ret = msg_out(p, p->sbuf, size, busy, p->zcopy);
@@ -451,7 +307,7 @@ static int client_lat(struct mp *p, size_t size, unsigned long n,
 				i, got, size);
 			return -EIO;
 		}
-		if (p->verify && memcmp(p->rbuf, p->sbuf, size))
+		if (p->o.verify && memcmp(p->rbuf, p->sbuf, size))
 			*bad = true;
 	}
 	return 0;
@@ -461,12 +317,12 @@ static int client_lat(struct mp *p, size_t size, unsigned long n,
 static int client_bw(struct mp *p, size_t size, unsigned long n,
 		     struct ctl *result)
 {
-	bool busy = !p->event;
+	bool busy = !p->o.event;
 	unsigned long i;
 	int ret;
 
 	for (i = 0; i < n; i++) {
-		if (p->verify)
+		if (p->o.verify)
 			stamp(p->sbuf, size, i);
 		ret = msg_out(p, p->sbuf, size, busy, p->zcopy);
 		if (ret)
@@ -476,18 +332,18 @@ static int client_bw(struct mp *p, size_t size, unsigned long n,
 }
 
 static int client_round(struct mp *p, size_t size, unsigned long n,
-			struct result *res)
+			struct perf_result *res)
 {
 	struct ctl c = { .type = C_START, .size = size, .iters = n };
 	uint64_t *t = NULL;
-	struct meter mt;
+	struct perf_meter mt;
 	bool bad = false;
 	int ret;
 
 	memset(res, 0, sizeof(*res));
 	res->size = size;
 	res->iters = n;
-	res->verify = p->verify ? V_OK : V_OFF;
+	res->verify = p->o.verify ? "ok" : "off";
 	if (p->test == T_LAT) {
 		t = calloc(n, sizeof(*t));
 		if (!t)
@@ -501,16 +357,19 @@ static int client_round(struct mp *p, size_t size, unsigned long n,
 	if (ret)
 		goto out;
 
-	meter_start(p, &mt);
+	perf_meter_start(&mt, p->o.poller,
+			 perf_chan_stat(lchan_msg_chan(p->m)->info.id, "enters"));
 	if (p->test == T_LAT)
 		ret = client_lat(p, size, n, t, &bad);
 	else
 		ret = client_bw(p, size, n, &c);
-	meter_stop(p, &mt, res);
+	perf_meter_stop(&mt, res, p->test == T_BW, &p->tsc_per_us);
+	perf_meter_enters(&mt, res,
+			  perf_chan_stat(lchan_msg_chan(p->m)->info.id, "enters"));
 	if (ret)
 		goto out;
 	if (t)
-		lat_stats(p, res, t, n);
+		perf_lat_stats(res, t, n, 1.0 / p->tsc_per_us / 2.0);
 	if (p->test == T_LAT) {
 		c = (struct ctl){ .type = C_END, .size = size, .iters = n };
 		ret = send_ctl(p, &c);
@@ -520,7 +379,7 @@ static int client_round(struct mp *p, size_t size, unsigned long n,
 			goto out;
 	}
 	if (c.status || bad)
-		res->verify = V_FAIL;
+		res->verify = "fail";
 out:
 	free(t);
 	return ret;
@@ -582,17 +441,17 @@ static int run_server(struct mp *p)
 	struct ctl c;
 	int ret;
 
-	ret = lchan_listen(&p->ctx, p->host, p->port, 1, 0, &lst);
+	ret = lchan_listen(&p->ctx, p->o.host, p->o.port, 1, 0, &lst);
 	if (ret) {
 		fail("listen", ret);
 		return ret;
 	}
-	if (!p->json) {
+	if (!p->o.json) {
 		char name[80];
 
 		lchan_addr_format(&lst.addr, name, sizeof(name));
 		fprintf(stderr, "lchan_msg_perf: listening on %s (%s)\n", name,
-			p->poller ? "poller" : "doorbell");
+			p->o.poller ? "poller" : "doorbell");
 	}
 	msg_opts(p, &o, SERVER_MAX_MSG);
 	ret = lchan_msg_accept(&p->ctx, &lst, &o, &p->m);
@@ -642,7 +501,7 @@ static int run_server(struct mp *p)
 
 static const char *mode_name(const struct mp *p)
 {
-	return p->poller ? "poller" : "doorbell";
+	return p->o.poller ? "poller" : "doorbell";
 }
 
 static void print_header(struct mp *p)
@@ -654,13 +513,13 @@ static void print_header(struct mp *p)
 	printf("                    lchan_msg_perf %s\n", test_names[p->test]);
 	printf(" Device         : %s (lchan channel %u)\n", p->device, ch->info.id);
 	printf(" Submission     : %s\n", mode_name(p));
-	printf(" Receive        : %s\n", p->event ?
+	printf(" Receive        : %s\n", p->o.event ?
 	       "event (lchan_msg_recv waits)" :
 	       "busy polling (LCHAN_MSG_DONTWAIT | LCHAN_MSG_BUSY_POLL)");
 	printf(" Buffers        : %s\n", p->zcopy ?
 	       "registered up front (lchan_msg_send_mr/recv_mr)" :
 	       "the caller's, unregistered (lchan_msg_send/recv)");
-	printf(" Data check     : %s\n", p->verify ? "on" : "off");
+	printf(" Data check     : %s\n", p->o.verify ? "on" : "off");
 	if (p->test == T_LAT)
 		printf(" Latency        : RTT/2 (one way)\n");
 	printf("%s\n", line);
@@ -671,99 +530,62 @@ static void print_header(struct mp *p)
 	fflush(stdout);
 }
 
-static void print_row(struct mp *p, const struct result *r)
+static void print_row(struct mp *p, const struct perf_result *r)
 {
-	if (p->test == T_LAT)
-		printf(" %-6zu %-11lu  %-11.2f  %-11.2f  %-14.2f  %-11.2f  %-13.2f  %-9.2f  %-11.2f  %.2f\n",
-		       r->size, r->iters, r->t_min, r->t_max, r->t_median,
-		       r->t_avg, r->t_stdev, r->t_p99, r->t_p999, r->cpu_us);
-	else
-		printf(" %-6zu %-11lu  %-8.3f  %-8.2f  %-13.4f  %.2f\n",
-		       r->size, r->iters, r->gbps, r->mbps, r->mpps, r->cpu_us);
-	if (r->verify == V_FAIL)
-		printf(" ^ data check FAILED\n");
-	fflush(stdout);
+	perf_print_row(r, p->test == T_LAT);
 }
 
-static void print_json(struct mp *p, const struct result *res, unsigned n)
+static void print_json(struct mp *p, const struct perf_result *res, unsigned n)
 {
 	const struct lchan_chan *ch = lchan_msg_chan(p->m);
 	char local[80] = "", remote[80] = "";
-	unsigned i;
 
 	lchan_addr_format(&ch->info.local, local, sizeof(local));
 	lchan_addr_format(&ch->info.remote, remote, sizeof(remote));
 	printf("{\"tool\": \"lchan_msg_perf\", \"test\": \"%s\", \"mode\": \"%s\", ",
 	       test_names[p->test], mode_name(p));
 	printf("\"completions\": \"%s\", \"buffers\": \"%s\", \"device\": \"%s\", ",
-	       p->event ? "event" : "busy", p->zcopy ? "registered" : "plain",
+	       p->o.event ? "event" : "busy", p->zcopy ? "registered" : "plain",
 	       p->device);
 	printf("\"local\": \"%s\", \"remote\": \"%s\", ", local, remote);
 	printf("\"buf_size\": %u, \"nbufs\": %u, ", p->buf_size, p->nbufs);
 	printf("\"latency\": \"%s\", ", p->test == T_LAT ? "rtt/2" : "none");
-	printf("\"results\": [");
-	for (i = 0; i < n; i++) {
-		const struct result *r = &res[i];
-
-		printf("%s\n  {\"size\": %zu, \"iters\": %lu, ", i ? "," : "",
-		       r->size, r->iters);
-		if (p->test == T_LAT) {
-			json_num("t_min_us", r->t_min, true);
-			json_num("t_max_us", r->t_max, true);
-			json_num("t_median_us", r->t_median, true);
-			json_num("t_avg_us", r->t_avg, true);
-			json_num("t_stdev_us", r->t_stdev, true);
-			json_num("t_p99_us", r->t_p99, true);
-			json_num("t_p999_us", r->t_p999, true);
-		} else {
-			json_num("bw_gbps", r->gbps, true);
-			json_num("bw_MBps", r->mbps, true);
-			json_num("msg_rate_mpps", r->mpps, true);
-		}
-		json_num("secs", r->secs, true);
-		json_num("cpu_us_per_op", r->cpu_us, true);
-		json_num("poller_cpu_us_per_op",
-			 r->poller_cpu_us >= 0 ? r->poller_cpu_us : NAN, true);
-		json_num("enters_per_op", r->enters >= 0 ? r->enters : NAN,
-			 true);
-		printf("\"verify\": \"%s\"}", verify_names[r->verify]);
-	}
-	printf("%s]}\n", n ? "\n" : "");
-	fflush(stdout);
+	perf_json_results(res, n, p->test == T_LAT);
 }
 
 static int run_client(struct mp *p)
 {
 	struct lchan_msg_opts o;
-	struct result *res;
+	struct perf_result *res;
 	struct ctl c;
 	size_t max = 0;
 	unsigned i, done = 0;
 	bool bad = false;
 	int ret;
 
-	res = calloc(p->nsizes, sizeof(*res));
+	res = calloc(p->o.nsizes, sizeof(*res));
 	if (!res)
 		return -ENOMEM;
-	for (i = 0; i < p->nsizes; i++)
-		if (p->sizes[i] > max)
-			max = p->sizes[i];
+	for (i = 0; i < p->o.nsizes; i++)
+		if (p->o.sizes[i] > max)
+			max = p->o.sizes[i];
 
 	/* The library's largest message must hold ours (default 4 MiB). */
 	msg_opts(p, &o, max > (4u << 20) ? max : 0);
-	ret = lchan_msg_connect(&p->ctx, p->host, p->port, &o, &p->m);
+	ret = lchan_msg_connect(&p->ctx, p->o.host, p->o.port, &o, &p->m);
 	if (ret) {
 		fail("connect", ret);
 		goto out;
 	}
-	chan_device(p);
+	perf_chan_device(lchan_msg_chan(p->m)->info.id, p->device,
+			 sizeof(p->device));
 	ret = setup_buffers(p, max, p->zcopy);
 	if (ret)
 		goto out;
 	c = (struct ctl){
 		.type = C_HELLO,
 		.test = (uint32_t)p->test,
-		.flags = (p->verify ? F_VERIFY : 0) | (p->event ? F_EVENT : 0) |
+		.flags = (p->o.verify ? F_VERIFY : 0) | (p->o.event ? F_EVENT : 0) |
 			 (p->zcopy ? F_ZCOPY : 0),
 		.size = max,
 	};
@@ -777,15 +599,15 @@ static int run_client(struct mp *p)
 	if (ret)
 		goto out;
 
-	if (!p->json)
+	if (!p->o.json)
 		print_header(p);
-	for (i = 0; i < p->nsizes; i++) {
-		ret = client_round(p, p->sizes[i], p->iters, &res[done]);
+	for (i = 0; i < p->o.nsizes; i++) {
+		ret = client_round(p, p->o.sizes[i], p->o.iters, &res[done]);
 		if (ret)
 			break;
-		if (res[done].verify == V_FAIL)
+		if (!strcmp(res[done].verify, "fail"))
 			bad = true;
-		if (!p->json)
+		if (!p->o.json)
 			print_row(p, &res[done]);
 		done++;
 	}
@@ -795,7 +617,7 @@ static int run_client(struct mp *p)
 		if (!ret)
 			ret = recv_ctl(p, &c, C_BYE, false);
 	}
-	if (!ret && p->json)
+	if (!ret && p->o.json)
 		print_json(p, res, done);
 	if (!ret && bad)
 		ret = -EIO;
@@ -838,68 +660,34 @@ static void usage(void)
 }
 
 enum {
-	O_IDLE = 256,
-	O_CPU,
-	O_TIMEOUT,
-	O_BUF_SIZE,
+	O_BUF_SIZE = PERF_O_TOOL,
 	O_NBUFS,
 };
 
 static const struct option long_opts[] = {
-	{ "server", no_argument, NULL, 's' },
-	{ "client", required_argument, NULL, 'c' },
-	{ "port", required_argument, NULL, 'p' },
+	PERF_LONG_OPTS,
 	{ "test", required_argument, NULL, 't' },
-	{ "size", required_argument, NULL, 'S' },
-	{ "all", no_argument, NULL, 'A' },
-	{ "iters", required_argument, NULL, 'n' },
-	{ "mode", required_argument, NULL, 'm' },
-	{ "poller-idle", required_argument, NULL, O_IDLE },
-	{ "poller-cpu", required_argument, NULL, O_CPU },
-	{ "event", no_argument, NULL, 'e' },
 	{ "zero-copy", no_argument, NULL, 'z' },
 	{ "buf-size", required_argument, NULL, O_BUF_SIZE },
 	{ "nbufs", required_argument, NULL, O_NBUFS },
-	{ "verify", no_argument, NULL, 'V' },
-	{ "json", no_argument, NULL, 'J' },
-	{ "timeout", required_argument, NULL, O_TIMEOUT },
-	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
 static int parse_args(struct mp *p, int argc, char **argv)
 {
-	const char *sizes = NULL;
-	bool all = false;
-	int i, opt;
+	int opt, ret;
 
-	/* -a: the listen address to a server, "all sizes" to a client. */
-	for (i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "-s") || !strcmp(argv[i], "--server"))
-			p->server = true;
-
+	perf_opts_init(&p->o, "18517", argc, argv);
 	while ((opt = getopt_long(argc, argv,
-				  p->server ? "sc:a:p:t:S:n:m:ezVJh" :
-					      "sc:ap:t:S:n:m:ezVJh",
+				  p->o.server ? PERF_SHORT_SERVER "t:z" :
+						PERF_SHORT_CLIENT "t:z",
 				  long_opts, NULL)) != -1) {
+		ret = perf_opt(&p->o, "lchan_msg_perf", opt, optarg);
+		if (ret < 0)
+			return ret;
+		if (ret)
+			continue;
 		switch (opt) {
-		case 's':
-			break;
-		case 'c':
-			p->host = optarg;
-			break;
-		case 'a':
-			if (p->server)
-				p->host = optarg;
-			else
-				all = true;
-			break;
-		case 'A':
-			all = true;
-			break;
-		case 'p':
-			p->port = optarg;
-			break;
 		case 't':
 			if (!strcmp(optarg, "lat") || !strcmp(optarg, "msg_lat")) {
 				p->test = T_LAT;
@@ -912,29 +700,6 @@ static int parse_args(struct mp *p, int argc, char **argv)
 				return -EINVAL;
 			}
 			break;
-		case 'S':
-			sizes = optarg;
-			break;
-		case 'n':
-			p->iters = parse_ulong(optarg, 1UL << 30);
-			break;
-		case 'm':
-			if (!strcmp(optarg, "poller")) {
-				p->poller = true;
-			} else if (strcmp(optarg, "doorbell")) {
-				fprintf(stderr, "lchan_msg_perf: --mode is doorbell or poller\n");
-				return -EINVAL;
-			}
-			break;
-		case O_IDLE:
-			p->idle_ms = (unsigned)parse_ulong(optarg, 600000);
-			break;
-		case O_CPU:
-			p->poller_cpu = (int)parse_ulong(optarg, 4095);
-			break;
-		case 'e':
-			p->event = true;
-			break;
 		case 'z':
 			p->zcopy = true;
 			break;
@@ -944,49 +709,22 @@ static int parse_args(struct mp *p, int argc, char **argv)
 		case O_NBUFS:
 			p->nbufs = (unsigned)parse_ulong(optarg, 1024);
 			break;
-		case 'V':
-			p->verify = true;
-			break;
-		case 'J':
-			p->json = true;
-			break;
-		case O_TIMEOUT:
-			p->timeout_s = (unsigned)parse_ulong(optarg, 3600);
-			if (!p->timeout_s)
-				p->timeout_s = 1;
-			break;
 		default:
 			return -EINVAL;
 		}
 	}
-	if (optind != argc || (!p->server && !p->host))
-		return -EINVAL;
-	if (!p->iters)
-		p->iters = 1000;
-	if (sizes && parse_sizes(sizes, p->sizes, MAX_SIZES, &p->nsizes)) {
-		fprintf(stderr, "lchan_msg_perf: bad size list '%s'\n", sizes);
-		return -EINVAL;
-	}
-	if (all) {
-		size_t top = sizes ? p->sizes[p->nsizes - 1] : 65536, s;
-
-		p->nsizes = 0;
-		for (s = 2; s <= top && p->nsizes < MAX_SIZES; s *= 2)
-			p->sizes[p->nsizes++] = s;
-	}
-	if (!p->nsizes) {
-		p->sizes[0] = p->test == T_LAT ? 64 : 1u << 20;
-		p->nsizes = 1;
-	}
+	ret = perf_opts_finish(&p->o, "lchan_msg_perf", argc,
+			       p->test == T_LAT ? 64 : 1u << 20);
+	if (ret)
+		return ret;
+	if (!p->o.iters)
+		p->o.iters = 1000;
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	struct mp p = {
-		.port = "18517",
-		.poller_cpu = -1,
-		.timeout_s = 30,
 		.buf_size = 8192,
 		.nbufs = 32,
 	};
@@ -997,12 +735,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	p.tsc_per_us = calibrate();
-	p.timeout_tsc = (uint64_t)(p.tsc_per_us * 1e6 * p.timeout_s);
+	p.timeout_tsc = (uint64_t)(p.tsc_per_us * 1e6 * p.o.timeout_s);
 	p.ctx.fd = -1;
 
-	ret = open_ctx(&p);
+	ret = perf_open_ctx(&p.ctx, &p.o, "lchan_msg_perf");
 	if (!ret)
-		ret = p.server ? run_server(&p) : run_client(&p);
+		ret = p.o.server ? run_server(&p) : run_client(&p);
 	if (p.m) {
 		if (p.mr.handle)
 			lchan_mr_dereg(&p.ctx, &p.mr);

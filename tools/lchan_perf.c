@@ -25,7 +25,6 @@
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +39,6 @@
 #define PERF_VERSION	1
 #define CTRL_SIZE	128		/* bytes of a control message slot */
 #define CTRL_BUFS	64		/* control send buffers, used in turn */
-#define MAX_SIZES	64
 #define SLOT_BUDGET	(64u << 20)	/* receive slots, all together */
 #define MIN_SLOTS	8
 #define CTRL_BIT	(1ULL << 63)	/* SQE user_data: a control SEND */
@@ -105,39 +103,14 @@ struct perf_msg {
 
 _Static_assert(sizeof(struct perf_msg) <= CTRL_SIZE, "control message size");
 
-struct result {
-	size_t size;
-	unsigned long iters;
-	double t_min, t_max, t_median, t_avg, t_stdev, t_p99, t_p999;
-	double secs;		/* timed part */
-	double gbps, mbps, mpps;
-	double cpu_us;		/* user + system of this process, per op */
-	double poller_cpu_us;	/* the kernel poller thread, per op; <0: none */
-	double enters;		/* ENTER ioctls per op */
-	const char *verify;	/* "ok", "fail", "off" */
-};
-
 struct perf {
-	/* options */
-	bool server;
-	const char *host;
-	const char *port;
+	struct perf_opts o;
 	int test;
-	size_t sizes[MAX_SIZES];
-	unsigned nsizes;
 	bool sweep;
-	unsigned long iters;
 	unsigned batch;
 	unsigned cq_mod;
 	unsigned tx_depth;
 	unsigned rx_depth;
-	bool poller;
-	unsigned idle_ms;
-	int poller_cpu;
-	bool event;
-	bool json;
-	bool verify;
-	unsigned timeout_s;
 
 	/* the channel */
 	struct lchan_ctx ctx;
@@ -182,39 +155,6 @@ struct perf {
 /* ------------------------------------------------------------------ time */
 
 /* A counter of this channel in sysfs, or -1. */
-static long long chan_stat(struct perf *p, const char *name)
-{
-	char path[96];
-	long long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/kernel/lchan/channels/%u/%s",
-		 p->chan.info.id, name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
-static void chan_device(struct perf *p)
-{
-	char path[96];
-	FILE *f;
-
-	snprintf(p->device, sizeof(p->device), "?");
-	snprintf(path, sizeof(path), "/sys/kernel/lchan/channels/%u/device",
-		 p->chan.info.id);
-	f = fopen(path, "r");
-	if (!f)
-		return;
-	if (fgets(p->device, sizeof(p->device), f))
-		p->device[strcspn(p->device, "\n")] = 0;
-	fclose(f);
-}
-
 /* ------------------------------------------------------------- the rings */
 
 static void fail(const char *what, int err)
@@ -334,7 +274,7 @@ static int reap(struct perf *p, bool wait, bool event, struct recvd *r)
 			return -EAGAIN;
 		if (event) {
 			ret = lchan_wait_cqe(&p->chan, &cqe,
-					     (int)p->timeout_s * 1000);
+					     (int)p->o.timeout_s * 1000);
 			if (ret) {
 				fail("waiting for a completion", ret);
 				return ret;
@@ -345,7 +285,7 @@ static int reap(struct perf *p, bool wait, bool event, struct recvd *r)
 			t0 = ticks();
 		if (++spins % 4096 == 0 && ticks() - t0 > p->timeout_tsc) {
 			fprintf(stderr, "lchan_perf: no completion for %u s\n",
-				p->timeout_s);
+				p->o.timeout_s);
 			return -ETIMEDOUT;
 		}
 	}
@@ -572,23 +512,6 @@ static void learn_peer(struct perf *p, const struct perf_msg *m)
 
 /* --------------------------------------------------------- the channel */
 
-static int open_ctx(struct perf *p)
-{
-	int ret = lchan_ctx_open(&p->ctx);
-
-	if (ret) {
-		fail(LCHAN_DEVICE_PATH, ret);
-		return ret;
-	}
-	if (p->poller) {
-		ret = lchan_ctx_setup_poller(&p->ctx, p->idle_ms, p->poller_cpu,
-					     NULL);
-		if (ret)
-			fail("poller mode (LCHAN_IOC_CTX_SETUP)", ret);
-	}
-	return ret;
-}
-
 static void chan_opts(struct perf *p, struct lchan_opts *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -599,86 +522,19 @@ static void chan_opts(struct perf *p, struct lchan_opts *o)
 
 static int establish(struct perf *p)
 {
-	int ret = lchan_establish(&p->chan, p->timeout_s * 1000);
+	int ret = lchan_establish(&p->chan, p->o.timeout_s * 1000);
 
 	if (ret) {
 		fail("establishing the connection", ret);
 		return ret;
 	}
 	p->features = p->chan.info.features;
-	chan_device(p);
+	perf_chan_device(p->chan.info.id, p->device,
+			 sizeof(p->device));
 	return 0;
 }
 
 /* ----------------------------------------------------------- statistics */
-
-static void lat_stats(struct perf *p, struct result *res, uint64_t *t,
-		      unsigned long n, bool halve)
-{
-	double scale = 1.0 / p->tsc_per_us / (halve ? 2.0 : 1.0);
-	double sum = 0, sq = 0;
-	unsigned long i;
-
-	qsort(t, n, sizeof(*t), cmp_u64);
-	for (i = 0; i < n; i++) {
-		double v = (double)t[i] * scale;
-
-		sum += v;
-		sq += v * v;
-	}
-	res->t_min = (double)t[0] * scale;
-	res->t_max = (double)t[n - 1] * scale;
-	res->t_median = (double)t[n / 2] * scale;
-	res->t_avg = sum / (double)n;
-	res->t_stdev = sqrt(fmax(0, sq / (double)n - res->t_avg * res->t_avg));
-	res->t_p99 = pct(t, n, 0.99, scale);
-	res->t_p999 = pct(t, n, 0.999, scale);
-}
-
-/* Around the timed part of a test. */
-struct meter {
-	uint64_t t0;
-	uint64_t ns0;
-	double cpu0;
-	double poller0;
-	long long enters0;
-	int poller_pid;
-};
-
-static void meter_start(struct perf *p, struct meter *m)
-{
-	m->poller_pid = p->poller ? find_poller() : -1;
-	m->poller0 = task_cpu_secs(m->poller_pid);
-	m->enters0 = chan_stat(p, "enters");
-	m->cpu0 = cpu_secs();
-	m->ns0 = now_ns();
-	m->t0 = ticks();
-}
-
-static void meter_stop(struct perf *p, struct meter *m, struct result *res)
-{
-	uint64_t t1 = ticks(), ns1 = now_ns();
-	double cpu1 = cpu_secs(), poller1;
-	long long enters1 = chan_stat(p, "enters");
-	double n = (double)res->iters;
-
-	res->secs = (double)(ns1 - m->ns0) / 1e9;
-	/* The run itself is the best calibration of the cycle counter. */
-	if (ns1 - m->ns0 > 1000000 && t1 > m->t0)
-		p->tsc_per_us = (double)(t1 - m->t0) * 1000.0 /
-				(double)(ns1 - m->ns0);
-	res->cpu_us = (cpu1 - m->cpu0) * 1e6 / n;
-	poller1 = task_cpu_secs(m->poller_pid);
-	res->poller_cpu_us = m->poller0 >= 0 && poller1 >= 0 ?
-			     (poller1 - m->poller0) * 1e6 / n : -1;
-	res->enters = m->enters0 >= 0 && enters1 >= 0 ?
-		      (double)(enters1 - m->enters0) / n : -1;
-	if (!tests[p->test].lat && res->secs > 0) {
-		res->mpps = n / res->secs / 1e6;
-		res->mbps = n * (double)res->size / res->secs / 1e6;
-		res->gbps = res->mbps * 8 / 1e3;
-	}
-}
 
 /* --------------------------------------------------------- client tests */
 
@@ -772,7 +628,7 @@ static int client_send_lat(struct perf *p, size_t size, unsigned long n,
 		uint64_t t0 = ticks();
 		struct lchan_sqe *sqe;
 
-		ret = window_wait(p, p->event);
+		ret = window_wait(p, p->o.event);
 		if (ret)
 			return ret;
 		sqe = get_sqe(p);
@@ -781,7 +637,7 @@ static int client_send_lat(struct perf *p, size_t size, unsigned long n,
 		prep_data(p, sqe, size, i, n);
 		ret = submit(p);
 		if (!ret)
-			ret = wait_recv(p, p->event, &r);
+			ret = wait_recv(p, p->o.event, &r);
 		if (ret)
 			return ret;
 		t[i] = ticks() - t0;
@@ -813,7 +669,7 @@ static int wait_byte(struct perf *p, volatile uint8_t *buf, uint8_t v)
 			t0 = ticks();
 		else if (ticks() - t0 > p->timeout_tsc) {
 			fprintf(stderr, "lchan_perf: no write from the peer for %u s\n",
-				p->timeout_s);
+				p->o.timeout_s);
 			return -ETIMEDOUT;
 		}
 	}
@@ -882,7 +738,7 @@ static int client_one_sided_lat(struct perf *p, size_t size, unsigned long n,
 		while (!ret && p->data_done < want) {
 			struct recvd r;
 
-			ret = reap(p, true, p->event, &r);
+			ret = reap(p, true, p->o.event, &r);
 			if (ret == 1) {
 				fprintf(stderr, "lchan_perf: unexpected message\n");
 				ret = -EPROTO;
@@ -891,7 +747,7 @@ static int client_one_sided_lat(struct perf *p, size_t size, unsigned long n,
 		if (ret)
 			return ret;
 		t[i] = ticks() - t0;
-		if (p->test == T_ATOMIC_LAT && p->verify && *p->fetched != i) {
+		if (p->test == T_ATOMIC_LAT && p->o.verify && *p->fetched != i) {
 			fprintf(stderr, "lchan_perf: fetch_add %lu returned %" PRIu64 "\n",
 				i, *p->fetched);
 			return -EIO;
@@ -938,7 +794,7 @@ static int client_bw(struct perf *p, size_t size, unsigned long n,
 				return ret;
 		}
 		/* Wait only when nothing more may be posted. */
-		ret = reap(p, !more, p->event, &r);
+		ret = reap(p, !more, p->o.event, &r);
 		if (ret == -EAGAIN)
 			continue;
 		if (ret < 0)
@@ -957,17 +813,17 @@ static int client_bw(struct perf *p, size_t size, unsigned long n,
 }
 
 static int client_run(struct perf *p, size_t size, unsigned long n,
-		      struct result *res)
+		      struct perf_result *res)
 {
 	struct perf_msg m = { .type = M_START, .size = size, .iters = n };
 	uint64_t *t = NULL, credit = 0;
-	struct meter mt;
+	struct perf_meter mt;
 	int ret;
 
 	memset(res, 0, sizeof(*res));
 	res->size = size;
 	res->iters = n;
-	res->verify = p->verify ? "ok" : "off";
+	res->verify = p->o.verify ? "ok" : "off";
 	if (tests[p->test].lat) {
 		t = calloc(n, sizeof(*t));
 		if (!t)
@@ -986,7 +842,8 @@ static int client_run(struct perf *p, size_t size, unsigned long n,
 	p->data_posted = 0;
 	p->data_done = 0;
 
-	meter_start(p, &mt);
+	perf_meter_start(&mt, p->o.poller,
+			 perf_chan_stat(p->chan.info.id, "enters"));
 	switch (p->test) {
 	case T_SEND_LAT:
 		ret = client_send_lat(p, size, n, t);
@@ -1002,22 +859,25 @@ static int client_run(struct perf *p, size_t size, unsigned long n,
 		ret = client_bw(p, size, n, credit);
 		break;
 	}
-	meter_stop(p, &mt, res);
+	perf_meter_stop(&mt, res, !tests[p->test].lat, &p->tsc_per_us);
+	perf_meter_enters(&mt, res,
+			  perf_chan_stat(p->chan.info.id, "enters"));
 	if (!ret)
 		ret = drain(p);
 	if (ret)
 		goto out;
 	if (t)
-		lat_stats(p, res, t, n, tests[p->test].halve);
+		perf_lat_stats(res, t, n, 1.0 / p->tsc_per_us /
+			       (tests[p->test].halve ? 2.0 : 1.0));
 
 	/* Our own checks: what we read. */
-	if (p->verify && p->test == T_READ_BW &&
+	if (p->o.verify && p->test == T_READ_BW &&
 	    !check_pattern(p->dst, size, size))
 		res->verify = "fail";
-	if (p->verify && p->test == T_READ_LAT &&
+	if (p->o.verify && p->test == T_READ_LAT &&
 	    !check_pattern(p->dst, size, size))
 		res->verify = "fail";
-	if (p->verify && p->test == T_WRITE_LAT &&
+	if (p->o.verify && p->test == T_WRITE_LAT &&
 	    !check_pattern(p->target, size, size - 1))
 		res->verify = "fail";
 
@@ -1222,17 +1082,17 @@ static int run_server(struct perf *p)
 	struct recvd r;
 	int ret;
 
-	ret = lchan_listen(&p->ctx, p->host, p->port, 1, 0, &lst);
+	ret = lchan_listen(&p->ctx, p->o.host, p->o.port, 1, 0, &lst);
 	if (ret) {
 		fail("listen", ret);
 		return ret;
 	}
-	if (!p->json) {
+	if (!p->o.json) {
 		char name[80];
 
 		lchan_addr_format(&lst.addr, name, sizeof(name));
 		fprintf(stderr, "lchan_perf: listening on %s (%s)\n", name,
-			p->poller ? "poller" : "doorbell");
+			p->o.poller ? "poller" : "doorbell");
 	}
 	chan_opts(p, &opts);
 	ret = lchan_accept(&lst, &opts, &p->chan);
@@ -1264,7 +1124,7 @@ static int run_server(struct perf *p)
 	{
 		struct lchan_cqe *cqe;
 
-		ret = lchan_wait_cqe(&p->chan, &cqe, (int)p->timeout_s * 1000);
+		ret = lchan_wait_cqe(&p->chan, &cqe, (int)p->o.timeout_s * 1000);
 		if (ret) {
 			fail("waiting for the client", ret);
 			return ret;
@@ -1328,7 +1188,7 @@ static int run_server(struct perf *p)
 
 static const char *mode_name(const struct perf *p)
 {
-	return p->poller ? "poller" : "doorbell";
+	return p->o.poller ? "poller" : "doorbell";
 }
 
 static void print_header(struct perf *p)
@@ -1340,12 +1200,12 @@ static void print_header(struct perf *p)
 	printf(" Device         : %s (lchan channel %u)\n", p->device,
 	       p->chan.info.id);
 	printf(" Submission     : %s\n", mode_name(p));
-	printf(" Completions    : %s\n", p->event ? "event (poll(2))" :
+	printf(" Completions    : %s\n", p->o.event ? "event (poll(2))" :
 	       "busy polling of the CQ ring");
 	printf(" TX depth       : %u  RX depth: %u", p->tx_depth, p->rx_depth);
 	if (!tests[p->test].lat)
 		printf("  batch: %u  CQ moderation: %u", p->batch, p->cq_mod);
-	printf("\n Data check     : %s\n", p->verify ? "on" : "off");
+	printf("\n Data check     : %s\n", p->o.verify ? "on" : "off");
 	if (tests[p->test].lat)
 		printf(" Latency        : %s\n", tests[p->test].halve ?
 		       "RTT/2 (one way)" : "whole operation");
@@ -1357,32 +1217,22 @@ static void print_header(struct perf *p)
 	fflush(stdout);
 }
 
-static void print_row(struct perf *p, const struct result *r)
+static void print_row(struct perf *p, const struct perf_result *r)
 {
-	if (tests[p->test].lat)
-		printf(" %-6zu %-11lu  %-11.2f  %-11.2f  %-14.2f  %-11.2f  %-13.2f  %-9.2f  %-11.2f  %.2f\n",
-		       r->size, r->iters, r->t_min, r->t_max, r->t_median,
-		       r->t_avg, r->t_stdev, r->t_p99, r->t_p999, r->cpu_us);
-	else
-		printf(" %-6zu %-11lu  %-8.3f  %-8.2f  %-13.4f  %.2f\n",
-		       r->size, r->iters, r->gbps, r->mbps, r->mpps, r->cpu_us);
-	if (!strcmp(r->verify, "fail"))
-		printf(" ^ data check FAILED\n");
-	fflush(stdout);
+	perf_print_row(r, tests[p->test].lat);
 }
 
-static void print_json(struct perf *p, const struct result *res, unsigned n,
-		       const char *skipped)
+static void print_json(struct perf *p, const struct perf_result *res,
+		       unsigned n, const char *skipped)
 {
 	char local[80] = "", remote[80] = "";
-	unsigned i;
 
 	lchan_addr_format(&p->chan.info.local, local, sizeof(local));
 	lchan_addr_format(&p->chan.info.remote, remote, sizeof(remote));
 	printf("{\"tool\": \"lchan_perf\", \"test\": \"%s\", \"mode\": \"%s\", ",
 	       tests[p->test].name, mode_name(p));
 	printf("\"completions\": \"%s\", \"device\": \"%s\", ",
-	       p->event ? "event" : "busy", p->device);
+	       p->o.event ? "event" : "busy", p->device);
 	printf("\"local\": \"%s\", \"remote\": \"%s\", ", local, remote);
 	printf("\"tx_depth\": %u, \"rx_depth\": %u, \"batch\": %u, \"cq_mod\": %u, ",
 	       p->tx_depth, p->rx_depth, p->batch, p->cq_mod);
@@ -1390,35 +1240,7 @@ static void print_json(struct perf *p, const struct result *res, unsigned n,
 	       tests[p->test].halve ? "rtt/2" : "operation");
 	if (skipped)
 		printf("\"skipped\": \"%s\", ", skipped);
-	printf("\"results\": [");
-	for (i = 0; i < n; i++) {
-		const struct result *r = &res[i];
-
-		printf("%s\n  {\"size\": %zu, \"iters\": %lu, ", i ? "," : "",
-		       r->size, r->iters);
-		if (tests[p->test].lat) {
-			json_num("t_min_us", r->t_min, true);
-			json_num("t_max_us", r->t_max, true);
-			json_num("t_median_us", r->t_median, true);
-			json_num("t_avg_us", r->t_avg, true);
-			json_num("t_stdev_us", r->t_stdev, true);
-			json_num("t_p99_us", r->t_p99, true);
-			json_num("t_p999_us", r->t_p999, true);
-		} else {
-			json_num("bw_gbps", r->gbps, true);
-			json_num("bw_MBps", r->mbps, true);
-			json_num("msg_rate_mpps", r->mpps, true);
-		}
-		json_num("secs", r->secs, true);
-		json_num("cpu_us_per_op", r->cpu_us, true);
-		json_num("poller_cpu_us_per_op",
-			 r->poller_cpu_us >= 0 ? r->poller_cpu_us : NAN, true);
-		json_num("enters_per_op", r->enters >= 0 ? r->enters : NAN,
-			 true);
-		printf("\"verify\": \"%s\"}", r->verify);
-	}
-	printf("%s]}\n", n ? "\n" : "");
-	fflush(stdout);
+	perf_json_results(res, n, tests[p->test].lat);
 }
 
 /* ---------------------------------------------------------------- client */
@@ -1426,7 +1248,7 @@ static void print_json(struct perf *p, const struct result *res, unsigned n,
 static int run_client(struct perf *p)
 {
 	struct lchan_opts opts;
-	struct result *res;
+	struct perf_result *res;
 	struct perf_msg m;
 	const char *skipped = NULL;
 	size_t max = 0;
@@ -1434,15 +1256,15 @@ static int run_client(struct perf *p)
 	bool bad = false;
 	int ret;
 
-	res = calloc(p->nsizes, sizeof(*res));
+	res = calloc(p->o.nsizes, sizeof(*res));
 	if (!res)
 		return -ENOMEM;
-	for (i = 0; i < p->nsizes; i++)
-		if (p->sizes[i] > max)
-			max = p->sizes[i];
+	for (i = 0; i < p->o.nsizes; i++)
+		if (p->o.sizes[i] > max)
+			max = p->o.sizes[i];
 
 	chan_opts(p, &opts);
-	ret = lchan_connect(&p->ctx, p->host, p->port, &opts, &p->chan);
+	ret = lchan_connect(&p->ctx, p->o.host, p->o.port, &opts, &p->chan);
 	if (ret) {
 		fail("connect", ret);
 		goto out;
@@ -1460,7 +1282,7 @@ static int run_client(struct perf *p)
 	m = (struct perf_msg){
 		.type = M_HELLO,
 		.test = (uint32_t)p->test,
-		.flags = (p->verify ? F_VERIFY : 0) | (p->event ? F_EVENT : 0),
+		.flags = (p->o.verify ? F_VERIFY : 0) | (p->o.event ? F_EVENT : 0),
 		.size = max,
 	};
 	describe_self(p, &m);
@@ -1473,24 +1295,24 @@ static int run_client(struct perf *p)
 
 	if (p->test == T_ATOMIC_LAT && !(p->features & LCHAN_FEATURE_ATOMIC))
 		skipped = "the device has no atomic operations (LCHAN_FEATURE_ATOMIC)";
-	if (p->test == T_WRITE_LAT && p->event && !p->json)
+	if (p->test == T_WRITE_LAT && p->o.event && !p->o.json)
 		fprintf(stderr, "lchan_perf: write_lat polls memory: --event does not apply\n");
-	if (!skipped && !p->json)
+	if (!skipped && !p->o.json)
 		print_header(p);
-	for (i = 0; !skipped && i < p->nsizes; i++) {
-		size_t size = p->sizes[i];
+	for (i = 0; !skipped && i < p->o.nsizes; i++) {
+		size_t size = p->o.sizes[i];
 
 		if (size > p->chan.info.max_msg_size) {
 			fprintf(stderr, "lchan_perf: %zu bytes is above the channel's limit (%u): skipped\n",
 				size, p->chan.info.max_msg_size);
 			continue;
 		}
-		ret = client_run(p, size, p->iters, &res[done]);
+		ret = client_run(p, size, p->o.iters, &res[done]);
 		if (ret)
 			break;
 		if (!strcmp(res[done].verify, "fail"))
 			bad = true;
-		if (!p->json)
+		if (!p->o.json)
 			print_row(p, &res[done]);
 		done++;
 	}
@@ -1500,10 +1322,10 @@ static int run_client(struct perf *p)
 		if (!ret)
 			ret = recv_ctrl(p, &m, M_BYE);
 	}
-	if (!ret && skipped && !p->json)
+	if (!ret && skipped && !p->o.json)
 		printf("lchan_perf: %s: skipped: %s\n", tests[p->test].name,
 		       skipped);
-	if (!ret && p->json)
+	if (!ret && p->o.json)
 		print_json(p, res, done, skipped);
 	if (!ret && bad)
 		ret = -EIO;
@@ -1551,72 +1373,35 @@ static void usage(void)
 }
 
 enum {
-	O_TX_DEPTH = 256,
+	O_TX_DEPTH = PERF_O_TOOL,
 	O_RX_DEPTH,
-	O_IDLE,
-	O_CPU,
-	O_TIMEOUT,
 };
 
 static const struct option long_opts[] = {
-	{ "server", no_argument, NULL, 's' },
-	{ "client", required_argument, NULL, 'c' },
-	{ "port", required_argument, NULL, 'p' },
+	PERF_LONG_OPTS,
 	{ "test", required_argument, NULL, 't' },
-	{ "size", required_argument, NULL, 'S' },
-	{ "all", no_argument, NULL, 'A' },
-	{ "iters", required_argument, NULL, 'n' },
 	{ "batch", required_argument, NULL, 'b' },
 	{ "cq-mod", required_argument, NULL, 'Q' },
 	{ "tx-depth", required_argument, NULL, O_TX_DEPTH },
 	{ "rx-depth", required_argument, NULL, O_RX_DEPTH },
-	{ "mode", required_argument, NULL, 'm' },
-	{ "poller-idle", required_argument, NULL, O_IDLE },
-	{ "poller-cpu", required_argument, NULL, O_CPU },
-	{ "event", no_argument, NULL, 'e' },
-	{ "verify", no_argument, NULL, 'V' },
-	{ "json", no_argument, NULL, 'J' },
-	{ "timeout", required_argument, NULL, O_TIMEOUT },
-	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
 static int parse_args(struct perf *p, int argc, char **argv)
 {
-	const char *sizes = NULL;
-	bool all = false;
-	int i, opt;
+	int opt, ret;
 
-	/*
-	 * -a means "listen address" to the server and "all sizes" to the
-	 * client (perftest's -a): look for -s first.
-	 */
-	for (i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "-s") || !strcmp(argv[i], "--server"))
-			p->server = true;
-
+	perf_opts_init(&p->o, "18515", argc, argv);
 	while ((opt = getopt_long(argc, argv,
-				  p->server ? "sc:a:p:t:S:n:b:Q:m:eVJh" :
-					      "sc:ap:t:S:n:b:Q:m:eVJh",
+				  p->o.server ? PERF_SHORT_SERVER "t:b:Q:" :
+						PERF_SHORT_CLIENT "t:b:Q:",
 				  long_opts, NULL)) != -1) {
+		ret = perf_opt(&p->o, "lchan_perf", opt, optarg);
+		if (ret < 0)
+			return ret;
+		if (ret)
+			continue;
 		switch (opt) {
-		case 's':
-			break;
-		case 'c':
-			p->host = optarg;
-			break;
-		case 'a':
-			if (p->server)
-				p->host = optarg;
-			else
-				all = true;
-			break;
-		case 'A':
-			all = true;
-			break;
-		case 'p':
-			p->port = optarg;
-			break;
 		case 't':
 			for (p->test = 0; p->test < T_MAX; p->test++)
 				if (!strcmp(optarg, tests[p->test].name))
@@ -1626,12 +1411,6 @@ static int parse_args(struct perf *p, int argc, char **argv)
 					optarg);
 				return -EINVAL;
 			}
-			break;
-		case 'S':
-			sizes = optarg;
-			break;
-		case 'n':
-			p->iters = parse_ulong(optarg, 1UL << 30);
 			break;
 		case 'b':
 			p->batch = (unsigned)parse_ulong(optarg, 4096);
@@ -1645,40 +1424,20 @@ static int parse_args(struct perf *p, int argc, char **argv)
 		case O_RX_DEPTH:
 			p->rx_depth = (unsigned)parse_ulong(optarg, 4096);
 			break;
-		case 'm':
-			if (!strcmp(optarg, "poller")) {
-				p->poller = true;
-			} else if (strcmp(optarg, "doorbell")) {
-				fprintf(stderr, "lchan_perf: --mode is doorbell or poller\n");
-				return -EINVAL;
-			}
-			break;
-		case O_IDLE:
-			p->idle_ms = (unsigned)parse_ulong(optarg, 600000);
-			break;
-		case O_CPU:
-			p->poller_cpu = (int)parse_ulong(optarg, 4095);
-			break;
-		case 'e':
-			p->event = true;
-			break;
-		case 'V':
-			p->verify = true;
-			break;
-		case 'J':
-			p->json = true;
-			break;
-		case O_TIMEOUT:
-			p->timeout_s = (unsigned)parse_ulong(optarg, 3600);
-			if (!p->timeout_s)
-				p->timeout_s = 1;
-			break;
 		default:
 			return -EINVAL;
 		}
 	}
-	if (optind != argc || (!p->server && !p->host))
-		return -EINVAL;
+	if (p->test == T_ATOMIC_LAT)
+		p->o.all = false;
+	ret = perf_opts_finish(&p->o, "lchan_perf", argc,
+			       tests[p->test].def_size);
+	if (ret)
+		return ret;
+	if (p->test == T_ATOMIC_LAT) {
+		p->o.sizes[0] = 8;
+		p->o.nsizes = 1;
+	}
 	if (p->tx_depth < 4 || p->rx_depth < 4) {
 		fprintf(stderr, "lchan_perf: ring depths must be at least 4\n");
 		return -EINVAL;
@@ -1688,8 +1447,8 @@ static int parse_args(struct perf *p, int argc, char **argv)
 		p->tx_depth++;
 	while (p->rx_depth & (p->rx_depth - 1))
 		p->rx_depth++;
-	if (!p->iters)
-		p->iters = tests[p->test].lat ? 1000 : 5000;
+	if (!p->o.iters)
+		p->o.iters = tests[p->test].lat ? 1000 : 5000;
 	if (!p->batch)
 		p->batch = 1;
 	if (!p->cq_mod)
@@ -1698,38 +1457,15 @@ static int parse_args(struct perf *p, int argc, char **argv)
 	if (p->cq_mod > p->tx_depth / 2)
 		p->cq_mod = p->tx_depth / 2;
 
-	if (sizes && parse_sizes(sizes, p->sizes, MAX_SIZES, &p->nsizes)) {
-		fprintf(stderr, "lchan_perf: bad size list '%s'\n", sizes);
-		return -EINVAL;
-	}
-	if (p->test == T_ATOMIC_LAT) {
-		p->sizes[0] = 8;
-		p->nsizes = 1;
-		all = false;
-	}
-	if (all) {
-		size_t top = sizes ? p->sizes[p->nsizes - 1] : 65536, s;
-
-		p->nsizes = 0;
-		for (s = 2; s <= top && p->nsizes < MAX_SIZES; s *= 2)
-			p->sizes[p->nsizes++] = s;
-	}
-	if (!p->nsizes) {
-		p->sizes[0] = tests[p->test].def_size;
-		p->nsizes = 1;
-	}
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	struct perf p = {
-		.port = "18515",
 		.tx_depth = 128,
 		.rx_depth = 512,
 		.batch = 16,
-		.poller_cpu = -1,
-		.timeout_s = 30,
 	};
 	int ret;
 
@@ -1738,13 +1474,13 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	p.tsc_per_us = calibrate();
-	p.timeout_tsc = (uint64_t)(p.tsc_per_us * 1e6 * p.timeout_s);
+	p.timeout_tsc = (uint64_t)(p.tsc_per_us * 1e6 * p.o.timeout_s);
 	p.chan.fd = -1;
 	p.ctx.fd = -1;
 
-	ret = open_ctx(&p);
+	ret = perf_open_ctx(&p.ctx, &p.o, "lchan_perf");
 	if (!ret)
-		ret = p.server ? run_server(&p) : run_client(&p);
+		ret = p.o.server ? run_server(&p) : run_client(&p);
 	lchan_chan_close(&p.chan);
 	lchan_ctx_close(&p.ctx);
 	free(p.data);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
-/* Measuring helpers shared by lchan_perf and lchan_msg_perf. */
+/* Measuring and reporting shared by lchan_perf and lchan_msg_perf. */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
 #include <dirent.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "liblchan.h"
 #include "perf_util.h"
 
 double calibrate(void)
@@ -177,4 +179,269 @@ unsigned long parse_ulong(const char *s, unsigned long max)
 		exit(2);
 	}
 	return v;
+}
+
+void perf_lat_stats(struct perf_result *res, uint64_t *t, unsigned long n,
+		    double scale)
+{
+	double sum = 0, sq = 0;
+	unsigned long i;
+
+	qsort(t, n, sizeof(*t), cmp_u64);
+	for (i = 0; i < n; i++) {
+		double v = (double)t[i] * scale;
+
+		sum += v;
+		sq += v * v;
+	}
+	res->t_min = (double)t[0] * scale;
+	res->t_max = (double)t[n - 1] * scale;
+	res->t_median = (double)t[n / 2] * scale;
+	res->t_avg = sum / (double)n;
+	res->t_stdev = sqrt(fmax(0, sq / (double)n - res->t_avg * res->t_avg));
+	res->t_p99 = pct(t, n, 0.99, scale);
+	res->t_p999 = pct(t, n, 0.999, scale);
+}
+
+void perf_meter_start(struct perf_meter *m, bool poller, long long enters)
+{
+	m->poller_pid = poller ? find_poller() : -1;
+	m->poller0 = task_cpu_secs(m->poller_pid);
+	m->enters0 = enters;
+	m->cpu0 = cpu_secs();
+	m->ns0 = now_ns();
+	m->t0 = ticks();
+}
+
+void perf_meter_stop(struct perf_meter *m, struct perf_result *res, bool bw,
+		     double *tsc_per_us)
+{
+	uint64_t t1 = ticks(), ns1 = now_ns();
+	double cpu1 = cpu_secs(), poller1, n = (double)res->iters;
+
+	res->secs = (double)(ns1 - m->ns0) / 1e9;
+	/* The run itself is the best calibration of the cycle counter. */
+	if (ns1 - m->ns0 > 1000000 && t1 > m->t0)
+		*tsc_per_us = (double)(t1 - m->t0) * 1000.0 /
+			      (double)(ns1 - m->ns0);
+	res->cpu_us = (cpu1 - m->cpu0) * 1e6 / n;
+	poller1 = task_cpu_secs(m->poller_pid);
+	res->poller_cpu_us = m->poller0 >= 0 && poller1 >= 0 ?
+			     (poller1 - m->poller0) * 1e6 / n : -1;
+	if (bw && res->secs > 0) {
+		res->mpps = n / res->secs / 1e6;
+		res->mbps = n * (double)res->size / res->secs / 1e6;
+		res->gbps = res->mbps * 8 / 1e3;
+	}
+}
+
+void perf_meter_enters(const struct perf_meter *m, struct perf_result *res,
+		       long long enters)
+{
+	res->enters = m->enters0 >= 0 && enters >= 0 ?
+		      (double)(enters - m->enters0) / (double)res->iters : -1;
+}
+
+void perf_print_row(const struct perf_result *r, bool lat)
+{
+	if (lat)
+		printf(" %-6zu %-11lu  %-11.2f  %-11.2f  %-14.2f  %-11.2f  %-13.2f  %-9.2f  %-11.2f  %.2f\n",
+		       r->size, r->iters, r->t_min, r->t_max, r->t_median,
+		       r->t_avg, r->t_stdev, r->t_p99, r->t_p999, r->cpu_us);
+	else
+		printf(" %-6zu %-11lu  %-8.3f  %-8.2f  %-13.4f  %.2f\n",
+		       r->size, r->iters, r->gbps, r->mbps, r->mpps, r->cpu_us);
+	if (!strcmp(r->verify, "fail"))
+		printf(" ^ data check FAILED\n");
+	fflush(stdout);
+}
+
+void perf_json_results(const struct perf_result *res, unsigned n, bool lat)
+{
+	unsigned i;
+
+	printf("\"results\": [");
+	for (i = 0; i < n; i++) {
+		const struct perf_result *r = &res[i];
+
+		printf("%s\n  {\"size\": %zu, \"iters\": %lu, ", i ? "," : "",
+		       r->size, r->iters);
+		if (lat) {
+			json_num("t_min_us", r->t_min, true);
+			json_num("t_max_us", r->t_max, true);
+			json_num("t_median_us", r->t_median, true);
+			json_num("t_avg_us", r->t_avg, true);
+			json_num("t_stdev_us", r->t_stdev, true);
+			json_num("t_p99_us", r->t_p99, true);
+			json_num("t_p999_us", r->t_p999, true);
+		} else {
+			json_num("bw_gbps", r->gbps, true);
+			json_num("bw_MBps", r->mbps, true);
+			json_num("msg_rate_mpps", r->mpps, true);
+		}
+		json_num("secs", r->secs, true);
+		json_num("cpu_us_per_op", r->cpu_us, true);
+		json_num("poller_cpu_us_per_op",
+			 r->poller_cpu_us >= 0 ? r->poller_cpu_us : NAN, true);
+		json_num("enters_per_op", r->enters >= 0 ? r->enters : NAN,
+			 true);
+		printf("\"verify\": \"%s\"}", r->verify);
+	}
+	printf("%s]}\n", n ? "\n" : "");
+	fflush(stdout);
+}
+
+void perf_opts_init(struct perf_opts *o, const char *port, int argc,
+		    char **argv)
+{
+	int i;
+
+	*o = (struct perf_opts){
+		.port = port,
+		.poller_cpu = -1,
+		.timeout_s = 30,
+	};
+	for (i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "-s") || !strcmp(argv[i], "--server"))
+			o->server = true;
+}
+
+int perf_opt(struct perf_opts *o, const char *tool, int opt,
+	     const char *arg)
+{
+	switch (opt) {
+	case 's':
+		break;
+	case 'c':
+		o->host = arg;
+		break;
+	case 'a':
+		if (o->server)
+			o->host = arg;
+		else
+			o->all = true;
+		break;
+	case 'A':
+		o->all = true;
+		break;
+	case 'p':
+		o->port = arg;
+		break;
+	case 'S':
+		o->sizes_arg = arg;
+		break;
+	case 'n':
+		o->iters = parse_ulong(arg, 1UL << 30);
+		break;
+	case 'm':
+		if (!strcmp(arg, "poller")) {
+			o->poller = true;
+		} else if (strcmp(arg, "doorbell")) {
+			fprintf(stderr, "%s: --mode is doorbell or poller\n",
+				tool);
+			return -EINVAL;
+		}
+		break;
+	case PERF_O_IDLE:
+		o->idle_ms = (unsigned)parse_ulong(arg, 600000);
+		break;
+	case PERF_O_CPU:
+		o->poller_cpu = (int)parse_ulong(arg, 4095);
+		break;
+	case 'e':
+		o->event = true;
+		break;
+	case 'V':
+		o->verify = true;
+		break;
+	case 'J':
+		o->json = true;
+		break;
+	case PERF_O_TIMEOUT:
+		o->timeout_s = (unsigned)parse_ulong(arg, 3600);
+		if (!o->timeout_s)
+			o->timeout_s = 1;
+		break;
+	default:
+		return 0;
+	}
+	return 1;
+}
+
+int perf_opts_finish(struct perf_opts *o, const char *tool, int argc,
+		     size_t def_size)
+{
+	if (optind != argc || (!o->server && !o->host))
+		return -EINVAL;
+	if (o->sizes_arg && parse_sizes(o->sizes_arg, o->sizes,
+					PERF_MAX_SIZES, &o->nsizes)) {
+		fprintf(stderr, "%s: bad size list '%s'\n", tool,
+			o->sizes_arg);
+		return -EINVAL;
+	}
+	if (o->all) {
+		size_t top = o->nsizes ? o->sizes[o->nsizes - 1] : 65536, s;
+
+		o->nsizes = 0;
+		for (s = 2; s <= top && o->nsizes < PERF_MAX_SIZES; s *= 2)
+			o->sizes[o->nsizes++] = s;
+	}
+	if (!o->nsizes) {
+		o->sizes[0] = def_size;
+		o->nsizes = 1;
+	}
+	return 0;
+}
+
+long long perf_chan_stat(unsigned id, const char *name)
+{
+	char path[96];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/kernel/lchan/channels/%u/%s", id,
+		 name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+void perf_chan_device(unsigned id, char *buf, size_t len)
+{
+	char path[96];
+	FILE *f;
+
+	snprintf(buf, len, "?");
+	snprintf(path, sizeof(path), "/sys/kernel/lchan/channels/%u/device",
+		 id);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	if (fgets(buf, (int)len, f))
+		buf[strcspn(buf, "\n")] = 0;
+	fclose(f);
+}
+
+int perf_open_ctx(struct lchan_ctx *ctx, const struct perf_opts *o,
+		  const char *tool)
+{
+	int ret = lchan_ctx_open(ctx);
+
+	if (ret) {
+		fprintf(stderr, "%s: %s: %s\n", tool, LCHAN_DEVICE_PATH,
+			strerror(-ret));
+		return ret;
+	}
+	if (o->poller) {
+		ret = lchan_ctx_setup_poller(ctx, o->idle_ms, o->poller_cpu,
+					     NULL);
+		if (ret)
+			fprintf(stderr, "%s: poller mode (LCHAN_IOC_CTX_SETUP): %s\n",
+				tool, strerror(-ret));
+	}
+	return ret;
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later OR MIT */
 /*
- * What lchan_perf and lchan_msg_perf measure with, the same way: clocks,
- * CPU time (the process's and its kernel poller thread's), percentiles,
- * JSON numbers and the test data pattern.
+ * What lchan_perf and lchan_msg_perf share: their common options, the
+ * clocks, CPU time (the process's and its kernel poller thread's),
+ * percentiles, the data pattern, and the result rows in text and JSON.
  */
 #ifndef LCHAN_PERF_UTIL_H
 #define LCHAN_PERF_UTIL_H
@@ -57,5 +57,119 @@ int parse_sizes(const char *arg, size_t *sizes, unsigned max, unsigned *n);
 unsigned long parse_ulong(const char *s, unsigned long max);
 /* Byte @j of a test message of @size bytes. */
 uint8_t pattern(size_t size, size_t j);
+
+#define PERF_MAX_SIZES	64
+
+/* The options lchan_perf and lchan_msg_perf share. */
+struct perf_opts {
+	bool server;
+	const char *host;	/* the server's listen address, or the peer */
+	const char *port;
+	size_t sizes[PERF_MAX_SIZES];
+	unsigned nsizes;
+	const char *sizes_arg;	/* -S as given */
+	bool all;		/* a client's -a: every power of two */
+	unsigned long iters;	/* 0: the tool's default */
+	bool poller;		/* --mode poller */
+	unsigned idle_ms;
+	int poller_cpu;
+	bool event;
+	bool verify;
+	bool json;
+	unsigned timeout_s;
+};
+
+/* Long options beyond the letters: the tools number theirs from TOOL. */
+enum { PERF_O_IDLE = 256, PERF_O_CPU, PERF_O_TIMEOUT, PERF_O_TOOL };
+
+/* getopt_long() entries of the shared options; the tool's own follow. */
+#define PERF_LONG_OPTS							\
+	{ "server", no_argument, NULL, 's' },				\
+	{ "client", required_argument, NULL, 'c' },			\
+	{ "port", required_argument, NULL, 'p' },			\
+	{ "size", required_argument, NULL, 'S' },			\
+	{ "all", no_argument, NULL, 'A' },				\
+	{ "iters", required_argument, NULL, 'n' },			\
+	{ "mode", required_argument, NULL, 'm' },			\
+	{ "poller-idle", required_argument, NULL, PERF_O_IDLE },	\
+	{ "poller-cpu", required_argument, NULL, PERF_O_CPU },		\
+	{ "event", no_argument, NULL, 'e' },				\
+	{ "verify", no_argument, NULL, 'V' },				\
+	{ "json", no_argument, NULL, 'J' },				\
+	{ "timeout", required_argument, NULL, PERF_O_TIMEOUT },	\
+	{ "help", no_argument, NULL, 'h' }
+
+/*
+ * Their letters, to put before the tool's own.  -a is the listen address
+ * to a server and "all sizes" to a client (perftest's -a).
+ */
+#define PERF_SHORT_SERVER	"sc:a:p:S:n:m:eVJh"
+#define PERF_SHORT_CLIENT	"sc:ap:S:n:m:eVJh"
+
+/* Defaults, and -s found before getopt so that -a can be read. */
+void perf_opts_init(struct perf_opts *o, const char *port, int argc,
+		    char **argv);
+/* A shared option: 1 when taken, 0 when not one of them, <0 bad value. */
+int perf_opt(struct perf_opts *o, const char *tool, int opt,
+	     const char *arg);
+/*
+ * After getopt: no operands, a client has a peer, and the sizes: -S, the
+ * -a sweep up to the last -S size (64K without one), else @def_size.
+ */
+int perf_opts_finish(struct perf_opts *o, const char *tool, int argc,
+		     size_t def_size);
+
+struct lchan_ctx;
+
+/* A channel's sysfs counter @name, or -1. */
+long long perf_chan_stat(unsigned id, const char *name);
+/* A channel's device name into @buf ("?" when unknown). */
+void perf_chan_device(unsigned id, char *buf, size_t len);
+/* Open the context, and set up its poller in --mode poller. */
+int perf_open_ctx(struct lchan_ctx *ctx, const struct perf_opts *o,
+		  const char *tool);
+
+/* One size of a run: latency figures or bandwidth, and what it cost. */
+struct perf_result {
+	size_t size;
+	unsigned long iters;
+	double t_min, t_max, t_median, t_avg, t_stdev, t_p99, t_p999;
+	double secs;		/* timed part */
+	double gbps, mbps, mpps;
+	double cpu_us;		/* user + system of this process, per op */
+	double poller_cpu_us;	/* the kernel poller thread, per op; <0: none */
+	double enters;		/* ENTER ioctls per op; <0: unknown */
+	const char *verify;	/* "ok", "fail", "off" */
+};
+
+/* The latency figures of @n samples of @t ticks, each times @scale (us). */
+void perf_lat_stats(struct perf_result *res, uint64_t *t, unsigned long n,
+		    double scale);
+
+/* Around the timed part of a test. */
+struct perf_meter {
+	uint64_t t0;
+	uint64_t ns0;
+	double cpu0;
+	double poller0;
+	long long enters0;
+	int poller_pid;
+};
+
+/* @enters: the channel's ENTER count now (<0: unknown). */
+void perf_meter_start(struct perf_meter *m, bool poller, long long enters);
+/*
+ * Fill @res's time, CPU costs and (@bw) bandwidth for res->iters
+ * operations of res->size bytes; the run recalibrates *@tsc_per_us.
+ */
+void perf_meter_stop(struct perf_meter *m, struct perf_result *res, bool bw,
+		     double *tsc_per_us);
+/* Then ENTERs per operation from the count after the run (<0: unknown). */
+void perf_meter_enters(const struct perf_meter *m, struct perf_result *res,
+		       long long enters);
+
+/* The text row and the JSON "results" array (to the end of the object). */
+void perf_print_row(const struct perf_result *r, bool lat);
+void perf_json_results(const struct perf_result *res, unsigned n, bool lat);
 
 #endif /* LCHAN_PERF_UTIL_H */

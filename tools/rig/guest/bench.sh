@@ -334,16 +334,22 @@ metrics_qperf() {
 
 # ------------------------------------------------------------------- rows
 
-lchan_row() { # DEV ADDR ID PEER TEST SIZE N MODE COMPL
-	_m=$8
-	_e=
-	[ "$9" = event ] && _e=-e
+# A row of lchan_perf or lchan_msg_perf, which take the same options.
+tool_row() { # PROG NAME DEV ADDR ID PEER TEST SIZE N MODE COMPL [FLAGS]
+	_p=$1 _name=$2
+	shift 2
+	_e=${10:-}
+	[ "$9" = event ] && _e="$_e -e"
 	SRV_KIND=rdma
-	SRV_T="$PERF -s -a $2 -p $PORT --mode $_m"
-	CMD="$PERF -c $2 -p $PORT -t $5 -S $6 -n @N@ --mode $_m $_e --json"
+	SRV_T="$_p -s -a $2 -p $PORT --mode $8"
+	CMD="$_p -c $2 -p $PORT -t $5 -S $6 -n @N@ --mode $8 $_e --json"
 	METRICS=metrics_lchan
-	measure "$1" "$3" "$4" lchan_perf "$5" "$_m" "$9" "$6" "$7" \
+	measure "$1" "$3" "$4" "${_p##*/}" "$_name" "$8" "$9" "$6" "$7" \
 		"$(div "$7" 10)" "$(div "$7" 10)" "$(div "$7" 2)"
+}
+
+lchan_row() { # DEV ADDR ID PEER TEST SIZE N MODE COMPL
+	tool_row "$PERF" "$5" "$@"
 }
 
 perftest_row() { # DEV ADDR ID TOOL SIZE N KIND(lat|bw) COMPL [ARGS]
@@ -383,16 +389,10 @@ metrics_perftest_dispatch() {
 # The message API; BUFS: plain (lchan_msg_send/recv) or registered
 # (--zero-copy: buffers registered up front, the _mr calls).
 msg_row() { # DEV ADDR ID PEER TEST(lat|bw) SIZE N MODE COMPL BUFS
-	_m=$8
-	_e=
-	[ "$9" = event ] && _e=-e
-	[ "${10}" = registered ] && _e="$_e -z"
-	SRV_KIND=rdma
-	SRV_T="$MSG_PERF -s -a $2 -p $PORT --mode $_m"
-	CMD="$MSG_PERF -c $2 -p $PORT -t $5 -S $6 -n @N@ --mode $_m $_e --json"
-	METRICS=metrics_lchan
-	measure "$1" "$3" "$4" lchan_msg_perf "msg_$5" "$_m" "$9" "$6" "$7" \
-		"$(div "$7" 10)" "$(div "$7" 10)" "$(div "$7" 2)"
+	_z=
+	[ "${10}" = registered ] && _z=-z
+	tool_row "$MSG_PERF" "msg_$5" "$1" "$2" "$3" "$4" "$5" "$6" "$7" \
+		"$8" "$9" "$_z"
 }
 
 # rstream (librdmacm's example) over rsockets, or with -T s over TCP
