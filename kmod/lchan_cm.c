@@ -288,8 +288,11 @@ static int lchan_chan_do_establish(struct lchan_chan *chan, u32 timeout_ms)
 		ret = rdma_connect(chan->cm_id, &param);
 	}
 	mutex_unlock(&chan->lock);
-	if (ret)
+	if (ret) {
+		lchan_dbg_chan(chan, "%s: %d\n", chan->passive ?
+			       "rdma_accept" : "rdma_connect", ret);
 		goto err_teardown;
+	}
 
 	ret = lchan_cm_wait(chan, deadline);
 	if (ret == -EINTR)

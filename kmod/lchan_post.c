@@ -257,6 +257,8 @@ static void lchan_post_failed(struct lchan_chan *chan, struct lchan_wr *first,
 
 	for (wr = first; wr; wr = lchan_post_next(wr, is_recv)) {
 		if (wr == bad) {
+			lchan_dbg_chan(chan, "%s post refused (%d)\n",
+				       is_recv ? "receive" : "send", err);
 			lchan_post_fail_chain(chan, bad, is_recv);
 			return;
 		}
@@ -387,6 +389,12 @@ static int lchan_ring_take(struct lchan_chan *chan, bool is_recv, bool post,
 	if (!first)
 		return taken;
 
+	/*
+	 * Software devices (rxe) run the request from a tasklet.  Raised from
+	 * plain process context it waits for ksoftirqd; with BHs disabled it
+	 * runs on this CPU as soon as they are enabled again, before we return.
+	 */
+	local_bh_disable();
 	if (is_recv) {
 		bad_recv = NULL;
 		ret = ib_post_recv(chan->qp, &first->recv, &bad_recv);
@@ -398,6 +406,7 @@ static int lchan_ring_take(struct lchan_chan *chan, bool is_recv, bool post,
 		bad = bad_send ? container_of(bad_send, struct lchan_wr,
 					      rdma.wr) : NULL;
 	}
+	local_bh_enable();
 	if (ret)
 		lchan_post_failed(chan, first, bad, is_recv, ret);
 	return taken;
