@@ -266,6 +266,11 @@ report() {
 				goal7(r, sprintf("1 MiB message throughput, %s mode, %s buffers, vs lchan_perf write_bw 1 MiB", mo, bu),
 					">= 0.90x", "msg_bw." bu "." mo, "write_bw.1M." mo, "rate", ">=", 0.9)
 			}
+			for (c = 1; c <= 2; c++) {
+				bu = c % 2 ? "registered" : "plain"
+				goal7(r, sprintf("1 MiB message throughput, poller mode (events), %s buffers, vs lchan_perf write_bw 1 MiB (events)", bu),
+					">= 0.90x", "msg_bw." bu ".poller.event", "write_bw.1M.poller.event", "rate", ">=", 0.9)
+			}
 			goal7(r, "System calls per message, poller mode, msg_lat (busy polling)", "0", "msg_lat.poller.busy", "", "", "<=", 0.01)
 			goal7(r, "System calls per message, poller mode, msg_bw 1 MiB, registered buffers", "0", "msg_bw.registered.poller", "", "", "<=", 0.01)
 			goal7(r, "System calls per message, poller mode, msg_bw 1 MiB, plain buffers", "0", "msg_bw.plain.poller", "", "", "<=", 0.01)

@@ -578,6 +578,11 @@ device() { # DEV ADDR
 	msg_row "$_dv" "$_ad" msg_bw.plain.doorbell write_bw.1M.doorbell bw 1048576 "$N_BW_MIB" doorbell busy plain
 	msg_row "$_dv" "$_ad" msg_bw.registered.poller write_bw.1M.poller bw 1048576 "$N_BW_MIB" poller busy registered
 	msg_row "$_dv" "$_ad" msg_bw.plain.poller write_bw.1M.poller bw 1048576 "$N_BW_MIB" poller busy plain
+	# Poller mode with the applications asleep: two spinning threads, not
+	# four, on the two CPUs.
+	lchan_row "$_dv" "$_ad" write_bw.1M.poller.event "" write_bw 1048576 "$N_BW_MIB" poller event
+	msg_row "$_dv" "$_ad" msg_bw.registered.poller.event write_bw.1M.poller.event bw 1048576 "$N_BW_MIB" poller event registered
+	msg_row "$_dv" "$_ad" msg_bw.plain.poller.event write_bw.1M.poller.event bw 1048576 "$N_BW_MIB" poller event plain
 	rstream_row "$_dv" "$_ad" rs_bw.1M rsockets bw 1048576 "$N_BW_MIB" busy
 	rstream_row "$_dv" "$_ad" tcp_rs_bw.1M tcp bw 1048576 "$N_BW_MIB" busy
 
