@@ -264,6 +264,7 @@ static int lchan_chan_do_establish(struct lchan_chan *chan, u32 timeout_ms)
 {
 	unsigned long deadline = jiffies + msecs_to_jiffies(timeout_ms);
 	struct rdma_conn_param param;
+	u32 sq_done, rq_done;
 	int ret;
 
 	mutex_lock(&chan->lock);
@@ -278,6 +279,13 @@ static int lchan_chan_do_establish(struct lchan_chan *chan, u32 timeout_ms)
 		goto out_unlock;
 	}
 	chan->established_once = true;
+	/*
+	 * Receives published before this call must be on the QP before the
+	 * peer can send: on iWARP a SEND that finds none ends the connection.
+	 * In poller mode they may still be in the ring, waiting for the
+	 * thread.  Before the connection is up this takes only the RQ.
+	 */
+	lchan_ring_submit(chan, &sq_done, &rq_done);
 	reinit_completion(&chan->cm_done);
 	lchan_conn_param(chan, &param);
 	if (chan->passive) {
