@@ -393,15 +393,21 @@ int perf_opts_finish(struct perf_opts *o, const char *tool, int argc,
 	return 0;
 }
 
-long long perf_chan_stat(unsigned id, const char *name)
+/* A channel's sysfs attribute @name, open for reading, or NULL. */
+static FILE *chan_attr_open(unsigned id, const char *name)
 {
 	char path[96];
-	long long v = -1;
-	FILE *f;
 
 	snprintf(path, sizeof(path), "/sys/kernel/lchan/channels/%u/%s", id,
 		 name);
-	f = fopen(path, "r");
+	return fopen(path, "r");
+}
+
+long long perf_chan_stat(unsigned id, const char *name)
+{
+	FILE *f = chan_attr_open(id, name);
+	long long v = -1;
+
 	if (!f)
 		return -1;
 	if (fscanf(f, "%lld", &v) != 1)
@@ -412,13 +418,9 @@ long long perf_chan_stat(unsigned id, const char *name)
 
 void perf_chan_device(unsigned id, char *buf, size_t len)
 {
-	char path[96];
-	FILE *f;
+	FILE *f = chan_attr_open(id, "device");
 
 	snprintf(buf, len, "?");
-	snprintf(path, sizeof(path), "/sys/kernel/lchan/channels/%u/device",
-		 id);
-	f = fopen(path, "r");
 	if (!f)
 		return;
 	if (fgets(buf, (int)len, f))

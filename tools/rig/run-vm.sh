@@ -127,8 +127,8 @@ guest_timeout=$((timeout_s - boot_margin))
 # printk.devkmsg=on: tests (and the rig) may mark their steps in the log.
 append="console=ttyS0 panic=-1 oops=panic printk.time=1 log_buf_len=4M printk.devkmsg=on"
 append+=" lchan.job=$job"
-# Per test program.  The load test on siw (64 channels, READs) takes about
-# 400 s on an idle host.
+# Per test program.  The load test on siw (64 channels, READs) took 190
+# to 320 s in recent runs, more on a busy host.
 append+=" lchan.test_timeout=${LCHAN_TEST_TIMEOUT:-1200}"
 # LCHAN_APPEND: extra kernel arguments, e.g. dyndbg=... while debugging.
 [ -z "${LCHAN_APPEND:-}" ] || append+=" $LCHAN_APPEND"
