@@ -72,8 +72,10 @@ struct lchan_msg_opts {
 /*
  * Send and receive flags.  BUSY_POLL: the call waits by spinning on the
  * completion ring, not by sleeping in poll(2).  It costs a CPU while it
- * waits; with a kernel poller (lchan_ctx_setup_poller) steady traffic then
- * makes no system call at all.
+ * waits; with a kernel poller (lchan_ctx_setup_poller) steady traffic of
+ * small messages then makes no system call at all.  The bytes of a large
+ * message (above buf_size) it waits for by spinning 50 us, then sleeping:
+ * their time is set by their size, not by a wake-up.
  */
 #define LCHAN_MSG_DONTWAIT	(1U << 0)	/* -EAGAIN instead of blocking */
 #define LCHAN_MSG_BUSY_POLL	(1U << 1)	/* wait without sleeping */

@@ -70,6 +70,8 @@ enum { UD_RECV = 1, UD_SEND, UD_READ };
 #define UD(kind, idx)	(((uint64_t)(kind) << 32) | (idx))
 #define READ_CHUNK	(1U << 20)
 #define CLOSE_WAIT_MS	10000
+/* How long a busy-polling call spins for a large transfer before it sleeps. */
+#define TRANSFER_SPIN_US	50
 
 struct lchan_msg {
 	struct lchan_ctx *ctx;
@@ -83,11 +85,12 @@ struct lchan_msg {
 	unsigned nbufs;			/* R: credits we grant */
 	unsigned nrecv;			/* R + E: receives posted */
 	unsigned nsend;
+	unsigned signal_every;		/* one SEND in this many has a CQE */
 	unsigned thresh;		/* T: owed credits that earn a CREDIT */
 	unsigned credits;		/* DATA/RTS we may still send */
 	unsigned owed;			/* credits to give back to the peer */
-	unsigned *free_send;		/* stack of idle send slots */
-	unsigned nfree;
+	uint32_t send_post, send_done;	/* send slots used, in order, and freed */
+	unsigned unsignaled;		/* SENDs since the last signaled one */
 	unsigned *rxq;			/* received DATA/RTS slots, in order */
 	unsigned rxq_head, rxq_len;
 	uint32_t rts_sent, fins;	/* large sends and their answers */
@@ -100,6 +103,7 @@ struct lchan_msg {
 	bool sq_dirty;			/* SQEs to submit */
 	bool rq_dirty;			/* reposted receives to submit */
 	bool busy_poll;			/* this call: LCHAN_MSG_BUSY_POLL */
+	bool transfer;			/* waiting for a large message's bytes */
 };
 
 static uint8_t *rslot(struct lchan_msg *m, unsigned i)
@@ -110,6 +114,11 @@ static uint8_t *rslot(struct lchan_msg *m, unsigned i)
 static uint8_t *sslot(struct lchan_msg *m, unsigned i)
 {
 	return m->mem + ((size_t)m->nrecv + i) * m->slot;
+}
+
+static unsigned send_free(const struct lchan_msg *m)
+{
+	return m->nsend - (m->send_post - m->send_done);
 }
 
 /*
@@ -171,12 +180,12 @@ static int post_ctrl(struct lchan_msg *m, uint8_t type, uint32_t len,
 	struct msg_hdr *h;
 	unsigned i, give;
 
-	if (!m->nfree)
+	if (!send_free(m))
 		return -EAGAIN;
 	sqe = lchan_get_sqe(&m->chan);
 	if (!sqe)
 		return -ENOSPC;	/* cannot happen: SQ > send slots + READs */
-	i = m->free_send[--m->nfree];
+	i = m->send_post++ % m->nsend;
 	h = (struct msg_hdr *)sslot(m, i);
 	give = m->owed > 0xffff ? 0xffff : m->owed;
 	m->owed -= give;
@@ -188,8 +197,28 @@ static int post_ctrl(struct lchan_msg *m, uint8_t type, uint32_t len,
 		memcpy(h + 1, payload, plen);
 	lchan_prep_send(sqe, &m->mr, h, (uint32_t)(sizeof(*h) + plen),
 			UD(UD_SEND, i));
+	/*
+	 * Most SENDs ask for no CQE: each CQE is a wake-up of a sleeping
+	 * receiver, and in a ping-pong the send's would come between two
+	 * messages.  SENDs complete in order, so one CQE frees the slots of
+	 * the SENDs before it too.  One in signal_every signals, so with all
+	 * slots in flight at least two CQEs are coming; the EOS signals, so
+	 * close sees every SEND done.  A failed SEND has a CQE all the same.
+	 */
+	if (++m->unsignaled >= m->signal_every || type == MSG_EOS)
+		m->unsignaled = 0;
+	else
+		sqe->flags |= LCHAN_SQE_UNSIGNALED;
 	m->sq_dirty = true;
 	return 0;
+}
+
+/* The CQE of the SENDs up to slot @i: they and their slots are done. */
+static void sends_done(struct lchan_msg *m, unsigned i)
+{
+	while (m->send_done != m->send_post &&
+	       m->send_done++ % m->nsend != i)
+		;
 }
 
 static void msg_fail(struct lchan_msg *m, int err)
@@ -244,7 +273,7 @@ static void handle_cqe(struct lchan_msg *m, const struct lchan_cqe *c)
 	unsigned i = (unsigned)c->user_data;
 
 	if (kind == UD_SEND)
-		m->free_send[m->nfree++] = i;
+		sends_done(m, i);
 	else if (kind == UD_READ)
 		m->reads--;
 	if (c->status) {
@@ -287,12 +316,17 @@ static int reap(struct lchan_msg *m)
 	return n;
 }
 
-static long long now_ms(void)
+static long long now_us(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+	return ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}
+
+static long long now_ms(void)
+{
+	return now_us() / 1000;
 }
 
 static inline void cpu_pause(void)
@@ -305,17 +339,26 @@ static inline void cpu_pause(void)
 }
 
 /*
- * Spin until a CQE is there or @deadline passes.  No wait for a dead
- * channel: every receive is posted, so its end shows as flush CQEs.  The
- * clock may be a system call (no vDSO clocksource): read it rarely.
+ * Spin until a CQE is there (0), @deadline (ms, < 0: none) passes
+ * (-ETIMEDOUT) or @budget_us of spinning is spent (-EAGAIN; < 0: no
+ * budget).  No wait for a dead channel: every receive is posted, so its
+ * end shows as flush CQEs.  The clock may be a system call (no vDSO
+ * clocksource): read it rarely.
  */
-static int spin_cqe(struct lchan_msg *m, long long deadline)
+static int spin_cqe(struct lchan_msg *m, long long deadline, int budget_us)
 {
+	long long stop = budget_us >= 0 ? now_us() + budget_us : -1;
 	unsigned spins = 0;
 
 	while (!lchan_cq_ready(&m->chan)) {
-		if (deadline >= 0 && !(++spins & 1023) && now_ms() >= deadline)
-			return -ETIMEDOUT;
+		if (!(++spins & 1023) && (deadline >= 0 || stop >= 0)) {
+			long long t = now_us();
+
+			if (deadline >= 0 && t / 1000 >= deadline)
+				return -ETIMEDOUT;
+			if (stop >= 0 && t >= stop)
+				return -EAGAIN;
+		}
 		cpu_pause();
 	}
 	return 0;
@@ -324,6 +367,12 @@ static int spin_cqe(struct lchan_msg *m, long long deadline)
 /*
  * Sleep until a CQE is there or @deadline (ms, < 0: none) passes.
  * -ETIMEDOUT, or the connection's error when nothing can come any more.
+ *
+ * A busy-polling call spins, except for the bytes of a large message: the
+ * time they take is set by their size, not by a wake-up, so after a short
+ * spin it sleeps.  Spinning through a transfer would burn a CPU for
+ * nothing on an RDMA adapter, and on a software device (rxe, siw) take
+ * the very CPU that moves the bytes.
  */
 static int wait_cqe(struct lchan_msg *m, long long deadline)
 {
@@ -332,8 +381,11 @@ static int wait_cqe(struct lchan_msg *m, long long deadline)
 
 	/* Nothing is left unposted while we wait (a failure is in m->err). */
 	msg_flush(m);
-	if (m->busy_poll)
-		return spin_cqe(m, deadline);
+	if (m->busy_poll) {
+		ret = spin_cqe(m, deadline, m->transfer ? TRANSFER_SPIN_US : -1);
+		if (ret != -EAGAIN)
+			return ret;
+	}
 	if (deadline >= 0) {
 		long long d = deadline - now_ms();
 
@@ -368,7 +420,7 @@ int lchan_msg_poll_events(const struct lchan_msg *m)
 	if (m->err)
 		ev |= POLLERR;
 	if (!m->err && !m->peer_eos && !m->closed && m->hello &&
-	    m->credits && m->nfree)
+	    m->credits && send_free(m))
 		ev |= POLLOUT;
 	return ev;
 }
@@ -435,7 +487,7 @@ static ssize_t msg_send(struct lchan_msg *m, const struct lchan_mr *umr,
 			return -EPIPE;
 		if (m->err)
 			return m->err;
-		if (m->hello && m->credits && m->nfree)
+		if (m->hello && m->credits && send_free(m))
 			break;
 		if (flags & LCHAN_MSG_DONTWAIT)
 			return -EAGAIN;
@@ -467,7 +519,9 @@ static ssize_t msg_send(struct lchan_msg *m, const struct lchan_mr *umr,
 		m->credits--;
 		msg_submit(m);
 		/* FINs come in order, one per RTS. */
+		m->transfer = true;
 		ret = WAIT_UNTIL(m, (int32_t)(m->fins - seq) >= 0, -1);
+		m->transfer = false;
 	}
 	if (tmp.handle)
 		lchan_mr_dereg(m->ctx, &tmp);
@@ -507,7 +561,7 @@ static int rx_read(struct lchan_msg *m, const struct lchan_mr *umr,
 	const struct lchan_mr *mr = umr;
 	unsigned chunk = READ_CHUNK;
 	uint32_t off;
-	int ret;
+	int ret, err = 0;
 
 	if (m->chan.info.max_msg_size && chunk > m->chan.info.max_msg_size)
 		chunk = m->chan.info.max_msg_size;
@@ -519,31 +573,33 @@ static int rx_read(struct lchan_msg *m, const struct lchan_mr *umr,
 		mr = &tmp;
 	}
 	m->read_err = 0;
-	for (off = 0; off < h->len; off += chunk) {
+	m->transfer = true;
+	for (off = 0; off < h->len;) {
 		uint32_t n = h->len - off < chunk ? h->len - off : chunk;
 		struct lchan_sqe *sqe = lchan_get_sqe(&m->chan);
 
 		if (!sqe) {
 			msg_submit(m);
-			ret = WAIT_UNTIL(m, lchan_sq_space(&m->chan), -1);
-			if (ret)
+			err = WAIT_UNTIL(m, lchan_sq_space(&m->chan), -1);
+			if (err)
 				break;
-			sqe = lchan_get_sqe(&m->chan);
-			if (!sqe)
-				continue;
+			continue;
 		}
 		lchan_prep_read(sqe, mr, dst + off, n, h->addr + off, h->rkey,
 				UD(UD_READ, 0));
 		m->reads++;
 		m->sq_dirty = true;
+		off += n;
 	}
 	msg_submit(m);
+	/* The READs posted must end before their buffer may go. */
 	ret = WAIT_UNTIL(m, !m->reads, -1);
+	m->transfer = false;
 	if (tmp.handle)
 		lchan_mr_dereg(m->ctx, &tmp);
-	if (!ret)
-		ret = m->read_err;
-	return ret;
+	if (err)
+		return err;
+	return ret ? ret : m->read_err;
 }
 
 static ssize_t msg_recv(struct lchan_msg *m, const struct lchan_mr *mr,
@@ -592,7 +648,7 @@ static ssize_t msg_recv(struct lchan_msg *m, const struct lchan_mr *mr,
 	if (ret)
 		return ret;
 	rx_pop(m);
-	ret = WAIT_UNTIL(m, m->nfree, -1);
+	ret = WAIT_UNTIL(m, send_free(m), -1);
 	if (ret)
 		return ret;
 	/* The FIN carries the credit of the RTS buffer just reposted. */
@@ -623,7 +679,6 @@ static void msg_free(struct lchan_msg *m)
 	if (m->chan.map || m->chan.fd >= 0)
 		lchan_chan_close(&m->chan);
 	free(m->mem);
-	free(m->free_send);
 	free(m->rxq);
 	free(m);
 }
@@ -635,7 +690,6 @@ static struct lchan_msg *msg_alloc(struct lchan_ctx *ctx,
 {
 	struct lchan_msg_opts d = { 0 };
 	struct lchan_msg *m;
-	unsigned i;
 
 	if (o)
 		d = *o;
@@ -661,16 +715,14 @@ static struct lchan_msg *msg_alloc(struct lchan_ctx *ctx,
 	m->mem_len = (size_t)m->slot * (m->nrecv + m->nsend);
 	m->mem_len = (m->mem_len + 4095) & ~(size_t)4095;
 	m->mem = aligned_alloc(4096, m->mem_len);
-	m->free_send = calloc(m->nsend, sizeof(unsigned));
 	m->rxq = calloc(m->nrecv, sizeof(unsigned));
-	if (!m->mem || !m->free_send || !m->rxq) {
+	if (!m->mem || !m->rxq) {
 		msg_free(m);
 		errno = ENOMEM;
 		return NULL;
 	}
 	memset(m->mem, 0, m->mem_len);
-	for (i = 0; i < m->nsend; i++)
-		m->free_send[m->nfree++] = m->nsend - 1 - i;
+	m->signal_every = m->nsend / 2 ? m->nsend / 2 : 1;
 	*copts = (struct lchan_opts){
 		/* READ chunks of one large message fit beside the sends. */
 		.sq_entries = m->nsend + 8,
@@ -760,13 +812,13 @@ int lchan_msg_close(struct lchan_msg *m)
 		return 0;
 	m->busy_poll = false;
 	if (!m->err && !m->peer_eos) {
-		ret = WAIT_UNTIL(m, m->nfree, deadline);
+		ret = WAIT_UNTIL(m, send_free(m), deadline);
 		if (!ret)
 			ret = post_ctrl(m, MSG_EOS, 0, 0, 0, 0, NULL, 0);
 		m->closed = true;
 		msg_submit(m);
 		if (!ret)
-			ret = WAIT_UNTIL(m, m->nfree == m->nsend, deadline);
+			ret = WAIT_UNTIL(m, m->send_done == m->send_post, deadline);
 	}
 	m->closed = true;
 	msg_free(m);
