@@ -745,9 +745,9 @@ static int msg_start(struct lchan_msg *m, unsigned timeout_ms)
 		return reg_err(ret);
 	for (i = 0; i < m->nrecv; i++)
 		post_recv(m, i);
-	ret = msg_flush(m);
-	if (ret)
-		return ret;
+	/* ESTABLISH posts published receives before it connects: no ENTER. */
+	lchan_publish(&m->chan);
+	m->rq_dirty = false;
 	ret = lchan_establish(&m->chan, timeout_ms);
 	if (ret)
 		return ret;

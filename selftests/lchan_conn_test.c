@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Connections: IPv4 and IPv6, refused and unreachable peers reported
- * promptly, many channels between two processes.
+ * promptly, receives posted at establish, many channels between two
+ * processes.
  */
 #include <sys/wait.h>
 #include <arpa/inet.h>
@@ -184,6 +185,54 @@ static int many_client(const char *host, const char *port, int go_fd)
 	if (read(go_fd, &c, 1) != 1)
 		return 7;
 	return 0;
+}
+
+/*
+ * Receives published before ESTABLISH (lchan_publish, no ENTER) are posted
+ * by it, before the connection exists: the peer's first SENDs land with no
+ * ENTER on this side.  Were they left in the ring, iWARP would end the
+ * connection at the first SEND and RoCE would retry it receiver-not-ready.
+ */
+TEST_F_TIMEOUT(conn, establish_posts_published_receives, 60)
+{
+	struct lchan_t_ep srv = { .slot = 4096, .nrecv = 4, .nsend = 4 };
+	struct lchan_t_ep cli = { .slot = 4096, .nrecv = 4, .nsend = 4,
+				  .publish_only = true };
+	struct lchan_cqe *cqe;
+	unsigned i;
+	double t0;
+	int ret;
+
+	ret = lchan_t_ep_pair(&srv, &cli, self->d.addr, NULL);
+	ASSERT_EQ(0, ret) TH_LOG("pair: %s", strerror(-ret));
+	for (i = 0; i < 4; i++) {
+		struct lchan_sqe *sqe = lchan_get_sqe(&srv.chan);
+
+		ASSERT_NE(NULL, sqe);
+		lchan_t_fill(lchan_t_send_slot(&srv, i), i, 100 + i);
+		lchan_prep_send(sqe, &srv.mr, lchan_t_send_slot(&srv, i),
+				100 + i, i);
+	}
+	ASSERT_LE(0, lchan_submit(&srv.chan));
+	/* The client only reads its ring and sysfs from here on. */
+	t0 = lchan_t_now();
+	while (lchan_t_chan_attr(&cli.chan, "recv_ops") < 4 &&
+	       lchan_t_now() - t0 < 10)
+		usleep(10000);
+	EXPECT_EQ(4, lchan_t_chan_attr(&cli.chan, "recv_ops"));
+	EXPECT_EQ(0, lchan_t_chan_attr(&cli.chan, "enters"));
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(0, lchan_peek_cqe(&cli.chan, &cqe)) TH_LOG("CQE %u", i);
+		EXPECT_EQ(LCHAN_CQE_OK, cqe->status)
+			TH_LOG("%s", lchan_cqe_status_str(cqe->status));
+		EXPECT_EQ(100 + i, cqe->byte_len);
+		EXPECT_EQ(-1, lchan_t_check(lchan_t_recv_slot(&cli, i), i,
+					    100 + i));
+		lchan_cqe_seen(&cli.chan);
+	}
+	EXPECT_EQ(LCHAN_STATE_CONNECTED, lchan_chan_state(&cli.chan));
+	lchan_t_ep_close(&cli);
+	lchan_t_ep_close(&srv);
 }
 
 TEST_F_TIMEOUT(conn, sixteen_channels_two_processes, 240)

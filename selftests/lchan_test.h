@@ -320,6 +320,7 @@ struct lchan_t_ep {
 	unsigned nrecv;		/* receive slots, posted at prepare */
 	unsigned nsend;		/* send slots */
 	unsigned access;	/* MR access; LOCAL_WRITE when 0 */
+	bool publish_only;	/* prepare publishes the receives, no ENTER */
 	unsigned long long recv_posted;
 };
 
@@ -368,6 +369,10 @@ static inline int lchan_t_ep_prepare(struct lchan_ctx *ctx,
 		ret = lchan_t_post_recv(ep, i);
 		if (ret)
 			return ret;
+	}
+	if (ep->publish_only) {
+		lchan_publish(chan);
+		return 0;
 	}
 	ret = lchan_submit(chan);
 	return ret < 0 ? ret : 0;

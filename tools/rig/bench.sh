@@ -289,7 +289,10 @@ report() {
 		print "8 KiB buffers of the library) the library registers them for each message;"
 		print "\"registered\" ones are registered once and sent with the _mr calls."
 		print "System-call goals are for the busy-polling rows: a blocking receive sleeps in"
-		print "poll(2) by design (its count is in the table)."
+		print "poll(2) by design (its count is in the table).  A busy-polling call also"
+		print "sleeps through the bytes of a large message after 50 us (one poll(2) per"
+		print "1 MiB message), also by design: spinning there would take the CPU that rxe"
+		print "and siw move the bytes with, and on an adapter burn a CPU for nothing."
 		print ""
 
 		for (d = 1; d <= nd; d++) {
