@@ -391,11 +391,23 @@ TEST_F_TIMEOUT(msg, recv_timeout_and_nonblocking, 60)
 	EXPECT_EQ(0, lchan_msg_close(srv));
 }
 
+/* Voluntary context switches of the calling thread so far. */
+static long thread_sleeps(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_THREAD, &ru) ? -1 : ru.ru_nvcsw;
+}
+
+/* A receiver thread that busy-polls for n messages of size(i) bytes. */
 struct busy_rx {
 	struct lchan_msg *m;
+	const struct lchan_mr *mr;	/* set: lchan_msg_recv_mr into it */
 	uint8_t *buf;
 	const uint8_t *src;
+	size_t (*size)(unsigned i);
 	unsigned n;
+	long sleeps;			/* voluntary context switches */
 	int ret;
 };
 
@@ -408,16 +420,21 @@ static size_t busy_size(unsigned i)
 static void *busy_recv(void *p)
 {
 	struct busy_rx *r = p;
+	long t0 = thread_sleeps();
 	unsigned i;
 
 	for (i = 0; i < r->n && !r->ret; i++) {
-		ssize_t n = lchan_msg_recv(r->m, r->buf, MAX_MSG,
-					   LCHAN_MSG_BUSY_POLL, 20000);
+		ssize_t n = r->mr ?
+			lchan_msg_recv_mr(r->m, r->mr, r->buf, MAX_MSG,
+					  LCHAN_MSG_BUSY_POLL, 20000) :
+			lchan_msg_recv(r->m, r->buf, MAX_MSG,
+				       LCHAN_MSG_BUSY_POLL, 20000);
 
-		if (n != (ssize_t)busy_size(i) ||
+		if (n != (ssize_t)r->size(i) ||
 		    memcmp(r->buf, r->src + i, n))
 			r->ret = n < 0 ? (int)n : -EBADMSG;
 	}
+	r->sleeps = thread_sleeps() - t0;
 	return NULL;
 }
 
@@ -447,6 +464,7 @@ TEST_F_TIMEOUT(msg, busy_poll_with_poller_needs_no_doorbell, 180)
 
 	r.m = srv;
 	r.n = 64;
+	r.size = busy_size;
 	r.src = src_buf();
 	r.buf = malloc(MAX_MSG);
 	ASSERT_NE(NULL, r.src);
@@ -476,39 +494,11 @@ TEST_F_TIMEOUT(msg, busy_poll_with_poller_needs_no_doorbell, 180)
 	free(r.buf);
 }
 
-/* Voluntary context switches of the calling thread so far. */
-static long thread_sleeps(void)
+/* Size of every message of the large-transfer test. */
+static size_t max_size(unsigned i)
 {
-	struct rusage ru;
-
-	return getrusage(RUSAGE_THREAD, &ru) ? -1 : ru.ru_nvcsw;
-}
-
-struct big_rx {
-	struct lchan_msg *m;
-	const struct lchan_mr *mr;
-	uint8_t *buf;
-	const uint8_t *src;
-	unsigned n;
-	long sleeps;
-	int ret;
-};
-
-static void *big_recv(void *p)
-{
-	struct big_rx *r = p;
-	long t0 = thread_sleeps();
-	unsigned i;
-
-	for (i = 0; i < r->n && !r->ret; i++) {
-		ssize_t n = lchan_msg_recv_mr(r->m, r->mr, r->buf, MAX_MSG,
-					      LCHAN_MSG_BUSY_POLL, 20000);
-
-		if (n != MAX_MSG || memcmp(r->buf, r->src + i, n))
-			r->ret = n < 0 ? (int)n : -EBADMSG;
-	}
-	r->sleeps = thread_sleeps() - t0;
-	return NULL;
+	(void)i;
+	return MAX_MSG;
 }
 
 /*
@@ -521,7 +511,7 @@ TEST_F_TIMEOUT(msg, busy_poll_sleeps_through_large_transfers, 180)
 {
 	struct lchan_msg *srv = NULL, *cli = NULL;
 	struct lchan_mr smr, rmr;
-	struct big_rx r = { 0 };
+	struct busy_rx r = { 0 };
 	pthread_t thr;
 	long sleeps;
 	unsigned i;
@@ -532,6 +522,7 @@ TEST_F_TIMEOUT(msg, busy_poll_sleeps_through_large_transfers, 180)
 	ASSERT_EQ(0, ret) TH_LOG("pair: %s", strerror(-ret));
 	r.m = srv;
 	r.n = 4;
+	r.size = max_size;
 	r.src = src_buf();
 	r.buf = aligned_alloc(4096, MAX_MSG);
 	ASSERT_NE(NULL, r.src);
@@ -543,7 +534,7 @@ TEST_F_TIMEOUT(msg, busy_poll_sleeps_through_large_transfers, 180)
 	ASSERT_EQ(0, lchan_mr_reg(&self->sctx, lchan_msg_chan(srv), r.buf,
 				  MAX_MSG, LCHAN_ACCESS_LOCAL_WRITE, &rmr));
 	r.mr = &rmr;
-	ASSERT_EQ(0, pthread_create(&thr, NULL, big_recv, &r));
+	ASSERT_EQ(0, pthread_create(&thr, NULL, busy_recv, &r));
 	sleeps = thread_sleeps();
 	for (i = 0; i < r.n; i++)
 		ASSERT_EQ(MAX_MSG, lchan_msg_send_mr(cli, &smr, r.src + i,
