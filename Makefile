@@ -143,6 +143,19 @@ check-tests:
 		tools/rig/run-vm.sh tests 2400
 .PHONY: check-tests
 
+# The chosen programs REPEAT times in one boot, over both devices, with a
+# summary per run, a tally per program and the kernel-log gate at the end
+# (build/runs/soak/; each run's logs are logs/<prog>.run<N>.log):
+#   make soak TESTS="lchan_msg_test lchan_conn_test" REPEAT=30
+# Without TESTS every program runs.  SOAK_TIMEOUT bounds the whole boot.
+REPEAT ?= 10
+SOAK_TIMEOUT ?= $(shell echo $$((600 + $(REPEAT) * 900)))
+soak:
+	$(MAKE) KDIR=/usr/src/linux-headers-$(KVER) all
+	LCHAN_APPEND="$(if $(TESTS),lchan.tests=$$(echo $(TESTS) | tr ' ' ,)) lchan.repeat=$(REPEAT) $(foreach e,$(TEST_ENV),lchan.env=$(e))" \
+		tools/rig/run-vm.sh soak $(SOAK_TIMEOUT)
+.PHONY: soak
+
 # A longer fuzz run than make check's: make fuzz SEED=1234 N=1000000
 SEED ?= 0
 N ?= 1000000

@@ -200,7 +200,11 @@ struct lchan_chan {
 
 	wait_queue_head_t wq;
 	spinlock_t cq_lock;
-	struct work_struct repost_work;	/* posts SQEs that waited for slots */
+	struct work_struct repost_work;	/* posts SQEs that waited */
+	/* iWARP first-FPDU order (lchan_post.c); rtr_cqe is for both sides. */
+	struct ib_cqe rtr_cqe;
+	bool rtr_to_send;		/* active: under lock */
+	bool rtr_awaited;		/* passive: release/acquire */
 	struct lchan_ring ring;
 	struct lchan_stats stats;	/* under cq_lock, read lockless */
 	u32 max_msg_size;
@@ -329,6 +333,8 @@ void lchan_wr_put_mrs(struct lchan_wr *wr);
 /* lchan_post.c */
 int lchan_ring_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done);
 void lchan_post_repost_work(struct work_struct *work);
+void lchan_post_kick(struct lchan_chan *chan);
+int lchan_post_rtr_prepare(struct lchan_chan *chan);
 bool lchan_ring_has_work(struct lchan_chan *chan);
 void lchan_ring_retire_all(struct lchan_chan *chan);
 
@@ -342,5 +348,7 @@ void lchan_poller_kick(struct lchan_poller *poller);
 u32 lchan_ring_cq_ready(struct lchan_chan *chan);
 u32 lchan_ring_sq_outstanding(struct lchan_chan *chan);
 u32 lchan_ring_rq_outstanding(struct lchan_chan *chan);
+u32 lchan_ring_sq_held(struct lchan_chan *chan);
+u32 lchan_ring_rq_held(struct lchan_chan *chan);
 
 #endif /* LCHAN_H */

@@ -158,9 +158,12 @@ int lchan_chan_create_qp(struct lchan_chan *chan,
 	if (ret)
 		return ret;
 
-	/* +1 per queue for the drain marker at teardown. */
+	/*
+	 * +1 per queue for the drain marker at teardown, +1 for the iWARP
+	 * ready-to-receive request (lchan_post.c).
+	 */
 	chan->cq = ib_alloc_cq(ibdev, chan,
-			       ring->sq_entries + ring->rq_entries + 2,
+			       ring->sq_entries + ring->rq_entries + 3,
 			       0, IB_POLL_SOFTIRQ);
 	if (IS_ERR(chan->cq)) {
 		ret = PTR_ERR(chan->cq);
@@ -171,8 +174,8 @@ int lchan_chan_create_qp(struct lchan_chan *chan,
 	attr.qp_context = chan;
 	attr.send_cq = chan->cq;
 	attr.recv_cq = chan->cq;
-	attr.cap.max_send_wr = ring->sq_entries + 1;
-	attr.cap.max_recv_wr = ring->rq_entries + 1;
+	attr.cap.max_send_wr = ring->sq_entries + 2;
+	attr.cap.max_recv_wr = ring->rq_entries + 2;
 	attr.cap.max_send_sge = chan->max_send_sge;
 	attr.cap.max_recv_sge = chan->max_recv_sge;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
@@ -182,8 +185,14 @@ int lchan_chan_create_qp(struct lchan_chan *chan,
 		goto err_free_cq;
 	chan->qp = chan->cm_id->qp;
 	ring->info.local_qpn = chan->qp->qp_num;
+	ret = lchan_post_rtr_prepare(chan);
+	if (ret)
+		goto err_destroy_qp;
 	return 0;
 
+err_destroy_qp:
+	rdma_destroy_qp(chan->cm_id);
+	chan->qp = NULL;
 err_free_cq:
 	ib_free_cq(chan->cq);
 	chan->cq = NULL;

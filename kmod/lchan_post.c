@@ -71,6 +71,12 @@ static void lchan_post_kick_starved(struct lchan_chan *chan, bool is_recv)
 	if (!*starved || !lchan_post_free_wr(ring, is_recv))
 		return;
 	*starved = false;
+	lchan_post_kick(chan);
+}
+
+/* Submit what waits in the ring from process context, soon. */
+void lchan_post_kick(struct lchan_chan *chan)
+{
 	kobject_get(&chan->kobj);
 	if (!queue_work(lchan_wq, &chan->repost_work))
 		lchan_chan_put(chan);
@@ -413,9 +419,68 @@ static int lchan_ring_take(struct lchan_chan *chan, bool is_recv, bool post,
 }
 
 /*
+ * iWARP connections carry no ready-to-receive exchange here (siw does not
+ * do RFC 6581's), so the initiator must send the first FPDU: siw's
+ * initiator fails the connection (CONNECT_ERROR, -EINVAL to rdma_cm) when
+ * an FPDU from the responder arrives right behind the MPA reply, before it
+ * has read the reply.  So the active side sends a zero-length SEND before
+ * anything of the application's, and the passive side holds its SQ until
+ * that SEND lands in a receive the kernel posted ahead of the
+ * application's.  Neither request shows in the CQ ring or the counters.
+ */
+static void lchan_post_rtr_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct lchan_chan *chan = container_of(wc->wr_cqe, struct lchan_chan,
+					       rtr_cqe);
+
+	/* A flushed one: the channel is going down and flushes the ring. */
+	if (wc->status || !chan->passive)
+		return;
+	smp_store_release(&chan->rtr_awaited, false);	/* submit acquire */
+	lchan_post_kick(chan);
+	lchan_ring_wake(chan);
+}
+
+/* At QP creation, before anything else is posted.  lock held. */
+int lchan_post_rtr_prepare(struct lchan_chan *chan)
+{
+	struct ib_recv_wr wr = { .wr_cqe = &chan->rtr_cqe };
+
+	if (!rdma_protocol_iwarp(chan->dev->ibdev, chan->port_num))
+		return 0;
+	chan->rtr_cqe.done = lchan_post_rtr_done;
+	if (!chan->passive) {
+		WRITE_ONCE(chan->rtr_to_send, true);
+		return 0;
+	}
+	WRITE_ONCE(chan->rtr_awaited, true);
+	return ib_post_recv(chan->qp, &wr, NULL);
+}
+
+/* The active side's first SEND, once connected.  lock held. */
+static void lchan_post_rtr_send(struct lchan_chan *chan)
+{
+	struct ib_send_wr wr = {
+		.wr_cqe = &chan->rtr_cqe,
+		.opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED,
+	};
+	int ret;
+
+	WRITE_ONCE(chan->rtr_to_send, false);
+	local_bh_disable();
+	ret = ib_post_send(chan->qp, &wr, NULL);
+	local_bh_enable();
+	/* Only a QP in error refuses it; its requests report that. */
+	if (ret)
+		lchan_dbg_chan(chan, "ready-to-receive SEND: %d\n", ret);
+}
+
+/*
  * Post what the app published.  Called with chan->lock held.  Receives go
  * first so that a request/response exchange finds its buffer posted.
- * SQEs wait in the ring while a deferred establish is pending.
+ * SQEs wait in the ring while a deferred establish is pending, and on an
+ * iWARP passive channel until the peer's first SEND arrived.
  */
 int lchan_ring_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done)
 {
@@ -444,6 +509,10 @@ int lchan_ring_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done)
 		return ret;
 	*rq_done = ret;
 	if (usable && state != LCHAN_STATE_CONNECTED)
+		return 0;
+	if (usable && chan->rtr_to_send)
+		lchan_post_rtr_send(chan);
+	if (usable && smp_load_acquire(&chan->rtr_awaited)) /* rtr_done */
 		return 0;
 	ret = lchan_ring_take(chan, false, usable, sq_tail);
 	if (ret < 0)

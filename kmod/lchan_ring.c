@@ -212,6 +212,26 @@ u32 lchan_ring_rq_outstanding(struct lchan_chan *chan)
 	return READ_ONCE(chan->ring.rwr_post) - READ_ONCE(chan->ring.rwr_done);
 }
 
+/*
+ * Entries the application published that the kernel has not taken yet.
+ * The tail is the application's word: a diagnostic, not a count to trust.
+ */
+u32 lchan_ring_sq_held(struct lchan_chan *chan)
+{
+	struct lchan_ring *ring = &chan->ring;
+
+	return ring->mem ? READ_ONCE(*ring->sq_tail) -
+			   READ_ONCE(ring->sq_head_k) : 0;
+}
+
+u32 lchan_ring_rq_held(struct lchan_chan *chan)
+{
+	struct lchan_ring *ring = &chan->ring;
+
+	return ring->mem ? READ_ONCE(*ring->rq_tail) -
+			   READ_ONCE(ring->rq_head_k) : 0;
+}
+
 /* Claim a CQ slot for one future CQE.  Called with cq_lock held. */
 bool lchan_ring_claim_cq(struct lchan_ring *ring)
 {

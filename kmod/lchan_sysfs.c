@@ -210,6 +210,12 @@ LCHAN_CHAN_ATTR(rq_entries, "%u", chan->ring.rq_entries);
 LCHAN_CHAN_ATTR(cq_entries, "%u", chan->ring.cq_entries);
 LCHAN_CHAN_ATTR(sq_outstanding, "%u", lchan_ring_sq_outstanding(chan));
 LCHAN_CHAN_ATTR(rq_outstanding, "%u", lchan_ring_rq_outstanding(chan));
+LCHAN_CHAN_ATTR(sq_held, "%u", lchan_ring_sq_held(chan));
+LCHAN_CHAN_ATTR(rq_held, "%u", lchan_ring_rq_held(chan));
+LCHAN_CHAN_ATTR(sq_starved, "%d", READ_ONCE(chan->ring.sq_starved));
+LCHAN_CHAN_ATTR(rq_starved, "%d", READ_ONCE(chan->ring.rq_starved));
+LCHAN_CHAN_ATTR(peer_first_wait, "%d", READ_ONCE(chan->rtr_awaited));
+LCHAN_CHAN_ATTR(cq_inflight, "%u", READ_ONCE(chan->ring.inflight));
 LCHAN_CHAN_ATTR(send_ops, "%llu", READ_ONCE(chan->stats.send_ops));
 LCHAN_CHAN_ATTR(send_bytes, "%llu", READ_ONCE(chan->stats.send_bytes));
 LCHAN_CHAN_ATTR(recv_ops, "%llu", READ_ONCE(chan->stats.recv_ops));
@@ -235,6 +241,12 @@ static struct attribute *lchan_chan_attrs[] = {
 	&chan_cq_entries_attr.attr,
 	&chan_sq_outstanding_attr.attr,
 	&chan_rq_outstanding_attr.attr,
+	&chan_sq_held_attr.attr,
+	&chan_rq_held_attr.attr,
+	&chan_sq_starved_attr.attr,
+	&chan_rq_starved_attr.attr,
+	&chan_peer_first_wait_attr.attr,
+	&chan_cq_inflight_attr.attr,
 	&chan_send_ops_attr.attr,
 	&chan_send_bytes_attr.attr,
 	&chan_recv_ops_attr.attr,

@@ -101,6 +101,7 @@ int lchan_msg_fd(const struct lchan_msg *m);
 int lchan_msg_progress(struct lchan_msg *m);
 int lchan_msg_poll_events(const struct lchan_msg *m);
 struct lchan_chan *lchan_msg_chan(struct lchan_msg *m);
+int lchan_msg_describe(const struct lchan_msg *m, char *buf, size_t len);
 
 #ifdef __cplusplus
 }

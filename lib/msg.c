@@ -36,6 +36,7 @@
  * max_msg each and pin max_msg per channel and direction for good.
  */
 #include <poll.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <time.h>
@@ -423,6 +424,30 @@ int lchan_msg_poll_events(const struct lchan_msg *m)
 	    m->credits && send_free(m))
 		ev |= POLLOUT;
 	return ev;
+}
+
+/*
+ * For a maintainer looking at a stuck channel, possibly from another
+ * thread while the owner waits: plain reads of plain fields, a snapshot
+ * that may be torn but tells where the stream stands.
+ */
+int lchan_msg_describe(const struct lchan_msg *m, char *buf, size_t len)
+{
+	int n;
+
+	if (!m || (!buf && len))
+		return -EINVAL;
+	n = snprintf(buf, len,
+		     "hello %d credits %u owed %u thresh %u sends %u/%u of %u "
+		     "unsignaled %u rx queued %u head %u recv bufs %u "
+		     "rts %u fins %u reads %u read_err %d transfer %d "
+		     "dirty sq %d rq %d peer_eos %d closed %d err %d",
+		     m->hello, m->credits, m->owed, m->thresh,
+		     m->send_post - m->send_done, m->send_post, m->nsend,
+		     m->unsignaled, m->rxq_len, m->rxq_head, m->nrecv,
+		     m->rts_sent, m->fins, m->reads, m->read_err, m->transfer,
+		     m->sq_dirty, m->rq_dirty, m->peer_eos, m->closed, m->err);
+	return n < 0 ? -EIO : n;
 }
 
 int lchan_msg_progress(struct lchan_msg *m)

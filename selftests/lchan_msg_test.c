@@ -167,7 +167,7 @@ static void *stream_send(void *p)
 				 i, len, n);
 			return NULL;
 		}
-		s->done++;
+		__atomic_fetch_add(&s->done, 1, __ATOMIC_RELAXED);
 	}
 	return NULL;
 }
@@ -199,11 +199,29 @@ static void *stream_recv(void *p)
 				 len, n == (ssize_t)len ? ", content differs" : "");
 			break;
 		}
-		s->done++;
+		__atomic_fetch_add(&s->done, 1, __ATOMIC_RELAXED);
 	}
 	if (!s->mr.handle)
 		free(buf);
 	return NULL;
+}
+
+static void dump_msg(const char *who, struct lchan_msg *m)
+{
+	char buf[512];
+
+	lchan_msg_describe(m, buf, sizeof(buf));
+	fprintf(stderr, "# %s: msg %s\n", who, buf);
+	lchan_t_dump_chan(who, lchan_msg_chan(m));
+}
+
+/* For lchan_t_join_watch: {sender, receiver}. */
+static void dump_pair(void *arg)
+{
+	struct lchan_msg **pair = arg;
+
+	dump_msg("sender", pair[0]);
+	dump_msg("receiver", pair[1]);
 }
 
 /* @count messages from @tx to @rx, a thread each. */
@@ -214,7 +232,9 @@ static void stream(struct __test_metadata *_metadata, struct lchan_msg *tx,
 {
 	struct stream s = { .m = tx, .src = src, .count = count, .seed = seed };
 	struct stream r = { .m = rx, .src = src, .count = count, .seed = seed };
-	pthread_t ts, tr;
+	unsigned *prog[] = { &s.done, &r.done };
+	struct lchan_msg *pair[] = { tx, rx };
+	pthread_t ts, tr, thr[2];
 	double t0 = lchan_t_now();
 
 	if (txmr)
@@ -223,9 +243,12 @@ static void stream(struct __test_metadata *_metadata, struct lchan_msg *tx,
 		r.mr = *rxmr;
 	ASSERT_EQ(0, pthread_create(&tr, NULL, stream_recv, &r));
 	ASSERT_EQ(0, pthread_create(&ts, NULL, stream_send, &s));
+	thr[0] = ts;
+	thr[1] = tr;
 	/* A failed sender leaves the receiver to its 60 s timeout. */
-	pthread_join(ts, NULL);
-	pthread_join(tr, NULL);
+	ASSERT_EQ(0, lchan_t_join_watch(thr, 2, prog, 2, dump_pair, pair))
+		TH_LOG("stalled after %u of %u messages sent, %u received",
+		       s.done, count, r.done);
 	EXPECT_EQ(0, s.ret) TH_LOG("%s: %s", s.why, strerror(-s.ret));
 	EXPECT_EQ(0, r.ret) TH_LOG("%s: %s", r.why, strerror(-r.ret));
 	EXPECT_EQ(count, r.done);

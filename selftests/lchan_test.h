@@ -25,6 +25,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 #include <time.h>
+#include <dirent.h>
 
 #include "liblchan.h"
 
@@ -176,6 +177,106 @@ static inline unsigned long long lchan_t_chan_attr(const struct lchan_chan *chan
 	if (lchan_t_read_sysfs(path, buf, sizeof(buf)))
 		return ~0ULL;
 	return strtoull(buf, NULL, 0);
+}
+
+/*
+ * Everything a channel can tell about where it stands, on stderr as TAP
+ * diagnostics: the rings as the library sees them and every attribute of
+ * its sysfs directory (the kernel's view: posted, held back, starved).
+ */
+static inline void lchan_t_dump_chan(const char *who,
+				     const struct lchan_chan *chan)
+{
+	char dir[96], path[384], val[96], line[2048];
+	struct dirent *de;
+	size_t n = 0;
+	DIR *d;
+
+	fprintf(stderr, "# %s: chan %u fd %d: sq tail %u published %u khead %u"
+		" of %u, rq tail %u published %u khead %u of %u, cq head %u"
+		" ktail %u of %u\n", who, chan->info.id, chan->fd,
+		chan->sq.tail, chan->sq.published,
+		chan->sq.khead ? __atomic_load_n(chan->sq.khead, __ATOMIC_ACQUIRE) : 0,
+		chan->sq.entries, chan->rq.tail, chan->rq.published,
+		chan->rq.khead ? __atomic_load_n(chan->rq.khead, __ATOMIC_ACQUIRE) : 0,
+		chan->rq.entries, chan->cq.head,
+		chan->cq.ktail ? __atomic_load_n(chan->cq.ktail, __ATOMIC_ACQUIRE) : 0,
+		chan->cq.entries);
+	snprintf(dir, sizeof(dir), "/sys/kernel/lchan/channels/%u",
+		 chan->info.id);
+	d = opendir(dir);
+	if (!d) {
+		fprintf(stderr, "# %s: %s: %s\n", who, dir, strerror(errno));
+		return;
+	}
+	line[0] = 0;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (lchan_t_read_sysfs(path, val, sizeof(val)))
+			continue;
+		n += snprintf(line + n, n < sizeof(line) ? sizeof(line) - n : 0,
+			      " %s=%s", de->d_name, val);
+	}
+	closedir(d);
+	fprintf(stderr, "# %s: sysfs%s\n", who, line);
+}
+
+/*
+ * Seconds a test may go without progress before it is a stall (default 30;
+ * LCHAN_T_STALL_S overrides, e.g. for the debug kernel).  A stall fails in
+ * that time, not at the program's limit, and explains itself.
+ */
+static inline double lchan_t_stall_secs(void)
+{
+	const char *v = getenv("LCHAN_T_STALL_S");
+	double s = v && *v ? strtod(v, NULL) : 0;
+
+	return s > 0 ? s : 30;
+}
+
+/*
+ * Join @n threads while watching @nprog progress counters (written by
+ * those threads).  When none moves for lchan_t_stall_secs(), call @dump
+ * and return -ETIMEDOUT with the threads still running (the caller fails
+ * the test; the process ends them).  0 once all are joined.
+ */
+static inline int lchan_t_join_watch(pthread_t *thr, unsigned n,
+				     unsigned *const *prog, unsigned nprog,
+				     void (*dump)(void *), void *arg)
+{
+	double stall = lchan_t_stall_secs(), last = lchan_t_now();
+	unsigned long long sum = ~0ULL;
+	unsigned i, joined = 0;
+	char done[64] = { 0 };
+
+	if (n > sizeof(done))
+		return -EINVAL;
+	while (joined < n) {
+		unsigned long long now_sum = 0;
+
+		for (i = 0; i < n; i++)
+			if (!done[i] && !pthread_tryjoin_np(thr[i], NULL)) {
+				done[i] = 1;
+				joined++;
+			}
+		for (i = 0; i < nprog; i++)
+			now_sum += __atomic_load_n(prog[i], __ATOMIC_RELAXED);
+		if (now_sum != sum) {
+			sum = now_sum;
+			last = lchan_t_now();
+		} else if (joined < n && lchan_t_now() - last > stall) {
+			fprintf(stderr, "# stall: no progress in %.0f s (progress %llu)\n",
+				stall, sum);
+			if (dump)
+				dump(arg);
+			return -ETIMEDOUT;
+		}
+		if (joined < n)
+			usleep(50000);
+	}
+	return 0;
 }
 
 /* A port no other test of this run uses. */

@@ -62,16 +62,20 @@ run_one() { # PROG LIMIT
 # with its output (TAP on stdout, diagnostics on stderr) going to the
 # console, out/tap.txt and out/logs/NAME.log.  A program that crashes, times
 # out or exits non-zero without a "not ok" line of its own gets one here.
-# Returns non-zero when anything failed.
-run_tests() {
+# Returns non-zero when anything failed.  SUFFIX (optional) goes into the
+# log names (a soak keeps each run's logs) and the failed programs are
+# listed in /tmp/rig-failed.
+run_tests() { # DIR [SUFFIX]
 	_dir=$1
+	_sfx=${2:-}
+	: >/tmp/rig-failed
 	_limit=$(test_timeout "$_dir")
 	_failed=0
 	_ran=0
 	for _t in "$_dir"/*; do
 		[ -f "$_t" ] && [ -x "$_t" ] || continue
 		_name=${_t##*/}
-		_log=$LCHAN_OUT/logs/$_name.log
+		_log=$LCHAN_OUT/logs/$_name$_sfx.log
 		_ran=$((_ran + 1))
 		tap "# selftest: $_name (timeout ${_limit}s)"
 		# Lets the host tell which program a kernel complaint came under.
@@ -97,6 +101,11 @@ run_tests() {
 			_failed=1
 		elif [ "$_notok" != 0 ]; then
 			_failed=1
+		fi
+		if [ -e /tmp/rig-timedout ] || [ "$_notok" != 0 ] ||
+			{ [ "$_rc" != 0 ] && [ "$_rc" != 4 ]; } ||
+			{ [ "$_rc" = 0 ] && [ "$_results" = 0 ]; }; then
+			echo "$_name" >>/tmp/rig-failed
 		fi
 		tap "# selftest: $_name exit status $_rc after ${_secs}s"
 	done

@@ -24,11 +24,39 @@ for _arg in $(cat /proc/cmdline); do
 				tap "not ok - no test program $_t"
 		done ;;
 	lchan.env=*=*) export "${_arg#lchan.env=}" ;;
+	lchan.repeat=*) repeat=${_arg#*=} ;;
 	esac
 done
 
 failed=0
-run_tests "$dir" || failed=1
+case ${repeat:-} in
+'' | *[!0-9]* | 0 | 1)
+	run_tests "$dir" || failed=1 ;;
+*)
+	# A soak (make soak): the same programs $repeat times in this boot, a
+	# summary after each run and a tally at the end.  Kernel complaints of
+	# any run fail the whole job (the host reads the log once).
+	: >/tmp/soak-failed
+	_i=1
+	while [ "$_i" -le "$repeat" ]; do
+		tap "# soak: run $_i of $repeat"
+		if run_tests "$dir" ".run$_i"; then
+			tap "# soak: run $_i of $repeat: ok"
+		else
+			failed=1
+			tap "# soak: run $_i of $repeat: FAILED: $(tr '\n' ' ' </tmp/rig-failed)"
+			sed "s/\$/ run $_i/" /tmp/rig-failed >>/tmp/soak-failed
+		fi
+		_i=$((_i + 1))
+	done
+	for _t in "$dir"/*; do
+		[ -f "$_t" ] && [ -x "$_t" ] || continue
+		_n=$(grep -c "^${_t##*/} " /tmp/soak-failed)
+		tap "# soak: ${_t##*/}: $repeat runs, $_n failed$(
+			[ "$_n" = 0 ] || echo " (runs $(grep "^${_t##*/} " /tmp/soak-failed |
+				awk '{ printf "%s%s", sep, $3; sep = "," }'))")"
+	done ;;
+esac
 
 # Tests may reload the module but must leave it loaded and unloadable.
 if [ ! -d /sys/module/lchan ]; then
