@@ -26,6 +26,7 @@
 #include <rdma/rdma_cm.h>
 
 #include "../uapi/lchan.h"
+#include "lchan_compat.h"
 
 #define LCHAN_MAX_ENTRIES	4096
 #define LCHAN_DEFAULT_ENTRIES	128

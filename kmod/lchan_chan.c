@@ -443,18 +443,19 @@ const struct file_operations lchan_chan_fops = {
 	.llseek = noop_llseek,
 };
 
-/* The channel of @fd, or NULL; the caller drops @f with fdput(). */
+/* The channel of @fd, or NULL; on success the caller drops @f with fdput(). */
 struct lchan_chan *lchan_chan_from_fd(int fd, struct fd *f)
 {
-	*f = fdget(fd);
-	if (!f->file)
+	struct fd tmp = fdget(fd);
+
+	if (!fd_file(tmp))
 		return NULL;
-	if (f->file->f_op != &lchan_chan_fops) {
-		fdput(*f);
-		f->file = NULL;
+	if (fd_file(tmp)->f_op != &lchan_chan_fops) {
+		fdput(tmp);
 		return NULL;
 	}
-	return f->file->private_data;
+	*f = tmp;
+	return fd_file(tmp)->private_data;
 }
 
 /*

@@ -204,13 +204,13 @@ long lchan_ctx_setup(struct lchan_ctx *ctx, void __user *uarg)
 			struct fd f = fdget(req.attach_fd);
 			struct lchan_ctx *other;
 
-			if (!f.file)
+			if (!fd_file(f))
 				return -EBADF;
-			if (f.file->f_op != &lchan_ctx_fops) {
+			if (fd_file(f)->f_op != &lchan_ctx_fops) {
 				fdput(f);
 				return -EINVAL;
 			}
-			other = f.file->private_data;
+			other = fd_file(f)->private_data;
 			mutex_lock(&other->lock);
 			p = other->poller;
 			if (p)

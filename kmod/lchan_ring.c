@@ -176,7 +176,7 @@ int lchan_ring_mmap(struct lchan_chan *chan, struct vm_area_struct *vma)
 		return -EINVAL;
 	if (vma->vm_end - vma->vm_start != ring->size)
 		return -EINVAL;
-	vma->vm_flags |= VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP;
+	vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
 	return remap_vmalloc_range(vma, ring->mem, 0);
 }
 
