@@ -310,6 +310,13 @@ static __poll_t lchan_chan_poll(struct file *file, poll_table *wait)
 	int state;
 
 	poll_wait(file, &chan->wq, wait);
+	/*
+	 * Queued on chan->wq before the CQ tail is read: pairs with the
+	 * smp_mb() of wq_has_sleeper() in lchan_ring_wake(), which reads the
+	 * queue after writing the tail.  Without it both can read the old
+	 * values and poll() sleeps through the CQE meant to wake it.
+	 */
+	smp_mb();
 	state = READ_ONCE(chan->state);
 	if (lchan_ring_cq_ready(chan))
 		mask |= EPOLLIN | EPOLLRDNORM;

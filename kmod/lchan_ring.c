@@ -263,6 +263,7 @@ void lchan_ring_put_cqe(struct lchan_chan *chan,
 	smp_store_release(ring->cq_tail, ring->cq_tail_k);
 }
 
+/* After a CQE: wq_has_sleeper() pairs with the smp_mb() in lchan_chan_poll. */
 void lchan_ring_wake(struct lchan_chan *chan)
 {
 	if (wq_has_sleeper(&chan->wq))

@@ -222,6 +222,7 @@ static void dump_pair(void *arg)
 
 	dump_msg("sender", pair[0]);
 	dump_msg("receiver", pair[1]);
+	lchan_t_dump_tcp();
 }
 
 /* @count messages from @tx to @rx, a thread each. */

@@ -224,6 +224,29 @@ static inline void lchan_t_dump_chan(const char *who,
 }
 
 /*
+ * The TCP sockets of this network namespace with their send and receive
+ * queues (/proc/net/tcp, tcp6): siw runs each connection over one, so a
+ * message that left one channel and never reached the other shows as bytes
+ * queued on a socket, or as none.
+ */
+static inline void lchan_t_dump_tcp(void)
+{
+	static const char *const files[] = { "/proc/net/tcp", "/proc/net/tcp6" };
+	char line[512];
+	unsigned i;
+
+	for (i = 0; i < 2; i++) {
+		FILE *f = fopen(files[i], "r");
+
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			fprintf(stderr, "# %s: %s", files[i] + 10, line);
+		fclose(f);
+	}
+}
+
+/*
  * Seconds a test may go without progress before it is a stall (default 30;
  * LCHAN_T_STALL_S overrides, e.g. for the debug kernel).  A stall fails in
  * that time, not at the program's limit, and explains itself.

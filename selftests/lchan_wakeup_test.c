@@ -155,6 +155,7 @@ static void dump_eps(void *arg)
 
 	lchan_t_dump_chan("client", &self->cli.chan);
 	lchan_t_dump_chan("server", &self->srv.chan);
+	lchan_t_dump_tcp();
 }
 
 /* Every CQE wakes the poll() that waits for it, both ways, many times. */
