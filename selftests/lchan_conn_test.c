@@ -299,4 +299,129 @@ TEST_F_TIMEOUT(conn, sixteen_channels_two_processes, 240)
 	lchan_ctx_close(&ctx);
 }
 
+/* The accepting side of server_sends_first: accept, then send at once. */
+struct first {
+	struct lchan_listener *lst;
+	struct lchan_t_ep *ep;
+	unsigned n;
+	int ret;
+	char why[96];
+};
+
+static void *first_server(void *arg)
+{
+	struct first *f = arg;
+	struct pollfd pfd = { .fd = f->lst->fd, .events = POLLIN };
+	struct lchan_opts o = { .flags = LCHAN_DEFER_ESTABLISH };
+	unsigned i;
+
+	for (i = 0; i < f->n && !f->ret; i++) {
+		struct lchan_t_ep *ep = &f->ep[i];
+		struct lchan_sqe *sqe;
+
+		if (poll(&pfd, 1, 20000) != 1) {
+			f->ret = -ETIMEDOUT;
+			break;
+		}
+		f->ret = lchan_accept(f->lst, &o, &ep->chan);
+		if (!f->ret)
+			f->ret = lchan_t_ep_prepare(&ep->ctx, &ep->chan, ep);
+		if (!f->ret)
+			f->ret = lchan_establish(&ep->chan, 10000);
+		if (f->ret)
+			break;
+		/* Nothing from the peer yet: on iWARP this SEND must wait. */
+		sqe = lchan_get_sqe(&ep->chan);
+		lchan_t_fill(lchan_t_send_slot(ep, 0), i, 64);
+		lchan_prep_send(sqe, &ep->mr, lchan_t_send_slot(ep, 0), 64, i);
+		f->ret = lchan_submit(&ep->chan);
+		f->ret = f->ret < 0 ? f->ret : 0;
+	}
+	if (f->ret)
+		snprintf(f->why, sizeof(f->why), "accept %u: %s", i,
+			 strerror(-f->ret));
+	return NULL;
+}
+
+/*
+ * The accepting side sends the moment its connection is up, before the
+ * connecting side has sent anything, channel after channel.  On iWARP
+ * without a ready-to-receive exchange that SEND can reach the initiator
+ * before it has read the MPA reply, and siw then fails the connect with
+ * EINVAL while the acceptor believes it is connected.  Every connect must
+ * succeed and every first message arrive.
+ */
+TEST_F_TIMEOUT(conn, server_sends_first, 300)
+{
+	enum { N = 32 };
+	struct lchan_t_ep srv[N], cli[N];
+	struct lchan_listener lst;
+	struct first f = { .lst = &lst, .ep = srv, .n = N };
+	struct lchan_ctx sctx, cctx;
+	char port[16];
+	pthread_t thr;
+	unsigned i, ok = 0;
+	int ret = 0;
+
+	LCHAN_T_BODY();
+	memset(srv, 0, sizeof(srv));
+	memset(cli, 0, sizeof(cli));
+	ASSERT_EQ(0, lchan_ctx_open(&sctx));
+	ASSERT_EQ(0, lchan_ctx_open(&cctx));
+	for (i = 0; i < N; i++) {
+		srv[i] = (struct lchan_t_ep){ .slot = 64, .nrecv = 2, .nsend = 2 };
+		cli[i] = srv[i];
+		srv[i].ctx = sctx;
+		cli[i].ctx = cctx;
+	}
+	snprintf(port, sizeof(port), "%u", lchan_t_port());
+	ASSERT_EQ(0, lchan_listen(&sctx, self->d.addr, port, N,
+				  LCHAN_FD_NONBLOCK, &lst));
+	ASSERT_EQ(0, pthread_create(&thr, NULL, first_server, &f));
+	for (i = 0; i < N; i++) {
+		struct lchan_opts o = { .flags = LCHAN_DEFER_ESTABLISH };
+		struct lchan_cqe c;
+
+		ret = lchan_connect(&cctx, self->d.addr, port, &o, &cli[i].chan);
+		if (!ret)
+			ret = lchan_t_ep_prepare(&cctx, &cli[i].chan, &cli[i]);
+		if (!ret)
+			ret = lchan_establish(&cli[i].chan, 10000);
+		if (ret) {
+			TH_LOG("connect %u of %u: %s", i, N, strerror(-ret));
+			break;
+		}
+		/* The client only receives: its kernel's first SEND frees it. */
+		ret = lchan_t_reap(&cli[i], &c, 10000);
+		if (ret) {
+			TH_LOG("channel %u: no first message: %s", i,
+			       strerror(-ret));
+			lchan_t_dump_chan("client", &cli[i].chan);
+			break;
+		}
+		EXPECT_EQ(LCHAN_CQE_OK, c.status);
+		EXPECT_EQ(LCHAN_CQE_RECV, c.opcode);
+		EXPECT_EQ(64, c.byte_len);
+		EXPECT_EQ(-1, lchan_t_check(lchan_t_recv_slot(&cli[i], 0), i, 64));
+		ok++;
+	}
+	pthread_join(thr, NULL);
+	EXPECT_EQ(0, f.ret) TH_LOG("%s", f.why);
+	EXPECT_EQ(N, ok);
+	for (i = 0; i < N && !f.ret && ok == N; i++)
+		EXPECT_EQ(0, lchan_t_chan_attr(&srv[i].chan, "peer_first_wait"));
+	for (i = 0; i < N; i++) {
+		if (cli[i].chan.map)
+			lchan_chan_close(&cli[i].chan);
+		if (srv[i].chan.map)
+			lchan_chan_close(&srv[i].chan);
+		free(cli[i].buf);
+		free(srv[i].buf);
+	}
+	lchan_listener_close(&lst);
+	lchan_ctx_close(&cctx);
+	lchan_ctx_close(&sctx);
+	TH_LOG("%u of %u channels connected and got the first message", ok, N);
+}
+
 TEST_HARNESS_MAIN
