@@ -203,6 +203,7 @@ TEST_F_TIMEOUT(conn, establish_posts_published_receives, 60)
 	double t0;
 	int ret;
 
+	LCHAN_T_BODY();
 	ret = lchan_t_ep_pair(&srv, &cli, self->d.addr, NULL);
 	ASSERT_EQ(0, ret) TH_LOG("pair: %s", strerror(-ret));
 	for (i = 0; i < 4; i++) {
