@@ -36,6 +36,8 @@
 #define LCHAN_CONNECT_TIMEOUT_MS	10000
 #define LCHAN_MAX_TIMEOUT_MS	600000
 #define LCHAN_RESOLVE_TIMEOUT_MS	2000
+/* After completions, ask a device that can drop CQ events again (siw). */
+#define LCHAN_CQ_RECHECK_MS	10
 
 #define LCHAN_FEATURES	(LCHAN_FEATURE_SEND | LCHAN_FEATURE_SEND_IMM | \
 			 LCHAN_FEATURE_IPV6 | LCHAN_FEATURE_ENTER_WAIT | \
@@ -56,6 +58,7 @@ struct lchan_dev {
 	struct list_head pds;
 	bool dying;			/* under lock: no new users */
 	u32 nr_chans;			/* under lock */
+	bool cq_recheck;		/* may drop a CQ event (lchan_post.c) */
 };
 
 /*
@@ -165,6 +168,7 @@ struct lchan_stats {
 	u64 recv_ops, recv_bytes;
 	u64 err_cqes;
 	u64 enters;
+	u64 cq_recovered;		/* under chan->lock: dropped events */
 };
 
 /* rdma_cm ids point back at one of these. */
@@ -202,6 +206,7 @@ struct lchan_chan {
 	wait_queue_head_t wq;
 	spinlock_t cq_lock;
 	struct work_struct repost_work;	/* posts SQEs that waited */
+	struct delayed_work cq_recheck_work;	/* lchan_post.c */
 	/* iWARP first-FPDU order (lchan_post.c); rtr_cqe is for both sides. */
 	struct ib_cqe rtr_cqe;
 	bool rtr_to_send;		/* active: under lock */
@@ -335,6 +340,7 @@ void lchan_wr_put_mrs(struct lchan_wr *wr);
 int lchan_ring_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done);
 void lchan_post_repost_work(struct work_struct *work);
 void lchan_post_kick(struct lchan_chan *chan);
+void lchan_post_cq_recheck(struct work_struct *work);
 int lchan_post_rtr_prepare(struct lchan_chan *chan);
 bool lchan_ring_has_work(struct lchan_chan *chan);
 void lchan_ring_retire_all(struct lchan_chan *chan);

@@ -33,6 +33,7 @@ struct lchan_chan *lchan_chan_alloc(struct lchan_ctx *ctx)
 	init_waitqueue_head(&chan->wq);
 	spin_lock_init(&chan->cq_lock);
 	INIT_WORK(&chan->repost_work, lchan_post_repost_work);
+	INIT_DELAYED_WORK(&chan->cq_recheck_work, lchan_post_cq_recheck);
 	INIT_LIST_HEAD(&chan->dev_node);
 	INIT_LIST_HEAD(&chan->poll_node);
 	chan->state = LCHAN_STATE_CONNECTING;
@@ -237,6 +238,8 @@ static void lchan_chan_destroy(struct lchan_chan *chan)
 	mutex_unlock(&chan->lock);
 	/* No completion can queue it any more; a queued one held a ref. */
 	if (cancel_work_sync(&chan->repost_work))
+		lchan_chan_put(chan);
+	if (cancel_delayed_work_sync(&chan->cq_recheck_work))
 		lchan_chan_put(chan);
 
 	lchan_sysfs_del_chan(chan);

@@ -89,6 +89,7 @@ static int lchan_add_one(struct ib_device *ibdev)
 	if (!dev)
 		return -ENOMEM;
 	dev->ibdev = ibdev;
+	dev->cq_recheck = ibdev->ops.driver_id == RDMA_DRIVER_SIW;
 	mutex_init(&dev->lock);
 	INIT_LIST_HEAD(&dev->chans);
 	INIT_LIST_HEAD(&dev->lsts);

@@ -124,6 +124,48 @@ static void lchan_post_retire_quiet(struct lchan_chan *chan,
 	wr->completed = true;
 }
 
+/*
+ * siw (Linux 6.1) publishes a CQE and then reads whether its CQ is armed,
+ * with no barrier in between, while ib_core arms the CQ and then reads the
+ * CQE count: both can read the old value.  That CQE then waits in siw's CQ
+ * until another completion comes, which on a channel waiting for exactly
+ * that one is never.  It can only happen while ib_core re-arms the CQ
+ * after a batch of completions, so on such a device each batch makes lchan
+ * ask the CQ again a little later, and run it when it has CQEs.
+ */
+static void lchan_post_recheck_soon(struct lchan_chan *chan)
+{
+	if (!chan->dev->cq_recheck ||
+	    delayed_work_pending(&chan->cq_recheck_work))
+		return;
+	kobject_get(&chan->kobj);
+	if (!queue_delayed_work(lchan_wq, &chan->cq_recheck_work,
+				msecs_to_jiffies(LCHAN_CQ_RECHECK_MS)))
+		lchan_chan_put(chan);
+}
+
+void lchan_post_cq_recheck(struct work_struct *work)
+{
+	struct lchan_chan *chan = container_of(to_delayed_work(work),
+					       struct lchan_chan,
+					       cq_recheck_work);
+	struct ib_cq *cq;
+
+	mutex_lock(&chan->lock);
+	cq = chan->cq;
+	if (cq && ib_req_notify_cq(cq, IB_CQ_NEXT_COMP |
+				   IB_CQ_REPORT_MISSED_EVENTS) > 0) {
+		WRITE_ONCE(chan->stats.cq_recovered,
+			   chan->stats.cq_recovered + 1);
+		/* What the device would have called: ib_core polls the CQ. */
+		local_bh_disable();
+		cq->comp_handler(cq, cq->cq_context);
+		local_bh_enable();
+	}
+	mutex_unlock(&chan->lock);
+	lchan_chan_put(chan);
+}
+
 static u8 lchan_post_recv_op(const struct ib_wc *wc)
 {
 	return wc->opcode == IB_WC_RECV_RDMA_WITH_IMM ?
@@ -191,6 +233,7 @@ static void lchan_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 	lchan_post_kick_starved(chan, is_recv);
 	spin_unlock(&chan->cq_lock);
 	lchan_ring_wake(chan);
+	lchan_post_recheck_soon(chan);
 }
 
 /*
@@ -433,6 +476,7 @@ static void lchan_post_rtr_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct lchan_chan *chan = container_of(wc->wr_cqe, struct lchan_chan,
 					       rtr_cqe);
 
+	lchan_post_recheck_soon(chan);
 	/* A flushed one: the channel is going down and flushes the ring. */
 	if (wc->status || !chan->passive)
 		return;

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
+ * Completions reach the ring and wake the waiter, every time.
+ *
  * poll(2) on a channel never misses a completion.  A ping-pong where each
  * side sleeps in poll() for every CQE it needs: the completion handler
  * writes the CQ tail and wakes sleepers only if it sees one queued, so a
@@ -8,6 +10,15 @@
  * stream that stops for good with its data sitting in the ring.  Each wait
  * here has a long timeout, and a poll() that times out with a CQE in the
  * ring is counted as a lost wake-up: there must be none.
+ *
+ * A completion the device reports while its CQ is being re-armed is never
+ * lost either.  siw (Linux 6.1) reads the CQ's armed flag and publishes
+ * the CQE without a barrier between them, against a consumer that arms
+ * and then reads the CQE count: both can read the old value, and the CQE
+ * then waits in the device's CQ until another completion comes.  Bursts of
+ * SENDs, each answered once all arrived, end in exactly that state when it
+ * happens: the last receive of a burst completes while the CQ is re-armed
+ * after the one before, and nothing else will complete.
  */
 #include "kselftest_harness.h"
 #include "lchan_test.h"
@@ -181,6 +192,129 @@ TEST_F_TIMEOUT(wake, poll_sees_every_completion, 600)
 	EXPECT_EQ(n, cli.done);
 	TH_LOG("%u round trips in %.1f s, %u + %u sleeps in poll()", n,
 	       lchan_t_now() - t0, cli.waits, srv.waits);
+}
+
+#define BURST		8
+
+struct burst_side {
+	struct lchan_t_ep *ep;
+	unsigned bursts;
+	bool answer;		/* receive a burst, answer it; else the reverse */
+	unsigned done;		/* bursts; read by the watchdog */
+	unsigned lost;
+	unsigned waits;
+	int ret;
+	char why[128];
+};
+
+static int burst_send(struct lchan_t_ep *ep, unsigned n, unsigned first)
+{
+	unsigned i;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		struct lchan_sqe *sqe = lchan_get_sqe(&ep->chan);
+		uint8_t *p = lchan_t_send_slot(ep, first + i);
+
+		if (!sqe)
+			return -ENOSPC;
+		lchan_t_fill(p, first + i, SLOT);
+		lchan_prep_send(sqe, &ep->mr, p, SLOT, 1ULL << 32 | (first + i));
+		/* One CQE per burst: the send slots come back with it. */
+		if (i != n - 1)
+			sqe->flags |= LCHAN_SQE_UNSIGNALED;
+	}
+	ret = lchan_submit(&ep->chan);
+	return ret < 0 ? ret : 0;
+}
+
+/* Receive @n messages numbered from @first, sleeping in poll() between. */
+static int burst_recv(struct burst_side *b, unsigned n, unsigned first)
+{
+	struct side s = { .ep = b->ep };
+	unsigned got = 0;
+	int ret = 0;
+
+	while (got < n && !ret) {
+		struct lchan_cqe c;
+
+		ret = wait_cqe_poll(&s);
+		if (!ret)
+			ret = lchan_t_reap(b->ep, &c, 0);
+		if (ret)
+			break;
+		if (c.status) {
+			snprintf(b->why, sizeof(b->why), "CQE %s for %#llx",
+				 lchan_cqe_status_str(c.status),
+				 (unsigned long long)c.user_data);
+			ret = -EIO;
+		} else if (c.opcode == LCHAN_CQE_RECV) {
+			unsigned slot = (unsigned)c.user_data;
+
+			if (c.byte_len != SLOT ||
+			    lchan_t_check(lchan_t_recv_slot(b->ep, slot),
+					  first + got, SLOT) != -1) {
+				snprintf(b->why, sizeof(b->why),
+					 "message %u wrong", first + got);
+				ret = -EIO;
+			} else {
+				ret = lchan_t_post_recv(b->ep, slot);
+				got++;
+			}
+		}
+	}
+	b->lost += s.lost;
+	b->waits += s.waits;
+	return ret;
+}
+
+static void *burst_run(void *arg)
+{
+	struct burst_side *b = arg;
+	unsigned i;
+
+	for (i = 0; i < b->bursts && !b->ret; i++) {
+		unsigned first = i * BURST;
+
+		if (b->answer) {
+			b->ret = burst_recv(b, BURST, first);
+			if (!b->ret)
+				b->ret = burst_send(b->ep, 1, i);
+		} else {
+			b->ret = burst_send(b->ep, BURST, first);
+			if (!b->ret)
+				b->ret = burst_recv(b, 1, i);
+		}
+		if (b->ret && !b->why[0])
+			snprintf(b->why, sizeof(b->why), "burst %u: %s", i,
+				 strerror(-b->ret));
+		__atomic_fetch_add(&b->done, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+/* Bursts of SENDs, each answered once all arrived: no CQE left behind. */
+TEST_F_TIMEOUT(wake, bursts_reach_the_ring, 600)
+{
+	unsigned n = lchan_t_count(20000);
+	struct burst_side tx = { .ep = &self->cli, .bursts = n };
+	struct burst_side rx = { .ep = &self->srv, .bursts = n, .answer = true };
+	unsigned *prog[] = { &tx.done, &rx.done };
+	pthread_t thr[2];
+	double t0 = lchan_t_now();
+
+	LCHAN_T_BODY();
+	ASSERT_EQ(0, pthread_create(&thr[0], NULL, burst_run, &rx));
+	ASSERT_EQ(0, pthread_create(&thr[1], NULL, burst_run, &tx));
+	ASSERT_EQ(0, lchan_t_join_watch(thr, 2, prog, 2, dump_eps, self))
+		TH_LOG("stalled at %u / %u bursts", tx.done, rx.done);
+	EXPECT_EQ(0, tx.ret) TH_LOG("sender: %s", tx.why);
+	EXPECT_EQ(0, rx.ret) TH_LOG("receiver: %s", rx.why);
+	EXPECT_EQ(0, tx.lost + rx.lost)
+		TH_LOG("lost wake-ups: sender %u, receiver %u", tx.lost, rx.lost);
+	EXPECT_EQ(n, tx.done);
+	TH_LOG("%u bursts of %u in %.1f s, %u + %u sleeps in poll()", n, BURST,
+	       lchan_t_now() - t0, tx.waits, rx.waits);
 }
 
 TEST_HARNESS_MAIN
