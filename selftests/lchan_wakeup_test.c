@@ -313,8 +313,11 @@ TEST_F_TIMEOUT(wake, bursts_reach_the_ring, 600)
 	EXPECT_EQ(0, tx.lost + rx.lost)
 		TH_LOG("lost wake-ups: sender %u, receiver %u", tx.lost, rx.lost);
 	EXPECT_EQ(n, tx.done);
-	TH_LOG("%u bursts of %u in %.1f s, %u + %u sleeps in poll()", n, BURST,
-	       lchan_t_now() - t0, tx.waits, rx.waits);
+	TH_LOG("%u bursts of %u in %.1f s, %u + %u sleeps in poll(), "
+	       "dropped CQ events recovered %llu + %llu", n, BURST,
+	       lchan_t_now() - t0, tx.waits, rx.waits,
+	       lchan_t_chan_attr(&self->cli.chan, "cq_recovered"),
+	       lchan_t_chan_attr(&self->srv.chan, "cq_recovered"));
 }
 
 TEST_HARNESS_MAIN
