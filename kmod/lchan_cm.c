@@ -91,6 +91,17 @@ static int lchan_cm_errno(struct rdma_cm_event *event, int fallback)
 	return event->status < 0 ? event->status : fallback;
 }
 
+/*
+ * A connection attempt that failed says why only as far as the caller can
+ * act on it: timed out, or failed (retryable).  A device's own reason, such
+ * as siw's -EINVAL for an MPA exchange it could not parse, would read as a
+ * bad request.
+ */
+static int lchan_cm_conn_errno(struct rdma_cm_event *event, int fallback)
+{
+	return event->status == -ETIMEDOUT ? -ETIMEDOUT : fallback;
+}
+
 static int lchan_chan_event(struct lchan_chan *chan, struct rdma_cm_id *id,
 			    struct rdma_cm_event *event)
 {
@@ -127,11 +138,11 @@ static int lchan_chan_event(struct lchan_chan *chan, struct rdma_cm_id *id,
 		break;
 	case RDMA_CM_EVENT_UNREACHABLE:
 		lchan_chan_set_state(chan, LCHAN_STATE_DISCONNECTED);
-		lchan_cm_report(chan, lchan_cm_errno(event, -EHOSTUNREACH));
+		lchan_cm_report(chan, lchan_cm_conn_errno(event, -EHOSTUNREACH));
 		break;
 	case RDMA_CM_EVENT_CONNECT_ERROR:
 		lchan_chan_set_state(chan, LCHAN_STATE_DISCONNECTED);
-		lchan_cm_report(chan, lchan_cm_errno(event, -ECONNRESET));
+		lchan_cm_report(chan, lchan_cm_conn_errno(event, -ECONNRESET));
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		/* Move our QP to error too, so posted work is flushed. */
