@@ -135,9 +135,11 @@ static void lchan_post_retire_quiet(struct lchan_chan *chan,
  */
 static void lchan_post_recheck_soon(struct lchan_chan *chan)
 {
+	WRITE_ONCE(chan->cq_handled, chan->cq_handled + 1);
 	if (!chan->dev->cq_recheck ||
 	    delayed_work_pending(&chan->cq_recheck_work))
 		return;
+	WRITE_ONCE(chan->cq_recheck_mark, chan->cq_handled);
 	kobject_get(&chan->kobj);
 	if (!queue_delayed_work(lchan_wq, &chan->cq_recheck_work,
 				msecs_to_jiffies(LCHAN_CQ_RECHECK_MS)))
@@ -155,8 +157,15 @@ void lchan_post_cq_recheck(struct work_struct *work)
 	cq = chan->cq;
 	if (cq && ib_req_notify_cq(cq, IB_CQ_NEXT_COMP |
 				   IB_CQ_REPORT_MISSED_EVENTS) > 0) {
-		WRITE_ONCE(chan->stats.cq_recovered,
-			   chan->stats.cq_recovered + 1);
+		/*
+		 * CQEs wait.  With completions handled since, ib_core is at
+		 * work on the CQ anyway; with none for this long, their event
+		 * was dropped.
+		 */
+		if (READ_ONCE(chan->cq_handled) ==
+		    READ_ONCE(chan->cq_recheck_mark))
+			WRITE_ONCE(chan->stats.cq_recovered,
+				   chan->stats.cq_recovered + 1);
 		/* What the device would have called: ib_core polls the CQ. */
 		local_bh_disable();
 		cq->comp_handler(cq, cq->cq_context);
