@@ -107,6 +107,16 @@ static void fail(const char *what, long err)
 	fprintf(stderr, "lchan_msg_perf: %s: %s\n", what, strerror((int)-err));
 }
 
+/* Where the stream stands, when it stopped moving. */
+static void mp_dump(struct mp *p)
+{
+	char buf[512];
+
+	lchan_msg_describe(p->m, buf, sizeof(buf));
+	fprintf(stderr, "lchan_msg_perf: %s\n", buf);
+	perf_dump_chan("lchan_msg_perf", lchan_msg_chan(p->m));
+}
+
 /*
  * One message out.  Busy style: LCHAN_MSG_DONTWAIT and try again while
  * the peer holds back credits (the library takes completions meanwhile),
@@ -131,6 +141,7 @@ static int msg_out(struct mp *p, const void *buf, size_t len, bool busy,
 		if (++spins % 4096 == 0 && ticks() - t0 > p->timeout_tsc) {
 			fprintf(stderr, "lchan_msg_perf: no credit from the peer for %u s\n",
 				p->o.timeout_s);
+			mp_dump(p);
 			return -ETIMEDOUT;
 		}
 	}
@@ -180,6 +191,8 @@ static ssize_t msg_in(struct mp *p, void *buf, size_t cap, bool busy,
 	}
 	if (n < 0)
 		fail("receive", n);
+	if (n == -ETIMEDOUT)
+		mp_dump(p);
 	return n;
 }
 

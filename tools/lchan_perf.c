@@ -191,6 +191,7 @@ static struct lchan_sqe *get_sqe(struct perf *p)
 				return NULL;
 			if (ticks() - t0 > p->timeout_tsc) {
 				fprintf(stderr, "lchan_perf: send ring stays full\n");
+				perf_dump_chan("lchan_perf", &p->chan);
 				return NULL;
 			}
 		}
@@ -229,6 +230,7 @@ static int receives_taken(struct perf *p)
 	while (lchan_load_acquire(p->chan.rq.khead) != p->chan.rq.published) {
 		if (ticks() - t0 > p->timeout_tsc) {
 			fprintf(stderr, "lchan_perf: the poller takes no receives\n");
+			perf_dump_chan("lchan_perf", &p->chan);
 			return -ETIMEDOUT;
 		}
 	}
@@ -286,6 +288,7 @@ static int reap(struct perf *p, bool wait, bool event, struct recvd *r)
 		if (++spins % 4096 == 0 && ticks() - t0 > p->timeout_tsc) {
 			fprintf(stderr, "lchan_perf: no completion for %u s\n",
 				p->o.timeout_s);
+			perf_dump_chan("lchan_perf", &p->chan);
 			return -ETIMEDOUT;
 		}
 	}
@@ -670,6 +673,7 @@ static int wait_byte(struct perf *p, volatile uint8_t *buf, uint8_t v)
 		else if (ticks() - t0 > p->timeout_tsc) {
 			fprintf(stderr, "lchan_perf: no write from the peer for %u s\n",
 				p->o.timeout_s);
+			perf_dump_chan("lchan_perf", &p->chan);
 			return -ETIMEDOUT;
 		}
 	}

@@ -416,6 +416,44 @@ long long perf_chan_stat(unsigned id, const char *name)
 	return v;
 }
 
+void perf_dump_chan(const char *tool, const struct lchan_chan *chan)
+{
+	char dir[64], path[320], val[96];
+	struct dirent *de;
+	DIR *d;
+
+	fprintf(stderr, "%s: channel %u: sq tail %u khead %u of %u, rq tail %u "
+		"khead %u of %u, cq head %u ktail %u of %u\n", tool,
+		chan->info.id, chan->sq.tail, lchan_load_acquire(chan->sq.khead),
+		chan->sq.entries, chan->rq.tail,
+		lchan_load_acquire(chan->rq.khead), chan->rq.entries,
+		chan->cq.head, lchan_load_acquire(chan->cq.ktail),
+		chan->cq.entries);
+	snprintf(dir, sizeof(dir), "/sys/kernel/lchan/channels/%u",
+		 chan->info.id);
+	d = opendir(dir);
+	if (!d)
+		return;
+	fprintf(stderr, "%s: channel %u:", tool, chan->info.id);
+	while ((de = readdir(d))) {
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(val, sizeof(val), f)) {
+			val[strcspn(val, "\n")] = 0;
+			fprintf(stderr, " %s=%s", de->d_name, val);
+		}
+		fclose(f);
+	}
+	closedir(d);
+	fputc('\n', stderr);
+}
+
 void perf_chan_device(unsigned id, char *buf, size_t len)
 {
 	FILE *f = chan_attr_open(id, "device");

@@ -125,6 +125,11 @@ struct lchan_ctx;
 long long perf_chan_stat(unsigned id, const char *name);
 /* A channel's device name into @buf ("?" when unknown). */
 void perf_chan_device(unsigned id, char *buf, size_t len);
+/*
+ * Where a channel that makes no progress stands, on stderr: its rings as
+ * the library sees them and every attribute of its sysfs directory.
+ */
+void perf_dump_chan(const char *tool, const struct lchan_chan *chan);
 /* Open the context, and set up its poller in --mode poller. */
 int perf_open_ctx(struct lchan_ctx *ctx, const struct perf_opts *o,
 		  const char *tool);
