@@ -127,9 +127,11 @@ static int lchan_chan_event(struct lchan_chan *chan, struct rdma_cm_id *id,
 		if (event->param.conn.qp_num)
 			WRITE_ONCE(chan->remote_qpn, event->param.conn.qp_num);
 		lchan_chan_set_state(chan, LCHAN_STATE_CONNECTED);
-		/* Its first SEND goes out now, whether or not the app enters. */
-		if (READ_ONCE(chan->rtr_to_send))
-			lchan_post_kick(chan);
+		/*
+		 * What waited for the connection (SQEs published before it,
+		 * the iWARP first SEND) goes out now, without another ENTER.
+		 */
+		lchan_post_kick(chan);
 		lchan_cm_report(chan, 0);
 		break;
 	case RDMA_CM_EVENT_REJECTED:

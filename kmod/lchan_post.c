@@ -530,10 +530,23 @@ static void lchan_post_rtr_send(struct lchan_chan *chan)
 }
 
 /*
+ * SQEs wait in the ring while a deferred establish is pending, and on an
+ * iWARP passive channel until the peer's first SEND arrived; whoever ends
+ * the wait submits them (ENTER, or the repost work).  A channel that is
+ * down is never gated: its entries are flushed.  lock held.
+ */
+static bool lchan_post_sq_gated(struct lchan_chan *chan, int state)
+{
+	if (!chan->qp || state == LCHAN_STATE_DISCONNECTED ||
+	    state == LCHAN_STATE_ERROR)
+		return false;
+	return state != LCHAN_STATE_CONNECTED ||
+	       smp_load_acquire(&chan->rtr_awaited);	/* rtr_done release */
+}
+
+/*
  * Post what the app published.  Called with chan->lock held.  Receives go
  * first so that a request/response exchange finds its buffer posted.
- * SQEs wait in the ring while a deferred establish is pending, and on an
- * iWARP passive channel until the peer's first SEND arrived.
  */
 int lchan_ring_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done)
 {
@@ -561,11 +574,9 @@ int lchan_ring_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done)
 	if (ret < 0)
 		return ret;
 	*rq_done = ret;
-	if (usable && state != LCHAN_STATE_CONNECTED)
-		return 0;
-	if (usable && chan->rtr_to_send)
+	if (usable && state == LCHAN_STATE_CONNECTED && chan->rtr_to_send)
 		lchan_post_rtr_send(chan);
-	if (usable && smp_load_acquire(&chan->rtr_awaited)) /* rtr_done */
+	if (lchan_post_sq_gated(chan, state))
 		return 0;
 	ret = lchan_ring_take(chan, false, usable, sq_tail);
 	if (ret < 0)
@@ -581,6 +592,8 @@ bool lchan_ring_has_work(struct lchan_chan *chan)
 
 	if (!ring->mem)
 		return false;
-	return READ_ONCE(*ring->sq_tail) != ring->sq_head_k ||
-	       READ_ONCE(*ring->rq_tail) != ring->rq_head_k;
+	if (READ_ONCE(*ring->rq_tail) != ring->rq_head_k)
+		return true;
+	return READ_ONCE(*ring->sq_tail) != ring->sq_head_k &&
+	       !lchan_post_sq_gated(chan, READ_ONCE(chan->state));
 }
