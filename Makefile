@@ -3,17 +3,23 @@
 # Top-level make for people; kbuild reads Kbuild.  Everything that is not
 # the module lands in build/.
 
-KVER ?= $(shell tools/rig/kver.sh)
+# The rig's guest kernel, a name from tools/rig/kernels (6.1, 6.12, 6.1-rt,
+# 6.12-rt; default its first entry).  KVER, its Debian release, follows it,
+# and so does KDIR when KERNEL is given; else KDIR is the running kernel's
+# build tree if there is one.
+KERNEL ?= $(LCHAN_KERNEL)
+LCHAN_KERNEL := $(KERNEL)
+KVER ?= $(shell tools/rig/kver.sh $(KERNEL))
 RUNNING_KDIR := /lib/modules/$(shell uname -r)/build
-KDIR ?= $(if $(wildcard $(RUNNING_KDIR)/Makefile),$(RUNNING_KDIR),/usr/src/linux-headers-$(KVER))
+KDIR ?= $(if $(KERNEL)$(if $(wildcard $(RUNNING_KDIR)/Makefile),,none),/usr/src/linux-headers-$(KVER),$(RUNNING_KDIR))
 B ?= $(CURDIR)/build
 
 CC ?= cc
 CFLAGS_COMMON := -std=gnu11 -O2 -g -Wall -Wextra -Werror -I$(CURDIR)/uapi -I$(CURDIR)/lib
 
-export KDIR KVER B CC CFLAGS_COMMON
+export KDIR KVER B CC CFLAGS_COMMON LCHAN_KERNEL
 
-.PHONY: all module lib selftests tools clean check demo vm-shell checkpatch sparse ksft-headers
+.PHONY: all module lib selftests tools clean check check-rt demo vm-shell checkpatch sparse ksft-headers
 
 all: module lib selftests tools
 
@@ -23,7 +29,7 @@ module:
 lib:
 	$(MAKE) -C lib
 
-# kselftest_harness.h comes from linux-source-6.1 at build time.
+# kselftest_harness.h comes from the kernel's linux-source at build time.
 ksft-headers:
 	tools/rig/ksft-headers.sh $(B)/ksft
 
@@ -40,8 +46,14 @@ checkpatch:
 sparse:
 	KDIR=$(KDIR) tools/rig/sparse.sh
 
+# The whole suite on KERNEL, or without it on every kernel of the check
+# lane (6.1 and 6.12); check-rt on the rt lane (6.1-rt, 6.12-rt).  One
+# combined last line; run directories build/runs/<job>-<kernel>.
 check:
-	tools/rig/check.sh
+	tools/rig/check.sh $(KERNEL)
+
+check-rt:
+	tools/rig/check.sh --lane rt
 
 demo:
 	tools/rig/demo.sh

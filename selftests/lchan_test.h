@@ -87,7 +87,15 @@ static inline int lchan_t_dev_lookup(const char *kind, struct lchan_t_dev *d)
 	if (lchan_t_dev_lookup(kind, d))				\
 		SKIP(return, "no %s device (LCHAN_* environment)", kind); \
 } while (0)
+/*
+ * 6.1's harness runs the body after a SKIP in setup and says so in ->skip;
+ * newer ones (6.12: FIXTURE_TEARDOWN_PARENT, ->exit_code) do not run it.
+ */
+#ifdef FIXTURE_TEARDOWN_PARENT
+#define LCHAN_T_BODY() do { } while (0)
+#else
 #define LCHAN_T_BODY() do { if (_metadata->skip) return; } while (0)
+#endif
 
 static inline int lchan_t_module_loaded(void)
 {

@@ -32,7 +32,8 @@ esac
 # ------------------------------------------------------------- measuring
 
 measure() {
-	local rc=0 run=$B/runs/bench
+	local rc=0 run
+	run=$(rig_run_dir bench)
 	"$RIG_DIR/setup.sh"
 	KVER=$("$RIG_DIR/kver.sh")
 	export KVER
@@ -64,7 +65,7 @@ measure() {
 		awk '{ s += $1; if ($1 > m) m = $1; if ($2 > q) q = $2 }
 			END { if (NR) printf "host load (1-min average, every 10 s): mean %.2f, max %.2f on %d cores; qemu guests at once: up to %d\n",
 				s / NR, m, '"$(nproc)"', q }' "$load"
-		echo "logs: build/runs/bench/bench/logs"
+		echo "logs: ${run#"$REPO"/}/bench/logs"
 	} >>"$dest/info.txt"
 	rm -f "$load"
 	return "$rc"

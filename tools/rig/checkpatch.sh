@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # checkpatch over the module and uapi sources, using checkpatch.pl from the
-# cached linux-source-6.1 (no kernel tree needed).  Clean means zero errors
-# and zero warnings; CHECK-level notes are shown but do not fail.
+# guest kernel's cached linux-source (no kernel tree needed).  Clean means
+# zero errors and zero warnings; CHECK-level notes are shown but do not fail.
 #   tools/rig/checkpatch.sh [FILE...]   (default: kmod/*.[ch] uapi/*.h)
 set -euo pipefail
 # shellcheck source=lib.sh

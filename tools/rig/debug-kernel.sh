@@ -30,8 +30,8 @@ case ${1:-} in
 esac
 
 config=$RIG_DIR/debug.config
-srcver=$(rig_src_version)
-tarball=$(rig_src_tarball)
+srcver=$(rig_src_version 6.1)
+tarball=$(rig_src_tarball 6.1)
 [ -n "$srcver" ] && [ -r "$tarball" ] ||
 	rig_die "linux-source-6.1 is not installed (run tools/rig/setup.sh)"
 # Fixes to the 6.1 tree that the checkers need, applied in name order.

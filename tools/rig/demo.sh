@@ -17,6 +17,7 @@ make -s KVER="$KVER" KDIR="/usr/src/linux-headers-$KVER" tools ||
 
 rc=0
 "$RIG_DIR/run-vm.sh" demo "${LCHAN_DEMO_TIMEOUT:-600}" || rc=$?
-echo "# ---- demo output (build/runs/demo/demo.txt)"
-cat "$B/runs/demo/demo.txt" 2>/dev/null || echo "(the guest wrote no demo output)"
+run=$(rig_run_dir demo)
+echo "# ---- demo output (${run#"$REPO"/}/demo.txt)"
+cat "$run/demo.txt" 2>/dev/null || echo "(the guest wrote no demo output)"
 exit "$rc"

@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Build (once) the guest initramfs and print its path:
+# Build (once) the guest initramfs for the kernel (LCHAN_KERNEL, or KVER)
+# and print its path:
 #   ~/.cache/lchan/$KVER/initramfs-<hash>.cpio.gz
 # The hash covers this script, the guest init and the versions of the host
 # packages whose files go in, so it is rebuilt only when one of them changes.
@@ -60,6 +61,8 @@ out=$kdir/initramfs-$hash.cpio.gz
 manifest=$kdir/initramfs-$hash.files
 
 if [ -f "$out" ] && [ -f "$manifest" ]; then
+	# Marks it in use (see the pruning below).
+	touch "$out" "$manifest"
 	printf '%s\n' "$out"
 	exit 0
 fi
@@ -144,8 +147,12 @@ done | awk '$1 == "insmod" {print $2}' | sort -u | while read -r ko; do
 	rel=${ko#"$kroot"/}
 	rel=${rel#usr/}
 	mkdir -p "$r/usr/$(dirname "$rel")"
-	cp "$ko" "$r/usr/$rel"
-	printf '%s\n' "$(basename "$ko" .ko)" >>"$work/modules"
+	case $ko in
+	# 6.12 ships xz modules; busybox's modprobe need not read them.
+	*.ko.xz) xz -dc "$ko" >"$r/usr/${rel%.xz}" ;;
+	*) cp "$ko" "$r/usr/$rel" ;;
+	esac
+	printf '%s\n' "$(basename "${ko%.xz}" .ko)" >>"$work/modules"
 done
 depmod -b "$r" "$KVER"
 
@@ -166,6 +173,7 @@ fi
 { echo "[modules]"; sort -u "$work/modules"; echo "[libs]"; sort -u "$work/libs"; } >"$work/files"
 mv -f "$work/files" "$manifest"
 mv -f "$work/initramfs.cpio.gz" "$out"
-# Older images for this kernel are dead weight.
-find "$kdir" -maxdepth 1 -name 'initramfs-*' ! -name "initramfs-$hash.*" -delete
+# Older images for this kernel are dead weight once no checkout has used
+# them for a day (another checkout's rig may still boot its own).
+find "$kdir" -maxdepth 1 -name 'initramfs-*' ! -name "initramfs-$hash.*" -mmin +1440 -delete
 printf '%s\n' "$out"

@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Fetch Debian's kernel image for the guest without installing it:
-# apt-get download + dpkg -x into ~/.cache/lchan/$KVER/root, then depmod.
-# No initramfs hooks run and the host's /boot and /lib/modules stay as they are.
+# Fetch Debian's kernel image for the guest (LCHAN_KERNEL, or KVER) without
+# installing it: apt-get download + dpkg -x into ~/.cache/lchan/$KVER/root,
+# then depmod.  No initramfs hooks run and the host's /boot and /lib/modules
+# stay as they are.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -44,7 +45,14 @@ touch "$tmp/root/.complete"
 rm -rf "$dir/root"
 mv "$tmp/root" "$dir/root"
 rig_log "guest kernel ready in $dir/root"
-# Superseded kernels (~400 MB each) are of no further use.
-for old in "$LCHAN_CACHE"/*-amd64; do
-	[ "$old" = "$dir" ] || [ ! -d "$old" ] || { rig_log "removing old $old"; rm -rf "$old"; }
+# Superseded releases of this kernel (~400 MB each) are of no further use;
+# the other kernels of tools/rig/kernels keep theirs.
+abi=$(rig_kernel_field "$(rig_kernel)" abi)
+# A KVER that is not LCHAN_KERNEL's says nothing about which are old.
+grep -E -q -x "$abi" <<<"$KVER" || exit 0
+for old in "$LCHAN_CACHE"/*; do
+	[ "$old" != "$dir" ] && [ -d "$old" ] || continue
+	grep -E -q -x "$abi" <<<"${old##*/}" || continue
+	rig_log "removing old $old"
+	rm -rf "$old"
 done

@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Put kselftest_harness.h and kselftest.h from linux-source-6.1 into DIR.
+# Put kselftest_harness.h and kselftest.h from the kernel's linux-source
+# (LCHAN_KERNEL, or KVER: linux-source-6.1 or -6.12) into DIR.
 # They come from the cache under ~/.cache/lchan/src/<version>/ (filled on
 # first use together with checkpatch and siw); they are never committed.
 set -euo pipefail
@@ -12,7 +13,8 @@ dst=$1
 src=$(rig_src_cache)/tools/testing/selftests
 mkdir -p "$dst"
 for h in kselftest_harness.h kselftest.h; do
-	# Keep the cached mtime and leave an identical copy alone, so make does
-	# not rebuild the selftests for nothing.
-	cmp -s "$src/$h" "$dst/$h" || cp -p "$src/$h" "$dst/$h"
+	# An identical copy is left alone, so make does not rebuild the
+	# selftests for nothing; another kernel's gets a fresh mtime, so it
+	# does rebuild them.
+	cmp -s "$src/$h" "$dst/$h" || cp "$src/$h" "$dst/$h"
 done

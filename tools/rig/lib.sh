@@ -22,29 +22,85 @@ rig_root() {
 	fi
 }
 
-# The Debian kernel ABI everything is built and booted against.
+# The list of guest kernels (one place: name, lane, source, how to resolve).
+RIG_KERNELS=$RIG_DIR/kernels
+
+# Its entries without comments, one per line: name lane source meta abi.
+rig_kernel_entries() {
+	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$RIG_KERNELS"
+}
+
+# Names of the kernels in LANE (check, rt), or of all of them.
+# shellcheck disable=SC2120 # the argument is optional
+rig_kernel_names() {
+	rig_kernel_entries | awk -v lane="${1:-}" 'lane == "" || $2 == lane { print $1 }'
+}
+
+# The kernel to work on: LCHAN_KERNEL (make's KERNEL), else the entry whose
+# release pattern KVER matches, else the first entry.
+rig_kernel() {
+	local k=${LCHAN_KERNEL:-} name abi
+	if [ -z "$k" ] && [ -n "${KVER:-}" ]; then
+		while read -r name _ _ _ abi; do
+			if grep -E -q -x "$abi" <<<"$KVER"; then
+				k=$name
+				break
+			fi
+		done < <(rig_kernel_entries)
+	fi
+	[ -n "$k" ] || k=$(rig_kernel_names | head -n1)
+	printf '%s\n' "$k"
+}
+
+# rig_kernel_field NAME lane|source|meta|abi
+rig_kernel_field() {
+	local col v
+	case $2 in
+	lane) col=2 ;;
+	source) col=3 ;;
+	meta) col=4 ;;
+	abi) col=5 ;;
+	*) rig_die "no kernel field $2" ;;
+	esac
+	v=$(rig_kernel_entries | awk -v n="$1" -v c="$col" '$1 == n { print $c; exit }')
+	[ -n "$v" ] || rig_die "unknown kernel '$1' (tools/rig/kernels: $(rig_kernel_names | paste -sd ' '))"
+	printf '%s\n' "$v"
+}
+
+# The Debian kernel release (uname -r) everything is built and booted
+# against: KVER, else that of rig_kernel.
 rig_kver() {
 	if [ -z "${KVER:-}" ]; then
-		KVER=$("$RIG_DIR/kver.sh")
+		KVER=$("$RIG_DIR/kver.sh" "$(rig_kernel)")
 	fi
 	[ -n "$KVER" ] || rig_die "cannot resolve the Debian kernel version (run tools/rig/setup.sh)"
 	printf '%s\n' "$KVER"
 }
 
-# Version of the installed linux-source-6.1 package (keys the source cache).
+# The linux-source series (6.1, 6.12) of rig_kernel.
+rig_src_series() {
+	rig_kernel_field "$(rig_kernel)" source
+}
+
+# Version of the installed linux-source-SERIES package (keys the source
+# cache); SERIES defaults to rig_src_series.
 rig_src_version() {
-	dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null
+	local series=${1:-}
+	[ -n "$series" ] || series=$(rig_src_series) || return 1
+	dpkg-query -W -f='${Version}' "linux-source-$series" 2>/dev/null
 }
 
 rig_src_tarball() {
-	printf '%s\n' /usr/src/linux-source-6.1.tar.xz
+	local series=${1:-}
+	[ -n "$series" ] || series=$(rig_src_series) || return 1
+	printf '%s\n' "/usr/src/linux-source-$series.tar.xz"
 }
 
 # Seconds since the epoch, for phase timings.
 rig_now() { date +%s; }
 
-# Members of linux-source-6.1 the rig needs, extracted in one tar pass (the
-# xz tarball takes ~15 s to walk, so never more than once per version).
+# Members of linux-source-<series> the rig needs, extracted in one tar pass
+# (the xz tarball takes ~15 s to walk, so never more than once per version).
 RIG_SRC_MEMBERS=(
 	tools/testing/selftests/kselftest_harness.h
 	tools/testing/selftests/kselftest.h
@@ -54,14 +110,16 @@ RIG_SRC_MEMBERS=(
 	drivers/infiniband/sw/siw
 )
 
-# Ensure the source cache for the installed linux-source-6.1 exists and
-# print its directory.
+# Ensure the source cache for the installed linux-source-SERIES (default:
+# rig_src_series) exists and print its directory.
+# shellcheck disable=SC2120 # the argument is optional
 rig_src_cache() {
-	local ver tarball dir tmp m
-	tarball=$(rig_src_tarball)
-	ver=$(rig_src_version)
+	local series=${1:-} ver tarball dir tmp m
+	[ -n "$series" ] || series=$(rig_src_series) || return 1
+	tarball=$(rig_src_tarball "$series")
+	ver=$(rig_src_version "$series")
 	[ -n "$ver" ] && [ -r "$tarball" ] ||
-		rig_die "linux-source-6.1 is not installed (run tools/rig/setup.sh)"
+		rig_die "linux-source-$series is not installed (run tools/rig/setup.sh)"
 	dir=$LCHAN_CACHE/src/$ver
 	if [ ! -f "$dir/.complete" ]; then
 		mkdir -p "$LCHAN_CACHE/src"
@@ -69,11 +127,11 @@ rig_src_cache() {
 		exec {lockfd}>"$LCHAN_CACHE/src/.lock"
 		flock "$lockfd"
 		if [ ! -f "$dir/.complete" ]; then
-			rig_log "extracting kselftest headers, checkpatch and siw from linux-source-6.1 $ver"
+			rig_log "extracting kselftest headers, checkpatch and siw from linux-source-$series $ver"
 			tmp=$(mktemp -d "$LCHAN_CACHE/src/.tmp.XXXXXX")
 			local args=()
 			for m in "${RIG_SRC_MEMBERS[@]}"; do
-				args+=("linux-source-6.1/$m")
+				args+=("linux-source-$series/$m")
 			done
 			tar -xJf "$tarball" -C "$tmp" --strip-components=1 "${args[@]}" ||
 				{ rm -rf "$tmp"; rig_die "extracting from $tarball failed"; }
@@ -89,4 +147,10 @@ rig_src_cache() {
 		exec {lockfd}>&-
 	fi
 	printf '%s\n' "$dir"
+}
+
+# The run directory of a job: build/runs/JOB, or build/runs/JOB-<name> when
+# LCHAN_KERNEL names a kernel (or is "debug").
+rig_run_dir() {
+	printf '%s\n' "$B/runs/$1${LCHAN_KERNEL:+-$LCHAN_KERNEL}"
 }

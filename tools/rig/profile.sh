@@ -17,7 +17,8 @@ make -s KVER="$KVER" KDIR="/usr/src/linux-headers-$KVER" module lib tools
 rc=0
 "$RIG_DIR/run-vm.sh" profile 1200 || rc=$?
 mkdir -p "$dest"
-cp "$B/runs/profile/profile/"*.txt "$B/runs/profile/profile/"*.log "$dest/" ||
-	rig_die "the guest wrote no profiles; see $B/runs/profile"
+run=$(rig_run_dir profile)
+cp "$run/profile/"*.txt "$run/profile/"*.log "$dest/" ||
+	rig_die "the guest wrote no profiles; see $run"
 rig_log "profiles in $dest"
 exit "$rc"

@@ -15,6 +15,8 @@
 # gave no verdict, or the kernel log shows BUG/WARNING/Oops/... lines.
 # -i: interactive (serial console on stdio, no timeout, no judging).
 #
+# LCHAN_KERNEL=<name> boots that kernel of tools/rig/kernels (default: its
+# first entry) and keeps the run in build/runs/JOB-<name>.
 # LCHAN_KERNEL=debug boots the debug kernel of tools/rig/debug-kernel.sh
 # (KASAN, lockdep, kmemleak; built beforehand) with its own siw.ko and
 # initramfs, and lchan.ko from $B/debug-kmod (make module-debug).
@@ -36,15 +38,6 @@ case $timeout_s in '' | *[!0-9]*) rig_die "timeout must be a number of seconds" 
 # job timeout room to report before the host pulls the plug.
 boot_margin=60
 case ${LCHAN_KERNEL:-} in
-'')
-	KVER=$(rig_kver)
-	export KVER
-	"$RIG_DIR/kernel.sh"
-	"$RIG_DIR/siw.sh"
-	siw_ko=$B/siw/siw.ko
-	default_ko=$REPO/kmod/lchan.ko
-	machine=(-M pc -cpu max)
-	;;
 debug)
 	# Only looked up: a 30-minute build does not belong in a guest run.
 	KVER=$("$RIG_DIR/debug-kernel.sh" --release)
@@ -60,25 +53,32 @@ debug)
 	# and twice after it.
 	boot_margin=300
 	;;
-*) rig_die "LCHAN_KERNEL must be empty or debug, not $LCHAN_KERNEL" ;;
+*)
+	KVER=$(rig_kver)
+	export KVER
+	"$RIG_DIR/kernel.sh"
+	siw_ko=$("$RIG_DIR/siw.sh")
+	default_ko=$REPO/kmod/lchan.ko
+	machine=(-M pc -cpu max)
+	;;
 esac
 [ "$timeout_s" -gt $((boot_margin + 10)) ] || rig_die "timeout must exceed $((boot_margin + 10)) s"
 kroot=$LCHAN_CACHE/$KVER/root
 # The rig's own test pieces (cheap when up to date): harness and smoke jobs
 # use them, and they are handy in the shell.  Their lchan_warn.ko is built
 # for Debian's kernel only: the debug lane runs no harness job.
-if [ -z "${LCHAN_KERNEL:-}" ]; then
+if [ "${LCHAN_KERNEL:-}" != debug ]; then
 	"$RIG_DIR/selftest/build.sh"
 else
-	KVER=$(unset KVER; rig_kver) "$RIG_DIR/selftest/build.sh"
+	KVER='' LCHAN_KERNEL='' "$RIG_DIR/selftest/build.sh"
 fi
 initrd=$("$RIG_DIR/initramfs.sh")
 manifest=${initrd%.cpio.gz}.files
 vmlinuz=$kroot/boot/vmlinuz-$KVER
 
 share=$B/share
-# The debug lane keeps its own runs: make check reads build/runs/tests.
-run=$B/runs/$job${LCHAN_KERNEL:+-$LCHAN_KERNEL}
+# Each named kernel (and the debug lane) keeps its own runs.
+run=$(rig_run_dir "$job")
 mkdir -p "$B"
 # One guest at a time owns build/share.
 exec {lockfd}>"$B/.share.lock"

@@ -1,23 +1,35 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Install everything the rig needs on a Debian 12 host, then fetch the guest
-# kernel.  Idempotent and quick when nothing is missing: apt-get update only
-# runs when a package is missing or the lists are older than an hour
-# (LCHAN_APT_UPDATE=1 forces it), since the kernel ABI is read from them.
+# kernels:
+#   tools/rig/setup.sh [KERNEL...]   (names from tools/rig/kernels; default
+#                                     LCHAN_KERNEL, else the first entry)
+# Each kernel needs its headers (linux-headers-<release>) and its
+# linux-source-<series> (kselftest headers, checkpatch, siw).
+# Idempotent and quick when nothing is missing: apt-get update only runs
+# when a package is missing or the lists are older than an hour
+# (LCHAN_APT_UPDATE=1 forces it), since the kernel releases are read from
+# them.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 export DEBIAN_FRONTEND=noninteractive
 
+kernels=("$@")
+[ "${#kernels[@]}" -gt 0 ] || kernels=("$(rig_kernel)")
+for k in "${kernels[@]}"; do
+	rig_kernel_field "$k" lane >/dev/null
+done
+
 # Host packages.  qperf/sockperf/strace/util-linux (setpriv) also go into the
-# guest; linux-source-6.1 gives kselftest headers, checkpatch and siw.
+# guest.
 PKGS=(
 	make gcc libc6-dev xz-utils cpio gzip kmod perl
 	qemu-system-x86 busybox-static
 	rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest
 	iproute2 libibverbs-dev librdmacm-dev
-	linux-source-6.1 sparse strace qperf sockperf util-linux
+	sparse strace qperf sockperf util-linux
 	pkgconf groff-base man-db binutils
 	gnuplot-nox linux-perf
 )
@@ -35,7 +47,6 @@ apt_update() {
 		# Offline or a mirror hiccup: go on with the lists we have.
 		rig_log "warning: apt-get update failed; using the existing package lists"
 	fi
-	unset KVER
 }
 
 missing_pkgs() {
@@ -60,11 +71,25 @@ if [ "$want_update" = 1 ]; then
 	updated=1
 fi
 
-KVER=$(rig_kver)
-export KVER
-mapfile -t missing < <(missing_pkgs "${PKGS[@]}" "linux-headers-$KVER")
+# Each kernel's headers and source package; resolved again after an update,
+# whose lists may name newer kernels.
+resolve_kernel_pkgs() {
+	local k kver
+	kpkgs=()
+	for k in "${kernels[@]}"; do
+		kver=$("$RIG_DIR/kver.sh" "$k") || rig_die "cannot resolve kernel $k"
+		kpkgs+=("linux-headers-$kver" "linux-source-$(rig_kernel_field "$k" source)")
+	done
+}
+resolve_kernel_pkgs
+mapfile -t missing < <(missing_pkgs "${PKGS[@]}" "${kpkgs[@]}" | sort -u)
 if [ "${#missing[@]}" -gt 0 ]; then
-	[ "$updated" = 1 ] || apt_update
+	if [ "$updated" = 0 ]; then
+		apt_update
+		updated=1
+		resolve_kernel_pkgs
+		mapfile -t missing < <(missing_pkgs "${PKGS[@]}" "${kpkgs[@]}" | sort -u)
+	fi
 	rig_log "installing: ${missing[*]}"
 	rig_root apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
 		rig_die "apt-get install failed: ${missing[*]}"
@@ -77,5 +102,8 @@ if [ "${#missing[@]}" -gt 0 ]; then
 		rig_log "warning: could not install ${missing[*]}; the checks that need them skip"
 fi
 
-"$RIG_DIR/kernel.sh"
-rig_log "host ready; guest kernel $KVER"
+# KVER may be make's, for its default kernel: each resolves its own.
+for k in "${kernels[@]}"; do
+	LCHAN_KERNEL=$k KVER='' "$RIG_DIR/kernel.sh"
+	rig_log "guest kernel $k ready: $("$RIG_DIR/kver.sh" "$k")"
+done
