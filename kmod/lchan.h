@@ -38,6 +38,8 @@
 #define LCHAN_RESOLVE_TIMEOUT_MS	2000
 /* After completions, ask a device that can drop CQ events again (siw). */
 #define LCHAN_CQ_RECHECK_MS	10
+/* How long an accepted iWARP channel waits for the peer's first SEND. */
+#define LCHAN_PEER_FIRST_WAIT_MS	200
 
 #define LCHAN_FEATURES	(LCHAN_FEATURE_SEND | LCHAN_FEATURE_SEND_IMM | \
 			 LCHAN_FEATURE_IPV6 | LCHAN_FEATURE_ENTER_WAIT | \
@@ -213,6 +215,8 @@ struct lchan_chan {
 	struct ib_cqe rtr_cqe;
 	bool rtr_to_send;		/* active: under lock */
 	bool rtr_awaited;		/* passive: release/acquire */
+	bool rtr_late;			/* passive: the wait ran out */
+	struct delayed_work rtr_wait_work;	/* ends the passive wait */
 	struct lchan_ring ring;
 	struct lchan_stats stats;	/* under cq_lock, read lockless */
 	u32 max_msg_size;
@@ -344,6 +348,8 @@ void lchan_post_repost_work(struct work_struct *work);
 void lchan_post_kick(struct lchan_chan *chan);
 void lchan_post_cq_recheck(struct work_struct *work);
 int lchan_post_rtr_prepare(struct lchan_chan *chan);
+void lchan_post_rtr_connected(struct lchan_chan *chan);
+void lchan_post_rtr_wait_end(struct work_struct *work);
 bool lchan_ring_has_work(struct lchan_chan *chan);
 void lchan_ring_retire_all(struct lchan_chan *chan);
 

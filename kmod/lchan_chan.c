@@ -34,6 +34,7 @@ struct lchan_chan *lchan_chan_alloc(struct lchan_ctx *ctx)
 	spin_lock_init(&chan->cq_lock);
 	INIT_WORK(&chan->repost_work, lchan_post_repost_work);
 	INIT_DELAYED_WORK(&chan->cq_recheck_work, lchan_post_cq_recheck);
+	INIT_DELAYED_WORK(&chan->rtr_wait_work, lchan_post_rtr_wait_end);
 	INIT_LIST_HEAD(&chan->dev_node);
 	INIT_LIST_HEAD(&chan->poll_node);
 	chan->state = LCHAN_STATE_CONNECTING;
@@ -240,6 +241,8 @@ static void lchan_chan_destroy(struct lchan_chan *chan)
 	if (cancel_work_sync(&chan->repost_work))
 		lchan_chan_put(chan);
 	if (cancel_delayed_work_sync(&chan->cq_recheck_work))
+		lchan_chan_put(chan);
+	if (cancel_delayed_work_sync(&chan->rtr_wait_work))
 		lchan_chan_put(chan);
 
 	lchan_sysfs_del_chan(chan);

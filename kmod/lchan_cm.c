@@ -132,6 +132,7 @@ static int lchan_chan_event(struct lchan_chan *chan, struct rdma_cm_id *id,
 		 * the iWARP first SEND) goes out now, without another ENTER.
 		 */
 		lchan_post_kick(chan);
+		lchan_post_rtr_connected(chan);
 		lchan_cm_report(chan, 0);
 		break;
 	case RDMA_CM_EVENT_REJECTED:

@@ -479,6 +479,15 @@ static int lchan_ring_take(struct lchan_chan *chan, bool is_recv, bool post,
  * anything of the application's, and the passive side holds its SQ until
  * that SEND lands in a receive the kernel posted ahead of the
  * application's.  Neither request shows in the CQ ring or the counters.
+ *
+ * siw's responder hands the socket to the QP only after it has sent the
+ * MPA reply, and data that arrives in between waits in the socket until
+ * more comes.  A first SEND caught there proves the connecting side is in
+ * RDMA mode all the same (it sends only after reading the reply), but
+ * nothing tells the accepting side.  So its wait is bounded: after
+ * LCHAN_PEER_FIRST_WAIT_MS its SQ goes as if the SEND had come, which by
+ * then is safe in every case but an initiator that has not read the reply
+ * for that long.
  */
 static void lchan_post_rtr_done(struct ib_cq *cq, struct ib_wc *wc)
 {
@@ -492,6 +501,34 @@ static void lchan_post_rtr_done(struct ib_cq *cq, struct ib_wc *wc)
 	smp_store_release(&chan->rtr_awaited, false);	/* submit acquire */
 	lchan_post_kick(chan);
 	lchan_ring_wake(chan);
+}
+
+/* The accepting side is connected: bound its wait.  Handler context. */
+void lchan_post_rtr_connected(struct lchan_chan *chan)
+{
+	if (!READ_ONCE(chan->rtr_awaited))
+		return;
+	kobject_get(&chan->kobj);
+	if (!queue_delayed_work(lchan_wq, &chan->rtr_wait_work,
+				msecs_to_jiffies(LCHAN_PEER_FIRST_WAIT_MS)))
+		lchan_chan_put(chan);
+}
+
+void lchan_post_rtr_wait_end(struct work_struct *work)
+{
+	struct lchan_chan *chan = container_of(to_delayed_work(work),
+					       struct lchan_chan,
+					       rtr_wait_work);
+	u32 sq_done, rq_done;
+
+	mutex_lock(&chan->lock);
+	if (smp_load_acquire(&chan->rtr_awaited)) {	/* rtr_done release */
+		WRITE_ONCE(chan->rtr_late, true);
+		smp_store_release(&chan->rtr_awaited, false);	/* gate acquire */
+		lchan_ring_submit(chan, &sq_done, &rq_done);
+	}
+	mutex_unlock(&chan->lock);
+	lchan_chan_put(chan);
 }
 
 /* At QP creation, before anything else is posted.  lock held. */

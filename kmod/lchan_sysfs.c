@@ -215,6 +215,7 @@ LCHAN_CHAN_ATTR(rq_held, "%u", lchan_ring_rq_held(chan));
 LCHAN_CHAN_ATTR(sq_starved, "%d", READ_ONCE(chan->ring.sq_starved));
 LCHAN_CHAN_ATTR(rq_starved, "%d", READ_ONCE(chan->ring.rq_starved));
 LCHAN_CHAN_ATTR(peer_first_wait, "%d", READ_ONCE(chan->rtr_awaited));
+LCHAN_CHAN_ATTR(peer_first_late, "%d", READ_ONCE(chan->rtr_late));
 LCHAN_CHAN_ATTR(cq_recovered, "%llu", READ_ONCE(chan->stats.cq_recovered));
 LCHAN_CHAN_ATTR(cq_inflight, "%u", READ_ONCE(chan->ring.inflight));
 LCHAN_CHAN_ATTR(send_ops, "%llu", READ_ONCE(chan->stats.send_ops));
@@ -247,6 +248,7 @@ static struct attribute *lchan_chan_attrs[] = {
 	&chan_sq_starved_attr.attr,
 	&chan_rq_starved_attr.attr,
 	&chan_peer_first_wait_attr.attr,
+	&chan_peer_first_late_attr.attr,
 	&chan_cq_inflight_attr.attr,
 	&chan_cq_recovered_attr.attr,
 	&chan_send_ops_attr.attr,
