@@ -702,6 +702,7 @@ TEST_F_TIMEOUT(msg, close_gives_eof_after_data, 120)
 
 struct ep_rx {
 	struct lchan_msg **m;
+	unsigned total;		/* messages received; read by the watchdog */
 	unsigned got[NCHAN];
 	bool eof[NCHAN];
 	int ret;
@@ -757,11 +758,64 @@ static void *epoll_recv(void *p)
 					break;
 				}
 				x->got[i]++;
+				__atomic_fetch_add(&x->total, 1,
+						   __ATOMIC_RELAXED);
 			}
 		}
 	}
 	close(ep);
 	return NULL;
+}
+
+struct ep_tx {
+	struct lchan_msg **cli, **srv;
+	const struct ep_rx *x;
+	unsigned sent;		/* read by the watchdog */
+	int ret;
+	char why[64];
+};
+
+/* Round robin; a full channel makes the writer wait on that one. */
+static void *epoll_send(void *p)
+{
+	struct ep_tx *t = p;
+	unsigned i, j;
+
+	for (j = 0; j < PER_CHAN && !t->x->ret; j++) {
+		for (i = 0; i < NCHAN; i++) {
+			uint32_t buf[64];
+			unsigned words = 2 + j % 61;
+			ssize_t n;
+
+			buf[0] = j;
+			buf[words - 1] = i;
+			n = lchan_msg_send(t->cli[i], buf, words * 4, 0);
+			if (n != words * 4) {
+				t->ret = n < 0 ? (int)n : -EIO;
+				snprintf(t->why, sizeof(t->why),
+					 "chan %u msg %u: %zd", i, j, n);
+				return NULL;
+			}
+			__atomic_fetch_add(&t->sent, 1, __ATOMIC_RELAXED);
+		}
+	}
+	return NULL;
+}
+
+static void dump_epoll_pairs(void *arg)
+{
+	struct ep_tx *t = arg;
+	unsigned i;
+
+	for (i = 0; i < NCHAN; i++) {
+		char who[32];
+
+		snprintf(who, sizeof(who), "sender %u", i);
+		dump_msg(who, t->cli[i]);
+		snprintf(who, sizeof(who), "receiver %u", i);
+		dump_msg(who, t->srv[i]);
+	}
+	lchan_t_dump_tcp();
 }
 
 /* NCHAN message channels in one process, the reader on epoll. */
@@ -770,34 +824,26 @@ TEST_F_TIMEOUT(msg, many_channels_epoll, 300)
 	struct lchan_msg *srv[NCHAN] = { 0 }, *cli[NCHAN] = { 0 };
 	struct lchan_msg_opts o = { .nbufs = 16, .nsend = 16 };
 	struct ep_rx x = { .m = srv };
-	unsigned i, j;
-	pthread_t thr;
+	struct ep_tx t = { .cli = cli, .srv = srv, .x = &x };
+	unsigned *prog[] = { &t.sent, &x.total };
+	pthread_t thr[2];
+	unsigned i;
 	int ret;
 
 	LCHAN_T_BODY();
 	ret = msg_pairs(self, &o, srv, cli, NCHAN);
 	ASSERT_EQ(0, ret) TH_LOG("pairs: %s", strerror(-ret));
-	ASSERT_EQ(0, pthread_create(&thr, NULL, epoll_recv, &x));
-	/* Round robin; a full channel makes the writer wait on that one. */
-	for (j = 0; j < PER_CHAN && !x.ret; j++) {
-		for (i = 0; i < NCHAN; i++) {
-			uint32_t buf[64];
-			unsigned words = 2 + j % 61;
-			ssize_t n;
-
-			buf[0] = j;
-			buf[words - 1] = i;
-			n = lchan_msg_send(cli[i], buf, words * 4, 0);
-			if (n != words * 4) {
-				EXPECT_EQ(words * 4, n) TH_LOG("chan %u msg %u", i, j);
-				j = PER_CHAN;
-				break;
-			}
-		}
-	}
+	ASSERT_EQ(0, pthread_create(&thr[0], NULL, epoll_recv, &x));
+	ASSERT_EQ(0, pthread_create(&thr[1], NULL, epoll_send, &t));
+	/* The reader ends at the closes, so watch the sender alone first. */
+	ASSERT_EQ(0, lchan_t_join_watch(&thr[1], 1, prog, 2, dump_epoll_pairs,
+					&t))
+		TH_LOG("stalled after %u sent, %u received", t.sent, x.total);
+	EXPECT_EQ(0, t.ret) TH_LOG("%s: %s", t.why, strerror(-t.ret));
 	for (i = 0; i < NCHAN; i++)
 		EXPECT_EQ(0, lchan_msg_close(cli[i]));
-	pthread_join(thr, NULL);
+	ASSERT_EQ(0, lchan_t_join_watch(thr, 1, prog, 2, dump_epoll_pairs, &t))
+		TH_LOG("stalled after %u sent, %u received", t.sent, x.total);
 	EXPECT_EQ(0, x.ret) TH_LOG("%s: %s", x.why, strerror(-x.ret));
 	for (i = 0; i < NCHAN; i++) {
 		EXPECT_EQ(PER_CHAN, x.got[i]) TH_LOG("chan %u", i);
