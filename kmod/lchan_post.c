@@ -125,9 +125,9 @@ static void lchan_post_retire_quiet(struct lchan_chan *chan,
 }
 
 /*
- * siw (Linux 6.1) publishes a CQE and then reads whether its CQ is armed,
- * with no barrier in between, while ib_core arms the CQ and then reads the
- * CQE count: both can read the old value.  That CQE then waits in siw's CQ
+ * siw (Linux 6.1, 6.12) publishes a CQE and then reads whether its CQ is
+ * armed, with no barrier in between, while ib_core arms the CQ and then
+ * reads the CQE count: both can read the old value.  That CQE then waits in siw's CQ
  * until another completion comes, which on a channel waiting for exactly
  * that one is never.  It can only happen while ib_core re-arms the CQ
  * after a batch of completions, so on such a device each batch makes lchan

@@ -12,9 +12,9 @@
  * ring is counted as a lost wake-up: there must be none.
  *
  * A completion the device reports while its CQ is being re-armed is never
- * lost either.  siw (Linux 6.1) reads the CQ's armed flag and publishes
- * the CQE without a barrier between them, against a consumer that arms
- * and then reads the CQE count: both can read the old value, and the CQE
+ * lost either.  siw (Linux 6.1, 6.12) publishes a CQE and then reads the
+ * CQ's armed flag without a barrier between them, against a consumer that
+ * arms and then reads the CQE count: both can read the old value, and the CQE
  * then waits in the device's CQ until another completion comes.  Bursts of
  * SENDs, each answered once all arrived, end in exactly that state when it
  * happens: the last receive of a burst completes while the CQ is re-armed
