@@ -158,12 +158,13 @@ void lchan_post_cq_recheck(struct work_struct *work)
 	if (cq && ib_req_notify_cq(cq, IB_CQ_NEXT_COMP |
 				   IB_CQ_REPORT_MISSED_EVENTS) > 0) {
 		/*
-		 * CQEs wait.  With completions handled since, ib_core is at
-		 * work on the CQ anyway; with none for this long, their event
-		 * was dropped.
+		 * CQEs wait.  With completions handled since, or a poll
+		 * scheduled (the CQ is ours, polled from softirq), ib_core is
+		 * at work on the CQ anyway; else their event was dropped.
 		 */
 		if (READ_ONCE(chan->cq_handled) ==
-		    READ_ONCE(chan->cq_recheck_mark))
+		    READ_ONCE(chan->cq_recheck_mark) &&
+		    !test_bit(IRQ_POLL_F_SCHED, &cq->iop.state))
 			WRITE_ONCE(chan->stats.cq_recovered,
 				   chan->stats.cq_recovered + 1);
 		/* What the device would have called: ib_core polls the CQ. */
