@@ -16,9 +16,9 @@
  * CQ's armed flag without a barrier between them, against a consumer that
  * arms and then reads the CQE count: both can read the old value, and the CQE
  * then waits in the device's CQ until another completion comes.  Bursts of
- * SENDs, each answered once all arrived, end in exactly that state when it
- * happens: the last receive of a burst completes while the CQ is re-armed
- * after the one before, and nothing else will complete.
+ * unsignaled SENDs, each answered once all arrived, end in exactly that
+ * state when it happens: the last receive of a burst completes while the
+ * CQ is re-armed after the one before, and nothing else will complete.
  */
 #include "kselftest_harness.h"
 #include "lchan_test.h"
@@ -220,9 +220,12 @@ static int burst_send(struct lchan_t_ep *ep, unsigned n, unsigned first)
 			return -ENOSPC;
 		lchan_t_fill(p, first + i, SLOT);
 		lchan_prep_send(sqe, &ep->mr, p, SLOT, 1ULL << 32 | (first + i));
-		/* One CQE per burst: the send slots come back with it. */
-		if (i != n - 1)
-			sqe->flags |= LCHAN_SQE_UNSIGNALED;
+		/*
+		 * No send CQEs (the kernel reclaims the slots): each side's CQ
+		 * sees only the peer's messages, so a dropped event for the
+		 * last message of a burst is not rescued by a later CQE.
+		 */
+		sqe->flags |= LCHAN_SQE_UNSIGNALED;
 	}
 	ret = lchan_submit(&ep->chan);
 	return ret < 0 ? ret : 0;
