@@ -209,7 +209,7 @@ struct lchan_chan {
 	spinlock_t cq_lock;
 	struct work_struct repost_work;	/* posts SQEs that waited */
 	struct delayed_work cq_recheck_work;	/* lchan_post.c */
-	u32 cq_handled;			/* completions handled; READ/WRITE_ONCE */
+	u32 cq_handled;			/* cq_recheck devices: completions */
 	u32 cq_recheck_mark;		/* cq_handled when it was queued */
 	/* iWARP first-FPDU order (lchan_post.c); rtr_cqe is for both sides. */
 	struct ib_cqe rtr_cqe;

@@ -82,6 +82,16 @@ void lchan_post_kick(struct lchan_chan *chan)
 		lchan_chan_put(chan);
 }
 
+/* Run @dwork of @chan in @ms; a queued work holds a channel reference. */
+static void lchan_post_queue_delayed(struct lchan_chan *chan,
+				     struct delayed_work *dwork,
+				     unsigned int ms)
+{
+	kobject_get(&chan->kobj);
+	if (!queue_delayed_work(lchan_wq, dwork, msecs_to_jiffies(ms)))
+		lchan_chan_put(chan);
+}
+
 void lchan_post_repost_work(struct work_struct *work)
 {
 	struct lchan_chan *chan = container_of(work, struct lchan_chan,
@@ -127,23 +137,22 @@ static void lchan_post_retire_quiet(struct lchan_chan *chan,
 /*
  * siw (Linux 6.1, 6.12) publishes a CQE and then reads whether its CQ is
  * armed, with no barrier in between, while ib_core arms the CQ and then
- * reads the CQE count: both can read the old value.  That CQE then waits in siw's CQ
- * until another completion comes, which on a channel waiting for exactly
- * that one is never.  It can only happen while ib_core re-arms the CQ
+ * reads the CQE count: both can read the old value.  That CQE then waits
+ * in siw's CQ until another completion comes, which on a channel waiting
+ * for exactly that one is never.  It can only happen while ib_core re-arms the CQ
  * after a batch of completions, so on such a device each batch makes lchan
  * ask the CQ again a little later, and run it when it has CQEs.
  */
 static void lchan_post_recheck_soon(struct lchan_chan *chan)
 {
+	if (!chan->dev->cq_recheck)
+		return;
 	WRITE_ONCE(chan->cq_handled, chan->cq_handled + 1);
-	if (!chan->dev->cq_recheck ||
-	    delayed_work_pending(&chan->cq_recheck_work))
+	if (delayed_work_pending(&chan->cq_recheck_work))
 		return;
 	WRITE_ONCE(chan->cq_recheck_mark, chan->cq_handled);
-	kobject_get(&chan->kobj);
-	if (!queue_delayed_work(lchan_wq, &chan->cq_recheck_work,
-				msecs_to_jiffies(LCHAN_CQ_RECHECK_MS)))
-		lchan_chan_put(chan);
+	lchan_post_queue_delayed(chan, &chan->cq_recheck_work,
+				 LCHAN_CQ_RECHECK_MS);
 }
 
 void lchan_post_cq_recheck(struct work_struct *work)
@@ -507,12 +516,9 @@ static void lchan_post_rtr_done(struct ib_cq *cq, struct ib_wc *wc)
 /* The accepting side is connected: bound its wait.  Handler context. */
 void lchan_post_rtr_connected(struct lchan_chan *chan)
 {
-	if (!READ_ONCE(chan->rtr_awaited))
-		return;
-	kobject_get(&chan->kobj);
-	if (!queue_delayed_work(lchan_wq, &chan->rtr_wait_work,
-				msecs_to_jiffies(LCHAN_PEER_FIRST_WAIT_MS)))
-		lchan_chan_put(chan);
+	if (READ_ONCE(chan->rtr_awaited))
+		lchan_post_queue_delayed(chan, &chan->rtr_wait_work,
+					 LCHAN_PEER_FIRST_WAIT_MS);
 }
 
 void lchan_post_rtr_wait_end(struct work_struct *work)
@@ -567,6 +573,13 @@ static void lchan_post_rtr_send(struct lchan_chan *chan)
 		lchan_dbg_chan(chan, "ready-to-receive SEND: %d\n", ret);
 }
 
+/* A channel that is down answers entries with flush errors instead. */
+static bool lchan_post_usable(struct lchan_chan *chan, int state)
+{
+	return chan->qp && state != LCHAN_STATE_DISCONNECTED &&
+	       state != LCHAN_STATE_ERROR;
+}
+
 /*
  * SQEs wait in the ring while a deferred establish is pending, and on an
  * iWARP passive channel until the peer's first SEND arrived; whoever ends
@@ -575,8 +588,7 @@ static void lchan_post_rtr_send(struct lchan_chan *chan)
  */
 static bool lchan_post_sq_gated(struct lchan_chan *chan, int state)
 {
-	if (!chan->qp || state == LCHAN_STATE_DISCONNECTED ||
-	    state == LCHAN_STATE_ERROR)
+	if (!lchan_post_usable(chan, state))
 		return false;
 	return state != LCHAN_STATE_CONNECTED ||
 	       smp_load_acquire(&chan->rtr_awaited);	/* rtr_done release */
@@ -589,8 +601,7 @@ static bool lchan_post_sq_gated(struct lchan_chan *chan, int state)
 int lchan_ring_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done)
 {
 	int state = READ_ONCE(chan->state);
-	bool usable = chan->qp && state != LCHAN_STATE_DISCONNECTED &&
-		      state != LCHAN_STATE_ERROR;
+	bool usable = lchan_post_usable(chan, state);
 	u32 sq_tail, rq_tail;
 	int ret;
 
