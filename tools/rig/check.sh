@@ -12,7 +12,7 @@
 #                document, lchanctl (tools/check-*.sh), once
 # then for each kernel K (its runs in build/runs/<job>-K, logs in
 # build/check/K/):
-#   K host checks  checkpatch (K's linux-source), sparse against K's
+#   K host checks  checkpatch (K's linux-source), sparse and W=1 against K's
 #                headers, DKMS add/build/install/remove for them
 #   K build      module, lib, selftests, tools (KDIR = K's headers), siw.ko,
 #                initramfs

@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# sparse over the module: `make -C $KDIR M=$REPO C=2 modules` (C=2 checks
-# every source, built or not).  Clean means the build succeeds and neither
-# sparse nor the compiler prints a warning or error.  Log: $B/sparse.log.
+# sparse over the module: `make -C $KDIR M=$REPO W=1 C=2 modules` (C=2 checks
+# every source, built or not; W=1 adds the compiler's extra warnings).
+# Clean means the build succeeds and neither sparse nor the compiler prints
+# a warning or error.  Log: $B/sparse.log.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -12,7 +13,7 @@ KDIR=${KDIR:-/usr/src/linux-headers-$KVER}
 command -v sparse >/dev/null || rig_die "sparse is not installed (run tools/rig/setup.sh)"
 mkdir -p "$B"
 log=$B/sparse.log
-if ! make -C "$KDIR" M="$REPO" C=2 CHECK=sparse modules >"$log" 2>&1; then
+if ! make -C "$KDIR" M="$REPO" W=1 C=2 CHECK=sparse modules >"$log" 2>&1; then
 	cat "$log"
 	rig_die "module build under sparse failed (log: $log)"
 fi
