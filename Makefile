@@ -177,8 +177,9 @@ fuzz:
 		LCHAN_TEST_TIMEOUT=3000 tools/rig/run-vm.sh fuzz 3600
 .PHONY: fuzz
 
-# lchan against perftest and TCP on rxe and siw in one guest run (about 15
-# minutes): bench/results.md, results.json, latency.png.  README, "Benchmarks".
+# lchan against perftest and TCP on rxe and siw in one guest run (about 25
+# minutes) on KERNEL: bench/<kernel>/results.md, results.json, latency.png.
+# README, "Benchmarks".
 bench:
 	tools/rig/bench.sh
 .PHONY: bench

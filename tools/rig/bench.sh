@@ -3,17 +3,18 @@
 # `make bench`: lchan against raw verbs (perftest) and TCP (sockperf,
 # qperf) on the same device and address, in one guest run (job "bench",
 # tools/rig/guest/bench.sh), on rxe0 and then siw0; and liblchan's message
-# API against lchan itself, rsockets and TCP (rstream).  Then the report:
+# API against lchan itself, rsockets and TCP (rstream).  Then the report, in
+# bench/<kernel>/ (the guest kernel, tools/rig/kernels: KERNEL= of make):
 #
-#   bench/results.md    tables with lchan/peer ratios, the issues' goals
-#   bench/results.json  the same, machine-readable
-#   bench/latency.png   latency against message size (lchan, verbs, TCP)
-#   bench/rows.tsv, bench/sweep.tsv, bench/info.txt   the guest's raw data
+#   results.md    tables with lchan/peer ratios, the issues' goals
+#   results.json  the same, machine-readable
+#   latency.png   latency against message size (lchan, verbs, TCP)
+#   rows.tsv, sweep.tsv, info.txt   the guest's raw data
 #
 #   tools/rig/bench.sh            build, boot, measure, report
-#   tools/rig/bench.sh --report   report again from bench/*.tsv (no guest)
+#   tools/rig/bench.sh --report   report again from the .tsv files (no guest)
 #
-# LCHAN_BENCH_DIR: where the report goes (default bench/).
+# LCHAN_BENCH_DIR: where the report goes (default bench/<kernel>/).
 # LCHAN_BENCH_TIMEOUT: guest time limit in seconds (default 1500).
 # LCHAN_BENCH_QUICK=1: few iterations (a smoke test of the bench itself).
 set -euo pipefail
@@ -21,7 +22,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$REPO"
 
-dest=${LCHAN_BENCH_DIR:-$REPO/bench}
+dest=${LCHAN_BENCH_DIR:-$REPO/bench/$(rig_kernel)}
 report_only=0
 case ${1:-} in
 --report) report_only=1 ;;
