@@ -264,11 +264,16 @@ static inline struct lchan_dev *to_lchan_dev(struct kobject *kobj)
 
 /* lchan_main.c */
 extern struct workqueue_struct *lchan_wq;
-struct lchan_dev *lchan_dev_get(struct ib_device *ibdev);
-void lchan_dev_put(struct lchan_dev *dev);
 long lchan_copy_arg(void *karg, size_t ksize, size_t min_size,
 		    void __user *uarg);
 long lchan_copy_out(void __user *uarg, const void *karg, size_t ksize);
+
+/* lchan_dev.c */
+int lchan_dev_init(void);
+void lchan_dev_exit(void);
+struct lchan_dev *lchan_dev_get(struct ib_device *ibdev);
+void lchan_dev_put(struct lchan_dev *dev);
+void lchan_dev_free(struct kobject *kobj);
 
 /* lchan_sysfs.c */
 int lchan_sysfs_init(void);
@@ -277,17 +282,17 @@ int lchan_sysfs_add_dev(struct lchan_dev *dev);
 void lchan_sysfs_del_dev(struct lchan_dev *dev);
 extern const struct kobj_type lchan_dev_ktype;
 extern const struct kobj_type lchan_chan_ktype;
-int lchan_sysfs_alloc_chan_id(void);
 int lchan_sysfs_add_chan(struct lchan_chan *chan);
 void lchan_sysfs_del_chan(struct lchan_chan *chan);
-const char *lchan_state_name(int state);
+const char *lchan_sysfs_state_name(int state);
 
 /* lchan_ctx.c */
 extern const struct file_operations lchan_ctx_fops;
 void lchan_ctx_put(struct lchan_ctx *ctx);
+long lchan_ctx_setup(struct lchan_ctx *ctx, void __user *uarg);
 struct lchan_pd *lchan_ctx_get_pd(struct lchan_ctx *ctx, struct lchan_dev *dev);
-void lchan_pd_put(struct lchan_pd *pd);
-void lchan_dev_revoke_pds(struct lchan_dev *dev);
+void lchan_ctx_put_pd(struct lchan_pd *pd);
+void lchan_ctx_revoke_pds(struct lchan_dev *dev);
 
 /* lchan_mr.c */
 long lchan_mr_reg(struct lchan_ctx *ctx, void __user *uarg);
@@ -295,12 +300,13 @@ long lchan_mr_dereg(struct lchan_ctx *ctx, void __user *uarg);
 struct lchan_mr *lchan_mr_lookup(struct lchan_ctx *ctx, u32 handle);
 void lchan_mr_put(struct lchan_mr *mr);
 void lchan_mr_drop_all(struct lchan_ctx *ctx);
-void lchan_pd_revoke_mrs(struct lchan_pd *pd);
+void lchan_mr_revoke_pd(struct lchan_pd *pd);
 
 /* lchan_chan.c */
 extern const struct file_operations lchan_chan_fops;
 struct lchan_chan *lchan_chan_from_fd(int fd, struct fd *f);
 struct lchan_chan *lchan_chan_alloc(struct lchan_ctx *ctx);
+void lchan_chan_free(struct kobject *kobj);
 void lchan_chan_put(struct lchan_chan *chan);
 void lchan_chan_abort(struct lchan_chan *chan);
 int lchan_chan_bind_dev(struct lchan_chan *chan, struct ib_device *ibdev);
@@ -309,18 +315,25 @@ int lchan_chan_create_qp(struct lchan_chan *chan,
 int lchan_chan_install_fd(struct lchan_chan *chan, u32 flags);
 void lchan_chan_teardown(struct lchan_chan *chan);
 void lchan_chan_set_state(struct lchan_chan *chan, int state);
-void lchan_dev_kill_chans(struct lchan_dev *dev);
+void lchan_chan_kill_dev(struct lchan_dev *dev);
 
 /* lchan_cm.c */
 int lchan_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event);
-long lchan_connect(struct lchan_ctx *ctx, void __user *uarg);
-long lchan_listen(struct lchan_ctx *ctx, void __user *uarg);
-int lchan_establish(struct lchan_chan *chan, u32 timeout_ms);
-void lchan_dev_kill_listeners(struct lchan_dev *dev);
-int lchan_addr_to_sockaddr(const struct lchan_addr *a,
+long lchan_cm_connect(struct lchan_ctx *ctx, void __user *uarg);
+int lchan_cm_establish(struct lchan_chan *chan, u32 timeout_ms);
+int lchan_cm_check_fd_flags(u32 flags, u32 allowed);
+void lchan_cm_copy_sockaddr(struct sockaddr_storage *dst,
+			    const struct sockaddr *src);
+int lchan_cm_addr_to_sockaddr(const struct lchan_addr *a,
 			   struct sockaddr_storage *ss);
-void lchan_sockaddr_to_addr(const struct sockaddr_storage *ss,
+void lchan_cm_sockaddr_to_addr(const struct sockaddr_storage *ss,
 			    struct lchan_addr *a);
+
+/* lchan_listen.c */
+int lchan_listen_cm_event(struct lchan_listener *lst, struct rdma_cm_id *id,
+			  struct rdma_cm_event *event);
+long lchan_listen_create(struct lchan_ctx *ctx, void __user *uarg);
+void lchan_listen_kill_dev(struct lchan_dev *dev);
 
 /* lchan_ring.c */
 int lchan_ring_sizes_check(const struct lchan_ring_sizes *sizes);
@@ -343,18 +356,18 @@ u32 lchan_wr_read_rqe(struct lchan_chan *chan, u32 head, u32 avail,
 void lchan_wr_put_mrs(struct lchan_wr *wr);
 
 /* lchan_post.c */
-int lchan_ring_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done);
+int lchan_post_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done);
 void lchan_post_repost_work(struct work_struct *work);
 void lchan_post_kick(struct lchan_chan *chan);
 void lchan_post_cq_recheck(struct work_struct *work);
 int lchan_post_rtr_prepare(struct lchan_chan *chan);
 void lchan_post_rtr_connected(struct lchan_chan *chan);
 void lchan_post_rtr_wait_end(struct work_struct *work);
-bool lchan_ring_has_work(struct lchan_chan *chan);
-void lchan_ring_retire_all(struct lchan_chan *chan);
+bool lchan_post_has_work(struct lchan_chan *chan);
+void lchan_post_retire_all(struct lchan_chan *chan);
 
 /* lchan_poller.c */
-long lchan_ctx_setup(struct lchan_ctx *ctx, void __user *uarg);
+struct lchan_poller *lchan_poller_create(u32 idle_ms, int cpu, pid_t tgid);
 void lchan_poller_put(struct lchan_poller *poller);
 void lchan_poller_add_chan(struct lchan_poller *poller,
 			   struct lchan_chan *chan);

@@ -12,6 +12,9 @@
 #include "lchan.h"
 #include "lchan_trace.h"
 
+/* Channel ids: the sysfs directory name and lchan_chan_info.id. */
+static DEFINE_IDA(lchan_chan_ida);
+
 struct lchan_chan *lchan_chan_alloc(struct lchan_ctx *ctx)
 {
 	struct lchan_chan *chan;
@@ -20,7 +23,7 @@ struct lchan_chan *lchan_chan_alloc(struct lchan_ctx *ctx)
 	chan = kzalloc(sizeof(*chan), GFP_KERNEL);
 	if (!chan)
 		return ERR_PTR(-ENOMEM);
-	id = lchan_sysfs_alloc_chan_id();
+	id = ida_alloc(&lchan_chan_ida, GFP_KERNEL);
 	if (id < 0) {
 		kfree(chan);
 		return ERR_PTR(id);
@@ -46,6 +49,15 @@ struct lchan_chan *lchan_chan_alloc(struct lchan_ctx *ctx)
 	ctx->has_chans = true;
 	mutex_unlock(&ctx->lock);
 	return chan;
+}
+
+/* The kobject's release: the last reference to the channel is gone. */
+void lchan_chan_free(struct kobject *kobj)
+{
+	struct lchan_chan *chan = to_lchan_chan(kobj);
+
+	ida_free(&lchan_chan_ida, chan->id);
+	kfree(chan);
 }
 
 void lchan_chan_put(struct lchan_chan *chan)
@@ -128,7 +140,7 @@ int lchan_chan_bind_dev(struct lchan_chan *chan, struct ib_device *ibdev)
 	return 0;
 
 err_put:
-	lchan_pd_put(pd);
+	lchan_ctx_put_pd(pd);
 	lchan_dev_put(dev);
 	return ret;
 }
@@ -214,7 +226,7 @@ void lchan_chan_teardown(struct lchan_chan *chan)
 		rdma_disconnect(chan->cm_id);
 	if (chan->qp) {
 		ib_drain_qp(chan->qp);
-		lchan_ring_retire_all(chan);
+		lchan_post_retire_all(chan);
 		rdma_destroy_qp(chan->cm_id);
 		chan->qp = NULL;
 	}
@@ -232,7 +244,7 @@ void lchan_chan_teardown(struct lchan_chan *chan)
 static void lchan_chan_destroy(struct lchan_chan *chan)
 {
 	lchan_dbg_chan(chan, "destroy in state %s\n",
-		       lchan_state_name(READ_ONCE(chan->state)));
+		       lchan_sysfs_state_name(READ_ONCE(chan->state)));
 	lchan_poller_del_chan(chan);
 	mutex_lock(&chan->lock);
 	lchan_chan_teardown(chan);
@@ -248,7 +260,7 @@ static void lchan_chan_destroy(struct lchan_chan *chan)
 	lchan_sysfs_del_chan(chan);
 	lchan_chan_unbind_dev(chan);
 	lchan_ring_free(&chan->ring);
-	lchan_pd_put(chan->pd);
+	lchan_ctx_put_pd(chan->pd);
 	lchan_dev_put(chan->dev);
 	lchan_ctx_put(chan->ctx);
 	lchan_chan_put(chan);
@@ -261,7 +273,7 @@ void lchan_chan_abort(struct lchan_chan *chan)
 }
 
 /* Device removal: every channel on @dev goes to the error state now. */
-void lchan_dev_kill_chans(struct lchan_dev *dev)
+void lchan_chan_kill_dev(struct lchan_dev *dev)
 {
 	struct lchan_chan *chan;
 
@@ -364,8 +376,8 @@ static long lchan_chan_info(struct lchan_chan *chan, void __user *uarg)
 	info.max_recv_sge = chan->max_recv_sge;
 	info.max_read_sge = chan->max_read_sge;
 	info.chan_flags = chan->ctx->poller ? LCHAN_CHAN_POLLER : 0;
-	lchan_sockaddr_to_addr(&chan->local, &info.local);
-	lchan_sockaddr_to_addr(&chan->remote, &info.remote);
+	lchan_cm_sockaddr_to_addr(&chan->local, &info.local);
+	lchan_cm_sockaddr_to_addr(&chan->remote, &info.remote);
 	return lchan_copy_out(uarg, &info, sizeof(info));
 }
 
@@ -384,7 +396,7 @@ static long lchan_chan_enter(struct lchan_chan *chan, void __user *uarg)
 		return -EINVAL;
 
 	mutex_lock(&chan->lock);
-	ret = lchan_ring_submit(chan, &sq_done, &rq_done);
+	ret = lchan_post_submit(chan, &sq_done, &rq_done);
 	WRITE_ONCE(chan->stats.enters, chan->stats.enters + 1);
 	mutex_unlock(&chan->lock);
 	/* In poller mode ENTER is also the doorbell that wakes the thread. */
@@ -426,7 +438,8 @@ static long lchan_chan_establish(struct lchan_chan *chan, void __user *uarg)
 		return ret;
 	if (req.flags || req.resv || req.timeout_ms > LCHAN_MAX_TIMEOUT_MS)
 		return -EINVAL;
-	return lchan_establish(chan, req.timeout_ms);
+	return lchan_cm_establish(chan, req.timeout_ms ?:
+				  LCHAN_CONNECT_TIMEOUT_MS);
 }
 
 static long lchan_chan_ioctl(struct file *file, unsigned int cmd,

@@ -6,6 +6,7 @@
 #include <linux/fs.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
+#include <linux/cpumask.h>
 
 #include "lchan.h"
 
@@ -39,7 +40,7 @@ static void lchan_ctx_release_ref(struct kref *ref)
 	mutex_lock(&ctx->lock);
 	list_for_each_entry_safe(pd, next, &ctx->pds, ctx_node) {
 		list_del_init(&pd->ctx_node);
-		lchan_pd_put(pd);
+		lchan_ctx_put_pd(pd);
 	}
 	mutex_unlock(&ctx->lock);
 
@@ -59,7 +60,7 @@ static int lchan_ctx_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
-static void lchan_pd_release(struct kref *ref)
+static void lchan_ctx_pd_release(struct kref *ref)
 {
 	struct lchan_pd *pd = container_of(ref, struct lchan_pd, ref);
 	struct lchan_dev *dev = pd->dev;
@@ -74,10 +75,10 @@ static void lchan_pd_release(struct kref *ref)
 }
 
 /* Called in process context only: the last put deallocates the PD. */
-void lchan_pd_put(struct lchan_pd *pd)
+void lchan_ctx_put_pd(struct lchan_pd *pd)
 {
 	if (pd)
-		kref_put(&pd->ref, lchan_pd_release);
+		kref_put(&pd->ref, lchan_ctx_pd_release);
 }
 
 /* The context's PD on @dev, allocated on first use; returns a reference. */
@@ -142,13 +143,13 @@ out_unlock:
  * lchan_mr objects stay until their users drop them, with NULL verbs
  * objects.
  */
-void lchan_dev_revoke_pds(struct lchan_dev *dev)
+void lchan_ctx_revoke_pds(struct lchan_dev *dev)
 {
 	struct lchan_pd *pd;
 
 	mutex_lock(&dev->lock);
 	list_for_each_entry(pd, &dev->pds, dev_node) {
-		lchan_pd_revoke_mrs(pd);
+		lchan_mr_revoke_pd(pd);
 		if (pd->ibpd) {
 			ib_dealloc_pd(pd->ibpd);
 			WRITE_ONCE(pd->ibpd, NULL);
@@ -173,6 +174,64 @@ static long lchan_ctx_info(void __user *uarg)
 	return lchan_copy_out(uarg, &info, sizeof(info));
 }
 
+long lchan_ctx_setup(struct lchan_ctx *ctx, void __user *uarg)
+{
+	struct lchan_ctx_setup req = {};
+	struct lchan_poller *p = NULL;
+	long ret;
+
+	ret = lchan_copy_arg(&req, sizeof(req), sizeof(req), uarg);
+	if (ret)
+		return ret;
+	if ((req.flags & ~LCHAN_CTX_POLLER) || req.resv ||
+	    req.idle_ms > LCHAN_MAX_TIMEOUT_MS)
+		return -EINVAL;
+	if (req.cpu < -1 || (req.cpu >= 0 && (req.cpu >= nr_cpu_ids ||
+					      !cpu_online(req.cpu))))
+		return -EINVAL;
+	if (req.attach_fd != -1 && !(req.flags & LCHAN_CTX_POLLER))
+		return -EINVAL;
+
+	if (req.flags & LCHAN_CTX_POLLER) {
+		if (req.attach_fd != -1) {
+			struct fd f = fdget(req.attach_fd);
+			struct lchan_ctx *other;
+
+			if (!fd_file(f))
+				return -EBADF;
+			if (fd_file(f)->f_op != &lchan_ctx_fops) {
+				fdput(f);
+				return -EINVAL;
+			}
+			other = fd_file(f)->private_data;
+			mutex_lock(&other->lock);
+			p = other->poller;
+			if (p)
+				kref_get(&p->ref);
+			mutex_unlock(&other->lock);
+			fdput(f);
+			if (!p)
+				return -EINVAL;
+		} else {
+			p = lchan_poller_create(req.idle_ms, req.cpu,
+						task_tgid_vnr(current));
+			if (IS_ERR(p))
+				return PTR_ERR(p);
+		}
+	}
+
+	mutex_lock(&ctx->lock);
+	if (ctx->setup_done || ctx->has_chans) {
+		mutex_unlock(&ctx->lock);
+		lchan_poller_put(p);
+		return -EBUSY;
+	}
+	ctx->setup_done = true;
+	ctx->poller = p;
+	mutex_unlock(&ctx->lock);
+	return 0;
+}
+
 static long lchan_ctx_ioctl(struct file *file, unsigned int cmd,
 			    unsigned long arg)
 {
@@ -187,9 +246,9 @@ static long lchan_ctx_ioctl(struct file *file, unsigned int cmd,
 	case LCHAN_IOC_MR_DEREG:
 		return lchan_mr_dereg(ctx, uarg);
 	case LCHAN_IOC_LISTEN:
-		return lchan_listen(ctx, uarg);
+		return lchan_listen_create(ctx, uarg);
 	case LCHAN_IOC_CONNECT:
-		return lchan_connect(ctx, uarg);
+		return lchan_cm_connect(ctx, uarg);
 	case LCHAN_IOC_CTX_SETUP:
 		return lchan_ctx_setup(ctx, uarg);
 	}

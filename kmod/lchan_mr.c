@@ -13,7 +13,7 @@
 #include "lchan.h"
 #include "lchan_trace.h"
 
-static int lchan_access_to_ib(u32 access)
+static int lchan_mr_access_to_ib(u32 access)
 {
 	int ib = 0;
 
@@ -118,7 +118,7 @@ static long lchan_mr_reg_one(struct lchan_ctx *ctx, void __user *uarg,
 		goto err_unlock;
 	}
 	ibmr = ib_reg_user_mr(pd->ibpd, req.addr, req.length, req.addr,
-			      lchan_access_to_ib(req.access));
+			      lchan_mr_access_to_ib(req.access));
 	if (IS_ERR(ibmr)) {
 		ret = PTR_ERR(ibmr);
 		goto err_unlock;
@@ -162,7 +162,7 @@ err_unlock:
 	mutex_unlock(&pd->dev->lock);
 	kfree(mr);
 out_put_pd:
-	lchan_pd_put(pd);
+	lchan_ctx_put_pd(pd);
 out_fdput:
 	fdput(f);
 	return ret;
@@ -178,7 +178,7 @@ static void lchan_mr_free_work(struct work_struct *work)
 	if (mr->ibmr)
 		ib_dereg_mr(mr->ibmr);
 	mutex_unlock(&pd->dev->lock);
-	lchan_pd_put(pd);
+	lchan_ctx_put_pd(pd);
 	kfree_rcu(mr, rcu);
 }
 
@@ -244,7 +244,7 @@ void lchan_mr_drop_all(struct lchan_ctx *ctx)
 }
 
 /* Called with pd->dev->lock held, after the device's QPs are gone. */
-void lchan_pd_revoke_mrs(struct lchan_pd *pd)
+void lchan_mr_revoke_pd(struct lchan_pd *pd)
 {
 	struct lchan_mr *mr;
 
