@@ -249,6 +249,69 @@ struct lchan_listener {
 	wait_queue_head_t wq;
 };
 
+/*
+ * One ioctl call as its handler sees it (lchan_ioctl.c).  A handler is
+ * lchan_ioctl_<command>() and sits in the file of the object it works on:
+ * the one exception to the rule that a function's prefix names its file,
+ * so that a uapi struct, a kernel handler and a library call never share
+ * a name.
+ */
+struct lchan_ucmd {
+	struct file *file;		/* the file the ioctl came on */
+	void __user *ubuffer;		/* the caller's argument */
+	u32 user_size;			/* its size field at copy-in */
+	u32 size;			/* the kernel's struct */
+	void *cmd;			/* the argument, copied in */
+};
+
+/* Every ioctl argument struct: the dispatcher's buffer holds any. */
+union lchan_ioctl_buf {
+	struct lchan_info info;
+	struct lchan_ctx_setup ctx_setup;
+	struct lchan_mr_reg mr_reg;
+	struct lchan_mr_dereg mr_dereg;
+	struct lchan_listen listen;
+	struct lchan_connect connect;
+	struct lchan_accept accept;
+	struct lchan_establish establish;
+	struct lchan_chan_info chan_info;
+	struct lchan_enter enter;
+};
+
+/*
+ * A row of a file type's ioctl table.  @check, if set, validates the
+ * argument alone and runs before the owner check of an @owner_only
+ * command; @done, if set, sees the outcome of every call whose argument
+ * was copied in.
+ */
+struct lchan_ioctl_op {
+	unsigned int size;		/* the kernel's struct */
+	unsigned int min_size;		/* the first released layout */
+	unsigned int ioctl_num;
+	bool owner_only;		/* current->mm must be the context's */
+	int (*check)(const struct lchan_ucmd *ucmd);
+	long (*execute)(struct lchan_ucmd *ucmd);
+	void (*done)(const struct lchan_ucmd *ucmd, long ret);
+};
+
+/*
+ * A row for command @_ioctl run by @_fn, whose argument is @_struct and
+ * whose first released layout ended with member @_last.  More members of
+ * struct lchan_ioctl_op may follow as designated initializers.
+ */
+#define LCHAN_IOCTL_OP(_ioctl, _fn, _struct, _last, ...) {		\
+	.size = sizeof(_struct) +					\
+		BUILD_BUG_ON_ZERO(sizeof(union lchan_ioctl_buf) <	\
+				  sizeof(_struct)),			\
+	.min_size = offsetofend(_struct, _last),			\
+	.ioctl_num = _ioctl,						\
+	.execute = _fn,							\
+	__VA_ARGS__							\
+}
+
+/* A command only the context's owner may run; @_check comes first. */
+#define LCHAN_IOCTL_OWNER_OP(_ioctl, _check, _fn, _struct, _last, ...)		LCHAN_IOCTL_OP(_ioctl, _fn, _struct, _last,					       .owner_only = true, .check = _check, __VA_ARGS__)
+
 #define lchan_dbg_chan(chan, fmt, ...) \
 	pr_debug("CHAN[%u] %s: " fmt, (chan)->id, __func__, ##__VA_ARGS__)
 
@@ -264,9 +327,12 @@ static inline struct lchan_dev *to_lchan_dev(struct kobject *kobj)
 
 /* lchan_main.c */
 extern struct workqueue_struct *lchan_wq;
-long lchan_copy_arg(void *karg, size_t ksize, size_t min_size,
-		    void __user *uarg);
-long lchan_copy_out(void __user *uarg, const void *karg, size_t ksize);
+
+/* lchan_ioctl.c */
+long lchan_ioctl_dispatch(struct file *file, unsigned int cmd,
+			  unsigned long arg, const struct lchan_ioctl_op *ops,
+			  size_t nr_ops, struct lchan_ctx *owner);
+long lchan_ioctl_respond(struct lchan_ucmd *ucmd);
 
 /* lchan_dev.c */
 int lchan_dev_init(void);
@@ -289,14 +355,18 @@ const char *lchan_sysfs_state_name(int state);
 /* lchan_ctx.c */
 extern const struct file_operations lchan_ctx_fops;
 void lchan_ctx_put(struct lchan_ctx *ctx);
-long lchan_ctx_setup(struct lchan_ctx *ctx, void __user *uarg);
+long lchan_ioctl_info(struct lchan_ucmd *ucmd);
+long lchan_ioctl_ctx_setup(struct lchan_ucmd *ucmd);
 struct lchan_pd *lchan_ctx_get_pd(struct lchan_ctx *ctx, struct lchan_dev *dev);
 void lchan_ctx_put_pd(struct lchan_pd *pd);
 void lchan_ctx_revoke_pds(struct lchan_dev *dev);
 
 /* lchan_mr.c */
-long lchan_mr_reg(struct lchan_ctx *ctx, void __user *uarg);
-long lchan_mr_dereg(struct lchan_ctx *ctx, void __user *uarg);
+int lchan_mr_check_reg(const struct lchan_ucmd *ucmd);
+long lchan_ioctl_mr_reg(struct lchan_ucmd *ucmd);
+void lchan_mr_trace_reg(const struct lchan_ucmd *ucmd, long ret);
+int lchan_mr_check_dereg(const struct lchan_ucmd *ucmd);
+long lchan_ioctl_mr_dereg(struct lchan_ucmd *ucmd);
 struct lchan_mr *lchan_mr_lookup(struct lchan_ctx *ctx, u32 handle);
 void lchan_mr_put(struct lchan_mr *mr);
 void lchan_mr_drop_all(struct lchan_ctx *ctx);
@@ -305,6 +375,9 @@ void lchan_mr_revoke_pd(struct lchan_pd *pd);
 /* lchan_chan.c */
 extern const struct file_operations lchan_chan_fops;
 struct lchan_chan *lchan_chan_from_fd(int fd, struct fd *f);
+long lchan_ioctl_chan_info(struct lchan_ucmd *ucmd);
+long lchan_ioctl_enter(struct lchan_ucmd *ucmd);
+long lchan_ioctl_establish(struct lchan_ucmd *ucmd);
 struct lchan_chan *lchan_chan_alloc(struct lchan_ctx *ctx);
 void lchan_chan_free(struct kobject *kobj);
 void lchan_chan_put(struct lchan_chan *chan);
@@ -319,7 +392,8 @@ void lchan_chan_kill_dev(struct lchan_dev *dev);
 
 /* lchan_cm.c */
 int lchan_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event);
-long lchan_cm_connect(struct lchan_ctx *ctx, void __user *uarg);
+int lchan_cm_check_connect(const struct lchan_ucmd *ucmd);
+long lchan_ioctl_connect(struct lchan_ucmd *ucmd);
 int lchan_cm_establish(struct lchan_chan *chan, u32 timeout_ms);
 int lchan_cm_check_fd_flags(u32 flags, u32 allowed);
 void lchan_cm_copy_sockaddr(struct sockaddr_storage *dst,
@@ -332,7 +406,10 @@ void lchan_cm_sockaddr_to_addr(const struct sockaddr_storage *ss,
 /* lchan_listen.c */
 int lchan_listen_cm_event(struct lchan_listener *lst, struct rdma_cm_id *id,
 			  struct rdma_cm_event *event);
-long lchan_listen_create(struct lchan_ctx *ctx, void __user *uarg);
+int lchan_listen_check_listen(const struct lchan_ucmd *ucmd);
+long lchan_ioctl_listen(struct lchan_ucmd *ucmd);
+int lchan_listen_check_accept(const struct lchan_ucmd *ucmd);
+long lchan_ioctl_accept(struct lchan_ucmd *ucmd);
 void lchan_listen_kill_dev(struct lchan_dev *dev);
 
 /* lchan_ring.c */

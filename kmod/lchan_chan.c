@@ -356,43 +356,38 @@ static int lchan_chan_mmap(struct file *file, struct vm_area_struct *vma)
 	return lchan_ring_mmap(file->private_data, vma);
 }
 
-static long lchan_chan_info(struct lchan_chan *chan, void __user *uarg)
+long lchan_ioctl_chan_info(struct lchan_ucmd *ucmd)
 {
-	struct lchan_chan_info info = {};
-	long ret;
+	struct lchan_chan *chan = ucmd->file->private_data;
+	struct lchan_chan_info *info = ucmd->cmd;
 
-	ret = lchan_copy_arg(&info, sizeof(info), sizeof(info), uarg);
-	if (ret)
-		return ret;
-	if (info.flags)
+	if (info->flags)
 		return -EINVAL;
-	info = chan->ring.info;
-	info.size = sizeof(info);
-	info.features = chan->features;
-	info.id = chan->id;
-	info.max_msg_size = chan->max_msg_size;
-	info.remote_qpn = READ_ONCE(chan->remote_qpn);
-	info.max_send_sge = chan->max_send_sge;
-	info.max_recv_sge = chan->max_recv_sge;
-	info.max_read_sge = chan->max_read_sge;
-	info.chan_flags = chan->ctx->poller ? LCHAN_CHAN_POLLER : 0;
-	lchan_cm_sockaddr_to_addr(&chan->local, &info.local);
-	lchan_cm_sockaddr_to_addr(&chan->remote, &info.remote);
-	return lchan_copy_out(uarg, &info, sizeof(info));
+	*info = chan->ring.info;
+	info->size = sizeof(*info);
+	info->features = chan->features;
+	info->id = chan->id;
+	info->max_msg_size = chan->max_msg_size;
+	info->remote_qpn = READ_ONCE(chan->remote_qpn);
+	info->max_send_sge = chan->max_send_sge;
+	info->max_recv_sge = chan->max_recv_sge;
+	info->max_read_sge = chan->max_read_sge;
+	info->chan_flags = chan->ctx->poller ? LCHAN_CHAN_POLLER : 0;
+	lchan_cm_sockaddr_to_addr(&chan->local, &info->local);
+	lchan_cm_sockaddr_to_addr(&chan->remote, &info->remote);
+	return lchan_ioctl_respond(ucmd);
 }
 
-static long lchan_chan_enter(struct lchan_chan *chan, void __user *uarg)
+long lchan_ioctl_enter(struct lchan_ucmd *ucmd)
 {
-	struct lchan_enter req = {};
+	struct lchan_chan *chan = ucmd->file->private_data;
+	struct lchan_enter *req = ucmd->cmd;
 	u32 sq_done, rq_done;
 	long ret, wret;
 
-	ret = lchan_copy_arg(&req, sizeof(req), sizeof(req), uarg);
-	if (ret)
-		return ret;
-	if (req.flags & ~(LCHAN_ENTER_GETEVENTS | LCHAN_ENTER_TIMEOUT))
+	if (req->flags & ~(LCHAN_ENTER_GETEVENTS | LCHAN_ENTER_TIMEOUT))
 		return -EINVAL;
-	if (req.resv || req.min_complete > chan->ring.cq_entries)
+	if (req->resv || req->min_complete > chan->ring.cq_entries)
 		return -EINVAL;
 
 	mutex_lock(&chan->lock);
@@ -403,17 +398,17 @@ static long lchan_chan_enter(struct lchan_chan *chan, void __user *uarg)
 	lchan_poller_kick(chan->poller);
 	if (ret)
 		return ret;
-	req.sq_consumed = sq_done;
-	req.rq_consumed = rq_done;
+	req->sq_consumed = sq_done;
+	req->rq_consumed = rq_done;
 
-	if ((req.flags & LCHAN_ENTER_GETEVENTS) && req.min_complete) {
-		u32 min = req.min_complete;
+	if ((req->flags & LCHAN_ENTER_GETEVENTS) && req->min_complete) {
+		u32 min = req->min_complete;
 
-		if (req.flags & LCHAN_ENTER_TIMEOUT)
+		if (req->flags & LCHAN_ENTER_TIMEOUT)
 			wret = wait_event_interruptible_hrtimeout(chan->wq,
 					lchan_ring_cq_ready(chan) >= min ||
 					lchan_chan_settled(chan),
-					ns_to_ktime(req.timeout_ns));
+					ns_to_ktime(req->timeout_ns));
 		else
 			wret = wait_event_interruptible(chan->wq,
 					lchan_ring_cq_ready(chan) >= min ||
@@ -422,41 +417,40 @@ static long lchan_chan_enter(struct lchan_chan *chan, void __user *uarg)
 			ret = wret ? wret : -ENOTCONN;
 	}
 
-	req.cq_ready = lchan_ring_cq_ready(chan);
-	req.state = READ_ONCE(chan->state);
-	wret = lchan_copy_out(uarg, &req, sizeof(req));
+	req->cq_ready = lchan_ring_cq_ready(chan);
+	req->state = READ_ONCE(chan->state);
+	wret = lchan_ioctl_respond(ucmd);
 	return ret ? ret : wret;
 }
 
-static long lchan_chan_establish(struct lchan_chan *chan, void __user *uarg)
+long lchan_ioctl_establish(struct lchan_ucmd *ucmd)
 {
-	struct lchan_establish req = {};
-	long ret;
+	struct lchan_chan *chan = ucmd->file->private_data;
+	const struct lchan_establish *req = ucmd->cmd;
 
-	ret = lchan_copy_arg(&req, sizeof(req), sizeof(req), uarg);
-	if (ret)
-		return ret;
-	if (req.flags || req.resv || req.timeout_ms > LCHAN_MAX_TIMEOUT_MS)
+	if (req->flags || req->resv || req->timeout_ms > LCHAN_MAX_TIMEOUT_MS)
 		return -EINVAL;
-	return lchan_cm_establish(chan, req.timeout_ms ?:
+	return lchan_cm_establish(chan, req->timeout_ms ?:
 				  LCHAN_CONNECT_TIMEOUT_MS);
 }
+
+static const struct lchan_ioctl_op lchan_chan_ioctl_ops[] = {
+	LCHAN_IOCTL_OP(LCHAN_IOC_CHAN_INFO, lchan_ioctl_chan_info,
+		       struct lchan_chan_info, max_read_sge),
+	LCHAN_IOCTL_OP(LCHAN_IOC_ENTER, lchan_ioctl_enter, struct lchan_enter,
+		       state),
+	LCHAN_IOCTL_OP(LCHAN_IOC_ESTABLISH, lchan_ioctl_establish,
+		       struct lchan_establish, resv),
+};
 
 static long lchan_chan_ioctl(struct file *file, unsigned int cmd,
 			     unsigned long arg)
 {
 	struct lchan_chan *chan = file->private_data;
-	void __user *uarg = (void __user *)arg;
 
-	switch (cmd) {
-	case LCHAN_IOC_CHAN_INFO:
-		return lchan_chan_info(chan, uarg);
-	case LCHAN_IOC_ENTER:
-		return lchan_chan_enter(chan, uarg);
-	case LCHAN_IOC_ESTABLISH:
-		return lchan_chan_establish(chan, uarg);
-	}
-	return -ENOTTY;
+	return lchan_ioctl_dispatch(file, cmd, arg, lchan_chan_ioctl_ops,
+				    ARRAY_SIZE(lchan_chan_ioctl_ops),
+				    chan->ctx);
 }
 
 const struct file_operations lchan_chan_fops = {

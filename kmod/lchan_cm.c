@@ -271,9 +271,41 @@ int lchan_cm_check_fd_flags(u32 flags, u32 allowed)
 	return flags & ~allowed ? -EINVAL : 0;
 }
 
-long lchan_cm_connect(struct lchan_ctx *ctx, void __user *uarg)
+int lchan_cm_check_connect(const struct lchan_ucmd *ucmd)
 {
-	struct lchan_connect req = {};
+	const struct lchan_connect *req = ucmd->cmd;
+	struct sockaddr_storage dst, src;
+	int ret;
+
+	ret = lchan_cm_check_fd_flags(req->flags, LCHAN_FD_CLOEXEC |
+				      LCHAN_FD_NONBLOCK |
+				      LCHAN_DEFER_ESTABLISH);
+	if (ret)
+		return ret;
+	if (req->resv || req->timeout_ms > LCHAN_MAX_TIMEOUT_MS)
+		return -EINVAL;
+	ret = lchan_ring_sizes_check(&req->rings);
+	if (ret)
+		return ret;
+	ret = lchan_cm_addr_to_sockaddr(&req->dst, &dst);
+	if (ret)
+		return ret;
+	if (!req->dst.port)
+		return -EINVAL;
+	if (req->src.family) {
+		ret = lchan_cm_addr_to_sockaddr(&req->src, &src);
+		if (ret)
+			return ret;
+		if (src.ss_family != dst.ss_family)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+long lchan_ioctl_connect(struct lchan_ucmd *ucmd)
+{
+	struct lchan_ctx *ctx = ucmd->file->private_data;
+	const struct lchan_connect *req = ucmd->cmd;
 	struct sockaddr_storage dst, src;
 	struct rdma_cm_id *cm_id;
 	struct lchan_chan *chan;
@@ -282,34 +314,12 @@ long lchan_cm_connect(struct lchan_ctx *ctx, void __user *uarg)
 	long ret;
 	int fd;
 
-	ret = lchan_copy_arg(&req, sizeof(req), sizeof(req), uarg);
-	if (ret)
-		return ret;
-	ret = lchan_cm_check_fd_flags(req.flags, LCHAN_FD_CLOEXEC |
-				   LCHAN_FD_NONBLOCK | LCHAN_DEFER_ESTABLISH);
-	if (ret)
-		return ret;
-	if (req.resv || req.timeout_ms > LCHAN_MAX_TIMEOUT_MS)
-		return -EINVAL;
-	ret = lchan_ring_sizes_check(&req.rings);
-	if (ret)
-		return ret;
-	ret = lchan_cm_addr_to_sockaddr(&req.dst, &dst);
-	if (ret)
-		return ret;
-	if (!req.dst.port)
-		return -EINVAL;
-	if (req.src.family) {
-		ret = lchan_cm_addr_to_sockaddr(&req.src, &src);
-		if (ret)
-			return ret;
-		if (src.ss_family != dst.ss_family)
-			return -EINVAL;
-	}
-	if (current->mm != ctx->mm)
-		return -EPERM;
+	/* lchan_cm_check_connect() found both addresses good. */
+	lchan_cm_addr_to_sockaddr(&req->dst, &dst);
+	if (req->src.family)
+		lchan_cm_addr_to_sockaddr(&req->src, &src);
 
-	timeout_ms = req.timeout_ms ?: LCHAN_CONNECT_TIMEOUT_MS;
+	timeout_ms = req->timeout_ms ?: LCHAN_CONNECT_TIMEOUT_MS;
 	deadline = jiffies + msecs_to_jiffies(timeout_ms);
 
 	chan = lchan_chan_alloc(ctx);
@@ -325,7 +335,7 @@ long lchan_cm_connect(struct lchan_ctx *ctx, void __user *uarg)
 		goto err_unlock;
 	}
 	chan->cm_id = cm_id;
-	ret = rdma_resolve_addr(cm_id, req.src.family ?
+	ret = rdma_resolve_addr(cm_id, req->src.family ?
 				(struct sockaddr *)&src : NULL,
 				(struct sockaddr *)&dst,
 				min_t(u32, timeout_ms, LCHAN_RESOLVE_TIMEOUT_MS));
@@ -345,14 +355,14 @@ long lchan_cm_connect(struct lchan_ctx *ctx, void __user *uarg)
 	ret = lchan_chan_bind_dev(chan, cm_id->device);
 	if (ret)
 		goto err_unlock;
-	ret = lchan_chan_create_qp(chan, &req.rings);
+	ret = lchan_chan_create_qp(chan, &req->rings);
 	if (ret)
 		goto err_unlock;
 	lchan_cm_copy_sockaddr(&chan->local, (struct sockaddr *)
 			    &cm_id->route.addr.src_addr);
 	mutex_unlock(&chan->lock);
 
-	if (!(req.flags & LCHAN_DEFER_ESTABLISH)) {
+	if (!(req->flags & LCHAN_DEFER_ESTABLISH)) {
 		long left = (long)(deadline - jiffies);
 
 		ret = lchan_cm_establish(chan, left > 0 ?
@@ -361,7 +371,7 @@ long lchan_cm_connect(struct lchan_ctx *ctx, void __user *uarg)
 			goto err_abort;
 	}
 
-	fd = lchan_chan_install_fd(chan, req.flags);
+	fd = lchan_chan_install_fd(chan, req->flags);
 	if (fd < 0) {
 		ret = fd;
 		goto err_abort;

@@ -158,43 +158,36 @@ void lchan_ctx_revoke_pds(struct lchan_dev *dev)
 	mutex_unlock(&dev->lock);
 }
 
-static long lchan_ctx_info(void __user *uarg)
+long lchan_ioctl_info(struct lchan_ucmd *ucmd)
 {
-	struct lchan_info info = {};
-	long ret;
+	struct lchan_info *info = ucmd->cmd;
 
-	ret = lchan_copy_arg(&info, sizeof(info), sizeof(info), uarg);
-	if (ret)
-		return ret;
-	if (info.flags)
+	if (info->flags)
 		return -EINVAL;
-	info.abi_version = LCHAN_ABI_VERSION;
-	info.max_entries = LCHAN_MAX_ENTRIES;
-	info.features = LCHAN_FEATURES;
-	return lchan_copy_out(uarg, &info, sizeof(info));
+	info->abi_version = LCHAN_ABI_VERSION;
+	info->max_entries = LCHAN_MAX_ENTRIES;
+	info->features = LCHAN_FEATURES;
+	return lchan_ioctl_respond(ucmd);
 }
 
-long lchan_ctx_setup(struct lchan_ctx *ctx, void __user *uarg)
+long lchan_ioctl_ctx_setup(struct lchan_ucmd *ucmd)
 {
-	struct lchan_ctx_setup req = {};
+	struct lchan_ctx *ctx = ucmd->file->private_data;
+	const struct lchan_ctx_setup *req = ucmd->cmd;
 	struct lchan_poller *p = NULL;
-	long ret;
 
-	ret = lchan_copy_arg(&req, sizeof(req), sizeof(req), uarg);
-	if (ret)
-		return ret;
-	if ((req.flags & ~LCHAN_CTX_POLLER) || req.resv ||
-	    req.idle_ms > LCHAN_MAX_TIMEOUT_MS)
+	if ((req->flags & ~LCHAN_CTX_POLLER) || req->resv ||
+	    req->idle_ms > LCHAN_MAX_TIMEOUT_MS)
 		return -EINVAL;
-	if (req.cpu < -1 || (req.cpu >= 0 && (req.cpu >= nr_cpu_ids ||
-					      !cpu_online(req.cpu))))
+	if (req->cpu < -1 || (req->cpu >= 0 && (req->cpu >= nr_cpu_ids ||
+						!cpu_online(req->cpu))))
 		return -EINVAL;
-	if (req.attach_fd != -1 && !(req.flags & LCHAN_CTX_POLLER))
+	if (req->attach_fd != -1 && !(req->flags & LCHAN_CTX_POLLER))
 		return -EINVAL;
 
-	if (req.flags & LCHAN_CTX_POLLER) {
-		if (req.attach_fd != -1) {
-			struct fd f = fdget(req.attach_fd);
+	if (req->flags & LCHAN_CTX_POLLER) {
+		if (req->attach_fd != -1) {
+			struct fd f = fdget(req->attach_fd);
 			struct lchan_ctx *other;
 
 			if (!fd_file(f))
@@ -213,7 +206,7 @@ long lchan_ctx_setup(struct lchan_ctx *ctx, void __user *uarg)
 			if (!p)
 				return -EINVAL;
 		} else {
-			p = lchan_poller_create(req.idle_ms, req.cpu,
+			p = lchan_poller_create(req->idle_ms, req->cpu,
 						task_tgid_vnr(current));
 			if (IS_ERR(p))
 				return PTR_ERR(p);
@@ -232,27 +225,28 @@ long lchan_ctx_setup(struct lchan_ctx *ctx, void __user *uarg)
 	return 0;
 }
 
+static const struct lchan_ioctl_op lchan_ctx_ioctl_ops[] = {
+	LCHAN_IOCTL_OP(LCHAN_IOC_INFO, lchan_ioctl_info, struct lchan_info,
+		       features),
+	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_MR_REG, lchan_mr_check_reg,
+			     lchan_ioctl_mr_reg, struct lchan_mr_reg, rkey,
+			     .done = lchan_mr_trace_reg),
+	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_MR_DEREG, lchan_mr_check_dereg,
+			     lchan_ioctl_mr_dereg, struct lchan_mr_dereg, resv),
+	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_LISTEN, lchan_listen_check_listen,
+			     lchan_ioctl_listen, struct lchan_listen, resv),
+	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_CONNECT, lchan_cm_check_connect,
+			     lchan_ioctl_connect, struct lchan_connect, resv),
+	LCHAN_IOCTL_OP(LCHAN_IOC_CTX_SETUP, lchan_ioctl_ctx_setup,
+		       struct lchan_ctx_setup, resv),
+};
+
 static long lchan_ctx_ioctl(struct file *file, unsigned int cmd,
 			    unsigned long arg)
 {
-	struct lchan_ctx *ctx = file->private_data;
-	void __user *uarg = (void __user *)arg;
-
-	switch (cmd) {
-	case LCHAN_IOC_INFO:
-		return lchan_ctx_info(uarg);
-	case LCHAN_IOC_MR_REG:
-		return lchan_mr_reg(ctx, uarg);
-	case LCHAN_IOC_MR_DEREG:
-		return lchan_mr_dereg(ctx, uarg);
-	case LCHAN_IOC_LISTEN:
-		return lchan_listen_create(ctx, uarg);
-	case LCHAN_IOC_CONNECT:
-		return lchan_cm_connect(ctx, uarg);
-	case LCHAN_IOC_CTX_SETUP:
-		return lchan_ctx_setup(ctx, uarg);
-	}
-	return -ENOTTY;
+	return lchan_ioctl_dispatch(file, cmd, arg, lchan_ctx_ioctl_ops,
+				    ARRAY_SIZE(lchan_ctx_ioctl_ops),
+				    file->private_data);
 }
 
 const struct file_operations lchan_ctx_fops = {

@@ -232,29 +232,29 @@ static struct rdma_cm_id *lchan_listen_next(struct lchan_listener *lst,
 	}
 }
 
-static long lchan_listen_accept(struct file *file, void __user *uarg)
+int lchan_listen_check_accept(const struct lchan_ucmd *ucmd)
 {
+	const struct lchan_accept *req = ucmd->cmd;
+	int ret;
+
+	ret = lchan_cm_check_fd_flags(req->flags, LCHAN_FD_CLOEXEC |
+				      LCHAN_FD_NONBLOCK |
+				      LCHAN_DEFER_ESTABLISH);
+	if (ret)
+		return ret;
+	/* Refuse a bad request before it costs a peer its connection. */
+	return lchan_ring_sizes_check(&req->rings);
+}
+
+long lchan_ioctl_accept(struct lchan_ucmd *ucmd)
+{
+	struct file *file = ucmd->file;
 	struct lchan_listener *lst = file->private_data;
-	struct lchan_accept req = {};
+	struct lchan_accept *req = ucmd->cmd;
 	struct rdma_cm_id *id;
 	struct lchan_chan *chan;
 	long ret;
 	int fd;
-
-	ret = lchan_copy_arg(&req, sizeof(req), offsetof(struct lchan_accept,
-							 peer), uarg);
-	if (ret)
-		return ret;
-	ret = lchan_cm_check_fd_flags(req.flags, LCHAN_FD_CLOEXEC |
-				   LCHAN_FD_NONBLOCK | LCHAN_DEFER_ESTABLISH);
-	if (ret)
-		return ret;
-	/* Refuse a bad request before it costs a peer its connection. */
-	ret = lchan_ring_sizes_check(&req.rings);
-	if (ret)
-		return ret;
-	if (current->mm != lst->ctx->mm)
-		return -EPERM;
 
 	chan = lchan_chan_alloc(lst->ctx);
 	if (IS_ERR(chan))
@@ -276,7 +276,7 @@ static long lchan_listen_accept(struct file *file, void __user *uarg)
 	ret = lchan_chan_bind_dev(chan, id->device);
 	if (ret)
 		goto err_unlock;
-	ret = lchan_chan_create_qp(chan, &req.rings);
+	ret = lchan_chan_create_qp(chan, &req->rings);
 	if (ret)
 		goto err_unlock;
 	lchan_cm_copy_sockaddr(&chan->local, (struct sockaddr *)
@@ -285,17 +285,17 @@ static long lchan_listen_accept(struct file *file, void __user *uarg)
 			    &id->route.addr.dst_addr);
 	mutex_unlock(&chan->lock);
 
-	if (!(req.flags & LCHAN_DEFER_ESTABLISH)) {
+	if (!(req->flags & LCHAN_DEFER_ESTABLISH)) {
 		ret = lchan_cm_establish(chan, LCHAN_CONNECT_TIMEOUT_MS);
 		if (ret)
 			goto err_abort;
 	}
 
-	lchan_cm_sockaddr_to_addr(&chan->remote, &req.peer);
-	ret = lchan_copy_out(uarg, &req, sizeof(req));
+	lchan_cm_sockaddr_to_addr(&chan->remote, &req->peer);
+	ret = lchan_ioctl_respond(ucmd);
 	if (ret)
 		goto err_abort;
-	fd = lchan_chan_install_fd(chan, req.flags);
+	fd = lchan_chan_install_fd(chan, req->flags);
 	if (fd < 0) {
 		ret = fd;
 		goto err_abort;
@@ -309,12 +309,19 @@ err_abort:
 	return ret;
 }
 
+static const struct lchan_ioctl_op lchan_listen_ioctl_ops[] = {
+	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_ACCEPT, lchan_listen_check_accept,
+			     lchan_ioctl_accept, struct lchan_accept, rings),
+};
+
 static long lchan_listen_ioctl(struct file *file, unsigned int cmd,
 			       unsigned long arg)
 {
-	if (cmd == LCHAN_IOC_ACCEPT)
-		return lchan_listen_accept(file, (void __user *)arg);
-	return -ENOTTY;
+	struct lchan_listener *lst = file->private_data;
+
+	return lchan_ioctl_dispatch(file, cmd, arg, lchan_listen_ioctl_ops,
+				    ARRAY_SIZE(lchan_listen_ioctl_ops),
+				    lst->ctx);
 }
 
 static const struct file_operations lchan_listen_fops = {
@@ -345,29 +352,33 @@ static int lchan_listen_bind_dev(struct lchan_listener *lst,
 	return 0;
 }
 
-long lchan_listen_create(struct lchan_ctx *ctx, void __user *uarg)
+int lchan_listen_check_listen(const struct lchan_ucmd *ucmd)
 {
-	struct lchan_listen req = {};
+	const struct lchan_listen *req = ucmd->cmd;
+	struct sockaddr_storage ss;
+	int ret;
+
+	ret = lchan_cm_check_fd_flags(req->flags, LCHAN_FD_CLOEXEC |
+				      LCHAN_FD_NONBLOCK);
+	if (ret)
+		return ret;
+	if (req->resv || req->backlog > LCHAN_MAX_BACKLOG)
+		return -EINVAL;
+	return lchan_cm_addr_to_sockaddr(&req->addr, &ss);
+}
+
+long lchan_ioctl_listen(struct lchan_ucmd *ucmd)
+{
+	struct lchan_ctx *ctx = ucmd->file->private_data;
+	struct lchan_listen *req = ucmd->cmd;
 	struct sockaddr_storage ss;
 	struct lchan_listener *lst;
 	struct rdma_cm_id *cm_id;
 	long ret;
 	int fd;
 
-	ret = lchan_copy_arg(&req, sizeof(req), sizeof(req), uarg);
-	if (ret)
-		return ret;
-	ret = lchan_cm_check_fd_flags(req.flags, LCHAN_FD_CLOEXEC |
-				   LCHAN_FD_NONBLOCK);
-	if (ret)
-		return ret;
-	if (req.resv || req.backlog > LCHAN_MAX_BACKLOG)
-		return -EINVAL;
-	ret = lchan_cm_addr_to_sockaddr(&req.addr, &ss);
-	if (ret)
-		return ret;
-	if (current->mm != ctx->mm)
-		return -EPERM;
+	/* lchan_listen_check_listen() found the address good. */
+	lchan_cm_addr_to_sockaddr(&req->addr, &ss);
 
 	lst = kzalloc(sizeof(*lst), GFP_KERNEL);
 	if (!lst)
@@ -379,7 +390,7 @@ long lchan_listen_create(struct lchan_ctx *ctx, void __user *uarg)
 	INIT_LIST_HEAD(&lst->backlog);
 	INIT_LIST_HEAD(&lst->dev_node);
 	init_waitqueue_head(&lst->wq);
-	lst->max_backlog = req.backlog ?: LCHAN_DEFAULT_BACKLOG;
+	lst->max_backlog = req->backlog ?: LCHAN_DEFAULT_BACKLOG;
 	kref_get(&ctx->ref);
 	lst->ctx = ctx;
 
@@ -404,15 +415,15 @@ long lchan_listen_create(struct lchan_ctx *ctx, void __user *uarg)
 		goto err_unbind;
 
 	lchan_cm_sockaddr_to_addr((struct sockaddr_storage *)
-			       &cm_id->route.addr.src_addr, &req.addr);
-	ret = lchan_copy_out(uarg, &req, sizeof(req));
+			       &cm_id->route.addr.src_addr, &req->addr);
+	ret = lchan_ioctl_respond(ucmd);
 	if (ret)
 		goto err_unbind;
 
 	fd = anon_inode_getfd("[lchan-listener]", &lchan_listen_fops, lst,
 			      O_RDWR |
-			      (req.flags & LCHAN_FD_CLOEXEC ? O_CLOEXEC : 0) |
-			      (req.flags & LCHAN_FD_NONBLOCK ? O_NONBLOCK : 0));
+			      (req->flags & LCHAN_FD_CLOEXEC ? O_CLOEXEC : 0) |
+			      (req->flags & LCHAN_FD_NONBLOCK ? O_NONBLOCK : 0));
 	if (fd < 0) {
 		ret = fd;
 		goto err_unbind;

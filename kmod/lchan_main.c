@@ -7,7 +7,6 @@
 
 #include <linux/module.h>
 #include <linux/miscdevice.h>
-#include <linux/uaccess.h>
 #include <linux/slab.h>
 
 #include "lchan.h"
@@ -16,39 +15,6 @@
 #include "lchan_trace.h"
 
 struct workqueue_struct *lchan_wq;
-
-/*
- * Copy an ioctl argument that starts with { __u32 size; __u32 flags; }.
- * A size below the first released layout is EINVAL; a larger one must have a
- * zero tail (E2BIG), which copy_struct_from_user() checks.
- */
-long lchan_copy_arg(void *karg, size_t ksize, size_t min_size,
-		    void __user *uarg)
-{
-	u32 usize;
-
-	if (!uarg)
-		return -EFAULT;
-	if (get_user(usize, (u32 __user *)uarg))
-		return -EFAULT;
-	if (usize < min_size)
-		return -EINVAL;
-	if (usize > PAGE_SIZE)
-		return -E2BIG;
-	return copy_struct_from_user(karg, ksize, uarg, usize);
-}
-
-/* Write results back, never more than the caller said it has. */
-long lchan_copy_out(void __user *uarg, const void *karg, size_t ksize)
-{
-	u32 usize;
-
-	if (get_user(usize, (u32 __user *)uarg))
-		return -EFAULT;
-	if (copy_to_user(uarg, karg, min_t(size_t, usize, ksize)))
-		return -EFAULT;
-	return 0;
-}
 
 static struct miscdevice lchan_miscdev = {
 	.minor = MISC_DYNAMIC_MINOR,
