@@ -394,6 +394,9 @@ void lchan_chan_kill_dev(struct lchan_dev *dev);
 int lchan_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event);
 int lchan_cm_check_connect(const struct lchan_ucmd *ucmd);
 long lchan_ioctl_connect(struct lchan_ucmd *ucmd);
+int lchan_cm_open_chan(struct lchan_chan *chan,
+		       const struct lchan_ring_sizes *rings, u32 flags,
+		       const unsigned long *deadline);
 int lchan_cm_establish(struct lchan_chan *chan, u32 timeout_ms);
 int lchan_cm_check_fd_flags(u32 flags, u32 allowed);
 void lchan_cm_copy_sockaddr(struct sockaddr_storage *dst,

@@ -271,6 +271,51 @@ int lchan_cm_check_fd_flags(u32 flags, u32 allowed)
 	return flags & ~allowed ? -EINVAL : 0;
 }
 
+/*
+ * The second half of connect and accept: a QP and rings on the device that
+ * chan->cm_id reached, then the connection unless @flags defer it.
+ * @deadline ends connect as a whole; without one, establish gets the
+ * default timeout from when it starts.  On failure the caller aborts the
+ * channel.
+ */
+int lchan_cm_open_chan(struct lchan_chan *chan,
+		       const struct lchan_ring_sizes *rings, u32 flags,
+		       const unsigned long *deadline)
+{
+	u32 timeout_ms = LCHAN_CONNECT_TIMEOUT_MS;
+	struct rdma_cm_id *cm_id;
+	int ret;
+
+	mutex_lock(&chan->lock);
+	cm_id = chan->cm_id;
+	if (!cm_id) {
+		ret = -ENODEV;
+		goto out_unlock;
+	}
+	ret = lchan_chan_bind_dev(chan, cm_id->device);
+	if (ret)
+		goto out_unlock;
+	ret = lchan_chan_create_qp(chan, rings);
+	if (ret)
+		goto out_unlock;
+	lchan_cm_copy_sockaddr(&chan->local, (struct sockaddr *)
+			       &cm_id->route.addr.src_addr);
+	mutex_unlock(&chan->lock);
+
+	if (flags & LCHAN_DEFER_ESTABLISH)
+		return 0;
+	if (deadline) {
+		long left = (long)(*deadline - jiffies);
+
+		timeout_ms = left > 0 ? jiffies_to_msecs(left) : 1;
+	}
+	return lchan_cm_establish(chan, timeout_ms);
+
+out_unlock:
+	mutex_unlock(&chan->lock);
+	return ret;
+}
+
 int lchan_cm_check_connect(const struct lchan_ucmd *ucmd)
 {
 	const struct lchan_connect *req = ucmd->cmd;
@@ -346,30 +391,9 @@ long lchan_ioctl_connect(struct lchan_ucmd *ucmd)
 	ret = lchan_cm_wait(chan, deadline);
 	if (ret)
 		goto err_abort;
-
-	mutex_lock(&chan->lock);
-	if (!chan->cm_id) {
-		ret = -ENODEV;
-		goto err_unlock;
-	}
-	ret = lchan_chan_bind_dev(chan, cm_id->device);
+	ret = lchan_cm_open_chan(chan, &req->rings, req->flags, &deadline);
 	if (ret)
-		goto err_unlock;
-	ret = lchan_chan_create_qp(chan, &req->rings);
-	if (ret)
-		goto err_unlock;
-	lchan_cm_copy_sockaddr(&chan->local, (struct sockaddr *)
-			    &cm_id->route.addr.src_addr);
-	mutex_unlock(&chan->lock);
-
-	if (!(req->flags & LCHAN_DEFER_ESTABLISH)) {
-		long left = (long)(deadline - jiffies);
-
-		ret = lchan_cm_establish(chan, left > 0 ?
-					      jiffies_to_msecs(left) : 1);
-		if (ret)
-			goto err_abort;
-	}
+		goto err_abort;
 
 	fd = lchan_chan_install_fd(chan, req->flags);
 	if (fd < 0) {

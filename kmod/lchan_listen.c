@@ -273,23 +273,12 @@ long lchan_ioctl_accept(struct lchan_ucmd *ucmd)
 	rdma_lock_handler(id);
 	id->context = &chan->kind;	/* from now on events are ours */
 	rdma_unlock_handler(id);
-	ret = lchan_chan_bind_dev(chan, id->device);
-	if (ret)
-		goto err_unlock;
-	ret = lchan_chan_create_qp(chan, &req->rings);
-	if (ret)
-		goto err_unlock;
-	lchan_cm_copy_sockaddr(&chan->local, (struct sockaddr *)
-			    &id->route.addr.src_addr);
 	lchan_cm_copy_sockaddr(&chan->remote, (struct sockaddr *)
-			    &id->route.addr.dst_addr);
+			       &id->route.addr.dst_addr);
 	mutex_unlock(&chan->lock);
-
-	if (!(req->flags & LCHAN_DEFER_ESTABLISH)) {
-		ret = lchan_cm_establish(chan, LCHAN_CONNECT_TIMEOUT_MS);
-		if (ret)
-			goto err_abort;
-	}
+	ret = lchan_cm_open_chan(chan, &req->rings, req->flags, NULL);
+	if (ret)
+		goto err_abort;
 
 	lchan_cm_sockaddr_to_addr(&chan->remote, &req->peer);
 	ret = lchan_ioctl_respond(ucmd);
@@ -302,8 +291,6 @@ long lchan_ioctl_accept(struct lchan_ucmd *ucmd)
 	}
 	return fd;
 
-err_unlock:
-	mutex_unlock(&chan->lock);
 err_abort:
 	lchan_chan_abort(chan);
 	return ret;
