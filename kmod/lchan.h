@@ -1,12 +1,43 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * lchan internal header: objects shared between the module's files.
+ * lchan internal header: objects shared between the module's files, and
+ * the prototypes of each file in the order kmod/Kbuild builds them.
  *
- * Lock order (outer first):
- *   lchan_devices_lock -> dev->lock (lookup)
- *   chan->lock -> ctx->lock -> dev->lock -> chan->cq_lock / lst->lock
- * The rdma_cm handlers take none of the mutexes: rdma_destroy_id() waits for
- * running handlers and is called with chan->lock held.
+ * Locks, and what they protect:
+ *   lchan_devices_lock	mutex	the list of devices (lchan_dev.c)
+ *   dev->lock		mutex	dev->chans, lsts, pds, nr_chans, dying; the
+ *				MR list of each PD on it and the release of
+ *				its ib_pd and ib_mr objects
+ *   ctx->lock		mutex	ctx->pds, setup_done, has_chans, poller
+ *   chan->lock		mutex	cm_id, cq, qp, posting from the rings (the
+ *				kernel's SQ/RQ heads, WR slots taken),
+ *				establish and teardown
+ *   chan->cq_lock	spin	the CQ ring tail and its claims (inflight),
+ *				WR slots freed, starved flags, stats; _bh
+ *				outside the CQ handler
+ *   lst->mutex		mutex	lst->cm_id: close and device removal both
+ *				shut the listener down
+ *   lst->lock		spin	the backlog of connection requests
+ *   poller->lock	mutex	poller->chans and the rings' flags words
+ * and rdma_cm's handler lock of each cm_id (rdma_lock_handler(), held
+ * while our cm handler runs; rdma_destroy_id() waits for it).
+ *
+ * Nesting, outer first (each line nests in the one it is indented under):
+ *   poller->lock
+ *     chan->lock			the poller only trylocks it
+ *       rdma_cm handler lock		accept, establish, rdma_destroy_id()
+ *         lst->lock			cm handler of a request not accepted
+ *       lchan_devices_lock
+ *         dev->lock
+ *       ctx->lock
+ *         dev->lock
+ *       chan->cq_lock
+ *   lst->mutex
+ *     rdma_cm handler lock		rdma_destroy_id() of the listening id
+ * The cm handlers take no mutex: teardown calls rdma_destroy_id() with
+ * chan->lock held.  A channel's works take chan->lock, so they are
+ * cancelled only without it; the poller thread takes poller->lock and
+ * chan->lock, so it is stopped only with neither held.
  */
 #ifndef LCHAN_H
 #define LCHAN_H
@@ -238,7 +269,7 @@ struct lchan_listener {
 	enum lchan_cm_kind kind;	/* first: id->context dispatch */
 	struct kref ref;
 	struct lchan_ctx *ctx;		/* counted */
-	struct mutex mutex;		/* cm_id teardown vs accept */
+	struct mutex mutex;		/* cm_id: close vs device removal */
 	struct rdma_cm_id *cm_id;
 	struct lchan_dev *dev;		/* bound device, counted, or NULL */
 	struct list_head dev_node;
@@ -248,6 +279,69 @@ struct lchan_listener {
 	bool dead;			/* device gone or closing */
 	wait_queue_head_t wq;
 };
+
+/*
+ * One ioctl call as its handler sees it (lchan_ioctl.c).  A handler is
+ * lchan_ioctl_<command>() and sits in the file of the object it works on:
+ * the one exception to the rule that a function's prefix names its file,
+ * so that a uapi struct, a kernel handler and a library call never share
+ * a name.
+ */
+struct lchan_ucmd {
+	struct file *file;		/* the file the ioctl came on */
+	void __user *ubuffer;		/* the caller's argument */
+	u32 user_size;			/* its size field at copy-in */
+	u32 size;			/* the kernel's struct */
+	void *cmd;			/* the argument, copied in */
+};
+
+/* Every ioctl argument struct: the dispatcher's buffer holds any. */
+union lchan_ioctl_buf {
+	struct lchan_info info;
+	struct lchan_ctx_setup ctx_setup;
+	struct lchan_mr_reg mr_reg;
+	struct lchan_mr_dereg mr_dereg;
+	struct lchan_listen listen;
+	struct lchan_connect connect;
+	struct lchan_accept accept;
+	struct lchan_establish establish;
+	struct lchan_chan_info chan_info;
+	struct lchan_enter enter;
+};
+
+/*
+ * A row of a file type's ioctl table.  @check, if set, validates the
+ * argument alone and runs before the owner check of an @owner_only
+ * command; @done, if set, sees the outcome of every call whose argument
+ * was copied in.
+ */
+struct lchan_ioctl_op {
+	unsigned int size;		/* the kernel's struct */
+	unsigned int min_size;		/* the first released layout */
+	unsigned int ioctl_num;
+	bool owner_only;		/* current->mm must be the context's */
+	int (*check)(const struct lchan_ucmd *ucmd);
+	long (*execute)(struct lchan_ucmd *ucmd);
+	void (*done)(const struct lchan_ucmd *ucmd, long ret);
+};
+
+/*
+ * A row for command @_ioctl run by @_fn, whose argument is @_struct and
+ * whose first released layout ended with member @_last.  More members of
+ * struct lchan_ioctl_op may follow as designated initializers.
+ */
+#define LCHAN_IOCTL_OP(_ioctl, _fn, _struct, _last, ...) {		\
+	.size = sizeof(_struct) +					\
+		BUILD_BUG_ON_ZERO(sizeof(union lchan_ioctl_buf) <	\
+				  sizeof(_struct)),			\
+	.min_size = offsetofend(_struct, _last),			\
+	.ioctl_num = _ioctl,						\
+	.execute = _fn,							\
+	__VA_ARGS__							\
+}
+
+/* A command only the context's owner may run; @_check comes first. */
+#define LCHAN_IOCTL_OWNER_OP(_ioctl, _check, _fn, _struct, _last, ...)		LCHAN_IOCTL_OP(_ioctl, _fn, _struct, _last,					       .owner_only = true, .check = _check, __VA_ARGS__)
 
 #define lchan_dbg_chan(chan, fmt, ...) \
 	pr_debug("CHAN[%u] %s: " fmt, (chan)->id, __func__, ##__VA_ARGS__)
@@ -264,106 +358,136 @@ static inline struct lchan_dev *to_lchan_dev(struct kobject *kobj)
 
 /* lchan_main.c */
 extern struct workqueue_struct *lchan_wq;
+
+/* lchan_dev.c */
+int lchan_dev_init(void);
+void lchan_dev_exit(void);
+void lchan_dev_free(struct kobject *kobj);
 struct lchan_dev *lchan_dev_get(struct ib_device *ibdev);
 void lchan_dev_put(struct lchan_dev *dev);
-long lchan_copy_arg(void *karg, size_t ksize, size_t min_size,
-		    void __user *uarg);
-long lchan_copy_out(void __user *uarg, const void *karg, size_t ksize);
+
+/* lchan_ioctl.c */
+long lchan_ioctl_dispatch(struct file *file, unsigned int cmd,
+			  unsigned long arg, const struct lchan_ioctl_op *ops,
+			  size_t nr_ops, struct lchan_ctx *owner);
+long lchan_ioctl_respond(struct lchan_ucmd *ucmd);
 
 /* lchan_sysfs.c */
+extern const struct kobj_type lchan_dev_ktype;
+extern const struct kobj_type lchan_chan_ktype;
 int lchan_sysfs_init(void);
 void lchan_sysfs_exit(void);
 int lchan_sysfs_add_dev(struct lchan_dev *dev);
 void lchan_sysfs_del_dev(struct lchan_dev *dev);
-extern const struct kobj_type lchan_dev_ktype;
-extern const struct kobj_type lchan_chan_ktype;
-int lchan_sysfs_alloc_chan_id(void);
 int lchan_sysfs_add_chan(struct lchan_chan *chan);
 void lchan_sysfs_del_chan(struct lchan_chan *chan);
-const char *lchan_state_name(int state);
+const char *lchan_sysfs_state_name(int state);
 
 /* lchan_ctx.c */
 extern const struct file_operations lchan_ctx_fops;
 void lchan_ctx_put(struct lchan_ctx *ctx);
 struct lchan_pd *lchan_ctx_get_pd(struct lchan_ctx *ctx, struct lchan_dev *dev);
-void lchan_pd_put(struct lchan_pd *pd);
-void lchan_dev_revoke_pds(struct lchan_dev *dev);
+void lchan_ctx_put_pd(struct lchan_pd *pd);
+void lchan_ctx_revoke_pds(struct lchan_dev *dev);
+long lchan_ioctl_info(struct lchan_ucmd *ucmd);
+long lchan_ioctl_ctx_setup(struct lchan_ucmd *ucmd);
 
 /* lchan_mr.c */
-long lchan_mr_reg(struct lchan_ctx *ctx, void __user *uarg);
-long lchan_mr_dereg(struct lchan_ctx *ctx, void __user *uarg);
-struct lchan_mr *lchan_mr_lookup(struct lchan_ctx *ctx, u32 handle);
+int lchan_mr_check_reg(const struct lchan_ucmd *ucmd);
+long lchan_ioctl_mr_reg(struct lchan_ucmd *ucmd);
+void lchan_mr_trace_reg(const struct lchan_ucmd *ucmd, long ret);
 void lchan_mr_put(struct lchan_mr *mr);
+struct lchan_mr *lchan_mr_lookup(struct lchan_ctx *ctx, u32 handle);
+int lchan_mr_check_dereg(const struct lchan_ucmd *ucmd);
+long lchan_ioctl_mr_dereg(struct lchan_ucmd *ucmd);
 void lchan_mr_drop_all(struct lchan_ctx *ctx);
-void lchan_pd_revoke_mrs(struct lchan_pd *pd);
+void lchan_mr_revoke_pd(struct lchan_pd *pd);
 
 /* lchan_chan.c */
 extern const struct file_operations lchan_chan_fops;
-struct lchan_chan *lchan_chan_from_fd(int fd, struct fd *f);
 struct lchan_chan *lchan_chan_alloc(struct lchan_ctx *ctx);
+void lchan_chan_free(struct kobject *kobj);
 void lchan_chan_put(struct lchan_chan *chan);
-void lchan_chan_abort(struct lchan_chan *chan);
+void lchan_chan_set_state(struct lchan_chan *chan, int state);
 int lchan_chan_bind_dev(struct lchan_chan *chan, struct ib_device *ibdev);
 int lchan_chan_create_qp(struct lchan_chan *chan,
 			 const struct lchan_ring_sizes *sizes);
-int lchan_chan_install_fd(struct lchan_chan *chan, u32 flags);
 void lchan_chan_teardown(struct lchan_chan *chan);
-void lchan_chan_set_state(struct lchan_chan *chan, int state);
-void lchan_dev_kill_chans(struct lchan_dev *dev);
+void lchan_chan_abort(struct lchan_chan *chan);
+void lchan_chan_kill_dev(struct lchan_dev *dev);
+long lchan_ioctl_chan_info(struct lchan_ucmd *ucmd);
+long lchan_ioctl_enter(struct lchan_ucmd *ucmd);
+long lchan_ioctl_establish(struct lchan_ucmd *ucmd);
+struct lchan_chan *lchan_chan_from_fd(int fd, struct fd *f);
+int lchan_chan_install_fd(struct lchan_chan *chan, u32 flags);
 
 /* lchan_cm.c */
+int lchan_cm_addr_to_sockaddr(const struct lchan_addr *a,
+			      struct sockaddr_storage *ss);
+void lchan_cm_sockaddr_to_addr(const struct sockaddr_storage *ss,
+			       struct lchan_addr *a);
+void lchan_cm_copy_sockaddr(struct sockaddr_storage *dst,
+			    const struct sockaddr *src);
 int lchan_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event);
-long lchan_connect(struct lchan_ctx *ctx, void __user *uarg);
-long lchan_listen(struct lchan_ctx *ctx, void __user *uarg);
-int lchan_establish(struct lchan_chan *chan, u32 timeout_ms);
-void lchan_dev_kill_listeners(struct lchan_dev *dev);
-int lchan_addr_to_sockaddr(const struct lchan_addr *a,
-			   struct sockaddr_storage *ss);
-void lchan_sockaddr_to_addr(const struct sockaddr_storage *ss,
-			    struct lchan_addr *a);
+int lchan_cm_establish(struct lchan_chan *chan, u32 timeout_ms);
+int lchan_cm_check_fd_flags(u32 flags, u32 allowed);
+int lchan_cm_open_chan(struct lchan_chan *chan,
+		       const struct lchan_ring_sizes *rings, u32 flags,
+		       const unsigned long *deadline);
+int lchan_cm_check_connect(const struct lchan_ucmd *ucmd);
+long lchan_ioctl_connect(struct lchan_ucmd *ucmd);
+
+/* lchan_listen.c */
+int lchan_listen_cm_event(struct lchan_listener *lst, struct rdma_cm_id *id,
+			  struct rdma_cm_event *event);
+void lchan_listen_kill_dev(struct lchan_dev *dev);
+int lchan_listen_check_accept(const struct lchan_ucmd *ucmd);
+long lchan_ioctl_accept(struct lchan_ucmd *ucmd);
+int lchan_listen_check_listen(const struct lchan_ucmd *ucmd);
+long lchan_ioctl_listen(struct lchan_ucmd *ucmd);
 
 /* lchan_ring.c */
 int lchan_ring_sizes_check(const struct lchan_ring_sizes *sizes);
-s64 lchan_ring_pending(u32 tail, u32 head_k, u32 entries);
-bool lchan_ring_claim_cq(struct lchan_ring *ring);
-void lchan_ring_put_cqe(struct lchan_chan *chan, const struct lchan_cqe *src);
-void lchan_ring_wake(struct lchan_chan *chan);
-void lchan_ring_reject(struct lchan_chan *chan, u8 opcode, u64 user_data,
-		       u32 status);
 int lchan_ring_alloc(struct lchan_chan *chan,
 		     const struct lchan_ring_sizes *sizes);
 void lchan_ring_free(struct lchan_ring *ring);
 int lchan_ring_mmap(struct lchan_chan *chan, struct vm_area_struct *vma);
-
-/* lchan_wr.c */
-u32 lchan_wr_read_sqe(struct lchan_chan *chan, u32 head, u32 avail,
-		      struct lchan_wr *wr, u32 *slots);
-u32 lchan_wr_read_rqe(struct lchan_chan *chan, u32 head, u32 avail,
-		      struct lchan_wr *wr, u32 *slots);
-void lchan_wr_put_mrs(struct lchan_wr *wr);
-
-/* lchan_post.c */
-int lchan_ring_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done);
-void lchan_post_repost_work(struct work_struct *work);
-void lchan_post_kick(struct lchan_chan *chan);
-void lchan_post_cq_recheck(struct work_struct *work);
-int lchan_post_rtr_prepare(struct lchan_chan *chan);
-void lchan_post_rtr_connected(struct lchan_chan *chan);
-void lchan_post_rtr_wait_end(struct work_struct *work);
-bool lchan_ring_has_work(struct lchan_chan *chan);
-void lchan_ring_retire_all(struct lchan_chan *chan);
-
-/* lchan_poller.c */
-long lchan_ctx_setup(struct lchan_ctx *ctx, void __user *uarg);
-void lchan_poller_put(struct lchan_poller *poller);
-void lchan_poller_add_chan(struct lchan_poller *poller,
-			   struct lchan_chan *chan);
-void lchan_poller_del_chan(struct lchan_chan *chan);
-void lchan_poller_kick(struct lchan_poller *poller);
+s64 lchan_ring_pending(u32 tail, u32 head_k, u32 entries);
 u32 lchan_ring_cq_ready(struct lchan_chan *chan);
 u32 lchan_ring_sq_outstanding(struct lchan_chan *chan);
 u32 lchan_ring_rq_outstanding(struct lchan_chan *chan);
 u32 lchan_ring_sq_held(struct lchan_chan *chan);
 u32 lchan_ring_rq_held(struct lchan_chan *chan);
+bool lchan_ring_claim_cq(struct lchan_ring *ring);
+void lchan_ring_put_cqe(struct lchan_chan *chan, const struct lchan_cqe *src);
+void lchan_ring_wake(struct lchan_chan *chan);
+void lchan_ring_reject(struct lchan_chan *chan, u8 opcode, u64 user_data,
+		       u32 status);
+
+/* lchan_wr.c */
+void lchan_wr_put_mrs(struct lchan_wr *wr);
+u32 lchan_wr_read_sqe(struct lchan_chan *chan, u32 head, u32 avail,
+		      struct lchan_wr *wr, u32 *slots);
+u32 lchan_wr_read_rqe(struct lchan_chan *chan, u32 head, u32 avail,
+		      struct lchan_wr *wr, u32 *slots);
+
+/* lchan_post.c */
+void lchan_post_kick(struct lchan_chan *chan);
+void lchan_post_repost_work(struct work_struct *work);
+void lchan_post_cq_recheck(struct work_struct *work);
+void lchan_post_retire_all(struct lchan_chan *chan);
+void lchan_post_rtr_connected(struct lchan_chan *chan);
+void lchan_post_rtr_wait_end(struct work_struct *work);
+int lchan_post_rtr_prepare(struct lchan_chan *chan);
+int lchan_post_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done);
+bool lchan_post_has_work(struct lchan_chan *chan);
+
+/* lchan_poller.c */
+void lchan_poller_kick(struct lchan_poller *poller);
+void lchan_poller_put(struct lchan_poller *poller);
+struct lchan_poller *lchan_poller_create(u32 idle_ms, int cpu, pid_t tgid);
+void lchan_poller_add_chan(struct lchan_poller *poller,
+			   struct lchan_chan *chan);
+void lchan_poller_del_chan(struct lchan_chan *chan);
 
 #endif /* LCHAN_H */

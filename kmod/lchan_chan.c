@@ -12,6 +12,9 @@
 #include "lchan.h"
 #include "lchan_trace.h"
 
+/* Channel ids: the sysfs directory name and lchan_chan_info.id. */
+static DEFINE_IDA(lchan_chan_ida);
+
 struct lchan_chan *lchan_chan_alloc(struct lchan_ctx *ctx)
 {
 	struct lchan_chan *chan;
@@ -20,7 +23,7 @@ struct lchan_chan *lchan_chan_alloc(struct lchan_ctx *ctx)
 	chan = kzalloc(sizeof(*chan), GFP_KERNEL);
 	if (!chan)
 		return ERR_PTR(-ENOMEM);
-	id = lchan_sysfs_alloc_chan_id();
+	id = ida_alloc(&lchan_chan_ida, GFP_KERNEL);
 	if (id < 0) {
 		kfree(chan);
 		return ERR_PTR(id);
@@ -46,6 +49,15 @@ struct lchan_chan *lchan_chan_alloc(struct lchan_ctx *ctx)
 	ctx->has_chans = true;
 	mutex_unlock(&ctx->lock);
 	return chan;
+}
+
+/* The kobject's release: the last reference to the channel is gone. */
+void lchan_chan_free(struct kobject *kobj)
+{
+	struct lchan_chan *chan = to_lchan_chan(kobj);
+
+	ida_free(&lchan_chan_ida, chan->id);
+	kfree(chan);
 }
 
 void lchan_chan_put(struct lchan_chan *chan)
@@ -128,7 +140,7 @@ int lchan_chan_bind_dev(struct lchan_chan *chan, struct ib_device *ibdev)
 	return 0;
 
 err_put:
-	lchan_pd_put(pd);
+	lchan_ctx_put_pd(pd);
 	lchan_dev_put(dev);
 	return ret;
 }
@@ -214,7 +226,7 @@ void lchan_chan_teardown(struct lchan_chan *chan)
 		rdma_disconnect(chan->cm_id);
 	if (chan->qp) {
 		ib_drain_qp(chan->qp);
-		lchan_ring_retire_all(chan);
+		lchan_post_retire_all(chan);
 		rdma_destroy_qp(chan->cm_id);
 		chan->qp = NULL;
 	}
@@ -232,7 +244,7 @@ void lchan_chan_teardown(struct lchan_chan *chan)
 static void lchan_chan_destroy(struct lchan_chan *chan)
 {
 	lchan_dbg_chan(chan, "destroy in state %s\n",
-		       lchan_state_name(READ_ONCE(chan->state)));
+		       lchan_sysfs_state_name(READ_ONCE(chan->state)));
 	lchan_poller_del_chan(chan);
 	mutex_lock(&chan->lock);
 	lchan_chan_teardown(chan);
@@ -248,7 +260,7 @@ static void lchan_chan_destroy(struct lchan_chan *chan)
 	lchan_sysfs_del_chan(chan);
 	lchan_chan_unbind_dev(chan);
 	lchan_ring_free(&chan->ring);
-	lchan_pd_put(chan->pd);
+	lchan_ctx_put_pd(chan->pd);
 	lchan_dev_put(chan->dev);
 	lchan_ctx_put(chan->ctx);
 	lchan_chan_put(chan);
@@ -261,7 +273,7 @@ void lchan_chan_abort(struct lchan_chan *chan)
 }
 
 /* Device removal: every channel on @dev goes to the error state now. */
-void lchan_dev_kill_chans(struct lchan_dev *dev)
+void lchan_chan_kill_dev(struct lchan_dev *dev)
 {
 	struct lchan_chan *chan;
 
@@ -344,64 +356,59 @@ static int lchan_chan_mmap(struct file *file, struct vm_area_struct *vma)
 	return lchan_ring_mmap(file->private_data, vma);
 }
 
-static long lchan_chan_info(struct lchan_chan *chan, void __user *uarg)
+long lchan_ioctl_chan_info(struct lchan_ucmd *ucmd)
 {
-	struct lchan_chan_info info = {};
-	long ret;
+	struct lchan_chan *chan = ucmd->file->private_data;
+	struct lchan_chan_info *info = ucmd->cmd;
 
-	ret = lchan_copy_arg(&info, sizeof(info), sizeof(info), uarg);
-	if (ret)
-		return ret;
-	if (info.flags)
+	if (info->flags)
 		return -EINVAL;
-	info = chan->ring.info;
-	info.size = sizeof(info);
-	info.features = chan->features;
-	info.id = chan->id;
-	info.max_msg_size = chan->max_msg_size;
-	info.remote_qpn = READ_ONCE(chan->remote_qpn);
-	info.max_send_sge = chan->max_send_sge;
-	info.max_recv_sge = chan->max_recv_sge;
-	info.max_read_sge = chan->max_read_sge;
-	info.chan_flags = chan->ctx->poller ? LCHAN_CHAN_POLLER : 0;
-	lchan_sockaddr_to_addr(&chan->local, &info.local);
-	lchan_sockaddr_to_addr(&chan->remote, &info.remote);
-	return lchan_copy_out(uarg, &info, sizeof(info));
+	*info = chan->ring.info;
+	info->size = sizeof(*info);
+	info->features = chan->features;
+	info->id = chan->id;
+	info->max_msg_size = chan->max_msg_size;
+	info->remote_qpn = READ_ONCE(chan->remote_qpn);
+	info->max_send_sge = chan->max_send_sge;
+	info->max_recv_sge = chan->max_recv_sge;
+	info->max_read_sge = chan->max_read_sge;
+	info->chan_flags = chan->ctx->poller ? LCHAN_CHAN_POLLER : 0;
+	lchan_cm_sockaddr_to_addr(&chan->local, &info->local);
+	lchan_cm_sockaddr_to_addr(&chan->remote, &info->remote);
+	return lchan_ioctl_respond(ucmd);
 }
 
-static long lchan_chan_enter(struct lchan_chan *chan, void __user *uarg)
+long lchan_ioctl_enter(struct lchan_ucmd *ucmd)
 {
-	struct lchan_enter req = {};
+	struct lchan_chan *chan = ucmd->file->private_data;
+	struct lchan_enter *req = ucmd->cmd;
 	u32 sq_done, rq_done;
 	long ret, wret;
 
-	ret = lchan_copy_arg(&req, sizeof(req), sizeof(req), uarg);
-	if (ret)
-		return ret;
-	if (req.flags & ~(LCHAN_ENTER_GETEVENTS | LCHAN_ENTER_TIMEOUT))
+	if (req->flags & ~(LCHAN_ENTER_GETEVENTS | LCHAN_ENTER_TIMEOUT))
 		return -EINVAL;
-	if (req.resv || req.min_complete > chan->ring.cq_entries)
+	if (req->resv || req->min_complete > chan->ring.cq_entries)
 		return -EINVAL;
 
 	mutex_lock(&chan->lock);
-	ret = lchan_ring_submit(chan, &sq_done, &rq_done);
+	ret = lchan_post_submit(chan, &sq_done, &rq_done);
 	WRITE_ONCE(chan->stats.enters, chan->stats.enters + 1);
 	mutex_unlock(&chan->lock);
 	/* In poller mode ENTER is also the doorbell that wakes the thread. */
 	lchan_poller_kick(chan->poller);
 	if (ret)
 		return ret;
-	req.sq_consumed = sq_done;
-	req.rq_consumed = rq_done;
+	req->sq_consumed = sq_done;
+	req->rq_consumed = rq_done;
 
-	if ((req.flags & LCHAN_ENTER_GETEVENTS) && req.min_complete) {
-		u32 min = req.min_complete;
+	if ((req->flags & LCHAN_ENTER_GETEVENTS) && req->min_complete) {
+		u32 min = req->min_complete;
 
-		if (req.flags & LCHAN_ENTER_TIMEOUT)
+		if (req->flags & LCHAN_ENTER_TIMEOUT)
 			wret = wait_event_interruptible_hrtimeout(chan->wq,
 					lchan_ring_cq_ready(chan) >= min ||
 					lchan_chan_settled(chan),
-					ns_to_ktime(req.timeout_ns));
+					ns_to_ktime(req->timeout_ns));
 		else
 			wret = wait_event_interruptible(chan->wq,
 					lchan_ring_cq_ready(chan) >= min ||
@@ -410,40 +417,40 @@ static long lchan_chan_enter(struct lchan_chan *chan, void __user *uarg)
 			ret = wret ? wret : -ENOTCONN;
 	}
 
-	req.cq_ready = lchan_ring_cq_ready(chan);
-	req.state = READ_ONCE(chan->state);
-	wret = lchan_copy_out(uarg, &req, sizeof(req));
+	req->cq_ready = lchan_ring_cq_ready(chan);
+	req->state = READ_ONCE(chan->state);
+	wret = lchan_ioctl_respond(ucmd);
 	return ret ? ret : wret;
 }
 
-static long lchan_chan_establish(struct lchan_chan *chan, void __user *uarg)
+long lchan_ioctl_establish(struct lchan_ucmd *ucmd)
 {
-	struct lchan_establish req = {};
-	long ret;
+	struct lchan_chan *chan = ucmd->file->private_data;
+	const struct lchan_establish *req = ucmd->cmd;
 
-	ret = lchan_copy_arg(&req, sizeof(req), sizeof(req), uarg);
-	if (ret)
-		return ret;
-	if (req.flags || req.resv || req.timeout_ms > LCHAN_MAX_TIMEOUT_MS)
+	if (req->flags || req->resv || req->timeout_ms > LCHAN_MAX_TIMEOUT_MS)
 		return -EINVAL;
-	return lchan_establish(chan, req.timeout_ms);
+	return lchan_cm_establish(chan, req->timeout_ms ?:
+				  LCHAN_CONNECT_TIMEOUT_MS);
 }
+
+static const struct lchan_ioctl_op lchan_chan_ioctl_ops[] = {
+	LCHAN_IOCTL_OP(LCHAN_IOC_CHAN_INFO, lchan_ioctl_chan_info,
+		       struct lchan_chan_info, max_read_sge),
+	LCHAN_IOCTL_OP(LCHAN_IOC_ENTER, lchan_ioctl_enter, struct lchan_enter,
+		       state),
+	LCHAN_IOCTL_OP(LCHAN_IOC_ESTABLISH, lchan_ioctl_establish,
+		       struct lchan_establish, resv),
+};
 
 static long lchan_chan_ioctl(struct file *file, unsigned int cmd,
 			     unsigned long arg)
 {
 	struct lchan_chan *chan = file->private_data;
-	void __user *uarg = (void __user *)arg;
 
-	switch (cmd) {
-	case LCHAN_IOC_CHAN_INFO:
-		return lchan_chan_info(chan, uarg);
-	case LCHAN_IOC_ENTER:
-		return lchan_chan_enter(chan, uarg);
-	case LCHAN_IOC_ESTABLISH:
-		return lchan_chan_establish(chan, uarg);
-	}
-	return -ENOTTY;
+	return lchan_ioctl_dispatch(file, cmd, arg, lchan_chan_ioctl_ops,
+				    ARRAY_SIZE(lchan_chan_ioctl_ops),
+				    chan->ctx);
 }
 
 const struct file_operations lchan_chan_fops = {

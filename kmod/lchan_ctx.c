@@ -6,6 +6,7 @@
 #include <linux/fs.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
+#include <linux/cpumask.h>
 
 #include "lchan.h"
 
@@ -39,7 +40,7 @@ static void lchan_ctx_release_ref(struct kref *ref)
 	mutex_lock(&ctx->lock);
 	list_for_each_entry_safe(pd, next, &ctx->pds, ctx_node) {
 		list_del_init(&pd->ctx_node);
-		lchan_pd_put(pd);
+		lchan_ctx_put_pd(pd);
 	}
 	mutex_unlock(&ctx->lock);
 
@@ -59,7 +60,7 @@ static int lchan_ctx_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
-static void lchan_pd_release(struct kref *ref)
+static void lchan_ctx_pd_release(struct kref *ref)
 {
 	struct lchan_pd *pd = container_of(ref, struct lchan_pd, ref);
 	struct lchan_dev *dev = pd->dev;
@@ -74,10 +75,10 @@ static void lchan_pd_release(struct kref *ref)
 }
 
 /* Called in process context only: the last put deallocates the PD. */
-void lchan_pd_put(struct lchan_pd *pd)
+void lchan_ctx_put_pd(struct lchan_pd *pd)
 {
 	if (pd)
-		kref_put(&pd->ref, lchan_pd_release);
+		kref_put(&pd->ref, lchan_ctx_pd_release);
 }
 
 /* The context's PD on @dev, allocated on first use; returns a reference. */
@@ -142,13 +143,13 @@ out_unlock:
  * lchan_mr objects stay until their users drop them, with NULL verbs
  * objects.
  */
-void lchan_dev_revoke_pds(struct lchan_dev *dev)
+void lchan_ctx_revoke_pds(struct lchan_dev *dev)
 {
 	struct lchan_pd *pd;
 
 	mutex_lock(&dev->lock);
 	list_for_each_entry(pd, &dev->pds, dev_node) {
-		lchan_pd_revoke_mrs(pd);
+		lchan_mr_revoke_pd(pd);
 		if (pd->ibpd) {
 			ib_dealloc_pd(pd->ibpd);
 			WRITE_ONCE(pd->ibpd, NULL);
@@ -157,43 +158,95 @@ void lchan_dev_revoke_pds(struct lchan_dev *dev)
 	mutex_unlock(&dev->lock);
 }
 
-static long lchan_ctx_info(void __user *uarg)
+long lchan_ioctl_info(struct lchan_ucmd *ucmd)
 {
-	struct lchan_info info = {};
-	long ret;
+	struct lchan_info *info = ucmd->cmd;
 
-	ret = lchan_copy_arg(&info, sizeof(info), sizeof(info), uarg);
-	if (ret)
-		return ret;
-	if (info.flags)
+	if (info->flags)
 		return -EINVAL;
-	info.abi_version = LCHAN_ABI_VERSION;
-	info.max_entries = LCHAN_MAX_ENTRIES;
-	info.features = LCHAN_FEATURES;
-	return lchan_copy_out(uarg, &info, sizeof(info));
+	info->abi_version = LCHAN_ABI_VERSION;
+	info->max_entries = LCHAN_MAX_ENTRIES;
+	info->features = LCHAN_FEATURES;
+	return lchan_ioctl_respond(ucmd);
 }
+
+long lchan_ioctl_ctx_setup(struct lchan_ucmd *ucmd)
+{
+	struct lchan_ctx *ctx = ucmd->file->private_data;
+	const struct lchan_ctx_setup *req = ucmd->cmd;
+	struct lchan_poller *p = NULL;
+
+	if ((req->flags & ~LCHAN_CTX_POLLER) || req->resv ||
+	    req->idle_ms > LCHAN_MAX_TIMEOUT_MS)
+		return -EINVAL;
+	if (req->cpu < -1 || (req->cpu >= 0 && (req->cpu >= nr_cpu_ids ||
+						!cpu_online(req->cpu))))
+		return -EINVAL;
+	if (req->attach_fd != -1 && !(req->flags & LCHAN_CTX_POLLER))
+		return -EINVAL;
+
+	if (req->flags & LCHAN_CTX_POLLER) {
+		if (req->attach_fd != -1) {
+			struct fd f = fdget(req->attach_fd);
+			struct lchan_ctx *other;
+
+			if (!fd_file(f))
+				return -EBADF;
+			if (fd_file(f)->f_op != &lchan_ctx_fops) {
+				fdput(f);
+				return -EINVAL;
+			}
+			other = fd_file(f)->private_data;
+			mutex_lock(&other->lock);
+			p = other->poller;
+			if (p)
+				kref_get(&p->ref);
+			mutex_unlock(&other->lock);
+			fdput(f);
+			if (!p)
+				return -EINVAL;
+		} else {
+			p = lchan_poller_create(req->idle_ms, req->cpu,
+						task_tgid_vnr(current));
+			if (IS_ERR(p))
+				return PTR_ERR(p);
+		}
+	}
+
+	mutex_lock(&ctx->lock);
+	if (ctx->setup_done || ctx->has_chans) {
+		mutex_unlock(&ctx->lock);
+		lchan_poller_put(p);
+		return -EBUSY;
+	}
+	ctx->setup_done = true;
+	ctx->poller = p;
+	mutex_unlock(&ctx->lock);
+	return 0;
+}
+
+static const struct lchan_ioctl_op lchan_ctx_ioctl_ops[] = {
+	LCHAN_IOCTL_OP(LCHAN_IOC_INFO, lchan_ioctl_info, struct lchan_info,
+		       features),
+	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_MR_REG, lchan_mr_check_reg,
+			     lchan_ioctl_mr_reg, struct lchan_mr_reg, rkey,
+			     .done = lchan_mr_trace_reg),
+	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_MR_DEREG, lchan_mr_check_dereg,
+			     lchan_ioctl_mr_dereg, struct lchan_mr_dereg, resv),
+	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_LISTEN, lchan_listen_check_listen,
+			     lchan_ioctl_listen, struct lchan_listen, resv),
+	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_CONNECT, lchan_cm_check_connect,
+			     lchan_ioctl_connect, struct lchan_connect, resv),
+	LCHAN_IOCTL_OP(LCHAN_IOC_CTX_SETUP, lchan_ioctl_ctx_setup,
+		       struct lchan_ctx_setup, resv),
+};
 
 static long lchan_ctx_ioctl(struct file *file, unsigned int cmd,
 			    unsigned long arg)
 {
-	struct lchan_ctx *ctx = file->private_data;
-	void __user *uarg = (void __user *)arg;
-
-	switch (cmd) {
-	case LCHAN_IOC_INFO:
-		return lchan_ctx_info(uarg);
-	case LCHAN_IOC_MR_REG:
-		return lchan_mr_reg(ctx, uarg);
-	case LCHAN_IOC_MR_DEREG:
-		return lchan_mr_dereg(ctx, uarg);
-	case LCHAN_IOC_LISTEN:
-		return lchan_listen(ctx, uarg);
-	case LCHAN_IOC_CONNECT:
-		return lchan_connect(ctx, uarg);
-	case LCHAN_IOC_CTX_SETUP:
-		return lchan_ctx_setup(ctx, uarg);
-	}
-	return -ENOTTY;
+	return lchan_ioctl_dispatch(file, cmd, arg, lchan_ctx_ioctl_ops,
+				    ARRAY_SIZE(lchan_ctx_ioctl_ops),
+				    file->private_data);
 }
 
 const struct file_operations lchan_ctx_fops = {

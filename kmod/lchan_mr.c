@@ -13,7 +13,7 @@
 #include "lchan.h"
 #include "lchan_trace.h"
 
-static int lchan_access_to_ib(u32 access)
+static int lchan_mr_access_to_ib(u32 access)
 {
 	int ib = 0;
 
@@ -42,23 +42,27 @@ static int lchan_mr_check_memlock(u64 addr, u64 length)
 	return 0;
 }
 
-static long lchan_mr_reg_one(struct lchan_ctx *ctx, void __user *uarg,
-			     struct lchan_mr_reg *out);
-
-long lchan_mr_reg(struct lchan_ctx *ctx, void __user *uarg)
+int lchan_mr_check_reg(const struct lchan_ucmd *ucmd)
 {
-	struct lchan_mr_reg req = {};
-	long ret = lchan_mr_reg_one(ctx, uarg, &req);
+	const struct lchan_mr_reg *req = ucmd->cmd;
 
-	trace_lchan_mr_reg(ctx->tgid, ret ? 0 : req.handle, req.length,
-			   req.access, ret);
-	return ret;
+	if (req->flags || (req->access & ~LCHAN_ACCESS_ALL))
+		return -EINVAL;
+	/* Remote write and atomics need local write, as in the IB spec. */
+	if ((req->access & (LCHAN_ACCESS_REMOTE_WRITE |
+			    LCHAN_ACCESS_REMOTE_ATOMIC)) &&
+	    !(req->access & LCHAN_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	if (!req->length || req->addr + req->length < req->addr ||
+	    req->addr + req->length > TASK_SIZE)
+		return -EINVAL;
+	return 0;
 }
 
-static long lchan_mr_reg_one(struct lchan_ctx *ctx, void __user *uarg,
-			     struct lchan_mr_reg *out)
+long lchan_ioctl_mr_reg(struct lchan_ucmd *ucmd)
 {
-	struct lchan_mr_reg req = {};
+	struct lchan_ctx *ctx = ucmd->file->private_data;
+	struct lchan_mr_reg *req = ucmd->cmd;
 	struct lchan_chan *chan;
 	struct lchan_pd *pd;
 	struct lchan_mr *mr;
@@ -67,58 +71,44 @@ static long lchan_mr_reg_one(struct lchan_ctx *ctx, void __user *uarg,
 	u32 handle;
 	long ret;
 
-	ret = lchan_copy_arg(&req, sizeof(req), sizeof(req), uarg);
-	if (ret)
-		return ret;
-	*out = req;
-	if (req.flags || (req.access & ~LCHAN_ACCESS_ALL))
-		return -EINVAL;
-	/* Remote write and atomics need local write, as in the IB spec. */
-	if ((req.access & (LCHAN_ACCESS_REMOTE_WRITE |
-			   LCHAN_ACCESS_REMOTE_ATOMIC)) &&
-	    !(req.access & LCHAN_ACCESS_LOCAL_WRITE))
-		return -EINVAL;
-	if (!req.length || req.addr + req.length < req.addr ||
-	    req.addr + req.length > TASK_SIZE)
-		return -EINVAL;
-	if (current->mm != ctx->mm)
-		return -EPERM;
-
-	chan = lchan_chan_from_fd(req.chan_fd, &f);
+	chan = lchan_chan_from_fd(req->chan_fd, &f);
 	if (!chan)
 		return -EBADF;
-	ret = -EINVAL;
-	if (chan->ctx != ctx)
-		goto out_fdput;
+	if (chan->ctx != ctx) {
+		ret = -EINVAL;
+		goto err_fdput;
+	}
 	mutex_lock(&chan->lock);
 	pd = chan->pd;
 	if (pd)
 		kref_get(&pd->ref);
 	mutex_unlock(&chan->lock);
-	ret = -ENOTCONN;
-	if (!pd)
-		goto out_fdput;
+	if (!pd) {
+		ret = -ENOTCONN;
+		goto err_fdput;
+	}
 
-	ret = lchan_mr_check_memlock(req.addr, req.length);
+	ret = lchan_mr_check_memlock(req->addr, req->length);
 	if (ret)
-		goto out_put_pd;
+		goto err_put_pd;
 
-	ret = -ENOMEM;
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
-	if (!mr)
-		goto out_put_pd;
+	if (!mr) {
+		ret = -ENOMEM;
+		goto err_put_pd;
+	}
 	kref_init(&mr->ref);
-	mr->addr = req.addr;
-	mr->length = req.length;
-	mr->access = req.access;
+	mr->addr = req->addr;
+	mr->length = req->length;
+	mr->access = req->access;
 
 	mutex_lock(&pd->dev->lock);
 	if (!pd->ibpd) {
 		ret = -ENODEV;
 		goto err_unlock;
 	}
-	ibmr = ib_reg_user_mr(pd->ibpd, req.addr, req.length, req.addr,
-			      lchan_access_to_ib(req.access));
+	ibmr = ib_reg_user_mr(pd->ibpd, req->addr, req->length, req->addr,
+			      lchan_mr_access_to_ib(req->access));
 	if (IS_ERR(ibmr)) {
 		ret = PTR_ERR(ibmr);
 		goto err_unlock;
@@ -129,9 +119,9 @@ static long lchan_mr_reg_one(struct lchan_ctx *ctx, void __user *uarg,
 	list_add_tail(&mr->pd_node, &pd->mrs);
 	mutex_unlock(&pd->dev->lock);
 
-	req.rkey = req.access & (LCHAN_ACCESS_REMOTE_WRITE |
-				 LCHAN_ACCESS_REMOTE_READ |
-				 LCHAN_ACCESS_REMOTE_ATOMIC) ? ibmr->rkey : 0;
+	req->rkey = req->access & (LCHAN_ACCESS_REMOTE_WRITE |
+				   LCHAN_ACCESS_REMOTE_READ |
+				   LCHAN_ACCESS_REMOTE_ATOMIC) ? ibmr->rkey : 0;
 
 	/*
 	 * Publish only the fully built MR.  From here another thread may
@@ -141,31 +131,38 @@ static long lchan_mr_reg_one(struct lchan_ctx *ctx, void __user *uarg,
 	if (ret)
 		goto err_put_mr;
 
-	req.handle = handle;
-	*out = req;
-	ret = lchan_copy_out(uarg, &req, sizeof(req));
-	if (ret) {
-		/* Drop the table's reference unless a dereg already did. */
-		if (xa_cmpxchg(&ctx->mrs, handle, mr, NULL, 0) == mr)
-			lchan_mr_put(mr);
-		fdput(f);
-		return ret;
-	}
+	req->handle = handle;
+	ret = lchan_ioctl_respond(ucmd);
+	if (ret)
+		goto err_unpublish;
 	fdput(f);
 	return 0;
 
+err_unpublish:
+	/* The table's reference is ours again unless a dereg took it. */
+	if (xa_cmpxchg(&ctx->mrs, handle, mr, NULL, 0) != mr)
+		goto err_fdput;
 err_put_mr:
-	lchan_mr_put(mr);
-	fdput(f);
-	return ret;
+	lchan_mr_put(mr);	/* and with it the PD */
+	goto err_fdput;
 err_unlock:
 	mutex_unlock(&pd->dev->lock);
 	kfree(mr);
-out_put_pd:
-	lchan_pd_put(pd);
-out_fdput:
+err_put_pd:
+	lchan_ctx_put_pd(pd);
+err_fdput:
 	fdput(f);
 	return ret;
+}
+
+/* Every registration that got past the argument copy is traced. */
+void lchan_mr_trace_reg(const struct lchan_ucmd *ucmd, long ret)
+{
+	const struct lchan_ctx *ctx = ucmd->file->private_data;
+	const struct lchan_mr_reg *req = ucmd->cmd;
+
+	trace_lchan_mr_reg(ctx->tgid, ret ? 0 : req->handle, req->length,
+			   req->access, ret);
 }
 
 static void lchan_mr_free_work(struct work_struct *work)
@@ -178,7 +175,7 @@ static void lchan_mr_free_work(struct work_struct *work)
 	if (mr->ibmr)
 		ib_dereg_mr(mr->ibmr);
 	mutex_unlock(&pd->dev->lock);
-	lchan_pd_put(pd);
+	lchan_ctx_put_pd(pd);
 	kfree_rcu(mr, rcu);
 }
 
@@ -210,21 +207,21 @@ struct lchan_mr *lchan_mr_lookup(struct lchan_ctx *ctx, u32 handle)
 	return mr;
 }
 
-long lchan_mr_dereg(struct lchan_ctx *ctx, void __user *uarg)
+int lchan_mr_check_dereg(const struct lchan_ucmd *ucmd)
 {
-	struct lchan_mr_dereg req = {};
-	struct lchan_mr *mr;
-	long ret;
+	const struct lchan_mr_dereg *req = ucmd->cmd;
 
-	ret = lchan_copy_arg(&req, sizeof(req), sizeof(req), uarg);
-	if (ret)
-		return ret;
-	if (req.flags || req.resv)
-		return -EINVAL;
-	if (current->mm != ctx->mm)
-		return -EPERM;
-	mr = xa_erase(&ctx->mrs, req.handle);
-	trace_lchan_mr_dereg(ctx->tgid, req.handle, mr ? 0 : -ENOENT);
+	return req->flags || req->resv ? -EINVAL : 0;
+}
+
+long lchan_ioctl_mr_dereg(struct lchan_ucmd *ucmd)
+{
+	struct lchan_ctx *ctx = ucmd->file->private_data;
+	const struct lchan_mr_dereg *req = ucmd->cmd;
+	struct lchan_mr *mr;
+
+	mr = xa_erase(&ctx->mrs, req->handle);
+	trace_lchan_mr_dereg(ctx->tgid, req->handle, mr ? 0 : -ENOENT);
 	if (!mr)
 		return -ENOENT;
 	/* Work in flight holds its own references. */
@@ -244,7 +241,7 @@ void lchan_mr_drop_all(struct lchan_ctx *ctx)
 }
 
 /* Called with pd->dev->lock held, after the device's QPs are gone. */
-void lchan_pd_revoke_mrs(struct lchan_pd *pd)
+void lchan_mr_revoke_pd(struct lchan_pd *pd)
 {
 	struct lchan_mr *mr;
 

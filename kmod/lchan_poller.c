@@ -13,7 +13,6 @@
 #include <linux/kthread.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
-#include <linux/cpumask.h>
 
 #include "lchan.h"
 
@@ -39,8 +38,8 @@ static bool lchan_poller_round(struct lchan_poller *p)
 		/* Whoever holds the lock (ENTER, teardown) does the work. */
 		if (!mutex_trylock(&chan->lock))
 			continue;
-		if (lchan_ring_has_work(chan) &&
-		    !lchan_ring_submit(chan, &sq_done, &rq_done) &&
+		if (lchan_post_has_work(chan) &&
+		    !lchan_post_submit(chan, &sq_done, &rq_done) &&
 		    (sq_done || rq_done)) {
 			did = true;
 			p->posts += sq_done + rq_done;
@@ -56,7 +55,7 @@ static bool lchan_poller_any_work(struct lchan_poller *p)
 	struct lchan_chan *chan;
 
 	list_for_each_entry(chan, &p->chans, poll_node)
-		if (lchan_ring_has_work(chan))
+		if (lchan_post_has_work(chan))
 			return true;
 	return false;
 }
@@ -127,8 +126,8 @@ void lchan_poller_put(struct lchan_poller *p)
 		kref_put(&p->ref, lchan_poller_release);
 }
 
-static struct lchan_poller *lchan_poller_create(u32 idle_ms, int cpu,
-						pid_t tgid)
+struct lchan_poller *lchan_poller_create(u32 idle_ms, int cpu,
+					 pid_t tgid)
 {
 	struct lchan_poller *p;
 	struct task_struct *task;
@@ -179,62 +178,4 @@ void lchan_poller_del_chan(struct lchan_chan *chan)
 	chan->poller = NULL;
 	mutex_unlock(&p->lock);
 	lchan_chan_put(chan);
-}
-
-long lchan_ctx_setup(struct lchan_ctx *ctx, void __user *uarg)
-{
-	struct lchan_ctx_setup req = {};
-	struct lchan_poller *p = NULL;
-	long ret;
-
-	ret = lchan_copy_arg(&req, sizeof(req), sizeof(req), uarg);
-	if (ret)
-		return ret;
-	if ((req.flags & ~LCHAN_CTX_POLLER) || req.resv ||
-	    req.idle_ms > LCHAN_MAX_TIMEOUT_MS)
-		return -EINVAL;
-	if (req.cpu < -1 || (req.cpu >= 0 && (req.cpu >= nr_cpu_ids ||
-					      !cpu_online(req.cpu))))
-		return -EINVAL;
-	if (req.attach_fd != -1 && !(req.flags & LCHAN_CTX_POLLER))
-		return -EINVAL;
-
-	if (req.flags & LCHAN_CTX_POLLER) {
-		if (req.attach_fd != -1) {
-			struct fd f = fdget(req.attach_fd);
-			struct lchan_ctx *other;
-
-			if (!fd_file(f))
-				return -EBADF;
-			if (fd_file(f)->f_op != &lchan_ctx_fops) {
-				fdput(f);
-				return -EINVAL;
-			}
-			other = fd_file(f)->private_data;
-			mutex_lock(&other->lock);
-			p = other->poller;
-			if (p)
-				kref_get(&p->ref);
-			mutex_unlock(&other->lock);
-			fdput(f);
-			if (!p)
-				return -EINVAL;
-		} else {
-			p = lchan_poller_create(req.idle_ms, req.cpu,
-						task_tgid_vnr(current));
-			if (IS_ERR(p))
-				return PTR_ERR(p);
-		}
-	}
-
-	mutex_lock(&ctx->lock);
-	if (ctx->setup_done || ctx->has_chans) {
-		mutex_unlock(&ctx->lock);
-		lchan_poller_put(p);
-		return -EBUSY;
-	}
-	ctx->setup_done = true;
-	ctx->poller = p;
-	mutex_unlock(&ctx->lock);
-	return 0;
 }

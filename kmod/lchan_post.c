@@ -99,7 +99,7 @@ void lchan_post_repost_work(struct work_struct *work)
 	u32 sq_done, rq_done;
 
 	mutex_lock(&chan->lock);
-	lchan_ring_submit(chan, &sq_done, &rq_done);
+	lchan_post_submit(chan, &sq_done, &rq_done);
 	mutex_unlock(&chan->lock);
 	lchan_chan_put(chan);
 }
@@ -191,7 +191,7 @@ static u8 lchan_post_recv_op(const struct ib_wc *wc)
 		LCHAN_CQE_RECV_WRITE_IMM : LCHAN_CQE_RECV;
 }
 
-static void lchan_wr_done(struct ib_cq *cq, struct ib_wc *wc)
+static void lchan_post_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct lchan_wr *wr = container_of(wc->wr_cqe, struct lchan_wr, cqe);
 	struct lchan_chan *chan = wr->chan;
@@ -259,7 +259,7 @@ static void lchan_wr_done(struct ib_cq *cq, struct ib_wc *wc)
  * After the drain marker completed, sends still unretired (unsignaled ones
  * at the end) are complete too.  Teardown only, chan->lock held.
  */
-void lchan_ring_retire_all(struct lchan_chan *chan)
+void lchan_post_retire_all(struct lchan_chan *chan)
 {
 	struct lchan_ring *ring = &chan->ring;
 	u32 q;
@@ -343,7 +343,7 @@ static void lchan_post_link(struct lchan_chan *chan, struct lchan_wr *wr,
 	struct lchan_ring *ring = &chan->ring;
 
 	wr->chan = chan;
-	wr->cqe.done = lchan_wr_done;
+	wr->cqe.done = lchan_post_wr_done;
 	if (is_recv) {
 		wr->recv.wr_cqe = &wr->cqe;
 		wr->recv.sg_list = wr->sge;
@@ -381,7 +381,7 @@ static void lchan_post_link(struct lchan_chan *chan, struct lchan_wr *wr,
  * ring until a WR slot frees.  Returns the number of entries taken, or
  * -EINVAL for a tail that is not within one ring of the head.
  */
-static int lchan_ring_take(struct lchan_chan *chan, bool is_recv, bool post,
+static int lchan_post_take(struct lchan_chan *chan, bool is_recv, bool post,
 			   u32 tail)
 {
 	struct lchan_ring *ring = &chan->ring;
@@ -532,7 +532,7 @@ void lchan_post_rtr_wait_end(struct work_struct *work)
 	if (smp_load_acquire(&chan->rtr_awaited)) {	/* rtr_done release */
 		WRITE_ONCE(chan->rtr_late, true);
 		smp_store_release(&chan->rtr_awaited, false);	/* gate acquire */
-		lchan_ring_submit(chan, &sq_done, &rq_done);
+		lchan_post_submit(chan, &sq_done, &rq_done);
 	}
 	mutex_unlock(&chan->lock);
 	lchan_chan_put(chan);
@@ -598,7 +598,7 @@ static bool lchan_post_sq_gated(struct lchan_chan *chan, int state)
  * Post what the app published.  Called with chan->lock held.  Receives go
  * first so that a request/response exchange finds its buffer posted.
  */
-int lchan_ring_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done)
+int lchan_post_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done)
 {
 	int state = READ_ONCE(chan->state);
 	bool usable = lchan_post_usable(chan, state);
@@ -619,7 +619,7 @@ int lchan_ring_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done)
 	 */
 	sq_tail = smp_load_acquire(chan->ring.sq_tail);	/* app release */
 	rq_tail = smp_load_acquire(chan->ring.rq_tail);	/* app release */
-	ret = lchan_ring_take(chan, true, usable, rq_tail);
+	ret = lchan_post_take(chan, true, usable, rq_tail);
 	if (ret < 0)
 		return ret;
 	*rq_done = ret;
@@ -627,7 +627,7 @@ int lchan_ring_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done)
 		lchan_post_rtr_send(chan);
 	if (lchan_post_sq_gated(chan, state))
 		return 0;
-	ret = lchan_ring_take(chan, false, usable, sq_tail);
+	ret = lchan_post_take(chan, false, usable, sq_tail);
 	if (ret < 0)
 		return ret;
 	*sq_done = ret;
@@ -635,7 +635,7 @@ int lchan_ring_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done)
 }
 
 /* Published entries not yet taken (the poller's question).  lock held. */
-bool lchan_ring_has_work(struct lchan_chan *chan)
+bool lchan_post_has_work(struct lchan_chan *chan)
 {
 	struct lchan_ring *ring = &chan->ring;
 

@@ -21,6 +21,12 @@
  *  - The app reads a CQE, then store-releases the CQ head.  The kernel
  *    load-acquires the CQ head before it lets a completion reuse the slot.
  *
+ * Lockless peeks at an application's tail (the poller's question whether
+ * there is work, sysfs) are READ_ONCE() hints only: entries are read after
+ * the acquire in lchan_post_submit(), which takes the SQ tail before the RQ
+ * tail.  The NEED_WAKEUP flags word has its own protocol (lchan_poller.c),
+ * and poll() its own barrier pair (lchan_ring_wake()).
+ *
  * Flow control: a work request is posted only when the CQ ring has a slot
  * for its completion that no other CQE or posted request has claimed
  * (ring->inflight counts the claims), so no completion is ever dropped.
@@ -244,8 +250,7 @@ bool lchan_ring_claim_cq(struct lchan_ring *ring)
 }
 
 /* Write one CQE into a claimed slot and publish it.  cq_lock held. */
-void lchan_ring_put_cqe(struct lchan_chan *chan,
-			       const struct lchan_cqe *src)
+void lchan_ring_put_cqe(struct lchan_chan *chan, const struct lchan_cqe *src)
 {
 	struct lchan_ring *ring = &chan->ring;
 	struct lchan_cqe *cqe;
@@ -271,8 +276,8 @@ void lchan_ring_wake(struct lchan_chan *chan)
 }
 
 /* An error CQE for an entry that never reached the device. */
-void lchan_ring_reject(struct lchan_chan *chan, u8 opcode,
-			      u64 user_data, u32 status)
+void lchan_ring_reject(struct lchan_chan *chan, u8 opcode, u64 user_data,
+		       u32 status)
 {
 	struct lchan_cqe cqe = {
 		.user_data = user_data,

@@ -13,19 +13,21 @@ static struct kobject *lchan_root_kobj;
 static struct kobject *lchan_devices_kobj;
 static struct kobject *lchan_channels_kobj;
 
-static ssize_t abi_version_show(struct kobject *kobj,
-				struct kobj_attribute *attr, char *buf)
+static ssize_t lchan_sysfs_abi_version_show(struct kobject *kobj,
+					    struct kobj_attribute *attr, char *buf)
 {
 	return sysfs_emit(buf, "%u\n", LCHAN_ABI_VERSION);
 }
-static struct kobj_attribute abi_version_attr = __ATTR_RO(abi_version);
+static struct kobj_attribute abi_version_attr =
+	__ATTR(abi_version, 0444, lchan_sysfs_abi_version_show, NULL);
 
-static ssize_t features_show(struct kobject *kobj,
-			     struct kobj_attribute *attr, char *buf)
+static ssize_t lchan_sysfs_features_show(struct kobject *kobj,
+					 struct kobj_attribute *attr, char *buf)
 {
 	return sysfs_emit(buf, "0x%llx\n", (unsigned long long)LCHAN_FEATURES);
 }
-static struct kobj_attribute features_attr = __ATTR_RO(features);
+static struct kobj_attribute features_attr =
+	__ATTR(features, 0444, lchan_sysfs_features_show, NULL);
 
 static struct attribute *lchan_root_attrs[] = {
 	&abi_version_attr.attr,
@@ -39,7 +41,7 @@ static const struct attribute_group lchan_root_group = {
 
 /* devices/<name>/ */
 
-static const char *lchan_transport_name(struct ib_device *ibdev)
+static const char *lchan_sysfs_transport_name(struct ib_device *ibdev)
 {
 	u32 port = rdma_start_port(ibdev);
 
@@ -52,44 +54,49 @@ static const char *lchan_transport_name(struct ib_device *ibdev)
 	return "unknown";
 }
 
-static ssize_t transport_show(struct kobject *kobj,
-			      struct kobj_attribute *attr, char *buf)
+static ssize_t lchan_sysfs_transport_show(struct kobject *kobj,
+					  struct kobj_attribute *attr, char *buf)
 {
 	return sysfs_emit(buf, "%s\n",
-			  lchan_transport_name(to_lchan_dev(kobj)->ibdev));
+			  lchan_sysfs_transport_name(to_lchan_dev(kobj)->ibdev));
 }
-static struct kobj_attribute transport_attr = __ATTR_RO(transport);
+static struct kobj_attribute transport_attr =
+	__ATTR(transport, 0444, lchan_sysfs_transport_show, NULL);
 
-static ssize_t ports_show(struct kobject *kobj, struct kobj_attribute *attr,
-			  char *buf)
+static ssize_t lchan_sysfs_ports_show(struct kobject *kobj,
+				      struct kobj_attribute *attr, char *buf)
 {
 	return sysfs_emit(buf, "%u\n",
 			  rdma_end_port(to_lchan_dev(kobj)->ibdev));
 }
-static struct kobj_attribute ports_attr = __ATTR_RO(ports);
+static struct kobj_attribute ports_attr =
+	__ATTR(ports, 0444, lchan_sysfs_ports_show, NULL);
 
-static ssize_t channels_show(struct kobject *kobj,
-			     struct kobj_attribute *attr, char *buf)
+static ssize_t lchan_sysfs_channels_show(struct kobject *kobj,
+					 struct kobj_attribute *attr, char *buf)
 {
 	return sysfs_emit(buf, "%u\n", READ_ONCE(to_lchan_dev(kobj)->nr_chans));
 }
-static struct kobj_attribute channels_attr = __ATTR_RO(channels);
+static struct kobj_attribute channels_attr =
+	__ATTR(channels, 0444, lchan_sysfs_channels_show, NULL);
 
-static ssize_t max_qp_wr_show(struct kobject *kobj,
-			      struct kobj_attribute *attr, char *buf)
+static ssize_t lchan_sysfs_max_qp_wr_show(struct kobject *kobj,
+					  struct kobj_attribute *attr, char *buf)
 {
 	return sysfs_emit(buf, "%d\n",
 			  to_lchan_dev(kobj)->ibdev->attrs.max_qp_wr);
 }
-static struct kobj_attribute max_qp_wr_attr = __ATTR_RO(max_qp_wr);
+static struct kobj_attribute max_qp_wr_attr =
+	__ATTR(max_qp_wr, 0444, lchan_sysfs_max_qp_wr_show, NULL);
 
-static ssize_t max_send_sge_show(struct kobject *kobj,
-				 struct kobj_attribute *attr, char *buf)
+static ssize_t lchan_sysfs_max_send_sge_show(struct kobject *kobj,
+					     struct kobj_attribute *attr, char *buf)
 {
 	return sysfs_emit(buf, "%d\n",
 			  to_lchan_dev(kobj)->ibdev->attrs.max_send_sge);
 }
-static struct kobj_attribute max_send_sge_attr = __ATTR_RO(max_send_sge);
+static struct kobj_attribute max_send_sge_attr =
+	__ATTR(max_send_sge, 0444, lchan_sysfs_max_send_sge_show, NULL);
 
 static struct attribute *lchan_dev_attrs[] = {
 	&transport_attr.attr,
@@ -101,13 +108,8 @@ static struct attribute *lchan_dev_attrs[] = {
 };
 ATTRIBUTE_GROUPS(lchan_dev);
 
-static void lchan_dev_release(struct kobject *kobj)
-{
-	kfree(to_lchan_dev(kobj));
-}
-
 const struct kobj_type lchan_dev_ktype = {
-	.release = lchan_dev_release,
+	.release = lchan_dev_free,
 	.sysfs_ops = &kobj_sysfs_ops,
 	.default_groups = lchan_dev_groups,
 };
@@ -125,7 +127,7 @@ void lchan_sysfs_del_dev(struct lchan_dev *dev)
 
 /* channels/<id>/ */
 
-const char *lchan_state_name(int state)
+const char *lchan_sysfs_state_name(int state)
 {
 	switch (state) {
 	case LCHAN_STATE_CONNECTING:
@@ -141,17 +143,19 @@ const char *lchan_state_name(int state)
 }
 
 #define LCHAN_CHAN_ATTR(_name, _fmt, _expr)				\
-static ssize_t chan_##_name##_show(struct kobject *kobj,		\
-				   struct kobj_attribute *attr, char *buf) \
+static ssize_t lchan_sysfs_chan_##_name##_show(struct kobject *kobj,	\
+					       struct kobj_attribute *attr,	\
+					       char *buf)			\
 {									\
 	struct lchan_chan *chan = to_lchan_chan(kobj);			\
 									\
 	return sysfs_emit(buf, _fmt "\n", _expr);			\
 }									\
 static struct kobj_attribute chan_##_name##_attr =			\
-	__ATTR(_name, 0444, chan_##_name##_show, NULL)
+	__ATTR(_name, 0444, lchan_sysfs_chan_##_name##_show, NULL)
 
-static ssize_t lchan_show_addr(const struct sockaddr_storage *ss, char *buf)
+static ssize_t lchan_sysfs_show_addr(const struct sockaddr_storage *ss,
+				     char *buf)
 {
 	if (ss->ss_family == AF_INET)
 		return sysfs_emit(buf, "%pI4\n",
@@ -162,7 +166,7 @@ static ssize_t lchan_show_addr(const struct sockaddr_storage *ss, char *buf)
 	return sysfs_emit(buf, "none\n");
 }
 
-static u16 lchan_port_of(const struct sockaddr_storage *ss)
+static u16 lchan_sysfs_port_of(const struct sockaddr_storage *ss)
 {
 	if (ss->ss_family == AF_INET)
 		return ntohs(((struct sockaddr_in *)ss)->sin_port);
@@ -171,24 +175,24 @@ static u16 lchan_port_of(const struct sockaddr_storage *ss)
 	return 0;
 }
 
-static ssize_t chan_local_addr_show(struct kobject *kobj,
-				    struct kobj_attribute *attr, char *buf)
+static ssize_t lchan_sysfs_chan_local_addr_show(struct kobject *kobj,
+						struct kobj_attribute *attr, char *buf)
 {
-	return lchan_show_addr(&to_lchan_chan(kobj)->local, buf);
+	return lchan_sysfs_show_addr(&to_lchan_chan(kobj)->local, buf);
 }
 static struct kobj_attribute chan_local_addr_attr =
-	__ATTR(local_addr, 0444, chan_local_addr_show, NULL);
+	__ATTR(local_addr, 0444, lchan_sysfs_chan_local_addr_show, NULL);
 
-static ssize_t chan_remote_addr_show(struct kobject *kobj,
-				     struct kobj_attribute *attr, char *buf)
+static ssize_t lchan_sysfs_chan_remote_addr_show(struct kobject *kobj,
+						 struct kobj_attribute *attr, char *buf)
 {
-	return lchan_show_addr(&to_lchan_chan(kobj)->remote, buf);
+	return lchan_sysfs_show_addr(&to_lchan_chan(kobj)->remote, buf);
 }
 static struct kobj_attribute chan_remote_addr_attr =
-	__ATTR(remote_addr, 0444, chan_remote_addr_show, NULL);
+	__ATTR(remote_addr, 0444, lchan_sysfs_chan_remote_addr_show, NULL);
 
-static ssize_t chan_device_show(struct kobject *kobj,
-				struct kobj_attribute *attr, char *buf)
+static ssize_t lchan_sysfs_chan_device_show(struct kobject *kobj,
+					    struct kobj_attribute *attr, char *buf)
 {
 	struct lchan_chan *chan = to_lchan_chan(kobj);
 
@@ -197,12 +201,12 @@ static ssize_t chan_device_show(struct kobject *kobj,
 						 : "none");
 }
 static struct kobj_attribute chan_device_attr =
-	__ATTR(device, 0444, chan_device_show, NULL);
+	__ATTR(device, 0444, lchan_sysfs_chan_device_show, NULL);
 
-LCHAN_CHAN_ATTR(state, "%s", lchan_state_name(READ_ONCE(chan->state)));
+LCHAN_CHAN_ATTR(state, "%s", lchan_sysfs_state_name(READ_ONCE(chan->state)));
 LCHAN_CHAN_ATTR(port, "%u", chan->port_num);
-LCHAN_CHAN_ATTR(local_port, "%u", lchan_port_of(&chan->local));
-LCHAN_CHAN_ATTR(remote_port, "%u", lchan_port_of(&chan->remote));
+LCHAN_CHAN_ATTR(local_port, "%u", lchan_sysfs_port_of(&chan->local));
+LCHAN_CHAN_ATTR(remote_port, "%u", lchan_sysfs_port_of(&chan->remote));
 LCHAN_CHAN_ATTR(local_qpn, "%u", chan->ring.info.local_qpn);
 LCHAN_CHAN_ATTR(remote_qpn, "%u", READ_ONCE(chan->remote_qpn));
 LCHAN_CHAN_ATTR(sq_entries, "%u", chan->ring.sq_entries);
@@ -264,26 +268,11 @@ static struct attribute *lchan_chan_attrs[] = {
 };
 ATTRIBUTE_GROUPS(lchan_chan);
 
-static DEFINE_IDA(lchan_chan_ida);
-
-static void lchan_chan_release(struct kobject *kobj)
-{
-	struct lchan_chan *chan = to_lchan_chan(kobj);
-
-	ida_free(&lchan_chan_ida, chan->id);
-	kfree(chan);
-}
-
 const struct kobj_type lchan_chan_ktype = {
-	.release = lchan_chan_release,
+	.release = lchan_chan_free,
 	.sysfs_ops = &kobj_sysfs_ops,
 	.default_groups = lchan_chan_groups,
 };
-
-int lchan_sysfs_alloc_chan_id(void)
-{
-	return ida_alloc(&lchan_chan_ida, GFP_KERNEL);
-}
 
 int lchan_sysfs_add_chan(struct lchan_chan *chan)
 {

@@ -98,7 +98,8 @@ static u32 lchan_wr_more_bufs(struct lchan_chan *chan, struct lchan_wr *wr,
 	return 0;
 }
 
-static const struct lchan_sge *lchan_sq_sges(struct lchan_chan *chan, u32 idx)
+static const struct lchan_sge *lchan_wr_sq_sges(struct lchan_chan *chan,
+						u32 idx)
 {
 	struct lchan_ring *ring = &chan->ring;
 
@@ -106,7 +107,8 @@ static const struct lchan_sge *lchan_sq_sges(struct lchan_chan *chan, u32 idx)
 		&ring->sqes[idx & (ring->sq_entries - 1)];
 }
 
-static const struct lchan_sge *lchan_rq_sges(struct lchan_chan *chan, u32 idx)
+static const struct lchan_sge *lchan_wr_rq_sges(struct lchan_chan *chan,
+						u32 idx)
 {
 	struct lchan_ring *ring = &chan->ring;
 
@@ -224,7 +226,7 @@ u32 lchan_wr_read_sqe(struct lchan_chan *chan, u32 head, u32 avail,
 	status = lchan_wr_first_buf(chan, wr, handle, addr, len, num_sge,
 				    op->local_write);
 	if (!status && num_sge > 1)
-		status = lchan_wr_more_bufs(chan, wr, lchan_sq_sges, head + 1,
+		status = lchan_wr_more_bufs(chan, wr, lchan_wr_sq_sges, head + 1,
 					    num_sge - 1, LCHAN_SQE_SGES,
 					    op->local_write);
 	if (status)
@@ -281,7 +283,7 @@ u32 lchan_wr_read_rqe(struct lchan_chan *chan, u32 head, u32 avail,
 	status = lchan_wr_first_buf(chan, wr, handle, addr, len, num_sge,
 				    true);
 	if (!status && num_sge > 1)
-		status = lchan_wr_more_bufs(chan, wr, lchan_rq_sges, head + 1,
+		status = lchan_wr_more_bufs(chan, wr, lchan_wr_rq_sges, head + 1,
 					    num_sge - 1, LCHAN_RQE_SGES, true);
 	if (status)
 		return status;

@@ -1,0 +1,428 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The listener object and its file: an rdma_cm id listening on an address,
+ * the backlog of connection requests it received, and accept.
+ *
+ * The cm handler keeps the backlog under lst->lock and never sleeps on the
+ * listener; lst->mutex orders the listening id's teardown against accept.
+ */
+#include <linux/anon_inodes.h>
+#include <linux/fs.h>
+#include <linux/poll.h>
+#include <linux/slab.h>
+#include <linux/nsproxy.h>
+#include <net/net_namespace.h>
+
+#include "lchan.h"
+#include "lchan_trace.h"
+
+static const struct file_operations lchan_listen_fops;
+
+static struct lchan_conn_req *
+lchan_listen_backlog_find(struct lchan_listener *lst,
+			  struct rdma_cm_id *id)
+{
+	struct lchan_conn_req *req;
+
+	list_for_each_entry(req, &lst->backlog, node)
+		if (req->cm_id == id)
+			return req;
+	return NULL;
+}
+
+/*
+ * Events of the listening id and of new ids not yet accepted (they carry
+ * the listener as context until accept hands them to a channel).  A
+ * non-zero return makes rdma_cm destroy the new id.
+ */
+int lchan_listen_cm_event(struct lchan_listener *lst,
+			  struct rdma_cm_id *id,
+			  struct rdma_cm_event *event)
+{
+	struct lchan_conn_req *req;
+	int ret = 0;
+
+	trace_lchan_cm_event(0, true, event->event, event->status);
+	if (id == lst->cm_id) {
+		if (event->event == RDMA_CM_EVENT_DEVICE_REMOVAL) {
+			WRITE_ONCE(lst->dead, true);
+			wake_up(&lst->wq);
+		}
+		return 0;
+	}
+
+	if (event->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+		req = kzalloc(sizeof(*req), GFP_KERNEL);
+		if (!req)
+			return -ENOMEM;
+		req->cm_id = id;
+		req->remote_qpn = event->param.conn.qp_num;
+		spin_lock(&lst->lock);
+		if (READ_ONCE(lst->dead) || lst->nr_backlog >= lst->max_backlog) {
+			ret = -ECONNREFUSED;
+		} else {
+			list_add_tail(&req->node, &lst->backlog);
+			lst->nr_backlog++;
+		}
+		spin_unlock(&lst->lock);
+		if (ret)
+			kfree(req);
+		else
+			wake_up(&lst->wq);
+		return ret;
+	}
+
+	spin_lock(&lst->lock);
+	req = lchan_listen_backlog_find(lst, id);
+	if (req && event->event == RDMA_CM_EVENT_DEVICE_REMOVAL) {
+		/* rdma_cm waits for this id: let it destroy the id now. */
+		list_del(&req->node);
+		lst->nr_backlog--;
+		kfree(req);
+		ret = 1;
+	} else if (req) {
+		/* The peer gave up; accept will discard it. */
+		req->dead = true;
+	}
+	spin_unlock(&lst->lock);
+	return ret;
+}
+
+static void lchan_listen_free(struct kref *ref)
+{
+	struct lchan_listener *lst = container_of(ref, struct lchan_listener,
+						  ref);
+
+	lchan_ctx_put(lst->ctx);
+	kfree(lst);
+}
+
+/* Stop listening and refuse whoever waits in the backlog. */
+static void lchan_listen_shutdown(struct lchan_listener *lst)
+{
+	struct lchan_conn_req *req, *next;
+	LIST_HEAD(pending);
+
+	mutex_lock(&lst->mutex);
+	WRITE_ONCE(lst->dead, true);
+	if (lst->cm_id) {
+		rdma_destroy_id(lst->cm_id);	/* no handler runs after */
+		lst->cm_id = NULL;
+	}
+	mutex_unlock(&lst->mutex);
+
+	spin_lock(&lst->lock);
+	list_splice_init(&lst->backlog, &pending);
+	lst->nr_backlog = 0;
+	spin_unlock(&lst->lock);
+	list_for_each_entry_safe(req, next, &pending, node) {
+		rdma_destroy_id(req->cm_id);
+		kfree(req);
+	}
+	wake_up(&lst->wq);
+}
+
+static void lchan_listen_unbind_dev(struct lchan_listener *lst)
+{
+	struct lchan_dev *dev = lst->dev;
+
+	if (!dev)
+		return;
+	mutex_lock(&dev->lock);
+	list_del_init(&lst->dev_node);
+	mutex_unlock(&dev->lock);
+}
+
+static int lchan_listen_release(struct inode *inode, struct file *file)
+{
+	struct lchan_listener *lst = file->private_data;
+
+	lchan_listen_shutdown(lst);
+	lchan_listen_unbind_dev(lst);
+	lchan_dev_put(lst->dev);
+	kref_put(&lst->ref, lchan_listen_free);
+	return 0;
+}
+
+/* Device removal: listeners bound to an address on @dev stop. */
+void lchan_listen_kill_dev(struct lchan_dev *dev)
+{
+	struct lchan_listener *lst;
+
+	for (;;) {
+		mutex_lock(&dev->lock);
+		lst = list_first_entry_or_null(&dev->lsts,
+					       struct lchan_listener, dev_node);
+		if (lst) {
+			list_del_init(&lst->dev_node);
+			kref_get(&lst->ref);
+		}
+		mutex_unlock(&dev->lock);
+		if (!lst)
+			break;
+		lchan_listen_shutdown(lst);
+		kref_put(&lst->ref, lchan_listen_free);
+	}
+}
+
+static __poll_t lchan_listen_poll(struct file *file, poll_table *wait)
+{
+	struct lchan_listener *lst = file->private_data;
+	__poll_t mask = 0;
+
+	poll_wait(file, &lst->wq, wait);
+	spin_lock(&lst->lock);
+	if (!list_empty(&lst->backlog))
+		mask |= EPOLLIN | EPOLLRDNORM;
+	spin_unlock(&lst->lock);
+	if (READ_ONCE(lst->dead))
+		mask |= EPOLLERR | EPOLLHUP;
+	return mask;
+}
+
+static struct lchan_conn_req *
+lchan_listen_backlog_pop(struct lchan_listener *lst)
+{
+	struct lchan_conn_req *req;
+
+	spin_lock(&lst->lock);
+	req = list_first_entry_or_null(&lst->backlog, struct lchan_conn_req,
+				       node);
+	if (req) {
+		list_del(&req->node);
+		lst->nr_backlog--;
+	}
+	spin_unlock(&lst->lock);
+	return req;
+}
+
+/* Next live request, waiting unless @nonblock. */
+static struct rdma_cm_id *lchan_listen_next(struct lchan_listener *lst,
+					    bool nonblock, u32 *remote_qpn)
+{
+	struct lchan_conn_req *req;
+	struct rdma_cm_id *id;
+	bool dead;
+	int ret;
+
+	for (;;) {
+		req = lchan_listen_backlog_pop(lst);
+		if (!req) {
+			if (READ_ONCE(lst->dead))
+				return ERR_PTR(-ENODEV);
+			if (nonblock)
+				return ERR_PTR(-EAGAIN);
+			ret = wait_event_interruptible(lst->wq,
+					!list_empty(&lst->backlog) ||
+					READ_ONCE(lst->dead));
+			if (ret)
+				return ERR_PTR(-EINTR);
+			continue;
+		}
+		id = req->cm_id;
+		/* The handler sets 'dead' with the handler lock held. */
+		rdma_lock_handler(id);
+		dead = req->dead;
+		rdma_unlock_handler(id);
+		*remote_qpn = req->remote_qpn;
+		kfree(req);
+		if (!dead)
+			return id;
+		rdma_destroy_id(id);
+	}
+}
+
+int lchan_listen_check_accept(const struct lchan_ucmd *ucmd)
+{
+	const struct lchan_accept *req = ucmd->cmd;
+	int ret;
+
+	ret = lchan_cm_check_fd_flags(req->flags, LCHAN_FD_CLOEXEC |
+				      LCHAN_FD_NONBLOCK |
+				      LCHAN_DEFER_ESTABLISH);
+	if (ret)
+		return ret;
+	/* Refuse a bad request before it costs a peer its connection. */
+	return lchan_ring_sizes_check(&req->rings);
+}
+
+long lchan_ioctl_accept(struct lchan_ucmd *ucmd)
+{
+	struct file *file = ucmd->file;
+	struct lchan_listener *lst = file->private_data;
+	struct lchan_accept *req = ucmd->cmd;
+	struct rdma_cm_id *id;
+	struct lchan_chan *chan;
+	long ret;
+	int fd;
+
+	chan = lchan_chan_alloc(lst->ctx);
+	if (IS_ERR(chan))
+		return PTR_ERR(chan);
+	chan->passive = true;
+
+	id = lchan_listen_next(lst, file->f_flags & O_NONBLOCK,
+			       &chan->remote_qpn);
+	if (IS_ERR(id)) {
+		ret = PTR_ERR(id);
+		goto err_abort;
+	}
+
+	mutex_lock(&chan->lock);
+	chan->cm_id = id;
+	rdma_lock_handler(id);
+	id->context = &chan->kind;	/* from now on events are ours */
+	rdma_unlock_handler(id);
+	lchan_cm_copy_sockaddr(&chan->remote, (struct sockaddr *)
+			       &id->route.addr.dst_addr);
+	mutex_unlock(&chan->lock);
+	ret = lchan_cm_open_chan(chan, &req->rings, req->flags, NULL);
+	if (ret)
+		goto err_abort;
+
+	lchan_cm_sockaddr_to_addr(&chan->remote, &req->peer);
+	ret = lchan_ioctl_respond(ucmd);
+	if (ret)
+		goto err_abort;
+	fd = lchan_chan_install_fd(chan, req->flags);
+	if (fd < 0) {
+		ret = fd;
+		goto err_abort;
+	}
+	return fd;
+
+err_abort:
+	lchan_chan_abort(chan);
+	return ret;
+}
+
+static const struct lchan_ioctl_op lchan_listen_ioctl_ops[] = {
+	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_ACCEPT, lchan_listen_check_accept,
+			     lchan_ioctl_accept, struct lchan_accept, rings),
+};
+
+static long lchan_listen_ioctl(struct file *file, unsigned int cmd,
+			       unsigned long arg)
+{
+	struct lchan_listener *lst = file->private_data;
+
+	return lchan_ioctl_dispatch(file, cmd, arg, lchan_listen_ioctl_ops,
+				    ARRAY_SIZE(lchan_listen_ioctl_ops),
+				    lst->ctx);
+}
+
+static const struct file_operations lchan_listen_fops = {
+	.owner = THIS_MODULE,
+	.release = lchan_listen_release,
+	.poll = lchan_listen_poll,
+	.unlocked_ioctl = lchan_listen_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};
+
+static int lchan_listen_bind_dev(struct lchan_listener *lst,
+				 struct ib_device *ibdev)
+{
+	struct lchan_dev *dev = lchan_dev_get(ibdev);
+
+	if (!dev)
+		return -ENODEV;
+	mutex_lock(&dev->lock);
+	if (dev->dying) {
+		mutex_unlock(&dev->lock);
+		lchan_dev_put(dev);
+		return -ENODEV;
+	}
+	list_add_tail(&lst->dev_node, &dev->lsts);
+	mutex_unlock(&dev->lock);
+	lst->dev = dev;
+	return 0;
+}
+
+int lchan_listen_check_listen(const struct lchan_ucmd *ucmd)
+{
+	const struct lchan_listen *req = ucmd->cmd;
+	struct sockaddr_storage ss;
+	int ret;
+
+	ret = lchan_cm_check_fd_flags(req->flags, LCHAN_FD_CLOEXEC |
+				      LCHAN_FD_NONBLOCK);
+	if (ret)
+		return ret;
+	if (req->resv || req->backlog > LCHAN_MAX_BACKLOG)
+		return -EINVAL;
+	return lchan_cm_addr_to_sockaddr(&req->addr, &ss);
+}
+
+long lchan_ioctl_listen(struct lchan_ucmd *ucmd)
+{
+	struct lchan_ctx *ctx = ucmd->file->private_data;
+	struct lchan_listen *req = ucmd->cmd;
+	struct sockaddr_storage ss;
+	struct lchan_listener *lst;
+	struct rdma_cm_id *cm_id;
+	long ret;
+	int fd;
+
+	/* lchan_listen_check_listen() found the address good. */
+	lchan_cm_addr_to_sockaddr(&req->addr, &ss);
+
+	lst = kzalloc(sizeof(*lst), GFP_KERNEL);
+	if (!lst)
+		return -ENOMEM;
+	lst->kind = LCHAN_CM_LISTENER;
+	kref_init(&lst->ref);
+	mutex_init(&lst->mutex);
+	spin_lock_init(&lst->lock);
+	INIT_LIST_HEAD(&lst->backlog);
+	INIT_LIST_HEAD(&lst->dev_node);
+	init_waitqueue_head(&lst->wq);
+	lst->max_backlog = req->backlog ?: LCHAN_DEFAULT_BACKLOG;
+	kref_get(&ctx->ref);
+	lst->ctx = ctx;
+
+	cm_id = rdma_create_id(current->nsproxy->net_ns, lchan_cm_handler,
+			       &lst->kind, RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(cm_id)) {
+		ret = PTR_ERR(cm_id);
+		goto err_put;
+	}
+	lst->cm_id = cm_id;
+	ret = rdma_bind_addr(cm_id, (struct sockaddr *)&ss);
+	if (ret)
+		goto err_shutdown;
+	/* A specific address pins the listener to one device. */
+	if (cm_id->device) {
+		ret = lchan_listen_bind_dev(lst, cm_id->device);
+		if (ret)
+			goto err_shutdown;
+	}
+	ret = rdma_listen(cm_id, lst->max_backlog);
+	if (ret)
+		goto err_unbind;
+
+	lchan_cm_sockaddr_to_addr((struct sockaddr_storage *)
+			       &cm_id->route.addr.src_addr, &req->addr);
+	ret = lchan_ioctl_respond(ucmd);
+	if (ret)
+		goto err_unbind;
+
+	fd = anon_inode_getfd("[lchan-listener]", &lchan_listen_fops, lst,
+			      O_RDWR |
+			      (req->flags & LCHAN_FD_CLOEXEC ? O_CLOEXEC : 0) |
+			      (req->flags & LCHAN_FD_NONBLOCK ? O_NONBLOCK : 0));
+	if (fd < 0) {
+		ret = fd;
+		goto err_unbind;
+	}
+	return fd;
+
+err_unbind:
+	lchan_listen_unbind_dev(lst);
+err_shutdown:
+	lchan_listen_shutdown(lst);
+	lchan_dev_put(lst->dev);
+err_put:
+	kref_put(&lst->ref, lchan_listen_free);
+	return ret;
+}
