@@ -555,8 +555,21 @@ TEST_F_TIMEOUT(data, full_cq_holds_back_work, 120)
 					16, sent + batch);
 			batch++;
 		}
+		/*
+		 * The receiver has had the last batch, but the sender's kernel
+		 * may not have handled its completions yet (siw announces some
+		 * late): their WR slots are still taken, and the kernel holds
+		 * the rest back and posts them when the slots free.
+		 */
 		n = lchan_submit(&tx->chan);
-		ASSERT_EQ((int)batch, n);
+		ASSERT_LE(0, n);
+		ASSERT_GE((int)batch, n);
+		if (n < (int)batch)
+			TH_LOG("%u of %u sends held back: sq_held %llu sq_starved %llu cq_recovered %llu",
+			       batch - n, batch,
+			       lchan_t_chan_attr(&tx->chan, "sq_held"),
+			       lchan_t_chan_attr(&tx->chan, "sq_starved"),
+			       lchan_t_chan_attr(&tx->chan, "cq_recovered"));
 		/* Keep the receiver supplied. */
 		for (i = 0; i < batch; i++) {
 			ASSERT_EQ(0, lchan_t_reap(rx, &cqe, 10000));
