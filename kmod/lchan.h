@@ -92,6 +92,8 @@ struct lchan_dev {
 	bool dying;			/* under lock: no new users */
 	u32 nr_chans;			/* under lock */
 	bool cq_recheck;		/* may drop a CQ event (lchan_post.c) */
+	bool post_bh_off;		/* post with BHs disabled (lchan_compat.h) */
+	enum ib_poll_context cq_poll;	/* how our CQs are polled (same) */
 };
 
 /*

@@ -178,7 +178,7 @@ int lchan_chan_create_qp(struct lchan_chan *chan,
 	 */
 	chan->cq = ib_alloc_cq(ibdev, chan,
 			       ring->sq_entries + ring->rq_entries + 3,
-			       0, IB_POLL_SOFTIRQ);
+			       0, chan->dev->cq_poll);
 	if (IS_ERR(chan->cq)) {
 		ret = PTR_ERR(chan->cq);
 		chan->cq = NULL;

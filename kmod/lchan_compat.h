@@ -11,6 +11,7 @@
 #include <linux/file.h>
 #include <linux/mm.h>
 #include <linux/version.h>
+#include <rdma/ib_verbs.h>
 
 /*
  * 6.12 packed struct fd into one word (file pointer and flags) and added
@@ -28,6 +29,45 @@
 static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
 {
 	vma->vm_flags |= flags;
+}
+#endif
+
+/*
+ * 6.4 moved rxe's requester, responder and completer from tasklets to a
+ * workqueue.  With tasklets, a post with BHs disabled runs the request on
+ * this CPU as soon as they are enabled again (raised from process context
+ * it would wait for ksoftirqd), and rxe reports completions in softirq
+ * context, where IB_POLL_SOFTIRQ polls the CQ at once.  Since 6.4 a post
+ * only queues work, and rxe reports completions from a kworker: a softirq
+ * raised there waits for ksoftirqd, a scheduler tick on a busy CPU, while
+ * ib_core's high-priority completion workqueue runs at once.  siw reports
+ * from softirq or from its own threads on every kernel.  Measured on 6.12
+ * (README "Benchmarks"): rxe's latency with IB_POLL_WORKQUEUE is 0.78x
+ * that with IB_POLL_SOFTIRQ, siw's with BHs left enabled 0.96x (busy
+ * polling) to 0.81x (sleeping) that with them disabled.
+ */
+#if KERNEL_VERSION(6, 4, 0) > LINUX_VERSION_CODE
+static inline bool lchan_compat_post_bh_off(const struct ib_device *ibdev)
+{
+	return true;
+}
+
+static inline enum ib_poll_context
+lchan_compat_cq_poll(const struct ib_device *ibdev)
+{
+	return IB_POLL_SOFTIRQ;
+}
+#else
+static inline bool lchan_compat_post_bh_off(const struct ib_device *ibdev)
+{
+	return false;
+}
+
+static inline enum ib_poll_context
+lchan_compat_cq_poll(const struct ib_device *ibdev)
+{
+	return ibdev->ops.driver_id == RDMA_DRIVER_RXE ? IB_POLL_WORKQUEUE :
+							 IB_POLL_SOFTIRQ;
 }
 #endif
 

@@ -30,6 +30,22 @@ static struct lchan_wr *lchan_post_slot(struct lchan_ring *ring, bool is_recv,
 			 &ring->swr[idx & (ring->sq_entries - 1)];
 }
 
+/*
+ * Where the device's post path runs its request depends on the device and
+ * the kernel (lchan_compat.h): with BHs disabled, or as it is.
+ */
+static void lchan_post_bh_off(const struct lchan_chan *chan)
+{
+	if (chan->dev->post_bh_off)
+		local_bh_disable();
+}
+
+static void lchan_post_bh_on(const struct lchan_chan *chan)
+{
+	if (chan->dev->post_bh_off)
+		local_bh_enable();
+}
+
 /* Free the oldest send slots that are completed. cq_lock held. */
 static void lchan_post_advance_sends(struct lchan_ring *ring)
 {
@@ -155,6 +171,14 @@ static void lchan_post_recheck_soon(struct lchan_chan *chan)
 				 LCHAN_CQ_RECHECK_MS);
 }
 
+/* Whether ib_core has a poll of @cq scheduled. */
+static bool lchan_post_cq_poll_pending(struct ib_cq *cq)
+{
+	if (cq->poll_ctx == IB_POLL_SOFTIRQ)
+		return test_bit(IRQ_POLL_F_SCHED, &cq->iop.state);
+	return work_pending(&cq->work);
+}
+
 void lchan_post_cq_recheck(struct work_struct *work)
 {
 	struct lchan_chan *chan = container_of(to_delayed_work(work),
@@ -168,12 +192,12 @@ void lchan_post_cq_recheck(struct work_struct *work)
 				   IB_CQ_REPORT_MISSED_EVENTS) > 0) {
 		/*
 		 * CQEs wait.  With completions handled since, or a poll
-		 * scheduled (the CQ is ours, polled from softirq), ib_core is
-		 * at work on the CQ anyway; else their event was dropped.
+		 * scheduled, ib_core is at work on the CQ anyway; else their
+		 * event was dropped.
 		 */
 		if (READ_ONCE(chan->cq_handled) ==
 		    READ_ONCE(chan->cq_recheck_mark) &&
-		    !test_bit(IRQ_POLL_F_SCHED, &cq->iop.state))
+		    !lchan_post_cq_poll_pending(cq))
 			WRITE_ONCE(chan->stats.cq_recovered,
 				   chan->stats.cq_recovered + 1);
 		/* What the device would have called: ib_core polls the CQ. */
@@ -457,12 +481,7 @@ static int lchan_post_take(struct lchan_chan *chan, bool is_recv, bool post,
 	if (!first)
 		return taken;
 
-	/*
-	 * Software devices (rxe) run the request from a tasklet.  Raised from
-	 * plain process context it waits for ksoftirqd; with BHs disabled it
-	 * runs on this CPU as soon as they are enabled again, before we return.
-	 */
-	local_bh_disable();
+	lchan_post_bh_off(chan);
 	if (is_recv) {
 		bad_recv = NULL;
 		ret = ib_post_recv(chan->qp, &first->recv, &bad_recv);
@@ -474,7 +493,7 @@ static int lchan_post_take(struct lchan_chan *chan, bool is_recv, bool post,
 		bad = bad_send ? container_of(bad_send, struct lchan_wr,
 					      rdma.wr) : NULL;
 	}
-	local_bh_enable();
+	lchan_post_bh_on(chan);
 	if (ret)
 		lchan_post_failed(chan, first, bad, is_recv, ret);
 	return taken;
@@ -565,9 +584,9 @@ static void lchan_post_rtr_send(struct lchan_chan *chan)
 	int ret;
 
 	WRITE_ONCE(chan->rtr_to_send, false);
-	local_bh_disable();
+	lchan_post_bh_off(chan);
 	ret = ib_post_send(chan->qp, &wr, NULL);
-	local_bh_enable();
+	lchan_post_bh_on(chan);
 	/* Only a QP in error refuses it; its requests report that. */
 	if (ret)
 		lchan_dbg_chan(chan, "ready-to-receive SEND: %d\n", ret);
