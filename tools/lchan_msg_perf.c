@@ -512,11 +512,6 @@ static int run_server(struct mp *p)
 
 /* --------------------------------------------------------------- output */
 
-static const char *mode_name(const struct mp *p)
-{
-	return p->o.poller ? "poller" : "doorbell";
-}
-
 static void print_header(struct mp *p)
 {
 	const char *line = "---------------------------------------------------------------------------------------";
@@ -525,7 +520,7 @@ static void print_header(struct mp *p)
 	printf("%s\n", line);
 	printf("                    lchan_msg_perf %s\n", test_names[p->test]);
 	printf(" Device         : %s (lchan channel %u)\n", p->device, ch->info.id);
-	printf(" Submission     : %s\n", mode_name(p));
+	printf(" Submission     : %s\n", perf_mode_name(&p->o));
 	printf(" Receive        : %s\n", p->o.event ?
 	       "event (lchan_msg_recv waits)" :
 	       "busy polling (LCHAN_MSG_DONTWAIT | LCHAN_MSG_BUSY_POLL)");
@@ -550,20 +545,15 @@ static void print_row(struct mp *p, const struct perf_result *r)
 
 static void print_json(struct mp *p, const struct perf_result *res, unsigned n)
 {
-	const struct lchan_chan *ch = lchan_msg_chan(p->m);
-	char local[80] = "", remote[80] = "";
+	struct perf_json j = { 0 };
 
-	lchan_addr_format(&ch->info.local, local, sizeof(local));
-	lchan_addr_format(&ch->info.remote, remote, sizeof(remote));
-	printf("{\"tool\": \"lchan_msg_perf\", \"test\": \"%s\", \"mode\": \"%s\", ",
-	       test_names[p->test], mode_name(p));
-	printf("\"completions\": \"%s\", \"buffers\": \"%s\", \"device\": \"%s\", ",
-	       p->o.event ? "event" : "busy", p->zcopy ? "registered" : "plain",
-	       p->device);
-	printf("\"local\": \"%s\", \"remote\": \"%s\", ", local, remote);
-	printf("\"buf_size\": %u, \"nbufs\": %u, ", p->buf_size, p->nbufs);
-	printf("\"latency\": \"%s\", ", p->test == T_LAT ? "rtt/2" : "none");
-	perf_json_results(res, n, p->test == T_LAT);
+	perf_json_head(&j, &p->o, "lchan_msg_perf", test_names[p->test]);
+	perf_json_str(&j, "buffers", p->zcopy ? "registered" : "plain");
+	perf_json_chan(&j, p->device, lchan_msg_chan(p->m));
+	perf_json_uint(&j, "buf_size", p->buf_size);
+	perf_json_uint(&j, "nbufs", p->nbufs);
+	perf_json_str(&j, "latency", p->test == T_LAT ? "rtt/2" : "none");
+	perf_json_results(&j, res, n, p->test == T_LAT);
 }
 
 static int run_client(struct mp *p)

@@ -1190,11 +1190,6 @@ static int run_server(struct perf *p)
 
 /* ---------------------------------------------------------------- output */
 
-static const char *mode_name(const struct perf *p)
-{
-	return p->o.poller ? "poller" : "doorbell";
-}
-
 static void print_header(struct perf *p)
 {
 	const char *line = "---------------------------------------------------------------------------------------";
@@ -1203,7 +1198,7 @@ static void print_header(struct perf *p)
 	printf("                    lchan_perf %s\n", tests[p->test].name);
 	printf(" Device         : %s (lchan channel %u)\n", p->device,
 	       p->chan.info.id);
-	printf(" Submission     : %s\n", mode_name(p));
+	printf(" Submission     : %s\n", perf_mode_name(&p->o));
 	printf(" Completions    : %s\n", p->o.event ? "event (poll(2))" :
 	       "busy polling of the CQ ring");
 	printf(" TX depth       : %u  RX depth: %u", p->tx_depth, p->rx_depth);
@@ -1229,22 +1224,19 @@ static void print_row(struct perf *p, const struct perf_result *r)
 static void print_json(struct perf *p, const struct perf_result *res,
 		       unsigned n, const char *skipped)
 {
-	char local[80] = "", remote[80] = "";
+	struct perf_json j = { 0 };
 
-	lchan_addr_format(&p->chan.info.local, local, sizeof(local));
-	lchan_addr_format(&p->chan.info.remote, remote, sizeof(remote));
-	printf("{\"tool\": \"lchan_perf\", \"test\": \"%s\", \"mode\": \"%s\", ",
-	       tests[p->test].name, mode_name(p));
-	printf("\"completions\": \"%s\", \"device\": \"%s\", ",
-	       p->o.event ? "event" : "busy", p->device);
-	printf("\"local\": \"%s\", \"remote\": \"%s\", ", local, remote);
-	printf("\"tx_depth\": %u, \"rx_depth\": %u, \"batch\": %u, \"cq_mod\": %u, ",
-	       p->tx_depth, p->rx_depth, p->batch, p->cq_mod);
-	printf("\"latency\": \"%s\", ", !tests[p->test].lat ? "none" :
-	       tests[p->test].halve ? "rtt/2" : "operation");
+	perf_json_head(&j, &p->o, "lchan_perf", tests[p->test].name);
+	perf_json_chan(&j, p->device, &p->chan);
+	perf_json_uint(&j, "tx_depth", p->tx_depth);
+	perf_json_uint(&j, "rx_depth", p->rx_depth);
+	perf_json_uint(&j, "batch", p->batch);
+	perf_json_uint(&j, "cq_mod", p->cq_mod);
+	perf_json_str(&j, "latency", !tests[p->test].lat ? "none" :
+		      tests[p->test].halve ? "rtt/2" : "operation");
 	if (skipped)
-		printf("\"skipped\": \"%s\", ", skipped);
-	perf_json_results(res, n, tests[p->test].lat);
+		perf_json_str(&j, "skipped", skipped);
+	perf_json_results(&j, res, n, tests[p->test].lat);
 }
 
 /* ---------------------------------------------------------------- client */

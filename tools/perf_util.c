@@ -119,14 +119,6 @@ double pct(const uint64_t *v, unsigned long n, double q, double scale)
 	return (double)v[i] * scale;
 }
 
-void json_num(const char *key, double v, bool comma)
-{
-	if (isfinite(v))
-		printf("\"%s\": %.6g%s", key, v, comma ? ", " : "");
-	else
-		printf("\"%s\": null%s", key, comma ? ", " : "");
-}
-
 uint8_t pattern(size_t size, size_t j)
 {
 	return (uint8_t)(j * 131u + size * 7u + 11u);
@@ -256,39 +248,129 @@ void perf_print_row(const struct perf_result *r, bool lat)
 	fflush(stdout);
 }
 
-void perf_json_results(const struct perf_result *res, unsigned n, bool lat)
+/* What comes before a member or element: its separator, and its key. */
+static void perf_json_key(struct perf_json *j, const char *key)
+{
+	if (j->depth) {
+		struct perf_json_level *l = &j->level[j->depth - 1];
+
+		if (l->array)
+			printf("%s\n  ", l->n ? "," : "");
+		else if (l->n)
+			printf(", ");
+		l->n++;
+	}
+	if (key)
+		printf("\"%s\": ", key);
+}
+
+void perf_json_open(struct perf_json *j, const char *key, char c)
+{
+	perf_json_key(j, key);
+	putchar(c);
+	j->level[j->depth].array = c == '[';
+	j->level[j->depth].n = 0;
+	j->depth++;
+}
+
+void perf_json_close(struct perf_json *j)
+{
+	bool array = j->level[j->depth - 1].array;
+
+	if (array && j->level[j->depth - 1].n)
+		putchar('\n');
+	putchar(array ? ']' : '}');
+	if (!--j->depth) {
+		putchar('\n');
+		fflush(stdout);
+	}
+}
+
+void perf_json_str(struct perf_json *j, const char *key, const char *v)
+{
+	perf_json_key(j, key);
+	printf("\"%s\"", v);
+}
+
+void perf_json_uint(struct perf_json *j, const char *key,
+		    unsigned long long v)
+{
+	perf_json_key(j, key);
+	printf("%llu", v);
+}
+
+void perf_json_num(struct perf_json *j, const char *key, double v)
+{
+	perf_json_key(j, key);
+	if (isfinite(v))
+		printf("%.6g", v);
+	else
+		printf("null");
+}
+
+const char *perf_mode_name(const struct perf_opts *o)
+{
+	return o->poller ? "poller" : "doorbell";
+}
+
+void perf_json_head(struct perf_json *j, const struct perf_opts *o,
+		    const char *tool, const char *test)
+{
+	perf_json_open(j, NULL, '{');
+	perf_json_str(j, "tool", tool);
+	perf_json_str(j, "test", test);
+	perf_json_str(j, "mode", perf_mode_name(o));
+	perf_json_str(j, "completions", o->event ? "event" : "busy");
+}
+
+void perf_json_chan(struct perf_json *j, const char *device,
+		    const struct lchan_chan *chan)
+{
+	char local[80] = "", remote[80] = "";
+
+	lchan_addr_format(&chan->info.local, local, sizeof(local));
+	lchan_addr_format(&chan->info.remote, remote, sizeof(remote));
+	perf_json_str(j, "device", device);
+	perf_json_str(j, "local", local);
+	perf_json_str(j, "remote", remote);
+}
+
+void perf_json_results(struct perf_json *j, const struct perf_result *res,
+		       unsigned n, bool lat)
 {
 	unsigned i;
 
-	printf("\"results\": [");
+	perf_json_open(j, "results", '[');
 	for (i = 0; i < n; i++) {
 		const struct perf_result *r = &res[i];
 
-		printf("%s\n  {\"size\": %zu, \"iters\": %lu, ", i ? "," : "",
-		       r->size, r->iters);
+		perf_json_open(j, NULL, '{');
+		perf_json_uint(j, "size", r->size);
+		perf_json_uint(j, "iters", r->iters);
 		if (lat) {
-			json_num("t_min_us", r->t_min, true);
-			json_num("t_max_us", r->t_max, true);
-			json_num("t_median_us", r->t_median, true);
-			json_num("t_avg_us", r->t_avg, true);
-			json_num("t_stdev_us", r->t_stdev, true);
-			json_num("t_p99_us", r->t_p99, true);
-			json_num("t_p999_us", r->t_p999, true);
+			perf_json_num(j, "t_min_us", r->t_min);
+			perf_json_num(j, "t_max_us", r->t_max);
+			perf_json_num(j, "t_median_us", r->t_median);
+			perf_json_num(j, "t_avg_us", r->t_avg);
+			perf_json_num(j, "t_stdev_us", r->t_stdev);
+			perf_json_num(j, "t_p99_us", r->t_p99);
+			perf_json_num(j, "t_p999_us", r->t_p999);
 		} else {
-			json_num("bw_gbps", r->gbps, true);
-			json_num("bw_MBps", r->mbps, true);
-			json_num("msg_rate_mpps", r->mpps, true);
+			perf_json_num(j, "bw_gbps", r->gbps);
+			perf_json_num(j, "bw_MBps", r->mbps);
+			perf_json_num(j, "msg_rate_mpps", r->mpps);
 		}
-		json_num("secs", r->secs, true);
-		json_num("cpu_us_per_op", r->cpu_us, true);
-		json_num("poller_cpu_us_per_op",
-			 r->poller_cpu_us >= 0 ? r->poller_cpu_us : NAN, true);
-		json_num("enters_per_op", r->enters >= 0 ? r->enters : NAN,
-			 true);
-		printf("\"verify\": \"%s\"}", r->verify);
+		perf_json_num(j, "secs", r->secs);
+		perf_json_num(j, "cpu_us_per_op", r->cpu_us);
+		perf_json_num(j, "poller_cpu_us_per_op",
+			      r->poller_cpu_us >= 0 ? r->poller_cpu_us : NAN);
+		perf_json_num(j, "enters_per_op",
+			      r->enters >= 0 ? r->enters : NAN);
+		perf_json_str(j, "verify", r->verify);
+		perf_json_close(j);
 	}
-	printf("%s]}\n", n ? "\n" : "");
-	fflush(stdout);
+	perf_json_close(j);
+	perf_json_close(j);
 }
 
 void perf_opts_init(struct perf_opts *o, const char *port, int argc,

@@ -49,8 +49,6 @@ double task_cpu_secs(int pid);
 int cmp_u64(const void *a, const void *b);
 /* perftest's percentile: the value at ceil(q * n) - 1 of the sorted set. */
 double pct(const uint64_t *v, unsigned long n, double q, double scale);
-/* "key": v, with null for what is not a finite number. */
-void json_num(const char *key, double v, bool comma);
 /* Sizes "64,4k,1M" into @sizes (at most @max, each 1 B to 1 GiB). */
 int parse_sizes(const char *arg, size_t *sizes, unsigned max, unsigned *n);
 /* A number up to @max, or a message and exit status 2. */
@@ -173,8 +171,46 @@ void perf_meter_stop(struct perf_meter *m, struct perf_result *res, bool bw,
 void perf_meter_enters(const struct perf_meter *m, struct perf_result *res,
 		       long long enters);
 
-/* The text row and the JSON "results" array (to the end of the object). */
+/*
+ * The tools' JSON, which the rig reads with sed: an object on one line,
+ * members "key": value apart by ", ", each element of an array on a line
+ * of its own.  Strings are names the tools make or read from sysfs and go
+ * out as they are.
+ */
+#define PERF_JSON_DEPTH	4	/* nesting, at the most */
+
+struct perf_json_level {
+	bool array;
+	unsigned n;		/* members or elements so far */
+};
+
+struct perf_json {
+	unsigned depth;
+	struct perf_json_level level[PERF_JSON_DEPTH];
+};
+
+/* An object or array ('{' or '['), under @key (NULL: an array element). */
+void perf_json_open(struct perf_json *j, const char *key, char c);
+/* The innermost one; the outermost ends the line and is flushed. */
+void perf_json_close(struct perf_json *j);
+void perf_json_str(struct perf_json *j, const char *key, const char *v);
+void perf_json_uint(struct perf_json *j, const char *key,
+		    unsigned long long v);
+/* %.6g, and null for what is not a finite number. */
+void perf_json_num(struct perf_json *j, const char *key, double v);
+
+/* "doorbell" or "poller". */
+const char *perf_mode_name(const struct perf_opts *o);
+/* Open the object; the members both tools start with. */
+void perf_json_head(struct perf_json *j, const struct perf_opts *o,
+		    const char *tool, const char *test);
+/* The channel's device, local and remote address. */
+void perf_json_chan(struct perf_json *j, const char *device,
+		    const struct lchan_chan *chan);
+
+/* The text row; the JSON "results" array, which closes the object. */
 void perf_print_row(const struct perf_result *r, bool lat);
-void perf_json_results(const struct perf_result *res, unsigned n, bool lat);
+void perf_json_results(struct perf_json *j, const struct perf_result *res,
+		       unsigned n, bool lat);
 
 #endif /* LCHAN_PERF_UTIL_H */
