@@ -23,7 +23,6 @@
  * (iWARP has no receiver-not-ready retry).
  */
 #define _GNU_SOURCE
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -105,12 +104,6 @@ _Static_assert(sizeof(struct perf_msg) <= CTRL_SIZE, "control message size");
 
 struct perf {
 	struct perf_opts o;
-	int test;
-	bool sweep;
-	unsigned batch;
-	unsigned cq_mod;
-	unsigned tx_depth;
-	unsigned rx_depth;
 
 	/* the channel */
 	struct lchan_ctx ctx;
@@ -437,7 +430,7 @@ static int setup_data(struct perf *p, size_t max)
 
 	p->max_size = max;
 	p->slot_size = round_up(max > CTRL_SIZE ? max : CTRL_SIZE, 64);
-	p->nslots = p->rx_depth;
+	p->nslots = p->o.rx_depth;
 	if ((size_t)p->nslots * p->slot_size > SLOT_BUDGET)
 		p->nslots = (unsigned)(SLOT_BUDGET / p->slot_size);
 	if (p->nslots < MIN_SLOTS)
@@ -488,7 +481,7 @@ static int fill_rq(struct perf *p)
 	unsigned i;
 	int ret;
 
-	for (i = 0; i < p->rx_depth; i++) {
+	for (i = 0; i < p->o.rx_depth; i++) {
 		ret = post_recv(p);
 		if (ret)
 			return ret;
@@ -518,8 +511,8 @@ static void learn_peer(struct perf *p, const struct perf_msg *m)
 static void chan_opts(struct perf *p, struct lchan_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->sq_entries = p->tx_depth;
-	o->rq_entries = p->rx_depth;
+	o->sq_entries = p->o.tx_depth;
+	o->rq_entries = p->o.rx_depth;
 	o->flags = LCHAN_DEFER_ESTABLISH;
 }
 
@@ -564,7 +557,7 @@ static int prep_data(struct perf *p, struct lchan_sqe *sqe, size_t size,
 {
 	uint64_t seq = ++p->data_posted;
 
-	switch (p->test) {
+	switch (p->o.test) {
 	case T_SEND_LAT:
 	case T_SEND_BW:
 		lchan_prep_send(sqe, &p->data_mr, p->src, (uint32_t)size, seq);
@@ -585,8 +578,8 @@ static int prep_data(struct perf *p, struct lchan_sqe *sqe, size_t size,
 		break;
 	}
 	/* Operations the caller waits for are always signalled. */
-	if (p->test != T_READ_LAT && p->test != T_ATOMIC_LAT &&
-	    seq % p->cq_mod && i + 1 != n)
+	if (p->o.test != T_READ_LAT && p->o.test != T_ATOMIC_LAT &&
+	    seq % p->o.cq_mod && i + 1 != n)
 		sqe->flags |= LCHAN_SQE_UNSIGNALED;
 	return 0;
 }
@@ -606,7 +599,7 @@ static int wait_recv(struct perf *p, bool event, struct recvd *r)
 /* Room for another data SQE in the window we allow ourselves. */
 static int window_wait(struct perf *p, bool event)
 {
-	while (p->data_posted - p->data_done >= p->tx_depth - 1) {
+	while (p->data_posted - p->data_done >= p->o.tx_depth - 1) {
 		struct recvd r;
 		int ret = reap(p, true, event, &r);
 
@@ -751,7 +744,7 @@ static int client_one_sided_lat(struct perf *p, size_t size, unsigned long n,
 		if (ret)
 			return ret;
 		t[i] = ticks() - t0;
-		if (p->test == T_ATOMIC_LAT && p->o.verify && *p->fetched != i) {
+		if (p->o.test == T_ATOMIC_LAT && p->o.verify && *p->fetched != i) {
 			fprintf(stderr, "lchan_perf: fetch_add %lu returned %" PRIu64 "\n",
 				i, *p->fetched);
 			return -EIO;
@@ -769,7 +762,7 @@ static int client_bw(struct perf *p, size_t size, unsigned long n,
 		     uint64_t credit)
 {
 	unsigned long i = 0;
-	bool sends = p->test == T_SEND_BW;
+	bool sends = p->o.test == T_SEND_BW;
 	int ret;
 
 	while (p->data_done < n) {
@@ -781,9 +774,9 @@ static int client_bw(struct perf *p, size_t size, unsigned long n,
 			struct lchan_sqe *sqe;
 
 			more = i < n &&
-			       p->data_posted - p->data_done < p->tx_depth - 1 &&
+			       p->data_posted - p->data_done < p->o.tx_depth - 1 &&
 			       (!sends || p->data_posted < credit);
-			if (!more || k == p->batch)
+			if (!more || k == p->o.batch)
 				break;
 			sqe = lchan_get_sqe(&p->chan);
 			if (!sqe)
@@ -828,7 +821,7 @@ static int client_run(struct perf *p, size_t size, unsigned long n,
 	res->size = size;
 	res->iters = n;
 	res->verify = p->o.verify ? "ok" : "off";
-	if (tests[p->test].lat) {
+	if (tests[p->o.test].lat) {
 		t = calloc(n, sizeof(*t));
 		if (!t)
 			return -ENOMEM;
@@ -848,7 +841,7 @@ static int client_run(struct perf *p, size_t size, unsigned long n,
 
 	perf_meter_start(&mt, p->o.poller,
 			 perf_chan_stat(p->chan.info.id, "enters"));
-	switch (p->test) {
+	switch (p->o.test) {
 	case T_SEND_LAT:
 		ret = client_send_lat(p, size, n, t);
 		break;
@@ -863,7 +856,7 @@ static int client_run(struct perf *p, size_t size, unsigned long n,
 		ret = client_bw(p, size, n, credit);
 		break;
 	}
-	perf_meter_stop(&mt, res, !tests[p->test].lat, &p->tsc_per_us);
+	perf_meter_stop(&mt, res, !tests[p->o.test].lat, &p->tsc_per_us);
 	perf_meter_enters(&mt, res,
 			  perf_chan_stat(p->chan.info.id, "enters"));
 	if (!ret)
@@ -872,16 +865,16 @@ static int client_run(struct perf *p, size_t size, unsigned long n,
 		goto out;
 	if (t)
 		perf_lat_stats(res, t, n, 1.0 / p->tsc_per_us /
-			       (tests[p->test].halve ? 2.0 : 1.0));
+			       (tests[p->o.test].halve ? 2.0 : 1.0));
 
 	/* Our own checks: what we read. */
-	if (p->o.verify && p->test == T_READ_BW &&
+	if (p->o.verify && p->o.test == T_READ_BW &&
 	    !check_pattern(p->dst, size, size))
 		res->verify = "fail";
-	if (p->o.verify && p->test == T_READ_LAT &&
+	if (p->o.verify && p->o.test == T_READ_LAT &&
 	    !check_pattern(p->dst, size, size))
 		res->verify = "fail";
-	if (p->o.verify && p->test == T_WRITE_LAT &&
+	if (p->o.verify && p->o.test == T_WRITE_LAT &&
 	    !check_pattern(p->target, size, size - 1))
 		res->verify = "fail";
 
@@ -967,7 +960,7 @@ static int server_send_bw(struct perf *p, size_t size, unsigned long n,
 			  uint8_t **last)
 {
 	uint64_t base = p->rq_posted, granted = 0;
-	unsigned quarter = p->rx_depth / 4 ? p->rx_depth / 4 : 1;
+	unsigned quarter = p->o.rx_depth / 4 ? p->o.rx_depth / 4 : 1;
 	unsigned long i;
 	struct recvd r;
 	int ret;
@@ -990,7 +983,7 @@ static int server_send_bw(struct perf *p, size_t size, unsigned long n,
 			if (ret)
 				return ret;
 			granted = p->rq_posted - base;
-			m.count = p->rx_depth - 1 + granted;
+			m.count = p->o.rx_depth - 1 + granted;
 			ret = send_ctrl(p, &m);
 			if (ret)
 				return ret;
@@ -1023,12 +1016,12 @@ static int server_round(struct perf *p, const struct perf_msg *start)
 		ret = receives_taken(p);
 	if (ret)
 		return ret;
-	m.count = p->rx_depth;
+	m.count = p->o.rx_depth;
 	ret = send_ctrl(p, &m);
 	if (ret)
 		return ret;
 
-	switch (p->test) {
+	switch (p->o.test) {
 	case T_SEND_LAT:
 		ret = server_send_lat(p, size, n);
 		break;
@@ -1052,7 +1045,7 @@ static int server_round(struct perf *p, const struct perf_msg *start)
 
 	m = (struct perf_msg){ .type = M_RESULT };
 	if (p->flags_verify) {
-		switch (p->test) {
+		switch (p->o.test) {
 		case T_WRITE_BW:
 			if (!check_pattern(p->target, size, size))
 				m.status = 1;
@@ -1074,7 +1067,7 @@ static int server_round(struct perf *p, const struct perf_msg *start)
 	m.value = *p->counter;
 	if (m.status)
 		fprintf(stderr, "lchan_perf: %s of %zu bytes: data check failed\n",
-			tests[p->test].name, size);
+			tests[p->o.test].name, size);
 	return send_ctrl(p, &m);
 }
 
@@ -1150,7 +1143,7 @@ static int run_server(struct perf *p)
 		fprintf(stderr, "lchan_perf: unknown test %u\n", m.test);
 		return -EPROTO;
 	}
-	p->test = (int)m.test;
+	p->o.test = (int)m.test;
 	p->flags_event = m.flags & F_EVENT;
 	p->flags_verify = m.flags & F_VERIFY;
 	learn_peer(p, &m);
@@ -1159,7 +1152,7 @@ static int run_server(struct perf *p)
 		ret = fill_rq(p);
 	if (ret)
 		return ret;
-	m = (struct perf_msg){ .type = M_HELLO, .count = p->rx_depth };
+	m = (struct perf_msg){ .type = M_HELLO, .count = p->o.rx_depth };
 	describe_self(p, &m);
 	ret = send_ctrl(p, &m);
 
@@ -1195,21 +1188,21 @@ static void print_header(struct perf *p)
 	const char *line = "---------------------------------------------------------------------------------------";
 
 	printf("%s\n", line);
-	printf("                    lchan_perf %s\n", tests[p->test].name);
+	printf("                    lchan_perf %s\n", tests[p->o.test].name);
 	printf(" Device         : %s (lchan channel %u)\n", p->device,
 	       p->chan.info.id);
 	printf(" Submission     : %s\n", perf_mode_name(&p->o));
 	printf(" Completions    : %s\n", p->o.event ? "event (poll(2))" :
 	       "busy polling of the CQ ring");
-	printf(" TX depth       : %u  RX depth: %u", p->tx_depth, p->rx_depth);
-	if (!tests[p->test].lat)
-		printf("  batch: %u  CQ moderation: %u", p->batch, p->cq_mod);
+	printf(" TX depth       : %u  RX depth: %u", p->o.tx_depth, p->o.rx_depth);
+	if (!tests[p->o.test].lat)
+		printf("  batch: %u  CQ moderation: %u", p->o.batch, p->o.cq_mod);
 	printf("\n Data check     : %s\n", p->o.verify ? "on" : "off");
-	if (tests[p->test].lat)
-		printf(" Latency        : %s\n", tests[p->test].halve ?
+	if (tests[p->o.test].lat)
+		printf(" Latency        : %s\n", tests[p->o.test].halve ?
 		       "RTT/2 (one way)" : "whole operation");
 	printf("%s\n", line);
-	if (tests[p->test].lat)
+	if (tests[p->o.test].lat)
 		printf(" #bytes #iterations  t_min[usec]  t_max[usec]  t_median[usec]  t_avg[usec]  t_stdev[usec]  99%%[usec]  99.9%%[usec]  cpu[usec/op]\n");
 	else
 		printf(" #bytes #iterations  BW[Gb/s]  BW[MB/s]  MsgRate[Mpps]  cpu[usec/op]\n");
@@ -1218,7 +1211,7 @@ static void print_header(struct perf *p)
 
 static void print_row(struct perf *p, const struct perf_result *r)
 {
-	perf_print_row(r, tests[p->test].lat);
+	perf_print_row(r, tests[p->o.test].lat);
 }
 
 static void print_json(struct perf *p, const struct perf_result *res,
@@ -1226,17 +1219,17 @@ static void print_json(struct perf *p, const struct perf_result *res,
 {
 	struct perf_json j = { 0 };
 
-	perf_json_head(&j, &p->o, "lchan_perf", tests[p->test].name);
+	perf_json_head(&j, &p->o, "lchan_perf", tests[p->o.test].name);
 	perf_json_chan(&j, p->device, &p->chan);
-	perf_json_uint(&j, "tx_depth", p->tx_depth);
-	perf_json_uint(&j, "rx_depth", p->rx_depth);
-	perf_json_uint(&j, "batch", p->batch);
-	perf_json_uint(&j, "cq_mod", p->cq_mod);
-	perf_json_str(&j, "latency", !tests[p->test].lat ? "none" :
-		      tests[p->test].halve ? "rtt/2" : "operation");
+	perf_json_uint(&j, "tx_depth", p->o.tx_depth);
+	perf_json_uint(&j, "rx_depth", p->o.rx_depth);
+	perf_json_uint(&j, "batch", p->o.batch);
+	perf_json_uint(&j, "cq_mod", p->o.cq_mod);
+	perf_json_str(&j, "latency", !tests[p->o.test].lat ? "none" :
+		      tests[p->o.test].halve ? "rtt/2" : "operation");
 	if (skipped)
 		perf_json_str(&j, "skipped", skipped);
-	perf_json_results(&j, res, n, tests[p->test].lat);
+	perf_json_results(&j, res, n, tests[p->o.test].lat);
 }
 
 /* ---------------------------------------------------------------- client */
@@ -1277,7 +1270,7 @@ static int run_client(struct perf *p)
 
 	m = (struct perf_msg){
 		.type = M_HELLO,
-		.test = (uint32_t)p->test,
+		.test = (uint32_t)p->o.test,
 		.flags = (p->o.verify ? F_VERIFY : 0) | (p->o.event ? F_EVENT : 0),
 		.size = max,
 	};
@@ -1289,9 +1282,9 @@ static int run_client(struct perf *p)
 		goto out;
 	learn_peer(p, &m);
 
-	if (p->test == T_ATOMIC_LAT && !(p->features & LCHAN_FEATURE_ATOMIC))
+	if (p->o.test == T_ATOMIC_LAT && !(p->features & LCHAN_FEATURE_ATOMIC))
 		skipped = "the device has no atomic operations (LCHAN_FEATURE_ATOMIC)";
-	if (p->test == T_WRITE_LAT && p->o.event && !p->o.json)
+	if (p->o.test == T_WRITE_LAT && p->o.event && !p->o.json)
 		fprintf(stderr, "lchan_perf: write_lat polls memory: --event does not apply\n");
 	if (!skipped && !p->o.json)
 		print_header(p);
@@ -1319,7 +1312,7 @@ static int run_client(struct perf *p)
 			ret = recv_ctrl(p, &m, M_BYE);
 	}
 	if (!ret && skipped && !p->o.json)
-		printf("lchan_perf: %s: skipped: %s\n", tests[p->test].name,
+		printf("lchan_perf: %s: skipped: %s\n", tests[p->o.test].name,
 		       skipped);
 	if (!ret && p->o.json)
 		print_json(p, res, done, skipped);
@@ -1368,101 +1361,61 @@ static void usage(void)
 "Exit status: 0 done, 1 error or data check failed, 4 test skipped.\n");
 }
 
-enum {
-	O_TX_DEPTH = PERF_O_TOOL,
-	O_RX_DEPTH,
-};
+static int find_test(const char *name)
+{
+	int i;
 
-static const struct option long_opts[] = {
-	PERF_LONG_OPTS,
-	{ "test", required_argument, NULL, 't' },
-	{ "batch", required_argument, NULL, 'b' },
-	{ "cq-mod", required_argument, NULL, 'Q' },
-	{ "tx-depth", required_argument, NULL, O_TX_DEPTH },
-	{ "rx-depth", required_argument, NULL, O_RX_DEPTH },
-	{ NULL, 0, NULL, 0 },
-};
+	for (i = 0; i < T_MAX; i++)
+		if (!strcmp(name, tests[i].name))
+			return i;
+	return -1;
+}
 
 static int parse_args(struct perf *p, int argc, char **argv)
 {
-	int opt, ret;
+	static const struct perf_tool tool = {
+		"lchan_perf", PERF_FOR_LCHAN, "18515", find_test,
+	};
+	int ret;
 
-	perf_opts_init(&p->o, "18515", argc, argv);
-	while ((opt = getopt_long(argc, argv,
-				  p->o.server ? PERF_SHORT_SERVER "t:b:Q:" :
-						PERF_SHORT_CLIENT "t:b:Q:",
-				  long_opts, NULL)) != -1) {
-		ret = perf_opt(&p->o, "lchan_perf", opt, optarg);
-		if (ret < 0)
-			return ret;
-		if (ret)
-			continue;
-		switch (opt) {
-		case 't':
-			for (p->test = 0; p->test < T_MAX; p->test++)
-				if (!strcmp(optarg, tests[p->test].name))
-					break;
-			if (p->test == T_MAX) {
-				fprintf(stderr, "lchan_perf: unknown test '%s'\n",
-					optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'b':
-			p->batch = (unsigned)parse_ulong(optarg, 4096);
-			break;
-		case 'Q':
-			p->cq_mod = (unsigned)parse_ulong(optarg, 4096);
-			break;
-		case O_TX_DEPTH:
-			p->tx_depth = (unsigned)parse_ulong(optarg, 4096);
-			break;
-		case O_RX_DEPTH:
-			p->rx_depth = (unsigned)parse_ulong(optarg, 4096);
-			break;
-		default:
-			return -EINVAL;
-		}
-	}
-	if (p->test == T_ATOMIC_LAT)
-		p->o.all = false;
-	ret = perf_opts_finish(&p->o, "lchan_perf", argc,
-			       tests[p->test].def_size);
+	ret = perf_opts_parse(&p->o, &tool, argc, argv);
 	if (ret)
 		return ret;
-	if (p->test == T_ATOMIC_LAT) {
+	if (p->o.test == T_ATOMIC_LAT)
+		p->o.all = false;
+	ret = perf_opts_finish(&p->o, "lchan_perf", argc,
+			       tests[p->o.test].def_size);
+	if (ret)
+		return ret;
+	if (p->o.test == T_ATOMIC_LAT) {
 		p->o.sizes[0] = 8;
 		p->o.nsizes = 1;
 	}
-	if (p->tx_depth < 4 || p->rx_depth < 4) {
+	if (p->o.tx_depth < 4 || p->o.rx_depth < 4) {
 		fprintf(stderr, "lchan_perf: ring depths must be at least 4\n");
 		return -EINVAL;
 	}
 	/* The kernel rounds rings up to powers of two; so do we. */
-	while (p->tx_depth & (p->tx_depth - 1))
-		p->tx_depth++;
-	while (p->rx_depth & (p->rx_depth - 1))
-		p->rx_depth++;
+	while (p->o.tx_depth & (p->o.tx_depth - 1))
+		p->o.tx_depth++;
+	while (p->o.rx_depth & (p->o.rx_depth - 1))
+		p->o.rx_depth++;
 	if (!p->o.iters)
-		p->o.iters = tests[p->test].lat ? 1000 : 5000;
-	if (!p->batch)
-		p->batch = 1;
-	if (!p->cq_mod)
-		p->cq_mod = tests[p->test].lat ? p->tx_depth / 2 :
-						 p->tx_depth / 4;
-	if (p->cq_mod > p->tx_depth / 2)
-		p->cq_mod = p->tx_depth / 2;
+		p->o.iters = tests[p->o.test].lat ? 1000 : 5000;
+	if (!p->o.batch)
+		p->o.batch = 1;
+	if (!p->o.cq_mod)
+		p->o.cq_mod = tests[p->o.test].lat ? p->o.tx_depth / 2 :
+						     p->o.tx_depth / 4;
+	if (p->o.cq_mod > p->o.tx_depth / 2)
+		p->o.cq_mod = p->o.tx_depth / 2;
 
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	struct perf p = {
-		.tx_depth = 128,
-		.rx_depth = 512,
-		.batch = 16,
-	};
+	struct perf p = { 0 };
 	int ret;
 
 	if (parse_args(&p, argc, argv)) {

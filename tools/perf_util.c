@@ -4,7 +4,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <dirent.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,55 +121,6 @@ double pct(const uint64_t *v, unsigned long n, double q, double scale)
 uint8_t pattern(size_t size, size_t j)
 {
 	return (uint8_t)(j * 131u + size * 7u + 11u);
-}
-
-static int parse_size(const char *s, size_t *out)
-{
-	char *end;
-	unsigned long long v = strtoull(s, &end, 0);
-
-	if (end == s)
-		return -EINVAL;
-	if (*end == 'k' || *end == 'K')
-		v <<= 10, end++;
-	else if (*end == 'm' || *end == 'M')
-		v <<= 20, end++;
-	if (*end || !v || v > (1ULL << 30))
-		return -EINVAL;
-	*out = (size_t)v;
-	return 0;
-}
-
-int parse_sizes(const char *arg, size_t *sizes, unsigned max, unsigned *n)
-{
-	char *copy = strdup(arg), *tok, *save = NULL;
-	int ret = 0;
-
-	if (!copy)
-		return -ENOMEM;
-	*n = 0;
-	for (tok = strtok_r(copy, ",", &save); tok && !ret;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (*n == max)
-			ret = -E2BIG;
-		else
-			ret = parse_size(tok, &sizes[(*n)++]);
-	}
-	free(copy);
-	return ret || !*n ? -EINVAL : 0;
-}
-
-unsigned long parse_ulong(const char *s, unsigned long max)
-{
-	char *end;
-	unsigned long v = strtoul(s, &end, 0);
-
-	if (end == s || *end || v > max) {
-		fprintf(stderr, "%s: bad number '%s'\n",
-			program_invocation_short_name, s);
-		exit(2);
-	}
-	return v;
 }
 
 void perf_lat_stats(struct perf_result *res, uint64_t *t, unsigned long n,
@@ -371,108 +321,6 @@ void perf_json_results(struct perf_json *j, const struct perf_result *res,
 	}
 	perf_json_close(j);
 	perf_json_close(j);
-}
-
-void perf_opts_init(struct perf_opts *o, const char *port, int argc,
-		    char **argv)
-{
-	int i;
-
-	*o = (struct perf_opts){
-		.port = port,
-		.poller_cpu = -1,
-		.timeout_s = 30,
-	};
-	for (i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "-s") || !strcmp(argv[i], "--server"))
-			o->server = true;
-}
-
-int perf_opt(struct perf_opts *o, const char *tool, int opt,
-	     const char *arg)
-{
-	switch (opt) {
-	case 's':
-		break;
-	case 'c':
-		o->host = arg;
-		break;
-	case 'a':
-		if (o->server)
-			o->host = arg;
-		else
-			o->all = true;
-		break;
-	case 'A':
-		o->all = true;
-		break;
-	case 'p':
-		o->port = arg;
-		break;
-	case 'S':
-		o->sizes_arg = arg;
-		break;
-	case 'n':
-		o->iters = parse_ulong(arg, 1UL << 30);
-		break;
-	case 'm':
-		if (!strcmp(arg, "poller")) {
-			o->poller = true;
-		} else if (strcmp(arg, "doorbell")) {
-			fprintf(stderr, "%s: --mode is doorbell or poller\n",
-				tool);
-			return -EINVAL;
-		}
-		break;
-	case PERF_O_IDLE:
-		o->idle_ms = (unsigned)parse_ulong(arg, 600000);
-		break;
-	case PERF_O_CPU:
-		o->poller_cpu = (int)parse_ulong(arg, 4095);
-		break;
-	case 'e':
-		o->event = true;
-		break;
-	case 'V':
-		o->verify = true;
-		break;
-	case 'J':
-		o->json = true;
-		break;
-	case PERF_O_TIMEOUT:
-		o->timeout_s = (unsigned)parse_ulong(arg, 3600);
-		if (!o->timeout_s)
-			o->timeout_s = 1;
-		break;
-	default:
-		return 0;
-	}
-	return 1;
-}
-
-int perf_opts_finish(struct perf_opts *o, const char *tool, int argc,
-		     size_t def_size)
-{
-	if (optind != argc || (!o->server && !o->host))
-		return -EINVAL;
-	if (o->sizes_arg && parse_sizes(o->sizes_arg, o->sizes,
-					PERF_MAX_SIZES, &o->nsizes)) {
-		fprintf(stderr, "%s: bad size list '%s'\n", tool,
-			o->sizes_arg);
-		return -EINVAL;
-	}
-	if (o->all) {
-		size_t top = o->nsizes ? o->sizes[o->nsizes - 1] : 65536, s;
-
-		o->nsizes = 0;
-		for (s = 2; s <= top && o->nsizes < PERF_MAX_SIZES; s *= 2)
-			o->sizes[o->nsizes++] = s;
-	}
-	if (!o->nsizes) {
-		o->sizes[0] = def_size;
-		o->nsizes = 1;
-	}
-	return 0;
 }
 
 /* A channel's sysfs attribute @name, open for reading, or NULL. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later OR MIT */
 /*
- * What lchan_perf and lchan_msg_perf share: their common options, the
+ * What lchan_perf and lchan_msg_perf share besides their options: the
  * clocks, CPU time (the process's and its kernel poller thread's),
  * percentiles, the data pattern, and the result rows in text and JSON.
  */
@@ -14,6 +14,8 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #endif
+
+#include "perf_opts.h"
 
 static inline uint64_t now_ns(void)
 {
@@ -49,73 +51,8 @@ double task_cpu_secs(int pid);
 int cmp_u64(const void *a, const void *b);
 /* perftest's percentile: the value at ceil(q * n) - 1 of the sorted set. */
 double pct(const uint64_t *v, unsigned long n, double q, double scale);
-/* Sizes "64,4k,1M" into @sizes (at most @max, each 1 B to 1 GiB). */
-int parse_sizes(const char *arg, size_t *sizes, unsigned max, unsigned *n);
-/* A number up to @max, or a message and exit status 2. */
-unsigned long parse_ulong(const char *s, unsigned long max);
 /* Byte @j of a test message of @size bytes. */
 uint8_t pattern(size_t size, size_t j);
-
-#define PERF_MAX_SIZES	64
-
-/* The options lchan_perf and lchan_msg_perf share. */
-struct perf_opts {
-	bool server;
-	const char *host;	/* the server's listen address, or the peer */
-	const char *port;
-	size_t sizes[PERF_MAX_SIZES];
-	unsigned nsizes;
-	const char *sizes_arg;	/* -S as given */
-	bool all;		/* a client's -a: every power of two */
-	unsigned long iters;	/* 0: the tool's default */
-	bool poller;		/* --mode poller */
-	unsigned idle_ms;
-	int poller_cpu;
-	bool event;
-	bool verify;
-	bool json;
-	unsigned timeout_s;
-};
-
-/* Long options beyond the letters: the tools number theirs from TOOL. */
-enum { PERF_O_IDLE = 256, PERF_O_CPU, PERF_O_TIMEOUT, PERF_O_TOOL };
-
-/* getopt_long() entries of the shared options; the tool's own follow. */
-#define PERF_LONG_OPTS							\
-	{ "server", no_argument, NULL, 's' },				\
-	{ "client", required_argument, NULL, 'c' },			\
-	{ "port", required_argument, NULL, 'p' },			\
-	{ "size", required_argument, NULL, 'S' },			\
-	{ "all", no_argument, NULL, 'A' },				\
-	{ "iters", required_argument, NULL, 'n' },			\
-	{ "mode", required_argument, NULL, 'm' },			\
-	{ "poller-idle", required_argument, NULL, PERF_O_IDLE },	\
-	{ "poller-cpu", required_argument, NULL, PERF_O_CPU },		\
-	{ "event", no_argument, NULL, 'e' },				\
-	{ "verify", no_argument, NULL, 'V' },				\
-	{ "json", no_argument, NULL, 'J' },				\
-	{ "timeout", required_argument, NULL, PERF_O_TIMEOUT },	\
-	{ "help", no_argument, NULL, 'h' }
-
-/*
- * Their letters, to put before the tool's own.  -a is the listen address
- * to a server and "all sizes" to a client (perftest's -a).
- */
-#define PERF_SHORT_SERVER	"sc:a:p:S:n:m:eVJh"
-#define PERF_SHORT_CLIENT	"sc:ap:S:n:m:eVJh"
-
-/* Defaults, and -s found before getopt so that -a can be read. */
-void perf_opts_init(struct perf_opts *o, const char *port, int argc,
-		    char **argv);
-/* A shared option: 1 when taken, 0 when not one of them, <0 bad value. */
-int perf_opt(struct perf_opts *o, const char *tool, int opt,
-	     const char *arg);
-/*
- * After getopt: no operands, a client has a peer, and the sizes: -S, the
- * -a sweep up to the last -S size (64K without one), else @def_size.
- */
-int perf_opts_finish(struct perf_opts *o, const char *tool, int argc,
-		     size_t def_size);
 
 struct lchan_ctx;
 
