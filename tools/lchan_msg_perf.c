@@ -92,9 +92,6 @@ struct mp {
 	uint64_t timeout_tsc;
 };
 
-/* ------------------------------------------------------------------ time */
-
-/* A counter of our channel in sysfs, or -1. */
 /* ------------------------------------------------------------- messages */
 
 static void fail(const char *what, long err)
@@ -283,9 +280,6 @@ static void msg_opts(struct mp *p, struct lchan_msg_opts *o, size_t max)
 	o->timeout_ms = p->o.timeout_s * 1000;
 }
 
-/* ----------------------------------------------------------- statistics */
-
-/* Round trips in ticks -> one-way (RTT/2) statistics in microseconds. */
 /* --------------------------------------------------------------- client */
 
 /* Ping-pong: the server sends every message straight back. */
