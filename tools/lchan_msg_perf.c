@@ -443,18 +443,9 @@ static int run_server(struct mp *p)
 	struct ctl c;
 	int ret;
 
-	ret = lchan_listen(&p->ctx, p->o.host, p->o.port, 1, 0, &lst);
-	if (ret) {
-		fail("listen", ret);
+	ret = perf_listen(&p->ctx, &p->o, "lchan_msg_perf", &lst);
+	if (ret)
 		return ret;
-	}
-	if (!p->o.json) {
-		char name[80];
-
-		lchan_addr_format(&lst.addr, name, sizeof(name));
-		fprintf(stderr, "lchan_msg_perf: listening on %s (%s)\n", name,
-			p->o.poller ? "poller" : "doorbell");
-	}
 	msg_opts(p, &o, SERVER_MAX_MSG);
 	ret = lchan_msg_accept(&p->ctx, &lst, &o, &p->m);
 	lchan_listener_close(&lst);
@@ -503,28 +494,15 @@ static int run_server(struct mp *p)
 
 static void print_header(struct mp *p)
 {
-	const char *line = "---------------------------------------------------------------------------------------";
-	const struct lchan_chan *ch = lchan_msg_chan(p->m);
-
-	printf("%s\n", line);
-	printf("                    lchan_msg_perf %s\n", test_names[p->o.test]);
-	printf(" Device         : %s (lchan channel %u)\n", p->device, ch->info.id);
-	printf(" Submission     : %s\n", perf_mode_name(&p->o));
+	perf_print_title(&p->o, "lchan_msg_perf", test_names[p->o.test],
+			 p->device, lchan_msg_chan(p->m)->info.id);
 	printf(" Receive        : %s\n", p->o.event ?
 	       "event (lchan_msg_recv waits)" :
 	       "busy polling (LCHAN_MSG_DONTWAIT | LCHAN_MSG_BUSY_POLL)");
 	printf(" Buffers        : %s\n", p->o.zcopy ?
 	       "registered up front (lchan_msg_send_mr/recv_mr)" :
 	       "the caller's, unregistered (lchan_msg_send/recv)");
-	printf(" Data check     : %s\n", p->o.verify ? "on" : "off");
-	if (p->o.test == T_LAT)
-		printf(" Latency        : RTT/2 (one way)\n");
-	printf("%s\n", line);
-	if (p->o.test == T_LAT)
-		printf(" #bytes #iterations  t_min[usec]  t_max[usec]  t_median[usec]  t_avg[usec]  t_stdev[usec]  99%%[usec]  99.9%%[usec]  cpu[usec/op]\n");
-	else
-		printf(" #bytes #iterations  BW[Gb/s]  BW[MB/s]  MsgRate[Mpps]  cpu[usec/op]\n");
-	fflush(stdout);
+	perf_print_columns(&p->o, p->o.test == T_LAT ? "RTT/2 (one way)" : NULL);
 }
 
 static void print_row(struct mp *p, const struct perf_result *r)

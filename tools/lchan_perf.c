@@ -1147,18 +1147,9 @@ static int run_server(struct perf *p)
 	struct recvd r;
 	int ret;
 
-	ret = lchan_listen(&p->ctx, p->o.host, p->o.port, 1, 0, &lst);
-	if (ret) {
-		fail("listen", ret);
+	ret = perf_listen(&p->ctx, &p->o, "lchan_perf", &lst);
+	if (ret)
 		return ret;
-	}
-	if (!p->o.json) {
-		char name[80];
-
-		lchan_addr_format(&lst.addr, name, sizeof(name));
-		fprintf(stderr, "lchan_perf: listening on %s (%s)\n", name,
-			p->o.poller ? "poller" : "doorbell");
-	}
 	chan_opts(p, &opts);
 	ret = lchan_accept(&lst, &opts, &p->chan);
 	lchan_listener_close(&lst);
@@ -1254,28 +1245,16 @@ static int run_server(struct perf *p)
 
 static void print_header(struct perf *p)
 {
-	const char *line = "---------------------------------------------------------------------------------------";
-
-	printf("%s\n", line);
-	printf("                    lchan_perf %s\n", p->ops->name);
-	printf(" Device         : %s (lchan channel %u)\n", p->device,
-	       p->chan.info.id);
-	printf(" Submission     : %s\n", perf_mode_name(&p->o));
+	perf_print_title(&p->o, "lchan_perf", p->ops->name, p->device,
+			 p->chan.info.id);
 	printf(" Completions    : %s\n", p->o.event ? "event (poll(2))" :
 	       "busy polling of the CQ ring");
 	printf(" TX depth       : %u  RX depth: %u", p->o.tx_depth, p->o.rx_depth);
 	if (!p->ops->lat)
 		printf("  batch: %u  CQ moderation: %u", p->o.batch, p->o.cq_mod);
-	printf("\n Data check     : %s\n", p->o.verify ? "on" : "off");
-	if (p->ops->lat)
-		printf(" Latency        : %s\n", p->ops->halve ?
-		       "RTT/2 (one way)" : "whole operation");
-	printf("%s\n", line);
-	if (p->ops->lat)
-		printf(" #bytes #iterations  t_min[usec]  t_max[usec]  t_median[usec]  t_avg[usec]  t_stdev[usec]  99%%[usec]  99.9%%[usec]  cpu[usec/op]\n");
-	else
-		printf(" #bytes #iterations  BW[Gb/s]  BW[MB/s]  MsgRate[Mpps]  cpu[usec/op]\n");
-	fflush(stdout);
+	printf("\n");
+	perf_print_columns(&p->o, !p->ops->lat ? NULL : p->ops->halve ?
+			   "RTT/2 (one way)" : "whole operation");
 }
 
 static void print_row(struct perf *p, const struct perf_result *r)

@@ -184,6 +184,50 @@ void perf_meter_enters(const struct perf_meter *m, struct perf_result *res,
 		      (double)(enters - m->enters0) / (double)res->iters : -1;
 }
 
+int perf_listen(struct lchan_ctx *ctx, const struct perf_opts *o,
+		const char *tool, struct lchan_listener *lst)
+{
+	int ret = lchan_listen(ctx, o->host, o->port, 1, 0, lst);
+
+	if (ret) {
+		fprintf(stderr, "%s: listen: %s\n", tool, strerror(-ret));
+		return ret;
+	}
+	if (!o->json) {
+		char name[80];
+
+		lchan_addr_format(&lst->addr, name, sizeof(name));
+		fprintf(stderr, "%s: listening on %s (%s)\n", tool, name,
+			perf_mode_name(o));
+	}
+	return 0;
+}
+
+static const char perf_line[] =
+	"---------------------------------------------------------------------------------------";
+
+void perf_print_title(const struct perf_opts *o, const char *tool,
+		      const char *test, const char *device, unsigned chan_id)
+{
+	printf("%s\n", perf_line);
+	printf("                    %s %s\n", tool, test);
+	printf(" Device         : %s (lchan channel %u)\n", device, chan_id);
+	printf(" Submission     : %s\n", perf_mode_name(o));
+}
+
+void perf_print_columns(const struct perf_opts *o, const char *latency)
+{
+	printf(" Data check     : %s\n", o->verify ? "on" : "off");
+	if (latency)
+		printf(" Latency        : %s\n", latency);
+	printf("%s\n", perf_line);
+	if (latency)
+		printf(" #bytes #iterations  t_min[usec]  t_max[usec]  t_median[usec]  t_avg[usec]  t_stdev[usec]  99%%[usec]  99.9%%[usec]  cpu[usec/op]\n");
+	else
+		printf(" #bytes #iterations  BW[Gb/s]  BW[MB/s]  MsgRate[Mpps]  cpu[usec/op]\n");
+	fflush(stdout);
+}
+
 void perf_print_row(const struct perf_result *r, bool lat)
 {
 	if (lat)

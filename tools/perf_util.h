@@ -145,6 +145,19 @@ void perf_json_head(struct perf_json *j, const struct perf_opts *o,
 void perf_json_chan(struct perf_json *j, const char *device,
 		    const struct lchan_chan *chan);
 
+/* Listen as -a and -p say, and say where (unless --json); 0 or <0. */
+struct lchan_listener;
+int perf_listen(struct lchan_ctx *ctx, const struct perf_opts *o,
+		const char *tool, struct lchan_listener *lst);
+
+/*
+ * The text header: its first lines, the tool's own, then these last ones
+ * (@latency: what a latency is, NULL for bandwidth) with the columns.
+ */
+void perf_print_title(const struct perf_opts *o, const char *tool,
+		      const char *test, const char *device, unsigned chan_id);
+void perf_print_columns(const struct perf_opts *o, const char *latency);
+
 /* The text row; the JSON "results" array, which closes the object. */
 void perf_print_row(const struct perf_result *r, bool lat);
 void perf_json_results(struct perf_json *j, const struct perf_result *res,
