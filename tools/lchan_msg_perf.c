@@ -22,7 +22,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -73,10 +72,6 @@ struct ctl {
 
 struct mp {
 	struct perf_opts o;
-	int test;
-	bool zcopy;
-	unsigned buf_size;
-	unsigned nbufs;
 
 	/* the connection */
 	struct lchan_ctx ctx;
@@ -97,9 +92,6 @@ struct mp {
 	uint64_t timeout_tsc;
 };
 
-/* ------------------------------------------------------------------ time */
-
-/* A counter of our channel in sysfs, or -1. */
 /* ------------------------------------------------------------- messages */
 
 static void fail(const char *what, long err)
@@ -282,15 +274,12 @@ static void msg_opts(struct mp *p, struct lchan_msg_opts *o, size_t max)
 {
 	memset(o, 0, sizeof(*o));
 	o->max_msg = max;
-	o->buf_size = p->buf_size;
-	o->nbufs = p->nbufs;
-	o->nsend = p->nbufs;
+	o->buf_size = p->o.buf_size;
+	o->nbufs = p->o.nbufs;
+	o->nsend = p->o.nbufs;
 	o->timeout_ms = p->o.timeout_s * 1000;
 }
 
-/* ----------------------------------------------------------- statistics */
-
-/* Round trips in ticks -> one-way (RTT/2) statistics in microseconds. */
 /* --------------------------------------------------------------- client */
 
 /* Ping-pong: the server sends every message straight back. */
@@ -308,10 +297,10 @@ static int client_lat(struct mp *p, size_t size, unsigned long n,
 		if (p->o.verify)
 			stamp(p->sbuf, size, i);
 		t0 = ticks();
-		ret = msg_out(p, p->sbuf, size, busy, p->zcopy);
+		ret = msg_out(p, p->sbuf, size, busy, p->o.zcopy);
 		if (ret)
 			return ret;
-		got = msg_in(p, p->rbuf, p->max_size, busy, p->zcopy);
+		got = msg_in(p, p->rbuf, p->max_size, busy, p->o.zcopy);
 		if (got < 0)
 			return (int)got;
 		t[i] = ticks() - t0;
@@ -337,7 +326,7 @@ static int client_bw(struct mp *p, size_t size, unsigned long n,
 	for (i = 0; i < n; i++) {
 		if (p->o.verify)
 			stamp(p->sbuf, size, i);
-		ret = msg_out(p, p->sbuf, size, busy, p->zcopy);
+		ret = msg_out(p, p->sbuf, size, busy, p->o.zcopy);
 		if (ret)
 			return ret;
 	}
@@ -357,7 +346,7 @@ static int client_round(struct mp *p, size_t size, unsigned long n,
 	res->size = size;
 	res->iters = n;
 	res->verify = p->o.verify ? "ok" : "off";
-	if (p->test == T_LAT) {
+	if (p->o.test == T_LAT) {
 		t = calloc(n, sizeof(*t));
 		if (!t)
 			return -ENOMEM;
@@ -372,18 +361,18 @@ static int client_round(struct mp *p, size_t size, unsigned long n,
 
 	perf_meter_start(&mt, p->o.poller,
 			 perf_chan_stat(lchan_msg_chan(p->m)->info.id, "enters"));
-	if (p->test == T_LAT)
+	if (p->o.test == T_LAT)
 		ret = client_lat(p, size, n, t, &bad);
 	else
 		ret = client_bw(p, size, n, &c);
-	perf_meter_stop(&mt, res, p->test == T_BW, &p->tsc_per_us);
+	perf_meter_stop(&mt, res, p->o.test == T_BW, &p->tsc_per_us);
 	perf_meter_enters(&mt, res,
 			  perf_chan_stat(lchan_msg_chan(p->m)->info.id, "enters"));
 	if (ret)
 		goto out;
 	if (t)
 		perf_lat_stats(res, t, n, 1.0 / p->tsc_per_us / 2.0);
-	if (p->test == T_LAT) {
+	if (p->o.test == T_LAT) {
 		c = (struct ctl){ .type = C_END, .size = size, .iters = n };
 		ret = send_ctl(p, &c);
 		if (!ret)
@@ -454,18 +443,9 @@ static int run_server(struct mp *p)
 	struct ctl c;
 	int ret;
 
-	ret = lchan_listen(&p->ctx, p->o.host, p->o.port, 1, 0, &lst);
-	if (ret) {
-		fail("listen", ret);
+	ret = perf_listen(&p->ctx, &p->o, "lchan_msg_perf", &lst);
+	if (ret)
 		return ret;
-	}
-	if (!p->o.json) {
-		char name[80];
-
-		lchan_addr_format(&lst.addr, name, sizeof(name));
-		fprintf(stderr, "lchan_msg_perf: listening on %s (%s)\n", name,
-			p->o.poller ? "poller" : "doorbell");
-	}
 	msg_opts(p, &o, SERVER_MAX_MSG);
 	ret = lchan_msg_accept(&p->ctx, &lst, &o, &p->m);
 	lchan_listener_close(&lst);
@@ -481,7 +461,7 @@ static int run_server(struct mp *p)
 			c.test, (unsigned long long)c.size);
 		return -EPROTO;
 	}
-	p->test = (int)c.test;
+	p->o.test = (int)c.test;
 	p->peer_event = c.flags & F_EVENT;
 	p->peer_zcopy = c.flags & F_ZCOPY;
 	p->peer_verify = c.flags & F_VERIFY;
@@ -501,7 +481,7 @@ static int run_server(struct mp *p)
 				c.type);
 			return -EPROTO;
 		}
-		c.test = (uint32_t)p->test;
+		c.test = (uint32_t)p->o.test;
 		ret = server_round(p, &c);
 		if (ret)
 			return ret;
@@ -512,58 +492,35 @@ static int run_server(struct mp *p)
 
 /* --------------------------------------------------------------- output */
 
-static const char *mode_name(const struct mp *p)
-{
-	return p->o.poller ? "poller" : "doorbell";
-}
-
 static void print_header(struct mp *p)
 {
-	const char *line = "---------------------------------------------------------------------------------------";
-	const struct lchan_chan *ch = lchan_msg_chan(p->m);
-
-	printf("%s\n", line);
-	printf("                    lchan_msg_perf %s\n", test_names[p->test]);
-	printf(" Device         : %s (lchan channel %u)\n", p->device, ch->info.id);
-	printf(" Submission     : %s\n", mode_name(p));
+	perf_print_title(&p->o, "lchan_msg_perf", test_names[p->o.test],
+			 p->device, lchan_msg_chan(p->m)->info.id);
 	printf(" Receive        : %s\n", p->o.event ?
 	       "event (lchan_msg_recv waits)" :
 	       "busy polling (LCHAN_MSG_DONTWAIT | LCHAN_MSG_BUSY_POLL)");
-	printf(" Buffers        : %s\n", p->zcopy ?
+	printf(" Buffers        : %s\n", p->o.zcopy ?
 	       "registered up front (lchan_msg_send_mr/recv_mr)" :
 	       "the caller's, unregistered (lchan_msg_send/recv)");
-	printf(" Data check     : %s\n", p->o.verify ? "on" : "off");
-	if (p->test == T_LAT)
-		printf(" Latency        : RTT/2 (one way)\n");
-	printf("%s\n", line);
-	if (p->test == T_LAT)
-		printf(" #bytes #iterations  t_min[usec]  t_max[usec]  t_median[usec]  t_avg[usec]  t_stdev[usec]  99%%[usec]  99.9%%[usec]  cpu[usec/op]\n");
-	else
-		printf(" #bytes #iterations  BW[Gb/s]  BW[MB/s]  MsgRate[Mpps]  cpu[usec/op]\n");
-	fflush(stdout);
+	perf_print_columns(&p->o, p->o.test == T_LAT ? "RTT/2 (one way)" : NULL);
 }
 
 static void print_row(struct mp *p, const struct perf_result *r)
 {
-	perf_print_row(r, p->test == T_LAT);
+	perf_print_row(r, p->o.test == T_LAT);
 }
 
 static void print_json(struct mp *p, const struct perf_result *res, unsigned n)
 {
-	const struct lchan_chan *ch = lchan_msg_chan(p->m);
-	char local[80] = "", remote[80] = "";
+	struct perf_json j = { 0 };
 
-	lchan_addr_format(&ch->info.local, local, sizeof(local));
-	lchan_addr_format(&ch->info.remote, remote, sizeof(remote));
-	printf("{\"tool\": \"lchan_msg_perf\", \"test\": \"%s\", \"mode\": \"%s\", ",
-	       test_names[p->test], mode_name(p));
-	printf("\"completions\": \"%s\", \"buffers\": \"%s\", \"device\": \"%s\", ",
-	       p->o.event ? "event" : "busy", p->zcopy ? "registered" : "plain",
-	       p->device);
-	printf("\"local\": \"%s\", \"remote\": \"%s\", ", local, remote);
-	printf("\"buf_size\": %u, \"nbufs\": %u, ", p->buf_size, p->nbufs);
-	printf("\"latency\": \"%s\", ", p->test == T_LAT ? "rtt/2" : "none");
-	perf_json_results(res, n, p->test == T_LAT);
+	perf_json_head(&j, &p->o, "lchan_msg_perf", test_names[p->o.test]);
+	perf_json_str(&j, "buffers", p->o.zcopy ? "registered" : "plain");
+	perf_json_chan(&j, p->device, lchan_msg_chan(p->m));
+	perf_json_uint(&j, "buf_size", p->o.buf_size);
+	perf_json_uint(&j, "nbufs", p->o.nbufs);
+	perf_json_str(&j, "latency", p->o.test == T_LAT ? "rtt/2" : "none");
+	perf_json_results(&j, res, n, p->o.test == T_LAT);
 }
 
 static int run_client(struct mp *p)
@@ -592,14 +549,14 @@ static int run_client(struct mp *p)
 	}
 	perf_chan_device(lchan_msg_chan(p->m)->info.id, p->device,
 			 sizeof(p->device));
-	ret = setup_buffers(p, max, p->zcopy);
+	ret = setup_buffers(p, max, p->o.zcopy);
 	if (ret)
 		goto out;
 	c = (struct ctl){
 		.type = C_HELLO,
-		.test = (uint32_t)p->test,
+		.test = (uint32_t)p->o.test,
 		.flags = (p->o.verify ? F_VERIFY : 0) | (p->o.event ? F_EVENT : 0) |
-			 (p->zcopy ? F_ZCOPY : 0),
+			 (p->o.zcopy ? F_ZCOPY : 0),
 		.size = max,
 	};
 	ret = send_ctl(p, &c);
@@ -672,62 +629,27 @@ static void usage(void)
 "Exit status: 0 done, 1 error or data check failed, 2 usage.\n");
 }
 
-enum {
-	O_BUF_SIZE = PERF_O_TOOL,
-	O_NBUFS,
-};
-
-static const struct option long_opts[] = {
-	PERF_LONG_OPTS,
-	{ "test", required_argument, NULL, 't' },
-	{ "zero-copy", no_argument, NULL, 'z' },
-	{ "buf-size", required_argument, NULL, O_BUF_SIZE },
-	{ "nbufs", required_argument, NULL, O_NBUFS },
-	{ NULL, 0, NULL, 0 },
-};
+static int find_test(const char *name)
+{
+	if (!strcmp(name, "lat") || !strcmp(name, "msg_lat"))
+		return T_LAT;
+	if (!strcmp(name, "bw") || !strcmp(name, "msg_bw"))
+		return T_BW;
+	return -1;
+}
 
 static int parse_args(struct mp *p, int argc, char **argv)
 {
-	int opt, ret;
+	static const struct perf_tool tool = {
+		"lchan_msg_perf", PERF_FOR_MSG, "18517", find_test,
+	};
+	int ret;
 
-	perf_opts_init(&p->o, "18517", argc, argv);
-	while ((opt = getopt_long(argc, argv,
-				  p->o.server ? PERF_SHORT_SERVER "t:z" :
-						PERF_SHORT_CLIENT "t:z",
-				  long_opts, NULL)) != -1) {
-		ret = perf_opt(&p->o, "lchan_msg_perf", opt, optarg);
-		if (ret < 0)
-			return ret;
-		if (ret)
-			continue;
-		switch (opt) {
-		case 't':
-			if (!strcmp(optarg, "lat") || !strcmp(optarg, "msg_lat")) {
-				p->test = T_LAT;
-			} else if (!strcmp(optarg, "bw") ||
-				   !strcmp(optarg, "msg_bw")) {
-				p->test = T_BW;
-			} else {
-				fprintf(stderr, "lchan_msg_perf: unknown test '%s'\n",
-					optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'z':
-			p->zcopy = true;
-			break;
-		case O_BUF_SIZE:
-			p->buf_size = (unsigned)parse_ulong(optarg, 1UL << 24);
-			break;
-		case O_NBUFS:
-			p->nbufs = (unsigned)parse_ulong(optarg, 1024);
-			break;
-		default:
-			return -EINVAL;
-		}
-	}
+	ret = perf_opts_parse(&p->o, &tool, argc, argv);
+	if (ret)
+		return ret;
 	ret = perf_opts_finish(&p->o, "lchan_msg_perf", argc,
-			       p->test == T_LAT ? 64 : 1u << 20);
+			       p->o.test == T_LAT ? 64 : 1u << 20);
 	if (ret)
 		return ret;
 	if (!p->o.iters)
@@ -737,10 +659,7 @@ static int parse_args(struct mp *p, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	struct mp p = {
-		.buf_size = 8192,
-		.nbufs = 32,
-	};
+	struct mp p = { 0 };
 	int ret;
 
 	if (parse_args(&p, argc, argv)) {

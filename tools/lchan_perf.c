@@ -23,7 +23,6 @@
  * (iWARP has no receiver-not-ready retry).
  */
 #define _GNU_SOURCE
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -44,32 +43,6 @@
 #define CTRL_BIT	(1ULL << 63)	/* SQE user_data: a control SEND */
 #define EXIT_SKIP	4		/* kselftest's "skipped" */
 
-enum perf_test {
-	T_SEND_LAT,
-	T_WRITE_LAT,
-	T_READ_LAT,
-	T_ATOMIC_LAT,
-	T_SEND_BW,
-	T_WRITE_BW,
-	T_READ_BW,
-	T_MAX,
-};
-
-static const struct {
-	const char *name;
-	bool lat;
-	bool halve;		/* report RTT/2 */
-	size_t def_size;	/* perftest's defaults */
-} tests[T_MAX] = {
-	[T_SEND_LAT] = { "send_lat", true, true, 2 },
-	[T_WRITE_LAT] = { "write_lat", true, true, 2 },
-	[T_READ_LAT] = { "read_lat", true, false, 2 },
-	[T_ATOMIC_LAT] = { "atomic_lat", true, false, 8 },
-	[T_SEND_BW] = { "send_bw", false, false, 65536 },
-	[T_WRITE_BW] = { "write_bw", false, false, 65536 },
-	[T_READ_BW] = { "read_bw", false, false, 65536 },
-};
-
 enum msg_type {
 	M_HELLO = 1,
 	M_START,
@@ -88,7 +61,7 @@ struct perf_msg {
 	uint32_t magic;
 	uint16_t version;
 	uint16_t type;		/* enum msg_type */
-	uint32_t test;		/* enum perf_test */
+	uint32_t test;		/* the test's index in perf_tests[] */
 	uint32_t flags;		/* F_* */
 	uint64_t size;		/* START: message size; HELLO: largest */
 	uint64_t iters;
@@ -103,14 +76,11 @@ struct perf_msg {
 
 _Static_assert(sizeof(struct perf_msg) <= CTRL_SIZE, "control message size");
 
+struct perf_test;
+
 struct perf {
 	struct perf_opts o;
-	int test;
-	bool sweep;
-	unsigned batch;
-	unsigned cq_mod;
-	unsigned tx_depth;
-	unsigned rx_depth;
+	const struct perf_test *ops;	/* the test, o.test's row */
 
 	/* the channel */
 	struct lchan_ctx ctx;
@@ -152,9 +122,44 @@ struct perf {
 	uint64_t timeout_tsc;
 };
 
-/* ------------------------------------------------------------------ time */
+/* One size of a test, as either side runs it. */
+struct perf_round {
+	size_t size;
+	unsigned long n;
+	uint64_t *t;		/* client, latency: the samples */
+	uint64_t credit;	/* client: receives the server has posted */
+	uint8_t *last;		/* server: the last message received */
+};
 
-/* A counter of this channel in sysfs, or -1. */
+/*
+ * What differs from one test to another; perf_tests[] has a row for each,
+ * and a row's index is the test's number in HELLO.
+ */
+struct perf_test {
+	const char *name;
+	bool lat;
+	bool halve;		/* report RTT/2 */
+	size_t def_size;	/* perftest's defaults */
+	size_t fixed_size;	/* the only size it runs, or 0 */
+	bool signal_all;	/* each operation is waited for */
+	bool credits;		/* SENDs: keep to the server's receives */
+	bool polls_memory;	/* waits for data, not for completions */
+	uint64_t feature;	/* the LCHAN_FEATURE_* it needs, or 0 */
+	const char *no_feature;	/* why it is skipped without */
+	/* the data operation of user_data @seq */
+	void (*prep)(struct perf *p, struct lchan_sqe *sqe, size_t size,
+		     uint64_t seq);
+	/* the client's timed part */
+	int (*client)(struct perf *p, struct perf_round *r);
+	/* the server's part; NULL: one-sided, the server only waits */
+	int (*server)(struct perf *p, struct perf_round *r);
+	/* with --verify: after each operation, the client */
+	int (*check_op)(struct perf *p, unsigned long i);
+	/* with --verify: after the round, each side (NULL: nothing) */
+	bool (*client_check)(struct perf *p, const struct perf_round *r);
+	bool (*server_check)(struct perf *p, const struct perf_round *r);
+};
+
 /* ------------------------------------------------------------- the rings */
 
 static void fail(const char *what, int err)
@@ -437,7 +442,7 @@ static int setup_data(struct perf *p, size_t max)
 
 	p->max_size = max;
 	p->slot_size = round_up(max > CTRL_SIZE ? max : CTRL_SIZE, 64);
-	p->nslots = p->rx_depth;
+	p->nslots = p->o.rx_depth;
 	if ((size_t)p->nslots * p->slot_size > SLOT_BUDGET)
 		p->nslots = (unsigned)(SLOT_BUDGET / p->slot_size);
 	if (p->nslots < MIN_SLOTS)
@@ -488,7 +493,7 @@ static int fill_rq(struct perf *p)
 	unsigned i;
 	int ret;
 
-	for (i = 0; i < p->rx_depth; i++) {
+	for (i = 0; i < p->o.rx_depth; i++) {
 		ret = post_recv(p);
 		if (ret)
 			return ret;
@@ -518,8 +523,8 @@ static void learn_peer(struct perf *p, const struct perf_msg *m)
 static void chan_opts(struct perf *p, struct lchan_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->sq_entries = p->tx_depth;
-	o->rq_entries = p->rx_depth;
+	o->sq_entries = p->o.tx_depth;
+	o->rq_entries = p->o.rx_depth;
 	o->flags = LCHAN_DEFER_ESTABLISH;
 }
 
@@ -536,8 +541,6 @@ static int establish(struct perf *p)
 			 sizeof(p->device));
 	return 0;
 }
-
-/* ----------------------------------------------------------- statistics */
 
 /* --------------------------------------------------------- client tests */
 
@@ -558,35 +561,43 @@ static int drain(struct perf *p)
 	return 0;
 }
 
-/* SEND of @size bytes from src; signalled every cq_mod-th data SQE. */
+static void prep_send(struct perf *p, struct lchan_sqe *sqe, size_t size,
+		      uint64_t seq)
+{
+	lchan_prep_send(sqe, &p->data_mr, p->src, (uint32_t)size, seq);
+}
+
+static void prep_write(struct perf *p, struct lchan_sqe *sqe, size_t size,
+		       uint64_t seq)
+{
+	lchan_prep_write(sqe, &p->data_mr, p->src, (uint32_t)size,
+			 p->peer_target, p->peer_rkey, seq);
+}
+
+static void prep_read(struct perf *p, struct lchan_sqe *sqe, size_t size,
+		      uint64_t seq)
+{
+	lchan_prep_read(sqe, &p->data_mr, p->dst, (uint32_t)size,
+			p->peer_src, p->peer_rkey, seq);
+}
+
+static void prep_fetch_add(struct perf *p, struct lchan_sqe *sqe,
+			   size_t size, uint64_t seq)
+{
+	(void)size;
+	lchan_prep_fetch_add(sqe, &p->data_mr, p->fetched, p->peer_counter,
+			     p->peer_rkey, 1, seq);
+}
+
+/* The test's operation; signalled every cq_mod-th data SQE. */
 static int prep_data(struct perf *p, struct lchan_sqe *sqe, size_t size,
 		     unsigned long i, unsigned long n)
 {
 	uint64_t seq = ++p->data_posted;
 
-	switch (p->test) {
-	case T_SEND_LAT:
-	case T_SEND_BW:
-		lchan_prep_send(sqe, &p->data_mr, p->src, (uint32_t)size, seq);
-		break;
-	case T_WRITE_LAT:
-	case T_WRITE_BW:
-		lchan_prep_write(sqe, &p->data_mr, p->src, (uint32_t)size,
-				 p->peer_target, p->peer_rkey, seq);
-		break;
-	case T_READ_LAT:
-	case T_READ_BW:
-		lchan_prep_read(sqe, &p->data_mr, p->dst, (uint32_t)size,
-				p->peer_src, p->peer_rkey, seq);
-		break;
-	case T_ATOMIC_LAT:
-		lchan_prep_fetch_add(sqe, &p->data_mr, p->fetched,
-				     p->peer_counter, p->peer_rkey, 1, seq);
-		break;
-	}
+	p->ops->prep(p, sqe, size, seq);
 	/* Operations the caller waits for are always signalled. */
-	if (p->test != T_READ_LAT && p->test != T_ATOMIC_LAT &&
-	    seq % p->cq_mod && i + 1 != n)
+	if (!p->ops->signal_all && seq % p->o.cq_mod && i + 1 != n)
 		sqe->flags |= LCHAN_SQE_UNSIGNALED;
 	return 0;
 }
@@ -606,7 +617,7 @@ static int wait_recv(struct perf *p, bool event, struct recvd *r)
 /* Room for another data SQE in the window we allow ourselves. */
 static int window_wait(struct perf *p, bool event)
 {
-	while (p->data_posted - p->data_done >= p->tx_depth - 1) {
+	while (p->data_posted - p->data_done >= p->o.tx_depth - 1) {
 		struct recvd r;
 		int ret = reap(p, true, event, &r);
 
@@ -620,10 +631,11 @@ static int window_wait(struct perf *p, bool event)
 	return 0;
 }
 
-static int client_send_lat(struct perf *p, size_t size, unsigned long n,
-			   uint64_t *t)
+static int client_send_lat(struct perf *p, struct perf_round *rd)
 {
-	unsigned long i;
+	size_t size = rd->size;
+	unsigned long n = rd->n, i;
+	uint64_t *t = rd->t;
 	struct recvd r;
 	int ret;
 
@@ -705,10 +717,11 @@ static int write_ping(struct perf *p, size_t size, unsigned long i,
 	return submit(p);
 }
 
-static int client_write_lat(struct perf *p, size_t size, unsigned long n,
-			    uint64_t *t)
+static int client_write_lat(struct perf *p, struct perf_round *rd)
 {
-	unsigned long i;
+	size_t size = rd->size;
+	unsigned long n = rd->n, i;
+	uint64_t *t = rd->t;
 	int ret;
 
 	for (i = 0; i < n; i++) {
@@ -725,10 +738,11 @@ static int client_write_lat(struct perf *p, size_t size, unsigned long n,
 }
 
 /* READ or FETCH_ADD: one at a time, each waited for. */
-static int client_one_sided_lat(struct perf *p, size_t size, unsigned long n,
-				uint64_t *t)
+static int client_one_sided_lat(struct perf *p, struct perf_round *rd)
 {
-	unsigned long i;
+	size_t size = rd->size;
+	unsigned long n = rd->n, i;
+	uint64_t *t = rd->t;
 	int ret;
 
 	for (i = 0; i < n; i++) {
@@ -751,13 +765,23 @@ static int client_one_sided_lat(struct perf *p, size_t size, unsigned long n,
 		if (ret)
 			return ret;
 		t[i] = ticks() - t0;
-		if (p->test == T_ATOMIC_LAT && p->o.verify && *p->fetched != i) {
-			fprintf(stderr, "lchan_perf: fetch_add %lu returned %" PRIu64 "\n",
-				i, *p->fetched);
-			return -EIO;
+		if (p->o.verify && p->ops->check_op) {
+			ret = p->ops->check_op(p, i);
+			if (ret)
+				return ret;
 		}
 	}
 	return 0;
+}
+
+/* atomic_lat: each FETCH_ADD returns the count before it. */
+static int check_fetched(struct perf *p, unsigned long i)
+{
+	if (*p->fetched == i)
+		return 0;
+	fprintf(stderr, "lchan_perf: fetch_add %lu returned %" PRIu64 "\n", i,
+		*p->fetched);
+	return -EIO;
 }
 
 /*
@@ -765,11 +789,11 @@ static int client_one_sided_lat(struct perf *p, size_t size, unsigned long n,
  * kernel @batch at a time, one in cq_mod signalled.  send_bw also keeps to
  * the receives the server has posted (credit).
  */
-static int client_bw(struct perf *p, size_t size, unsigned long n,
-		     uint64_t credit)
+static int client_bw(struct perf *p, struct perf_round *rd)
 {
-	unsigned long i = 0;
-	bool sends = p->test == T_SEND_BW;
+	size_t size = rd->size;
+	unsigned long n = rd->n, i = 0;
+	uint64_t credit = rd->credit;
 	int ret;
 
 	while (p->data_done < n) {
@@ -781,9 +805,9 @@ static int client_bw(struct perf *p, size_t size, unsigned long n,
 			struct lchan_sqe *sqe;
 
 			more = i < n &&
-			       p->data_posted - p->data_done < p->tx_depth - 1 &&
-			       (!sends || p->data_posted < credit);
-			if (!more || k == p->batch)
+			       p->data_posted - p->data_done < p->o.tx_depth - 1 &&
+			       (!p->ops->credits || p->data_posted < credit);
+			if (!more || k == p->o.batch)
 				break;
 			sqe = lchan_get_sqe(&p->chan);
 			if (!sqe)
@@ -820,7 +844,7 @@ static int client_run(struct perf *p, size_t size, unsigned long n,
 		      struct perf_result *res)
 {
 	struct perf_msg m = { .type = M_START, .size = size, .iters = n };
-	uint64_t *t = NULL, credit = 0;
+	struct perf_round rd = { .size = size, .n = n };
 	struct perf_meter mt;
 	int ret;
 
@@ -828,9 +852,9 @@ static int client_run(struct perf *p, size_t size, unsigned long n,
 	res->size = size;
 	res->iters = n;
 	res->verify = p->o.verify ? "ok" : "off";
-	if (tests[p->test].lat) {
-		t = calloc(n, sizeof(*t));
-		if (!t)
+	if (p->ops->lat) {
+		rd.t = calloc(n, sizeof(*rd.t));
+		if (!rd.t)
 			return -ENOMEM;
 	}
 	fill_pattern(p->src, size);
@@ -842,47 +866,27 @@ static int client_run(struct perf *p, size_t size, unsigned long n,
 	if (ret)
 		goto out;
 	/* One receive stays for END; the rest is ours to fill. */
-	credit = m.count - 1;
+	rd.credit = m.count - 1;
 	p->data_posted = 0;
 	p->data_done = 0;
 
 	perf_meter_start(&mt, p->o.poller,
 			 perf_chan_stat(p->chan.info.id, "enters"));
-	switch (p->test) {
-	case T_SEND_LAT:
-		ret = client_send_lat(p, size, n, t);
-		break;
-	case T_WRITE_LAT:
-		ret = client_write_lat(p, size, n, t);
-		break;
-	case T_READ_LAT:
-	case T_ATOMIC_LAT:
-		ret = client_one_sided_lat(p, size, n, t);
-		break;
-	default:
-		ret = client_bw(p, size, n, credit);
-		break;
-	}
-	perf_meter_stop(&mt, res, !tests[p->test].lat, &p->tsc_per_us);
+	ret = p->ops->client(p, &rd);
+	perf_meter_stop(&mt, res, !p->ops->lat, &p->tsc_per_us);
 	perf_meter_enters(&mt, res,
 			  perf_chan_stat(p->chan.info.id, "enters"));
 	if (!ret)
 		ret = drain(p);
 	if (ret)
 		goto out;
-	if (t)
-		perf_lat_stats(res, t, n, 1.0 / p->tsc_per_us /
-			       (tests[p->test].halve ? 2.0 : 1.0));
+	if (rd.t)
+		perf_lat_stats(res, rd.t, n, 1.0 / p->tsc_per_us /
+			       (p->ops->halve ? 2.0 : 1.0));
 
-	/* Our own checks: what we read. */
-	if (p->o.verify && p->test == T_READ_BW &&
-	    !check_pattern(p->dst, size, size))
-		res->verify = "fail";
-	if (p->o.verify && p->test == T_READ_LAT &&
-	    !check_pattern(p->dst, size, size))
-		res->verify = "fail";
-	if (p->o.verify && p->test == T_WRITE_LAT &&
-	    !check_pattern(p->target, size, size - 1))
+	/* Our own checks: what we read, or what the server wrote. */
+	if (p->o.verify && p->ops->client_check &&
+	    !p->ops->client_check(p, &rd))
 		res->verify = "fail";
 
 	m = (struct perf_msg){ .type = M_END, .size = size, .iters = n };
@@ -903,15 +907,16 @@ static int client_run(struct perf *p, size_t size, unsigned long n,
 	if (m.status)
 		res->verify = "fail";
 out:
-	free(t);
+	free(rd.t);
 	return ret;
 }
 
 /* --------------------------------------------------------- server side */
 
-static int server_send_lat(struct perf *p, size_t size, unsigned long n)
+static int server_send_lat(struct perf *p, struct perf_round *rd)
 {
-	unsigned long i;
+	size_t size = rd->size;
+	unsigned long n = rd->n, i;
 	struct recvd r;
 	int ret;
 
@@ -944,9 +949,10 @@ static int server_send_lat(struct perf *p, size_t size, unsigned long n)
 	return 0;
 }
 
-static int server_write_lat(struct perf *p, size_t size, unsigned long n)
+static int server_write_lat(struct perf *p, struct perf_round *rd)
 {
-	unsigned long i;
+	size_t size = rd->size;
+	unsigned long n = rd->n, i;
 	int ret;
 
 	for (i = 0; i < n; i++) {
@@ -963,12 +969,12 @@ static int server_write_lat(struct perf *p, size_t size, unsigned long n)
  * send_bw receiver: count @n messages; every quarter of the receive queue
  * re-posted, tell the client how many receives it may fill (CREDIT).
  */
-static int server_send_bw(struct perf *p, size_t size, unsigned long n,
-			  uint8_t **last)
+static int server_send_bw(struct perf *p, struct perf_round *rd)
 {
 	uint64_t base = p->rq_posted, granted = 0;
-	unsigned quarter = p->rx_depth / 4 ? p->rx_depth / 4 : 1;
-	unsigned long i;
+	unsigned quarter = p->o.rx_depth / 4 ? p->o.rx_depth / 4 : 1;
+	size_t size = rd->size;
+	unsigned long n = rd->n, i;
 	struct recvd r;
 	int ret;
 
@@ -981,7 +987,7 @@ static int server_send_bw(struct perf *p, size_t size, unsigned long n,
 				i, r.len, size);
 			return -EIO;
 		}
-		*last = r.buf;
+		rd->last = r.buf;
 		/* reap() prepared a new receive; hand a quarter over at once. */
 		if (p->rq_posted - base - granted >= quarter && i + 1 < n) {
 			struct perf_msg m = { .type = M_CREDIT };
@@ -990,7 +996,7 @@ static int server_send_bw(struct perf *p, size_t size, unsigned long n,
 			if (ret)
 				return ret;
 			granted = p->rq_posted - base;
-			m.count = p->rx_depth - 1 + granted;
+			m.count = p->o.rx_depth - 1 + granted;
 			ret = send_ctrl(p, &m);
 			if (ret)
 				return ret;
@@ -999,13 +1005,96 @@ static int server_send_bw(struct perf *p, size_t size, unsigned long n,
 	return submit(p);
 }
 
+/* ------------------------------------------------------------ the tests */
+
+/* What the peer wrote; write_lat's last byte is the round's marker. */
+static bool check_target(struct perf *p, const struct perf_round *rd)
+{
+	return check_pattern(p->target, rd->size, rd->size);
+}
+
+static bool check_target_lat(struct perf *p, const struct perf_round *rd)
+{
+	return check_pattern(p->target, rd->size, rd->size - 1);
+}
+
+/* What we read. */
+static bool check_dst(struct perf *p, const struct perf_round *rd)
+{
+	return check_pattern(p->dst, rd->size, rd->size);
+}
+
+static bool check_last(struct perf *p, const struct perf_round *rd)
+{
+	(void)p;
+	return rd->last && check_pattern(rd->last, rd->size, rd->size);
+}
+
+/* One FETCH_ADD of 1 per operation. */
+static bool check_counter(struct perf *p, const struct perf_round *rd)
+{
+	return *p->counter == rd->n;
+}
+
+static const struct perf_test perf_tests[] = {
+	{
+		.name = "send_lat", .lat = true, .halve = true, .def_size = 2,
+		.prep = prep_send,
+		.client = client_send_lat,
+		.server = server_send_lat,
+	}, {
+		.name = "write_lat", .lat = true, .halve = true, .def_size = 2,
+		.polls_memory = true,
+		.prep = prep_write,
+		.client = client_write_lat,
+		.server = server_write_lat,
+		.client_check = check_target_lat,
+		.server_check = check_target_lat,
+	}, {
+		.name = "read_lat", .lat = true, .def_size = 2,
+		.signal_all = true,
+		.prep = prep_read,
+		.client = client_one_sided_lat,
+		.client_check = check_dst,
+	}, {
+		.name = "atomic_lat", .lat = true, .def_size = 8,
+		.fixed_size = 8, .signal_all = true,
+		.feature = LCHAN_FEATURE_ATOMIC,
+		.no_feature = "the device has no atomic operations (LCHAN_FEATURE_ATOMIC)",
+		.prep = prep_fetch_add,
+		.client = client_one_sided_lat,
+		.check_op = check_fetched,
+		.server_check = check_counter,
+	}, {
+		.name = "send_bw", .def_size = 65536,
+		.credits = true,
+		.prep = prep_send,
+		.client = client_bw,
+		.server = server_send_bw,
+		.server_check = check_last,
+	}, {
+		.name = "write_bw", .def_size = 65536,
+		.prep = prep_write,
+		.client = client_bw,
+		.server_check = check_target,
+	}, {
+		.name = "read_bw", .def_size = 65536,
+		.prep = prep_read,
+		.client = client_bw,
+		.client_check = check_dst,
+	},
+};
+
+#define PERF_NTESTS	(sizeof(perf_tests) / sizeof(perf_tests[0]))
+
+/* ------------------------------------------------------------ the server */
+
 /* Serve one START .. RESULT round. */
 static int server_round(struct perf *p, const struct perf_msg *start)
 {
 	struct perf_msg m = { .type = M_READY };
+	struct perf_round rd = { .size = start->size, .n = start->iters };
 	size_t size = start->size;
-	unsigned long n = start->iters;
-	uint8_t *last = NULL;
 	int ret;
 
 	if (size > p->max_size || !size) {
@@ -1023,25 +1112,14 @@ static int server_round(struct perf *p, const struct perf_msg *start)
 		ret = receives_taken(p);
 	if (ret)
 		return ret;
-	m.count = p->rx_depth;
+	m.count = p->o.rx_depth;
 	ret = send_ctrl(p, &m);
 	if (ret)
 		return ret;
 
-	switch (p->test) {
-	case T_SEND_LAT:
-		ret = server_send_lat(p, size, n);
-		break;
-	case T_WRITE_LAT:
-		ret = server_write_lat(p, size, n);
-		break;
-	case T_SEND_BW:
-		ret = server_send_bw(p, size, n, &last);
-		break;
-	default:
-		/* One-sided: nothing to do but wait (sleeping) for END. */
-		break;
-	}
+	/* One-sided tests: nothing to do but wait (sleeping) for END. */
+	if (p->ops->server)
+		ret = p->ops->server(p, &rd);
 	if (!ret)
 		ret = drain(p);
 	if (ret)
@@ -1051,30 +1129,13 @@ static int server_round(struct perf *p, const struct perf_msg *start)
 		return ret;
 
 	m = (struct perf_msg){ .type = M_RESULT };
-	if (p->flags_verify) {
-		switch (p->test) {
-		case T_WRITE_BW:
-			if (!check_pattern(p->target, size, size))
-				m.status = 1;
-			break;
-		case T_WRITE_LAT:
-			if (!check_pattern(p->target, size, size - 1))
-				m.status = 1;
-			break;
-		case T_SEND_BW:
-			if (!last || !check_pattern(last, size, size))
-				m.status = 1;
-			break;
-		case T_ATOMIC_LAT:
-			if (*p->counter != n)
-				m.status = 1;
-			break;
-		}
-	}
+	if (p->flags_verify && p->ops->server_check &&
+	    !p->ops->server_check(p, &rd))
+		m.status = 1;
 	m.value = *p->counter;
 	if (m.status)
 		fprintf(stderr, "lchan_perf: %s of %zu bytes: data check failed\n",
-			tests[p->test].name, size);
+			p->ops->name, size);
 	return send_ctrl(p, &m);
 }
 
@@ -1086,18 +1147,9 @@ static int run_server(struct perf *p)
 	struct recvd r;
 	int ret;
 
-	ret = lchan_listen(&p->ctx, p->o.host, p->o.port, 1, 0, &lst);
-	if (ret) {
-		fail("listen", ret);
+	ret = perf_listen(&p->ctx, &p->o, "lchan_perf", &lst);
+	if (ret)
 		return ret;
-	}
-	if (!p->o.json) {
-		char name[80];
-
-		lchan_addr_format(&lst.addr, name, sizeof(name));
-		fprintf(stderr, "lchan_perf: listening on %s (%s)\n", name,
-			p->o.poller ? "poller" : "doorbell");
-	}
 	chan_opts(p, &opts);
 	ret = lchan_accept(&lst, &opts, &p->chan);
 	lchan_listener_close(&lst);
@@ -1146,11 +1198,12 @@ static int run_server(struct perf *p)
 	ret = check_msg(&r, &m, M_HELLO);
 	if (ret)
 		return ret;
-	if (m.test >= T_MAX) {
+	if (m.test >= PERF_NTESTS) {
 		fprintf(stderr, "lchan_perf: unknown test %u\n", m.test);
 		return -EPROTO;
 	}
-	p->test = (int)m.test;
+	p->o.test = (int)m.test;
+	p->ops = &perf_tests[m.test];
 	p->flags_event = m.flags & F_EVENT;
 	p->flags_verify = m.flags & F_VERIFY;
 	learn_peer(p, &m);
@@ -1159,7 +1212,7 @@ static int run_server(struct perf *p)
 		ret = fill_rq(p);
 	if (ret)
 		return ret;
-	m = (struct perf_msg){ .type = M_HELLO, .count = p->rx_depth };
+	m = (struct perf_msg){ .type = M_HELLO, .count = p->o.rx_depth };
 	describe_self(p, &m);
 	ret = send_ctrl(p, &m);
 
@@ -1190,61 +1243,41 @@ static int run_server(struct perf *p)
 
 /* ---------------------------------------------------------------- output */
 
-static const char *mode_name(const struct perf *p)
-{
-	return p->o.poller ? "poller" : "doorbell";
-}
-
 static void print_header(struct perf *p)
 {
-	const char *line = "---------------------------------------------------------------------------------------";
-
-	printf("%s\n", line);
-	printf("                    lchan_perf %s\n", tests[p->test].name);
-	printf(" Device         : %s (lchan channel %u)\n", p->device,
-	       p->chan.info.id);
-	printf(" Submission     : %s\n", mode_name(p));
+	perf_print_title(&p->o, "lchan_perf", p->ops->name, p->device,
+			 p->chan.info.id);
 	printf(" Completions    : %s\n", p->o.event ? "event (poll(2))" :
 	       "busy polling of the CQ ring");
-	printf(" TX depth       : %u  RX depth: %u", p->tx_depth, p->rx_depth);
-	if (!tests[p->test].lat)
-		printf("  batch: %u  CQ moderation: %u", p->batch, p->cq_mod);
-	printf("\n Data check     : %s\n", p->o.verify ? "on" : "off");
-	if (tests[p->test].lat)
-		printf(" Latency        : %s\n", tests[p->test].halve ?
-		       "RTT/2 (one way)" : "whole operation");
-	printf("%s\n", line);
-	if (tests[p->test].lat)
-		printf(" #bytes #iterations  t_min[usec]  t_max[usec]  t_median[usec]  t_avg[usec]  t_stdev[usec]  99%%[usec]  99.9%%[usec]  cpu[usec/op]\n");
-	else
-		printf(" #bytes #iterations  BW[Gb/s]  BW[MB/s]  MsgRate[Mpps]  cpu[usec/op]\n");
-	fflush(stdout);
+	printf(" TX depth       : %u  RX depth: %u", p->o.tx_depth, p->o.rx_depth);
+	if (!p->ops->lat)
+		printf("  batch: %u  CQ moderation: %u", p->o.batch, p->o.cq_mod);
+	printf("\n");
+	perf_print_columns(&p->o, !p->ops->lat ? NULL : p->ops->halve ?
+			   "RTT/2 (one way)" : "whole operation");
 }
 
 static void print_row(struct perf *p, const struct perf_result *r)
 {
-	perf_print_row(r, tests[p->test].lat);
+	perf_print_row(r, p->ops->lat);
 }
 
 static void print_json(struct perf *p, const struct perf_result *res,
 		       unsigned n, const char *skipped)
 {
-	char local[80] = "", remote[80] = "";
+	struct perf_json j = { 0 };
 
-	lchan_addr_format(&p->chan.info.local, local, sizeof(local));
-	lchan_addr_format(&p->chan.info.remote, remote, sizeof(remote));
-	printf("{\"tool\": \"lchan_perf\", \"test\": \"%s\", \"mode\": \"%s\", ",
-	       tests[p->test].name, mode_name(p));
-	printf("\"completions\": \"%s\", \"device\": \"%s\", ",
-	       p->o.event ? "event" : "busy", p->device);
-	printf("\"local\": \"%s\", \"remote\": \"%s\", ", local, remote);
-	printf("\"tx_depth\": %u, \"rx_depth\": %u, \"batch\": %u, \"cq_mod\": %u, ",
-	       p->tx_depth, p->rx_depth, p->batch, p->cq_mod);
-	printf("\"latency\": \"%s\", ", !tests[p->test].lat ? "none" :
-	       tests[p->test].halve ? "rtt/2" : "operation");
+	perf_json_head(&j, &p->o, "lchan_perf", p->ops->name);
+	perf_json_chan(&j, p->device, &p->chan);
+	perf_json_uint(&j, "tx_depth", p->o.tx_depth);
+	perf_json_uint(&j, "rx_depth", p->o.rx_depth);
+	perf_json_uint(&j, "batch", p->o.batch);
+	perf_json_uint(&j, "cq_mod", p->o.cq_mod);
+	perf_json_str(&j, "latency", !p->ops->lat ? "none" :
+		      p->ops->halve ? "rtt/2" : "operation");
 	if (skipped)
-		printf("\"skipped\": \"%s\", ", skipped);
-	perf_json_results(res, n, tests[p->test].lat);
+		perf_json_str(&j, "skipped", skipped);
+	perf_json_results(&j, res, n, p->ops->lat);
 }
 
 /* ---------------------------------------------------------------- client */
@@ -1285,7 +1318,7 @@ static int run_client(struct perf *p)
 
 	m = (struct perf_msg){
 		.type = M_HELLO,
-		.test = (uint32_t)p->test,
+		.test = (uint32_t)p->o.test,
 		.flags = (p->o.verify ? F_VERIFY : 0) | (p->o.event ? F_EVENT : 0),
 		.size = max,
 	};
@@ -1297,10 +1330,11 @@ static int run_client(struct perf *p)
 		goto out;
 	learn_peer(p, &m);
 
-	if (p->test == T_ATOMIC_LAT && !(p->features & LCHAN_FEATURE_ATOMIC))
-		skipped = "the device has no atomic operations (LCHAN_FEATURE_ATOMIC)";
-	if (p->test == T_WRITE_LAT && p->o.event && !p->o.json)
-		fprintf(stderr, "lchan_perf: write_lat polls memory: --event does not apply\n");
+	if ((p->features & p->ops->feature) != p->ops->feature)
+		skipped = p->ops->no_feature;
+	if (p->ops->polls_memory && p->o.event && !p->o.json)
+		fprintf(stderr, "lchan_perf: %s polls memory: --event does not apply\n",
+			p->ops->name);
 	if (!skipped && !p->o.json)
 		print_header(p);
 	for (i = 0; !skipped && i < p->o.nsizes; i++) {
@@ -1327,7 +1361,7 @@ static int run_client(struct perf *p)
 			ret = recv_ctrl(p, &m, M_BYE);
 	}
 	if (!ret && skipped && !p->o.json)
-		printf("lchan_perf: %s: skipped: %s\n", tests[p->test].name,
+		printf("lchan_perf: %s: skipped: %s\n", p->ops->name,
 		       skipped);
 	if (!ret && p->o.json)
 		print_json(p, res, done, skipped);
@@ -1376,101 +1410,61 @@ static void usage(void)
 "Exit status: 0 done, 1 error or data check failed, 4 test skipped.\n");
 }
 
-enum {
-	O_TX_DEPTH = PERF_O_TOOL,
-	O_RX_DEPTH,
-};
+static int find_test(const char *name)
+{
+	int i;
 
-static const struct option long_opts[] = {
-	PERF_LONG_OPTS,
-	{ "test", required_argument, NULL, 't' },
-	{ "batch", required_argument, NULL, 'b' },
-	{ "cq-mod", required_argument, NULL, 'Q' },
-	{ "tx-depth", required_argument, NULL, O_TX_DEPTH },
-	{ "rx-depth", required_argument, NULL, O_RX_DEPTH },
-	{ NULL, 0, NULL, 0 },
-};
+	for (i = 0; i < (int)PERF_NTESTS; i++)
+		if (!strcmp(name, perf_tests[i].name))
+			return i;
+	return -1;
+}
 
 static int parse_args(struct perf *p, int argc, char **argv)
 {
-	int opt, ret;
+	static const struct perf_tool tool = {
+		"lchan_perf", PERF_FOR_LCHAN, "18515", find_test,
+	};
+	int ret;
 
-	perf_opts_init(&p->o, "18515", argc, argv);
-	while ((opt = getopt_long(argc, argv,
-				  p->o.server ? PERF_SHORT_SERVER "t:b:Q:" :
-						PERF_SHORT_CLIENT "t:b:Q:",
-				  long_opts, NULL)) != -1) {
-		ret = perf_opt(&p->o, "lchan_perf", opt, optarg);
-		if (ret < 0)
-			return ret;
-		if (ret)
-			continue;
-		switch (opt) {
-		case 't':
-			for (p->test = 0; p->test < T_MAX; p->test++)
-				if (!strcmp(optarg, tests[p->test].name))
-					break;
-			if (p->test == T_MAX) {
-				fprintf(stderr, "lchan_perf: unknown test '%s'\n",
-					optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'b':
-			p->batch = (unsigned)parse_ulong(optarg, 4096);
-			break;
-		case 'Q':
-			p->cq_mod = (unsigned)parse_ulong(optarg, 4096);
-			break;
-		case O_TX_DEPTH:
-			p->tx_depth = (unsigned)parse_ulong(optarg, 4096);
-			break;
-		case O_RX_DEPTH:
-			p->rx_depth = (unsigned)parse_ulong(optarg, 4096);
-			break;
-		default:
-			return -EINVAL;
-		}
-	}
-	if (p->test == T_ATOMIC_LAT)
-		p->o.all = false;
-	ret = perf_opts_finish(&p->o, "lchan_perf", argc,
-			       tests[p->test].def_size);
+	ret = perf_opts_parse(&p->o, &tool, argc, argv);
 	if (ret)
 		return ret;
-	if (p->test == T_ATOMIC_LAT) {
-		p->o.sizes[0] = 8;
+	p->ops = &perf_tests[p->o.test];
+	if (p->ops->fixed_size)
+		p->o.all = false;
+	ret = perf_opts_finish(&p->o, "lchan_perf", argc, p->ops->def_size);
+	if (ret)
+		return ret;
+	if (p->ops->fixed_size) {
+		p->o.sizes[0] = p->ops->fixed_size;
 		p->o.nsizes = 1;
 	}
-	if (p->tx_depth < 4 || p->rx_depth < 4) {
+	if (p->o.tx_depth < 4 || p->o.rx_depth < 4) {
 		fprintf(stderr, "lchan_perf: ring depths must be at least 4\n");
 		return -EINVAL;
 	}
 	/* The kernel rounds rings up to powers of two; so do we. */
-	while (p->tx_depth & (p->tx_depth - 1))
-		p->tx_depth++;
-	while (p->rx_depth & (p->rx_depth - 1))
-		p->rx_depth++;
+	while (p->o.tx_depth & (p->o.tx_depth - 1))
+		p->o.tx_depth++;
+	while (p->o.rx_depth & (p->o.rx_depth - 1))
+		p->o.rx_depth++;
 	if (!p->o.iters)
-		p->o.iters = tests[p->test].lat ? 1000 : 5000;
-	if (!p->batch)
-		p->batch = 1;
-	if (!p->cq_mod)
-		p->cq_mod = tests[p->test].lat ? p->tx_depth / 2 :
-						 p->tx_depth / 4;
-	if (p->cq_mod > p->tx_depth / 2)
-		p->cq_mod = p->tx_depth / 2;
+		p->o.iters = p->ops->lat ? 1000 : 5000;
+	if (!p->o.batch)
+		p->o.batch = 1;
+	if (!p->o.cq_mod)
+		p->o.cq_mod = p->ops->lat ? p->o.tx_depth / 2 :
+						     p->o.tx_depth / 4;
+	if (p->o.cq_mod > p->o.tx_depth / 2)
+		p->o.cq_mod = p->o.tx_depth / 2;
 
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	struct perf p = {
-		.tx_depth = 128,
-		.rx_depth = 512,
-		.batch = 16,
-	};
+	struct perf p = { 0 };
 	int ret;
 
 	if (parse_args(&p, argc, argv)) {

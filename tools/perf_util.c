@@ -4,7 +4,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <dirent.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,66 +118,9 @@ double pct(const uint64_t *v, unsigned long n, double q, double scale)
 	return (double)v[i] * scale;
 }
 
-void json_num(const char *key, double v, bool comma)
-{
-	if (isfinite(v))
-		printf("\"%s\": %.6g%s", key, v, comma ? ", " : "");
-	else
-		printf("\"%s\": null%s", key, comma ? ", " : "");
-}
-
 uint8_t pattern(size_t size, size_t j)
 {
 	return (uint8_t)(j * 131u + size * 7u + 11u);
-}
-
-static int parse_size(const char *s, size_t *out)
-{
-	char *end;
-	unsigned long long v = strtoull(s, &end, 0);
-
-	if (end == s)
-		return -EINVAL;
-	if (*end == 'k' || *end == 'K')
-		v <<= 10, end++;
-	else if (*end == 'm' || *end == 'M')
-		v <<= 20, end++;
-	if (*end || !v || v > (1ULL << 30))
-		return -EINVAL;
-	*out = (size_t)v;
-	return 0;
-}
-
-int parse_sizes(const char *arg, size_t *sizes, unsigned max, unsigned *n)
-{
-	char *copy = strdup(arg), *tok, *save = NULL;
-	int ret = 0;
-
-	if (!copy)
-		return -ENOMEM;
-	*n = 0;
-	for (tok = strtok_r(copy, ",", &save); tok && !ret;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (*n == max)
-			ret = -E2BIG;
-		else
-			ret = parse_size(tok, &sizes[(*n)++]);
-	}
-	free(copy);
-	return ret || !*n ? -EINVAL : 0;
-}
-
-unsigned long parse_ulong(const char *s, unsigned long max)
-{
-	char *end;
-	unsigned long v = strtoul(s, &end, 0);
-
-	if (end == s || *end || v > max) {
-		fprintf(stderr, "%s: bad number '%s'\n",
-			program_invocation_short_name, s);
-		exit(2);
-	}
-	return v;
 }
 
 void perf_lat_stats(struct perf_result *res, uint64_t *t, unsigned long n,
@@ -242,6 +184,50 @@ void perf_meter_enters(const struct perf_meter *m, struct perf_result *res,
 		      (double)(enters - m->enters0) / (double)res->iters : -1;
 }
 
+int perf_listen(struct lchan_ctx *ctx, const struct perf_opts *o,
+		const char *tool, struct lchan_listener *lst)
+{
+	int ret = lchan_listen(ctx, o->host, o->port, 1, 0, lst);
+
+	if (ret) {
+		fprintf(stderr, "%s: listen: %s\n", tool, strerror(-ret));
+		return ret;
+	}
+	if (!o->json) {
+		char name[80];
+
+		lchan_addr_format(&lst->addr, name, sizeof(name));
+		fprintf(stderr, "%s: listening on %s (%s)\n", tool, name,
+			perf_mode_name(o));
+	}
+	return 0;
+}
+
+static const char perf_line[] =
+	"---------------------------------------------------------------------------------------";
+
+void perf_print_title(const struct perf_opts *o, const char *tool,
+		      const char *test, const char *device, unsigned chan_id)
+{
+	printf("%s\n", perf_line);
+	printf("                    %s %s\n", tool, test);
+	printf(" Device         : %s (lchan channel %u)\n", device, chan_id);
+	printf(" Submission     : %s\n", perf_mode_name(o));
+}
+
+void perf_print_columns(const struct perf_opts *o, const char *latency)
+{
+	printf(" Data check     : %s\n", o->verify ? "on" : "off");
+	if (latency)
+		printf(" Latency        : %s\n", latency);
+	printf("%s\n", perf_line);
+	if (latency)
+		printf(" #bytes #iterations  t_min[usec]  t_max[usec]  t_median[usec]  t_avg[usec]  t_stdev[usec]  99%%[usec]  99.9%%[usec]  cpu[usec/op]\n");
+	else
+		printf(" #bytes #iterations  BW[Gb/s]  BW[MB/s]  MsgRate[Mpps]  cpu[usec/op]\n");
+	fflush(stdout);
+}
+
 void perf_print_row(const struct perf_result *r, bool lat)
 {
 	if (lat)
@@ -256,141 +242,129 @@ void perf_print_row(const struct perf_result *r, bool lat)
 	fflush(stdout);
 }
 
-void perf_json_results(const struct perf_result *res, unsigned n, bool lat)
+/* What comes before a member or element: its separator, and its key. */
+static void perf_json_key(struct perf_json *j, const char *key)
+{
+	if (j->depth) {
+		struct perf_json_level *l = &j->level[j->depth - 1];
+
+		if (l->array)
+			printf("%s\n  ", l->n ? "," : "");
+		else if (l->n)
+			printf(", ");
+		l->n++;
+	}
+	if (key)
+		printf("\"%s\": ", key);
+}
+
+void perf_json_open(struct perf_json *j, const char *key, char c)
+{
+	perf_json_key(j, key);
+	putchar(c);
+	j->level[j->depth].array = c == '[';
+	j->level[j->depth].n = 0;
+	j->depth++;
+}
+
+void perf_json_close(struct perf_json *j)
+{
+	bool array = j->level[j->depth - 1].array;
+
+	if (array && j->level[j->depth - 1].n)
+		putchar('\n');
+	putchar(array ? ']' : '}');
+	if (!--j->depth) {
+		putchar('\n');
+		fflush(stdout);
+	}
+}
+
+void perf_json_str(struct perf_json *j, const char *key, const char *v)
+{
+	perf_json_key(j, key);
+	printf("\"%s\"", v);
+}
+
+void perf_json_uint(struct perf_json *j, const char *key,
+		    unsigned long long v)
+{
+	perf_json_key(j, key);
+	printf("%llu", v);
+}
+
+void perf_json_num(struct perf_json *j, const char *key, double v)
+{
+	perf_json_key(j, key);
+	if (isfinite(v))
+		printf("%.6g", v);
+	else
+		printf("null");
+}
+
+const char *perf_mode_name(const struct perf_opts *o)
+{
+	return o->poller ? "poller" : "doorbell";
+}
+
+void perf_json_head(struct perf_json *j, const struct perf_opts *o,
+		    const char *tool, const char *test)
+{
+	perf_json_open(j, NULL, '{');
+	perf_json_str(j, "tool", tool);
+	perf_json_str(j, "test", test);
+	perf_json_str(j, "mode", perf_mode_name(o));
+	perf_json_str(j, "completions", o->event ? "event" : "busy");
+}
+
+void perf_json_chan(struct perf_json *j, const char *device,
+		    const struct lchan_chan *chan)
+{
+	char local[80] = "", remote[80] = "";
+
+	lchan_addr_format(&chan->info.local, local, sizeof(local));
+	lchan_addr_format(&chan->info.remote, remote, sizeof(remote));
+	perf_json_str(j, "device", device);
+	perf_json_str(j, "local", local);
+	perf_json_str(j, "remote", remote);
+}
+
+void perf_json_results(struct perf_json *j, const struct perf_result *res,
+		       unsigned n, bool lat)
 {
 	unsigned i;
 
-	printf("\"results\": [");
+	perf_json_open(j, "results", '[');
 	for (i = 0; i < n; i++) {
 		const struct perf_result *r = &res[i];
 
-		printf("%s\n  {\"size\": %zu, \"iters\": %lu, ", i ? "," : "",
-		       r->size, r->iters);
+		perf_json_open(j, NULL, '{');
+		perf_json_uint(j, "size", r->size);
+		perf_json_uint(j, "iters", r->iters);
 		if (lat) {
-			json_num("t_min_us", r->t_min, true);
-			json_num("t_max_us", r->t_max, true);
-			json_num("t_median_us", r->t_median, true);
-			json_num("t_avg_us", r->t_avg, true);
-			json_num("t_stdev_us", r->t_stdev, true);
-			json_num("t_p99_us", r->t_p99, true);
-			json_num("t_p999_us", r->t_p999, true);
+			perf_json_num(j, "t_min_us", r->t_min);
+			perf_json_num(j, "t_max_us", r->t_max);
+			perf_json_num(j, "t_median_us", r->t_median);
+			perf_json_num(j, "t_avg_us", r->t_avg);
+			perf_json_num(j, "t_stdev_us", r->t_stdev);
+			perf_json_num(j, "t_p99_us", r->t_p99);
+			perf_json_num(j, "t_p999_us", r->t_p999);
 		} else {
-			json_num("bw_gbps", r->gbps, true);
-			json_num("bw_MBps", r->mbps, true);
-			json_num("msg_rate_mpps", r->mpps, true);
+			perf_json_num(j, "bw_gbps", r->gbps);
+			perf_json_num(j, "bw_MBps", r->mbps);
+			perf_json_num(j, "msg_rate_mpps", r->mpps);
 		}
-		json_num("secs", r->secs, true);
-		json_num("cpu_us_per_op", r->cpu_us, true);
-		json_num("poller_cpu_us_per_op",
-			 r->poller_cpu_us >= 0 ? r->poller_cpu_us : NAN, true);
-		json_num("enters_per_op", r->enters >= 0 ? r->enters : NAN,
-			 true);
-		printf("\"verify\": \"%s\"}", r->verify);
+		perf_json_num(j, "secs", r->secs);
+		perf_json_num(j, "cpu_us_per_op", r->cpu_us);
+		perf_json_num(j, "poller_cpu_us_per_op",
+			      r->poller_cpu_us >= 0 ? r->poller_cpu_us : NAN);
+		perf_json_num(j, "enters_per_op",
+			      r->enters >= 0 ? r->enters : NAN);
+		perf_json_str(j, "verify", r->verify);
+		perf_json_close(j);
 	}
-	printf("%s]}\n", n ? "\n" : "");
-	fflush(stdout);
-}
-
-void perf_opts_init(struct perf_opts *o, const char *port, int argc,
-		    char **argv)
-{
-	int i;
-
-	*o = (struct perf_opts){
-		.port = port,
-		.poller_cpu = -1,
-		.timeout_s = 30,
-	};
-	for (i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "-s") || !strcmp(argv[i], "--server"))
-			o->server = true;
-}
-
-int perf_opt(struct perf_opts *o, const char *tool, int opt,
-	     const char *arg)
-{
-	switch (opt) {
-	case 's':
-		break;
-	case 'c':
-		o->host = arg;
-		break;
-	case 'a':
-		if (o->server)
-			o->host = arg;
-		else
-			o->all = true;
-		break;
-	case 'A':
-		o->all = true;
-		break;
-	case 'p':
-		o->port = arg;
-		break;
-	case 'S':
-		o->sizes_arg = arg;
-		break;
-	case 'n':
-		o->iters = parse_ulong(arg, 1UL << 30);
-		break;
-	case 'm':
-		if (!strcmp(arg, "poller")) {
-			o->poller = true;
-		} else if (strcmp(arg, "doorbell")) {
-			fprintf(stderr, "%s: --mode is doorbell or poller\n",
-				tool);
-			return -EINVAL;
-		}
-		break;
-	case PERF_O_IDLE:
-		o->idle_ms = (unsigned)parse_ulong(arg, 600000);
-		break;
-	case PERF_O_CPU:
-		o->poller_cpu = (int)parse_ulong(arg, 4095);
-		break;
-	case 'e':
-		o->event = true;
-		break;
-	case 'V':
-		o->verify = true;
-		break;
-	case 'J':
-		o->json = true;
-		break;
-	case PERF_O_TIMEOUT:
-		o->timeout_s = (unsigned)parse_ulong(arg, 3600);
-		if (!o->timeout_s)
-			o->timeout_s = 1;
-		break;
-	default:
-		return 0;
-	}
-	return 1;
-}
-
-int perf_opts_finish(struct perf_opts *o, const char *tool, int argc,
-		     size_t def_size)
-{
-	if (optind != argc || (!o->server && !o->host))
-		return -EINVAL;
-	if (o->sizes_arg && parse_sizes(o->sizes_arg, o->sizes,
-					PERF_MAX_SIZES, &o->nsizes)) {
-		fprintf(stderr, "%s: bad size list '%s'\n", tool,
-			o->sizes_arg);
-		return -EINVAL;
-	}
-	if (o->all) {
-		size_t top = o->nsizes ? o->sizes[o->nsizes - 1] : 65536, s;
-
-		o->nsizes = 0;
-		for (s = 2; s <= top && o->nsizes < PERF_MAX_SIZES; s *= 2)
-			o->sizes[o->nsizes++] = s;
-	}
-	if (!o->nsizes) {
-		o->sizes[0] = def_size;
-		o->nsizes = 1;
-	}
-	return 0;
+	perf_json_close(j);
+	perf_json_close(j);
 }
 
 /* A channel's sysfs attribute @name, open for reading, or NULL. */

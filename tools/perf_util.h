@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later OR MIT */
 /*
- * What lchan_perf and lchan_msg_perf share: their common options, the
+ * What lchan_perf and lchan_msg_perf share besides their options: the
  * clocks, CPU time (the process's and its kernel poller thread's),
  * percentiles, the data pattern, and the result rows in text and JSON.
  */
@@ -14,6 +14,8 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #endif
+
+#include "perf_opts.h"
 
 static inline uint64_t now_ns(void)
 {
@@ -49,75 +51,8 @@ double task_cpu_secs(int pid);
 int cmp_u64(const void *a, const void *b);
 /* perftest's percentile: the value at ceil(q * n) - 1 of the sorted set. */
 double pct(const uint64_t *v, unsigned long n, double q, double scale);
-/* "key": v, with null for what is not a finite number. */
-void json_num(const char *key, double v, bool comma);
-/* Sizes "64,4k,1M" into @sizes (at most @max, each 1 B to 1 GiB). */
-int parse_sizes(const char *arg, size_t *sizes, unsigned max, unsigned *n);
-/* A number up to @max, or a message and exit status 2. */
-unsigned long parse_ulong(const char *s, unsigned long max);
 /* Byte @j of a test message of @size bytes. */
 uint8_t pattern(size_t size, size_t j);
-
-#define PERF_MAX_SIZES	64
-
-/* The options lchan_perf and lchan_msg_perf share. */
-struct perf_opts {
-	bool server;
-	const char *host;	/* the server's listen address, or the peer */
-	const char *port;
-	size_t sizes[PERF_MAX_SIZES];
-	unsigned nsizes;
-	const char *sizes_arg;	/* -S as given */
-	bool all;		/* a client's -a: every power of two */
-	unsigned long iters;	/* 0: the tool's default */
-	bool poller;		/* --mode poller */
-	unsigned idle_ms;
-	int poller_cpu;
-	bool event;
-	bool verify;
-	bool json;
-	unsigned timeout_s;
-};
-
-/* Long options beyond the letters: the tools number theirs from TOOL. */
-enum { PERF_O_IDLE = 256, PERF_O_CPU, PERF_O_TIMEOUT, PERF_O_TOOL };
-
-/* getopt_long() entries of the shared options; the tool's own follow. */
-#define PERF_LONG_OPTS							\
-	{ "server", no_argument, NULL, 's' },				\
-	{ "client", required_argument, NULL, 'c' },			\
-	{ "port", required_argument, NULL, 'p' },			\
-	{ "size", required_argument, NULL, 'S' },			\
-	{ "all", no_argument, NULL, 'A' },				\
-	{ "iters", required_argument, NULL, 'n' },			\
-	{ "mode", required_argument, NULL, 'm' },			\
-	{ "poller-idle", required_argument, NULL, PERF_O_IDLE },	\
-	{ "poller-cpu", required_argument, NULL, PERF_O_CPU },		\
-	{ "event", no_argument, NULL, 'e' },				\
-	{ "verify", no_argument, NULL, 'V' },				\
-	{ "json", no_argument, NULL, 'J' },				\
-	{ "timeout", required_argument, NULL, PERF_O_TIMEOUT },	\
-	{ "help", no_argument, NULL, 'h' }
-
-/*
- * Their letters, to put before the tool's own.  -a is the listen address
- * to a server and "all sizes" to a client (perftest's -a).
- */
-#define PERF_SHORT_SERVER	"sc:a:p:S:n:m:eVJh"
-#define PERF_SHORT_CLIENT	"sc:ap:S:n:m:eVJh"
-
-/* Defaults, and -s found before getopt so that -a can be read. */
-void perf_opts_init(struct perf_opts *o, const char *port, int argc,
-		    char **argv);
-/* A shared option: 1 when taken, 0 when not one of them, <0 bad value. */
-int perf_opt(struct perf_opts *o, const char *tool, int opt,
-	     const char *arg);
-/*
- * After getopt: no operands, a client has a peer, and the sizes: -S, the
- * -a sweep up to the last -S size (64K without one), else @def_size.
- */
-int perf_opts_finish(struct perf_opts *o, const char *tool, int argc,
-		     size_t def_size);
 
 struct lchan_ctx;
 
@@ -173,8 +108,59 @@ void perf_meter_stop(struct perf_meter *m, struct perf_result *res, bool bw,
 void perf_meter_enters(const struct perf_meter *m, struct perf_result *res,
 		       long long enters);
 
-/* The text row and the JSON "results" array (to the end of the object). */
+/*
+ * The tools' JSON, which the rig reads with sed: an object on one line,
+ * members "key": value apart by ", ", each element of an array on a line
+ * of its own.  Strings are names the tools make or read from sysfs and go
+ * out as they are.
+ */
+#define PERF_JSON_DEPTH	4	/* nesting, at the most */
+
+struct perf_json_level {
+	bool array;
+	unsigned n;		/* members or elements so far */
+};
+
+struct perf_json {
+	unsigned depth;
+	struct perf_json_level level[PERF_JSON_DEPTH];
+};
+
+/* An object or array ('{' or '['), under @key (NULL: an array element). */
+void perf_json_open(struct perf_json *j, const char *key, char c);
+/* The innermost one; the outermost ends the line and is flushed. */
+void perf_json_close(struct perf_json *j);
+void perf_json_str(struct perf_json *j, const char *key, const char *v);
+void perf_json_uint(struct perf_json *j, const char *key,
+		    unsigned long long v);
+/* %.6g, and null for what is not a finite number. */
+void perf_json_num(struct perf_json *j, const char *key, double v);
+
+/* "doorbell" or "poller". */
+const char *perf_mode_name(const struct perf_opts *o);
+/* Open the object; the members both tools start with. */
+void perf_json_head(struct perf_json *j, const struct perf_opts *o,
+		    const char *tool, const char *test);
+/* The channel's device, local and remote address. */
+void perf_json_chan(struct perf_json *j, const char *device,
+		    const struct lchan_chan *chan);
+
+/* Listen as -a and -p say, and say where (unless --json); 0 or <0. */
+struct lchan_listener;
+int perf_listen(struct lchan_ctx *ctx, const struct perf_opts *o,
+		const char *tool, struct lchan_listener *lst);
+
+/*
+ * The text header: its first lines, the tool's own, then these last ones
+ * (@latency: what a latency is, NULL for bandwidth) with the columns.
+ */
+void perf_print_title(const struct perf_opts *o, const char *tool,
+		      const char *test, const char *device, unsigned chan_id);
+void perf_print_columns(const struct perf_opts *o, const char *latency);
+
+/* The text row; the JSON "results" array, which closes the object. */
 void perf_print_row(const struct perf_result *r, bool lat);
-void perf_json_results(const struct perf_result *res, unsigned n, bool lat);
+void perf_json_results(struct perf_json *j, const struct perf_result *res,
+		       unsigned n, bool lat);
 
 #endif /* LCHAN_PERF_UTIL_H */
