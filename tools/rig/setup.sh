@@ -31,7 +31,7 @@ PKGS=(
 	iproute2 libibverbs-dev librdmacm-dev
 	sparse strace qperf sockperf util-linux
 	pkgconf groff-base man-db binutils
-	gnuplot-nox linux-perf
+	gnuplot-nox linux-perf python3
 )
 # Wanted but not required: the host check that needs it SKIPs without it.
 OPTIONAL_PKGS=(dkms)

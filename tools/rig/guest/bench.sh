@@ -8,7 +8,8 @@
 #   sweep.tsv   latency against message size (send_lat, ib_send_lat, TCP)
 #   info.txt    what ran where
 #   logs/       every program's own output
-# tools/rig/bench.sh turns these into bench/results.{md,json} and the plot.
+# tools/rig/bench_report.py turns these into bench/<kernel>/results.{md,json}
+# and latency.png.
 #
 # Each row is measured four times: the run whose numbers are reported, a
 # shorter one (CPU time per operation is the difference of the two, so

@@ -1,0 +1,606 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The report of `make bench`: tools/rig/bench_report.py DIR
+
+Reads the guest's raw data in DIR: rows.tsv (one line per measurement),
+sweep.tsv (latency against message size) and info.txt (what ran where).
+Writes into DIR:
+
+  results.md    the goals of issues 4 and 7; per device the rows with their
+                lchan/peer and lchan/TCP ratios, and the message API rows
+                with theirs; the sweep
+  results.json  the same, machine-readable
+  latency.png   the sweep, drawn by gnuplot (skipped without gnuplot)
+
+Number formats and the handling of empty, failed and missing cells are
+fixed: a report rebuilt from committed data comes out byte for byte the same.
+"""
+
+import math
+import os
+import re
+import shutil
+import string
+import subprocess
+import sys
+import tempfile
+
+COLUMNS = ("dev id peer tool test mode completions size iters status lat_median_us "
+           "lat_p99_us bw_gbps msg_rate_mpps syscalls_per_op cpu_us_per_op "
+           "poller_cpu_us_per_op enters_per_op loop_cpu_us_per_op note lat_avg_us").split()
+NUMBERS = COLUMNS[10:19] + ["lat_avg_us"]
+# A row that is not there: empty text, no numbers.
+NO_ROW = {c: None if c in NUMBERS else "" for c in COLUMNS}
+
+# The leading number of a cell, as C's strtod reads it.
+LEADING_NUMBER = re.compile(r"""[ \t\n\v\f\r]*([-+]?(?:
+      0x(?:[0-9a-f]+\.?[0-9a-f]*|\.[0-9a-f]+)(?:p[-+]?[0-9]+)?
+    | (?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:e[-+]?[0-9]+)? | inf(?:inity)? | nan(?:\(\w*\))? ))""",
+                            re.I | re.X)
+# A sweep cell that results.json writes as a number (else null).
+JSON_NUMBER = re.compile(r"-?[0-9]+\.?[0-9]*([eE][-+]?[0-9]+)?")
+# What a ratio of issue 7 compares.
+HOW = {"median": "lat_median_us", "mean": "lat_avg_us", "rate": "msg_rate_mpps"}
+
+GOAL_DEVICE = "rxe0"
+# Issue 4, on GOAL_DEVICE: (goal, target, row, peer, comparison, limit).
+# Without a peer the goal is on the row's system calls per operation; those
+# allow 0.01/op above the target for the noise of strace differences.
+ISSUE4_GOALS = [
+    ("64 B send latency, poller mode (busy polling) vs ib_send_lat", "<= 0.90x",
+     "send_lat.poller.busy", "ib_send_lat.busy", "<=", 0.9),
+    ("64 B send latency, doorbell mode (busy polling) vs ib_send_lat", "<= 1.00x",
+     "send_lat.doorbell.busy", "ib_send_lat.busy", "<=", 1.0),
+    ("64 B send latency, poller mode (events) vs ib_send_lat -e", "<= 0.90x",
+     "send_lat.poller.event", "ib_send_lat.event", "<=", 0.9),
+    ("64 B send latency, doorbell mode (events) vs ib_send_lat -e", "<= 1.00x",
+     "send_lat.doorbell.event", "ib_send_lat.event", "<=", 1.0),
+    ("64 B batched message rate, doorbell mode, vs ib_send_bw", ">= 1.20x",
+     "send_bw.doorbell", "ib_send_bw", ">=", 1.2),
+    ("64 B batched message rate, poller mode, vs ib_send_bw", ">= 1.20x",
+     "send_bw.poller", "ib_send_bw", ">=", 1.2),
+    ("64 KiB RDMA WRITE bandwidth, doorbell mode, vs ib_write_bw", ">= 0.95x",
+     "write_bw.doorbell", "ib_write_bw", ">=", 0.95),
+    ("64 KiB RDMA WRITE bandwidth, poller mode, vs ib_write_bw", ">= 0.95x",
+     "write_bw.poller", "ib_write_bw", ">=", 0.95),
+    ("System calls per operation, poller mode, send_lat", "0",
+     "send_lat.poller.busy", "", "<=", 0.01),
+    ("System calls per operation, poller mode, send_bw", "0",
+     "send_bw.poller", "", "<=", 0.01),
+    ("System calls per operation, poller mode, write_bw", "0",
+     "write_bw.poller", "", "<=", 0.01),
+    ("System calls per operation, doorbell mode, send_lat (batch 1)", "<= 1 per batch (1/op)",
+     "send_lat.doorbell.busy", "", "<=", 1.01),
+    ("System calls per operation, doorbell mode, send_bw (batch 16)",
+     "<= 1 per batch (0.0625/op)", "send_bw.doorbell", "", "<=", 1 / 16 + 0.01),
+    ("System calls per operation, doorbell mode, write_bw (batch 16)",
+     "<= 1 per batch (0.0625/op)", "write_bw.doorbell", "", "<=", 1 / 16 + 0.01),
+]
+
+
+def issue7_goals():
+    """Issue 7 (message API), on each device: (goal, target, row, peer, how,
+    comparison, limit), how a key of HOW; without a peer the goal is on the
+    row's system calls per message."""
+    styles = {"busy": "busy polling", "event": "events"}
+    modes = [(m, s) for m in ("doorbell", "poller") for s in ("busy", "event")]
+    buffers = [(m, b) for m in ("doorbell", "poller") for b in ("registered", "plain")]
+    goals = [(f"64 B message latency, {m} mode ({styles[s]}), vs lchan_perf send_lat", "<= 1.10x",
+              f"msg_lat.{m}.{s}", f"send_lat.{m}.{s}", "median", "<=", 1.1) for m, s in modes]
+    goals += [(f"64 B message latency, {m} mode ({styles[s]}), vs rsockets "
+               f"(rstream{'' if s == 'busy' else ' -T b'})", "<= 1.00x",
+               f"msg_lat.{m}.{s}", f"rs_lat.{s}", "mean", "<=", 1.0) for m, s in modes]
+    goals += [(f"1 MiB message throughput, {m} mode, {b} buffers, vs lchan_perf write_bw 1 MiB",
+               ">= 0.90x", f"msg_bw.{b}.{m}", f"write_bw.1M.{m}", "rate", ">=", 0.9)
+              for m, b in buffers]
+    goals += [(f"1 MiB message throughput, poller mode (events), {b} buffers, "
+               "vs lchan_perf write_bw 1 MiB (events)", ">= 0.90x",
+               f"msg_bw.{b}.poller.event", "write_bw.1M.poller.event", "rate", ">=", 0.9)
+              for b in ("registered", "plain")]
+    goals += [(f"System calls per message, poller mode, {what}", "0", row, "", "", "<=", 0.01)
+              for what, row in [("msg_lat (busy polling)", "msg_lat.poller.busy"),
+                                ("msg_bw 1 MiB, registered buffers", "msg_bw.registered.poller"),
+                                ("msg_bw 1 MiB, plain buffers", "msg_bw.plain.poller")]]
+    return goals
+
+
+# ------------------------------------------------------------- numbers
+
+def to_number(cell):
+    """A cell's leading number (C's strtod), 0 if there is none."""
+    m = LEADING_NUMBER.match(cell)
+    if not m:
+        return 0.0
+    if re.match(r"[-+]?0x", m.group(1), re.I):
+        return float.fromhex(m.group(1))
+    return float(m.group(1).split("(")[0])
+
+
+def is_number(cell):
+    """Whether a whole cell is a number (blanks around it allowed)."""
+    m = LEADING_NUMBER.match(cell)
+    return bool(m) and not cell[m.end():].strip(" \t\n\v\f\r")
+
+
+def cformat(spec, value):
+    """spec % value as C's printf writes it (spec starts with the number)."""
+    text = spec % value
+    # C shows the sign of a NaN, Python does not.
+    if math.isnan(value) and math.copysign(1.0, value) < 0 and text[0] != "-":
+        text = "-" + text
+    return text
+
+
+def fixed(value, digits):
+    return "-" if value is None else cformat(f"%.{digits}f", value)
+
+
+def sig(value):
+    return "-" if value is None else cformat("%.3g", value)
+
+
+def passes(value, cmp, limit):
+    # Not above (below) the limit, so a NaN passes.
+    return not value > limit if cmp == "<=" else not value < limit
+
+
+def divide(x, y):
+    """x / y, None without both values or with y 0 or NaN."""
+    if x is None or y is None or y == 0 or math.isnan(y):
+        return None
+    return x / y
+
+
+# ---------------------------------------------------------------- data
+
+def read_lines(path):
+    """A file's lines without their newlines; None if it cannot be read."""
+    try:
+        with open(path, encoding="latin-1", newline="") as f:
+            lines = f.read().split("\n")
+    except OSError:
+        return None
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def cells(line, count):
+    fields = line.split("\t")
+    return fields + [""] * (count - len(fields))
+
+
+def is_lat(row):
+    return row["test"].endswith("_lat")
+
+
+class Bench:
+    """rows.tsv by (device, row id), and the ratios between its rows."""
+
+    def __init__(self, lines):
+        self.rows, self.order, self.devices = {}, [], []
+        # A status looked up by ratio() for a row that is not there is
+        # recorded as "": goal7_reason() then names that row by its empty id
+        # and status instead of "no row".
+        self.status = {}
+        for line in lines[1:]:
+            row = dict(zip(COLUMNS, cells(line, len(COLUMNS))))
+            row.update({c: None if row[c] == "" else to_number(row[c]) for c in NUMBERS})
+            key = (row["dev"], row["id"])
+            self.rows[key] = row
+            self.status[key] = row["status"]
+            self.order.append(key)
+            if row["dev"] not in self.devices:
+                self.devices.append(row["dev"])
+
+    def row(self, key):
+        return self.rows.get(key, NO_ROW)
+
+    def ok(self, key):
+        return self.status.get(key) == "ok"
+
+    def is_msg(self, key):
+        """A message API row (issue 7): those have a table of their own."""
+        row = self.row(key)
+        return row["tool"] in ("lchan_msg_perf", "rstream") or row["id"].startswith("write_bw.1M.")
+
+    def metric(self, key):
+        """What ratio() compares: median latency or message rate."""
+        row = self.row(key)
+        return row["lat_median_us" if is_lat(row) else "msg_rate_mpps"]
+
+    def ratio(self, a, b):
+        """a's metric over b's, None unless both rows are ok."""
+        if self.status.setdefault(a, "") != "ok" or self.status.setdefault(b, "") != "ok":
+            return None
+        return divide(self.metric(a), self.metric(b))
+
+    def ratio_by(self, a, b, how):
+        """a over b by how (a key of HOW), None unless both rows are ok."""
+        if not self.ok(a) or not self.ok(b):
+            return None
+        return divide(self.row(a)[HOW[how]], self.row(b)[HOW[how]])
+
+    def tcp_of(self, key):
+        """The TCP row an lchan_perf row is compared with, or None."""
+        row = self.row(key)
+        if row["tool"] != "lchan_perf" or self.is_msg(key):
+            return None
+        if is_lat(row):
+            return (key[0], "tcp_lat.64")
+        size = row["size"]
+        small = to_number(size) == 64 if is_number(size) else size == "64"
+        return (key[0], "tcp_bw.64" if small else "tcp_bw.65536")
+
+    def vs_rstream(self, key, prefix):
+        """A message API row over rstream's, prefix rs_ (rsockets) or
+        tcp_rs_ (TCP); None for other rows."""
+        row = self.row(key)
+        if row["tool"] == "rstream" or not self.is_msg(key):
+            return None
+        if is_lat(row):
+            return self.ratio_by(key, (key[0], f"{prefix}lat.{row['completions']}"), "mean")
+        return self.ratio_by(key, (key[0], f"{prefix}bw.1M"), "rate")
+
+    def syscalls(self, key):
+        """System calls per operation of an ok row."""
+        value = self.row(key)["syscalls_per_op"] if self.ok(key) else None
+        # The difference of two strace runs has a little noise (set-up
+        # differs by a call or two); the ENTER count in the detail is exact.
+        return 0.0 if value is not None and value < 0 else value
+
+
+# --------------------------------------------------------------- goals
+
+def goal4(bench, goal, target, row, peer, cmp, limit):
+    """An issue 4 goal: a dict of its cells."""
+    key, other = (GOAL_DEVICE, row), (GOAL_DEVICE, peer)
+    a, b = bench.row(key), bench.row(other)
+    value = bench.ratio(key, other) if peer else bench.syscalls(key)
+    if not peer:
+        detail = (f"{a['id']}: {fixed(a['syscalls_per_op'], 4)} syscalls/op by strace, "
+                  f"{fixed(a['enters_per_op'], 4)} ENTER/op by the kernel counter")
+    elif is_lat(a):
+        detail = f"median {fixed(a['lat_median_us'], 1)} us vs {fixed(b['lat_median_us'], 1)} us"
+    else:
+        detail = (f"{sig(a['msg_rate_mpps'])} vs {sig(b['msg_rate_mpps'])} Mpps "
+                  f"({sig(a['bw_gbps'])} vs {sig(b['bw_gbps'])} Gb/s)")
+    return verdict(goal, target, value, "%.2fx" if peer else "%.3f/op", cmp, limit,
+                   "not measured", detail)
+
+
+def goal7(bench, dev, goal, target, row, peer, how, cmp, limit):
+    """An issue 7 goal on device dev: a dict of its cells."""
+    key, other = (dev, row), (dev, peer)
+    a, b = bench.row(key), bench.row(other)
+    if not peer:
+        value = bench.syscalls(key)
+        detail = (f"{fixed(a['syscalls_per_op'], 4)} syscalls/msg by strace, "
+                  f"{fixed(a['enters_per_op'], 4)} ENTER/msg by the kernel counter")
+    else:
+        value = bench.ratio_by(key, other, how)
+        if how == "rate":
+            detail = f"{sig(a['bw_gbps'])} vs {sig(b['bw_gbps'])} Gb/s ({peer})"
+        else:
+            detail = f"{how} {fixed(a[HOW[how]], 1)} us vs {peer} {fixed(b[HOW[how]], 1)} us"
+    missing = "not measured (" + goal7_reason(bench, key, other if peer else None) + ")"
+    return dict(verdict(goal, target, value, "%.2fx" if peer else "%.3f/msg", cmp, limit,
+                        missing, detail), device=dev)
+
+
+def goal7_reason(bench, key, other):
+    """Why an issue 7 goal on key (over other) has no value, if it has none."""
+    if key not in bench.status:
+        return "no row"
+    if not bench.ok(key):
+        return f"{bench.row(key)['id']} {bench.status[key]}"
+    if other and not bench.ok(other):
+        if other in bench.status:
+            return f"{bench.row(other)['id']} {bench.status[other]}"
+        return "no row for the peer"
+    return "no value"
+
+
+def verdict(goal, target, value, spec, cmp, limit, missing, detail):
+    if value is None:
+        measured, result = missing, "missed"
+    else:
+        measured = cformat(spec, value)
+        result = "met" if passes(value, cmp, limit) else "missed"
+    return {"goal": goal, "target": target, "value": value, "measured": measured,
+            "result": result, "detail": detail}
+
+
+# ------------------------------------------------------------ markdown
+
+# results.md; each {part} is lines that end in a newline.
+REPORT = """\
+# lchan benchmark results
+
+Produced by `make bench` (tools/rig/bench.sh): one run of the QEMU guest, rxe0
+(soft-RoCE) and then siw0 (soft-iWARP), lchan_perf against perftest and TCP on
+the same device and address.  The guest is emulated (TCG, 2 vCPUs): absolute
+numbers are far below real hardware; the ratios are what this is for.  How to
+read it: README.md, section "Benchmarks".
+
+```
+{info}```
+
+## Goals (issue 4, on rxe0)
+
+| goal | target | measured | | detail |
+|---|---|---|---|---|
+{goals4}
+Latency and rate goals compare busy polling with busy polling and events with
+events.  System-call goals allow 0.01/op above the target for the noise of
+the difference of two strace runs; the detail adds the exact count of ENTER
+calls in the timed loop.
+
+## Goals (issue 7, message API)
+
+| device | goal | target | measured | | detail |
+|---|---|---|---|---|---|
+{goals7}
+Against lchan_perf the medians are compared; rstream reports only the mean of
+RTT/2, so against rsockets the means are.  Throughput is compared at the same
+size, so Gb/s and messages per second give the same ratio.  "plain" buffers
+are unregistered memory given to lchan_msg_send/recv: at 1 MiB (above the
+8 KiB buffers of the library) the library registers them for each message;
+"registered" ones are registered once and sent with the _mr calls.
+System-call goals are for the busy-polling rows: a blocking receive sleeps in
+poll(2) by design (its count is in the table).  A busy-polling call also
+sleeps through the bytes of a large message after 50 us (one poll(2) per
+1 MiB message), also by design: spinning there would take the CPU that rxe
+and siw move the bytes with, and on an adapter burn a CPU for nothing.
+
+{devices}## Latency against message size (send ping-pong, median us)
+
+![latency against message size](latency.png)
+
+| device | size | lchan_perf | ib_send_lat | TCP (sockperf) |
+|---|---|---|---|---|
+{sweep}
+sockperf sends 14 to 65507 bytes over TCP: its 65536 point is 65507 bytes.
+"""
+
+ROWS_HEAD = """\
+Latency rows: median and 99th percentile in microseconds (RTT/2 for send and
+write ping-pong, the whole operation for read and atomic, as perftest reports).
+Bandwidth rows: Gb/s and million messages per second.  Ratios compare median
+latency (below 1 is better for lchan) or message rate (above 1 is better).
+
+| row | tool | mode | completions | size | iters | median us | p99 us | Gb/s | Mpps \
+| syscalls/op | CPU us/op | lchan/peer | lchan/TCP | status |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"""
+
+MSG_ROWS_HEAD = """\
+Latency rows: RTT/2 of a 64 B ping-pong; rstream reports only the mean.  Bandwidth
+rows: 1 MiB messages.  syscalls/op and CPU us/op: per round trip (latency) or per
+message (bandwidth; rstream sends N and receives N back, both count).  vs lchan_perf:
+median or rate over the lchan_perf row of the same mode and completion style;
+vs rsockets and vs TCP: mean or rate over the rstream row (busy with busy, events
+with events).
+
+| row | tool | mode | completions | size | iters | median us | mean us | p99 us | Gb/s \
+| Mpps | syscalls/op | CPU us/op | vs lchan_perf | vs rsockets | vs TCP | status |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"""
+
+def table_line(values):
+    return "| " + " | ".join(values) + " |"
+
+
+def ratio_cell(value, peer=""):
+    if value is None:
+        return "-"
+    return cformat("%.2fx", value) + (f" vs {peer}" if peer else "")
+
+
+def row_cells(row, middle, ratios):
+    """A row's line: its identity, the measurement columns in middle, then
+    syscalls, CPU, the ratios and the status."""
+    syscalls = fixed(row["syscalls_per_op"], 3)
+    if row["enters_per_op"] is not None:
+        syscalls += f" (ENTER {fixed(row['enters_per_op'], 3)})"
+    cpu = fixed(row["cpu_us_per_op"], 1)
+    if row["poller_cpu_us_per_op"] is not None:
+        cpu += f" (poller {fixed(row['poller_cpu_us_per_op'], 1)})"
+    status, note = row["status"], row["note"]
+    if note:
+        status += f": {note}" if status != "ok" else f" ({note})"
+    return table_line([row[c] for c in ("id", "tool", "mode", "completions", "size", "iters")]
+                      + middle + [syscalls, cpu] + ratios + [status])
+
+
+def row_line(bench, key):
+    row, tcp = bench.row(key), bench.tcp_of(key)
+    peer = row["peer"]
+    vs_peer = ratio_cell(bench.ratio(key, (key[0], peer)), peer) if peer else ""
+    vs_tcp = ratio_cell(bench.ratio(key, tcp)) if tcp else ""
+    middle = [fixed(row["lat_median_us"], 1), fixed(row["lat_p99_us"], 1),
+              sig(row["bw_gbps"]), sig(row["msg_rate_mpps"])]
+    return row_cells(row, middle, [vs_peer, vs_tcp])
+
+
+def msg_row_line(bench, key):
+    row = bench.row(key)
+    peer = row["peer"]
+    vs_peer = vs_rs = vs_tcp = ""
+    if peer:
+        how = "median" if is_lat(row) else "rate"
+        vs_peer = ratio_cell(bench.ratio_by(key, (key[0], peer), how), peer)
+    if row["tool"] != "rstream":
+        vs_rs = ratio_cell(bench.vs_rstream(key, "rs_"))
+        vs_tcp = ratio_cell(bench.vs_rstream(key, "tcp_rs_"))
+    middle = [fixed(row["lat_median_us"], 1), fixed(row["lat_avg_us"], 1),
+              fixed(row["lat_p99_us"], 1), sig(row["bw_gbps"]), sig(row["msg_rate_mpps"])]
+    return row_cells(row, middle, [vs_peer, vs_rs, vs_tcp])
+
+
+def device_tables(bench, dev):
+    keys = [k for k in bench.order if k[0] == dev]
+    out = [f"## {dev}\n", ROWS_HEAD]
+    out += [row_line(bench, k) for k in keys if not bench.is_msg(k)] + [""]
+    msg_keys = [k for k in keys if bench.is_msg(k)]
+    if msg_keys:
+        out += [f"### {dev}: message API (lchan_msg_perf), rsockets and TCP (rstream)\n",
+                MSG_ROWS_HEAD] + [msg_row_line(bench, k) for k in msg_keys] + [""]
+    return out
+
+
+def sweep_table(devices, sweep):
+    """One line per device and size, a cell per tool."""
+    value, sizes = {}, {}
+    for dev, tool, size, lat, status in (f[:5] for f in sweep):
+        value[dev, tool, size] = cformat("%.1f", to_number(lat)) if status == "ok" else status
+        if size not in sizes.setdefault(dev, []):
+            sizes[dev].append(size)
+    return [table_line([dev, size] + [value.get((dev, tool, size), "")
+                                      for tool in ("lchan_perf", "ib_send_lat", "sockperf")])
+            for dev in devices for size in sizes.get(dev, [])]
+
+
+def markdown(bench, goals4, goals7, info, sweep):
+    def text(lines):
+        return "".join(line + "\n" for line in lines)
+    return REPORT.format(
+        info=text(info),
+        goals4=text(table_line([g["goal"], g["target"], g["measured"], f"**{g['result']}**",
+                                g["detail"]]) for g in goals4),
+        goals7=text(table_line([g["device"], g["goal"], g["target"], g["measured"],
+                                f"**{g['result']}**", g["detail"]]) for g in goals7),
+        devices=text(line for dev in bench.devices for line in device_tables(bench, dev)),
+        sweep=text(sweep_table(bench.devices, sweep)))
+
+
+# ---------------------------------------------------------------- JSON
+
+def jstr(text):
+    # Quotes only; every other character goes out as it is.
+    return '"' + text.replace('"', '\\"') + '"'
+
+
+def jnum(value):
+    return "null" if value is None or not math.isfinite(value) else "%.6g" % value
+
+
+def jobject(pairs):
+    return "{" + ", ".join(f'"{name}": {value}' for name, value in pairs) + "}"
+
+
+def jarray(name, objects):
+    return f'"{name}": [' + ",".join("\n    " + o for o in objects) + "\n  ]"
+
+
+def row_json(bench, key):
+    row, tcp = bench.row(key), bench.tcp_of(key)
+    peer = row["peer"]
+    if bench.is_msg(key):
+        vs_tcp = bench.vs_rstream(key, "tcp_rs_")
+    else:
+        vs_tcp = bench.ratio(key, tcp) if tcp else None
+    pairs = [("device", jstr(key[0])), ("id", jstr(key[1])),
+             ("peer", jstr(peer) if peer else "null")]
+    pairs += [(c, jstr(row[c])) for c in ("tool", "test", "mode", "completions")]
+    pairs += [("size", row["size"]), ("iters", jstr(row["iters"])),
+              ("status", jstr(row["status"]))]
+    pairs += [(c, jnum(row[c])) for c in NUMBERS]
+    pairs += [("ratio_peer", jnum(bench.ratio(key, (key[0], peer)) if peer else None)),
+              ("ratio_rsockets", jnum(bench.vs_rstream(key, "rs_"))),
+              ("ratio_tcp", jnum(vs_tcp)), ("note", jstr(row["note"]))]
+    return jobject(pairs)
+
+
+def sweep_json(fields):
+    dev, tool, size, lat, status = fields[:5]
+    lat = "%.6g" % to_number(lat) if JSON_NUMBER.fullmatch(lat) else "null"
+    return jobject([("device", jstr(dev)), ("tool", jstr(tool)), ("size", size),
+                    ("lat_median_us", lat), ("status", jstr(status))])
+
+
+def goal_json(goal, names):
+    return jobject([(n, jnum(goal[n]) if n == "value" else jstr(goal[n])) for n in names])
+
+
+def results_json(bench, goals4, goals7, sweep):
+    goals = [goal_json(g, ("goal", "target", "value", "result", "detail")) for g in goals4]
+    goals_msg = [goal_json(g, ("device", "goal", "target", "value", "result", "measured",
+                               "detail")) for g in goals7]
+    # info.txt goes into results.md only; this list stays empty.
+    return ("{\n  \"info\": [],\n  " + jarray("goals", goals) + ",\n  "
+            + jarray("goals_msg", goals_msg) + ",\n  "
+            + jarray("rows", [row_json(bench, k) for k in bench.order]) + ",\n  "
+            + jarray("sweep", [sweep_json(f) for f in sweep]) + "\n}\n")
+
+
+# ---------------------------------------------------------------- plot
+
+GNUPLOT = string.Template("""\
+set terminal pngcairo size 1200,500 font ",10" noenhanced
+set output "$png"
+set multiplot layout 1,2 title "Send ping-pong latency (median, RTT/2) against message size; emulated guest"
+set logscale xy
+set xlabel "message size [bytes]"
+set ylabel "latency [us]"
+set grid
+set key top left
+set format x "%.0s%cB"
+do for [d in "rxe0 siw0"] {
+	set title d
+	plot "$tmp/".d.".lchan_perf" using 1:2 with linespoints lw 2 title "lchan (doorbell, busy poll)", \\
+	     "$tmp/".d.".ib_send_lat" using 1:2 with linespoints lw 2 title "verbs (ib_send_lat)", \\
+	     "$tmp/".d.".sockperf" using 1:2 with linespoints lw 2 title "TCP (sockperf)"
+}
+unset multiplot
+""")
+
+
+def warn(message):
+    print(f"[rig] warning: {message}", file=sys.stderr)
+
+
+def plot(directory, sweep):
+    """latency.png: one log-log panel per device; sweep is None without
+    sweep.tsv, which is an error."""
+    if shutil.which("gnuplot") is None:
+        warn("no gnuplot (tools/rig/setup.sh installs gnuplot-nox): no plot")
+        return
+    if sweep is None:
+        sys.exit(f"bench_report.py: cannot read {directory}/sweep.tsv: no plot")
+    with tempfile.TemporaryDirectory() as tmp:
+        for dev in ("rxe0", "siw0"):
+            for tool in ("lchan_perf", "ib_send_lat", "sockperf"):
+                with open(f"{tmp}/{dev}.{tool}", "w", encoding="latin-1") as f:
+                    f.writelines(f"{p[2]} {p[3]}\n" for p in sweep if p[:2] == [dev, tool]
+                                 and p[4] == "ok" and p[3] != "")
+        script = GNUPLOT.substitute(png=os.path.join(directory, "latency.png"), tmp=tmp)
+        if subprocess.run(["gnuplot"], input=script, text=True, check=False).returncode:
+            warn("gnuplot failed: no plot")
+
+
+def write(path, text):
+    with open(path, "w", encoding="latin-1", newline="") as f:
+        f.write(text)
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: bench_report.py DIR")
+    directory = sys.argv[1]
+    rows = read_lines(os.path.join(directory, "rows.tsv"))
+    if not rows:
+        sys.exit(f"bench_report.py: no {directory}/rows.tsv")
+    bench = Bench(rows)
+    info = read_lines(os.path.join(directory, "info.txt")) or []
+    sweep_lines = read_lines(os.path.join(directory, "sweep.tsv"))
+    sweep = [f for f in (cells(line, 5) for line in sweep_lines or []) if f[0] != "dev"]
+    # Issue 4 first: its ratios record the missing rows goal7_reason() sees.
+    goals4 = [goal4(bench, *g) for g in ISSUE4_GOALS]
+    goals7 = [goal7(bench, dev, *g) for dev in bench.devices for g in issue7_goals()]
+    write(os.path.join(directory, "results.md"), markdown(bench, goals4, goals7, info, sweep))
+    write(os.path.join(directory, "results.json"), results_json(bench, goals4, goals7, sweep))
+    # Without sweep.tsv the results are written and then it fails.
+    plot(directory, None if sweep_lines is None else sweep)
+
+
+if __name__ == "__main__":
+    main()
