@@ -14,8 +14,11 @@ Writes into DIR:
 
 Number formats and the handling of empty, failed and missing cells are
 fixed: a report rebuilt from committed data comes out byte for byte the same.
+The files are read as UTF-8; bytes that are not go into results.md as they
+are and into results.json as "?".
 """
 
+import json
 import math
 import os
 import re
@@ -36,9 +39,9 @@ NO_ROW = {c: None if c in NUMBERS else "" for c in COLUMNS}
 LEADING_NUMBER = re.compile(r"""[ \t\n\v\f\r]*([-+]?(?:
       0x(?:[0-9a-f]+\.?[0-9a-f]*|\.[0-9a-f]+)(?:p[-+]?[0-9]+)?
     | (?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:e[-+]?[0-9]+)? | inf(?:inity)? | nan(?:\(\w*\))? ))""",
-                            re.I | re.X)
-# A sweep cell that results.json writes as a number (else null).
-JSON_NUMBER = re.compile(r"-?[0-9]+\.?[0-9]*([eE][-+]?[0-9]+)?")
+                            re.I | re.X | re.A)
+# How the files are read and results.md is written: any bytes pass through.
+TEXT = {"encoding": "utf-8", "errors": "surrogateescape", "newline": ""}
 # What a ratio of issue 7 compares.
 HOW = {"median": "lat_median_us", "mean": "lat_avg_us", "rate": "msg_rate_mpps"}
 
@@ -139,11 +142,6 @@ def sig(value):
     return "-" if value is None else cformat("%.3g", value)
 
 
-def passes(value, cmp, limit):
-    # Not above (below) the limit, so a NaN passes.
-    return not value > limit if cmp == "<=" else not value < limit
-
-
 def divide(x, y):
     """x / y, None without both values or with y 0 or NaN."""
     if x is None or y is None or y == 0 or math.isnan(y):
@@ -156,7 +154,7 @@ def divide(x, y):
 def read_lines(path):
     """A file's lines without their newlines; None if it cannot be read."""
     try:
-        with open(path, encoding="latin-1", newline="") as f:
+        with open(path, **TEXT) as f:
             lines = f.read().split("\n")
     except OSError:
         return None
@@ -179,16 +177,11 @@ class Bench:
 
     def __init__(self, lines):
         self.rows, self.order, self.devices = {}, [], []
-        # A status looked up by ratio() for a row that is not there is
-        # recorded as "": goal7_reason() then names that row by its empty id
-        # and status instead of "no row".
-        self.status = {}
         for line in lines[1:]:
             row = dict(zip(COLUMNS, cells(line, len(COLUMNS))))
             row.update({c: None if row[c] == "" else to_number(row[c]) for c in NUMBERS})
             key = (row["dev"], row["id"])
             self.rows[key] = row
-            self.status[key] = row["status"]
             self.order.append(key)
             if row["dev"] not in self.devices:
                 self.devices.append(row["dev"])
@@ -197,7 +190,7 @@ class Bench:
         return self.rows.get(key, NO_ROW)
 
     def ok(self, key):
-        return self.status.get(key) == "ok"
+        return self.row(key)["status"] == "ok"
 
     def is_msg(self, key):
         """A message API row (issue 7): those have a table of their own."""
@@ -211,7 +204,7 @@ class Bench:
 
     def ratio(self, a, b):
         """a's metric over b's, None unless both rows are ok."""
-        if self.status.setdefault(a, "") != "ok" or self.status.setdefault(b, "") != "ok":
+        if not self.ok(a) or not self.ok(b):
             return None
         return divide(self.metric(a), self.metric(b))
 
@@ -228,8 +221,7 @@ class Bench:
             return None
         if is_lat(row):
             return (key[0], "tcp_lat.64")
-        size = row["size"]
-        small = to_number(size) == 64 if is_number(size) else size == "64"
+        small = is_number(row["size"]) and to_number(row["size"]) == 64
         return (key[0], "tcp_bw.64" if small else "tcp_bw.65536")
 
     def vs_rstream(self, key, prefix):
@@ -290,23 +282,24 @@ def goal7(bench, dev, goal, target, row, peer, how, cmp, limit):
 
 def goal7_reason(bench, key, other):
     """Why an issue 7 goal on key (over other) has no value, if it has none."""
-    if key not in bench.status:
+    if key not in bench.rows:
         return "no row"
     if not bench.ok(key):
-        return f"{bench.row(key)['id']} {bench.status[key]}"
+        return f"{key[1]} {bench.row(key)['status']}"
     if other and not bench.ok(other):
-        if other in bench.status:
-            return f"{bench.row(other)['id']} {bench.status[other]}"
+        if other in bench.rows:
+            return f"{other[1]} {bench.row(other)['status']}"
         return "no row for the peer"
     return "no value"
 
 
 def verdict(goal, target, value, spec, cmp, limit, missing, detail):
-    if value is None:
+    """A goal's cells; a value that is None or NaN is not measured."""
+    if value is None or math.isnan(value):
         measured, result = missing, "missed"
     else:
         measured = cformat(spec, value)
-        result = "met" if passes(value, cmp, limit) else "missed"
+        result = "met" if (value <= limit if cmp == "<=" else value >= limit) else "missed"
     return {"goal": goal, "target": target, "value": value, "measured": measured,
             "result": result, "detail": detail}
 
@@ -474,21 +467,18 @@ def markdown(bench, goals4, goals7, info, sweep):
 
 # ---------------------------------------------------------------- JSON
 
-def jstr(text):
-    # Quotes only; every other character goes out as it is.
-    return '"' + text.replace('"', '\\"') + '"'
+def json_number(value):
+    """value for results.json: 6 significant digits, None if it is missing
+    or not finite."""
+    return float(f"{value:.6g}") if value is not None and math.isfinite(value) else None
 
 
-def jnum(value):
-    return "null" if value is None or not math.isfinite(value) else "%.6g" % value
-
-
-def jobject(pairs):
-    return "{" + ", ".join(f'"{name}": {value}' for name, value in pairs) + "}"
-
-
-def jarray(name, objects):
-    return f'"{name}": [' + ",".join("\n    " + o for o in objects) + "\n  ]"
+def cell_number(cell):
+    """A size or latency cell for results.json: a number or None."""
+    try:
+        return int(cell)
+    except ValueError:
+        return json_number(to_number(cell)) if is_number(cell) else None
 
 
 def row_json(bench, key):
@@ -498,38 +488,32 @@ def row_json(bench, key):
         vs_tcp = bench.vs_rstream(key, "tcp_rs_")
     else:
         vs_tcp = bench.ratio(key, tcp) if tcp else None
-    pairs = [("device", jstr(key[0])), ("id", jstr(key[1])),
-             ("peer", jstr(peer) if peer else "null")]
-    pairs += [(c, jstr(row[c])) for c in ("tool", "test", "mode", "completions")]
-    pairs += [("size", row["size"]), ("iters", jstr(row["iters"])),
-              ("status", jstr(row["status"]))]
-    pairs += [(c, jnum(row[c])) for c in NUMBERS]
-    pairs += [("ratio_peer", jnum(bench.ratio(key, (key[0], peer)) if peer else None)),
-              ("ratio_rsockets", jnum(bench.vs_rstream(key, "rs_"))),
-              ("ratio_tcp", jnum(vs_tcp)), ("note", jstr(row["note"]))]
-    return jobject(pairs)
-
-
-def sweep_json(fields):
-    dev, tool, size, lat, status = fields[:5]
-    lat = "%.6g" % to_number(lat) if JSON_NUMBER.fullmatch(lat) else "null"
-    return jobject([("device", jstr(dev)), ("tool", jstr(tool)), ("size", size),
-                    ("lat_median_us", lat), ("status", jstr(status))])
+    obj = {"device": key[0], "id": key[1], "peer": peer or None}
+    obj.update({c: row[c] for c in ("tool", "test", "mode", "completions")})
+    obj.update(size=cell_number(row["size"]), iters=row["iters"], status=row["status"])
+    obj.update({c: json_number(row[c]) for c in NUMBERS})
+    obj.update(ratio_peer=json_number(bench.ratio(key, (key[0], peer)) if peer else None),
+               ratio_rsockets=json_number(bench.vs_rstream(key, "rs_")),
+               ratio_tcp=json_number(vs_tcp), note=row["note"])
+    return obj
 
 
 def goal_json(goal, names):
-    return jobject([(n, jnum(goal[n]) if n == "value" else jstr(goal[n])) for n in names])
+    return {n: json_number(goal[n]) if n == "value" else goal[n] for n in names}
 
 
-def results_json(bench, goals4, goals7, sweep):
-    goals = [goal_json(g, ("goal", "target", "value", "result", "detail")) for g in goals4]
-    goals_msg = [goal_json(g, ("device", "goal", "target", "value", "result", "measured",
-                               "detail")) for g in goals7]
-    # info.txt goes into results.md only; this list stays empty.
-    return ("{\n  \"info\": [],\n  " + jarray("goals", goals) + ",\n  "
-            + jarray("goals_msg", goals_msg) + ",\n  "
-            + jarray("rows", [row_json(bench, k) for k in bench.order]) + ",\n  "
-            + jarray("sweep", [sweep_json(f) for f in sweep]) + "\n}\n")
+def results_json(bench, goals4, goals7, info, sweep):
+    return {
+        "info": info,
+        "goals": [goal_json(g, ("goal", "target", "value", "result", "detail"))
+                  for g in goals4],
+        "goals_msg": [goal_json(g, ("device", "goal", "target", "value", "result", "measured",
+                                    "detail")) for g in goals7],
+        "rows": [row_json(bench, k) for k in bench.order],
+        "sweep": [{"device": dev, "tool": tool, "size": cell_number(size),
+                   "lat_median_us": cell_number(lat), "status": status}
+                  for dev, tool, size, lat, status in (f[:5] for f in sweep)],
+    }
 
 
 # ---------------------------------------------------------------- plot
@@ -569,17 +553,12 @@ def plot(directory, sweep):
     with tempfile.TemporaryDirectory() as tmp:
         for dev in ("rxe0", "siw0"):
             for tool in ("lchan_perf", "ib_send_lat", "sockperf"):
-                with open(f"{tmp}/{dev}.{tool}", "w", encoding="latin-1") as f:
+                with open(f"{tmp}/{dev}.{tool}", "w", **TEXT) as f:
                     f.writelines(f"{p[2]} {p[3]}\n" for p in sweep if p[:2] == [dev, tool]
                                  and p[4] == "ok" and p[3] != "")
         script = GNUPLOT.substitute(png=os.path.join(directory, "latency.png"), tmp=tmp)
         if subprocess.run(["gnuplot"], input=script, text=True, check=False).returncode:
             warn("gnuplot failed: no plot")
-
-
-def write(path, text):
-    with open(path, "w", encoding="latin-1", newline="") as f:
-        f.write(text)
 
 
 def main():
@@ -593,11 +572,15 @@ def main():
     info = read_lines(os.path.join(directory, "info.txt")) or []
     sweep_lines = read_lines(os.path.join(directory, "sweep.tsv"))
     sweep = [f for f in (cells(line, 5) for line in sweep_lines or []) if f[0] != "dev"]
-    # Issue 4 first: its ratios record the missing rows goal7_reason() sees.
     goals4 = [goal4(bench, *g) for g in ISSUE4_GOALS]
     goals7 = [goal7(bench, dev, *g) for dev in bench.devices for g in issue7_goals()]
-    write(os.path.join(directory, "results.md"), markdown(bench, goals4, goals7, info, sweep))
-    write(os.path.join(directory, "results.json"), results_json(bench, goals4, goals7, sweep))
+    with open(os.path.join(directory, "results.md"), "w", **TEXT) as f:
+        f.write(markdown(bench, goals4, goals7, info, sweep))
+    with open(os.path.join(directory, "results.json"), "w", encoding="utf-8",
+              errors="replace") as f:
+        json.dump(results_json(bench, goals4, goals7, info, sweep), f, indent=2,
+                  ensure_ascii=False, allow_nan=False)
+        f.write("\n")
     # Without sweep.tsv the results are written and then it fails.
     plot(directory, None if sweep_lines is None else sweep)
 
