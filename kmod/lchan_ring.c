@@ -40,19 +40,77 @@
 #include "lchan.h"
 #include "lchan_trace.h"
 
-/* Indices each get a cache line so producer and consumer do not share. */
-enum {
-	LCHAN_LINE = 64,
-	LCHAN_OFF_SQ_HEAD = 0 * LCHAN_LINE,
-	LCHAN_OFF_SQ_TAIL = 1 * LCHAN_LINE,
-	LCHAN_OFF_RQ_HEAD = 2 * LCHAN_LINE,
-	LCHAN_OFF_RQ_TAIL = 3 * LCHAN_LINE,
-	LCHAN_OFF_CQ_HEAD = 4 * LCHAN_LINE,
-	LCHAN_OFF_CQ_TAIL = 5 * LCHAN_LINE,
-	LCHAN_OFF_CONST = 6 * LCHAN_LINE,	/* masks and sizes, read-only */
-	LCHAN_OFF_FLAGS = 7 * LCHAN_LINE,	/* kernel-written flags */
-	LCHAN_OFF_ENTRIES = 8 * LCHAN_LINE,
+/*
+ * The header at the start of the ring mapping, one cache line per inner
+ * struct.  Each index has one writer (see above) and a line of its own,
+ * so the application and the kernel never write the same line.  The
+ * entries follow the header: SQEs, then RQEs, then CQEs.
+ *
+ * The line is 64 bytes, not L1_CACHE_BYTES: the layout is seen by user
+ * space and must not vary with the architecture or the kernel config.
+ */
+#define LCHAN_RING_LINE 64
+
+struct lchan_ring_hdr {
+	struct {
+		u32 sq_head;
+	} __aligned(LCHAN_RING_LINE);
+	struct {
+		u32 sq_tail;
+	} __aligned(LCHAN_RING_LINE);
+	struct {
+		u32 rq_head;
+	} __aligned(LCHAN_RING_LINE);
+	struct {
+		u32 rq_tail;
+	} __aligned(LCHAN_RING_LINE);
+	struct {
+		u32 cq_head;
+	} __aligned(LCHAN_RING_LINE);
+	struct {
+		u32 cq_tail;
+	} __aligned(LCHAN_RING_LINE);
+	struct {			/* written once at setup */
+		u32 sq_ring_mask;
+		u32 sq_ring_entries;
+		u32 rq_ring_mask;
+		u32 rq_ring_entries;
+		u32 cq_ring_mask;
+		u32 cq_ring_entries;
+	} __aligned(LCHAN_RING_LINE);
+	struct {			/* kernel-written */
+		u32 flags;		/* LCHAN_SQ_NEED_WAKEUP */
+		u32 cq_overflow;	/* never written: stays 0 */
+	} __aligned(LCHAN_RING_LINE);
 };
+
+#define LCHAN_RING_OFF(member) offsetof(struct lchan_ring_hdr, member)
+
+/*
+ * The layout is ABI.  User space should find every field through the
+ * offsets LCHAN_IOC_CHAN_INFO reports, and liblchan and the selftests
+ * hard-code none, but a program that saved or hard-coded them would break
+ * silently; so the offsets are pinned here and change only on purpose,
+ * never through an edit to the struct or a config.  The SQEs start at
+ * sizeof(), a whole number of lines; vmalloc_user() memory is page-aligned,
+ * so the struct's alignment holds in the mapping.
+ */
+static_assert(LCHAN_RING_OFF(sq_head) == 0);
+static_assert(LCHAN_RING_OFF(sq_tail) == 64);
+static_assert(LCHAN_RING_OFF(rq_head) == 128);
+static_assert(LCHAN_RING_OFF(rq_tail) == 192);
+static_assert(LCHAN_RING_OFF(cq_head) == 256);
+static_assert(LCHAN_RING_OFF(cq_tail) == 320);
+static_assert(LCHAN_RING_OFF(sq_ring_mask) == 384);
+static_assert(LCHAN_RING_OFF(sq_ring_entries) == 388);
+static_assert(LCHAN_RING_OFF(rq_ring_mask) == 392);
+static_assert(LCHAN_RING_OFF(rq_ring_entries) == 396);
+static_assert(LCHAN_RING_OFF(cq_ring_mask) == 400);
+static_assert(LCHAN_RING_OFF(cq_ring_entries) == 404);
+static_assert(LCHAN_RING_OFF(flags) == 448);
+static_assert(LCHAN_RING_OFF(cq_overflow) == 452);
+static_assert(sizeof(struct lchan_ring_hdr) == 512);
+static_assert(__alignof__(struct lchan_ring_hdr) == LCHAN_RING_LINE);
 
 static int lchan_ring_size_one(u32 asked, u32 max, u32 *out)
 {
@@ -65,13 +123,14 @@ static int lchan_ring_size_one(u32 asked, u32 max, u32 *out)
 }
 
 static void lchan_ring_fill_off(struct lchan_ring_offsets *off, u32 head,
-				u32 tail, u32 konst, u32 entries)
+				u32 tail, u32 mask, u32 count, u32 entries)
 {
 	off->head = head;
 	off->tail = tail;
-	off->ring_mask = konst;
-	off->ring_entries = konst + sizeof(u32);
+	off->ring_mask = mask;
+	off->ring_entries = count;
 	off->entries = entries;
+	off->flags = LCHAN_RING_OFF(flags);
 }
 
 /* What can be checked before a device is known. */
@@ -91,8 +150,8 @@ int lchan_ring_alloc(struct lchan_chan *chan,
 	struct lchan_chan_info *info = &ring->info;
 	u32 max = min_t(u32, LCHAN_MAX_ENTRIES,
 			chan->dev->ibdev->attrs.max_qp_wr - 1);
+	struct lchan_ring_hdr *hdr;
 	size_t sq_off, rq_off, cq_off, size;
-	u32 *konst;
 	int ret;
 
 	if (sizes->resv)
@@ -109,7 +168,7 @@ int lchan_ring_alloc(struct lchan_chan *chan,
 						   ring->sq_entries +
 						   ring->rq_entries, 1U));
 
-	sq_off = LCHAN_OFF_ENTRIES;
+	sq_off = sizeof(*hdr);
 	rq_off = sq_off + ring->sq_entries * sizeof(struct lchan_sqe);
 	cq_off = rq_off + ring->rq_entries * sizeof(struct lchan_rqe);
 	size = PAGE_ALIGN(cq_off + ring->cq_entries * sizeof(struct lchan_cqe));
@@ -126,36 +185,36 @@ int lchan_ring_alloc(struct lchan_chan *chan,
 		return -ENOMEM;
 	}
 
-	ring->sq_head = ring->mem + LCHAN_OFF_SQ_HEAD;
-	ring->sq_tail = ring->mem + LCHAN_OFF_SQ_TAIL;
-	ring->rq_head = ring->mem + LCHAN_OFF_RQ_HEAD;
-	ring->rq_tail = ring->mem + LCHAN_OFF_RQ_TAIL;
-	ring->cq_head = ring->mem + LCHAN_OFF_CQ_HEAD;
-	ring->cq_tail = ring->mem + LCHAN_OFF_CQ_TAIL;
+	hdr = ring->mem;
+	ring->sq_head = &hdr->sq_head;
+	ring->sq_tail = &hdr->sq_tail;
+	ring->rq_head = &hdr->rq_head;
+	ring->rq_tail = &hdr->rq_tail;
+	ring->cq_head = &hdr->cq_head;
+	ring->cq_tail = &hdr->cq_tail;
 	ring->sqes = ring->mem + sq_off;
 	ring->rqes = ring->mem + rq_off;
 	ring->cqes = ring->mem + cq_off;
 
 	/* Masks and sizes for the app; the kernel never reads them back. */
-	konst = ring->mem + LCHAN_OFF_CONST;
-	konst[0] = ring->sq_entries - 1;
-	konst[1] = ring->sq_entries;
-	konst[2] = ring->rq_entries - 1;
-	konst[3] = ring->rq_entries;
-	konst[4] = ring->cq_entries - 1;
-	konst[5] = ring->cq_entries;
+	hdr->sq_ring_mask = ring->sq_entries - 1;
+	hdr->sq_ring_entries = ring->sq_entries;
+	hdr->rq_ring_mask = ring->rq_entries - 1;
+	hdr->rq_ring_entries = ring->rq_entries;
+	hdr->cq_ring_mask = ring->cq_entries - 1;
+	hdr->cq_ring_entries = ring->cq_entries;
 
 	info->mmap_size = size;
-	lchan_ring_fill_off(&info->sq_off, LCHAN_OFF_SQ_HEAD, LCHAN_OFF_SQ_TAIL,
-			    LCHAN_OFF_CONST, sq_off);
-	info->sq_off.flags = LCHAN_OFF_FLAGS;
-	lchan_ring_fill_off(&info->rq_off, LCHAN_OFF_RQ_HEAD, LCHAN_OFF_RQ_TAIL,
-			    LCHAN_OFF_CONST + 2 * sizeof(u32), rq_off);
-	info->rq_off.flags = LCHAN_OFF_FLAGS;
-	lchan_ring_fill_off(&info->cq_off, LCHAN_OFF_CQ_HEAD, LCHAN_OFF_CQ_TAIL,
-			    LCHAN_OFF_CONST + 4 * sizeof(u32), cq_off);
-	info->cq_off.flags = LCHAN_OFF_FLAGS;
-	info->cq_off.overflow = LCHAN_OFF_FLAGS + sizeof(u32);
+	lchan_ring_fill_off(&info->sq_off, LCHAN_RING_OFF(sq_head),
+			    LCHAN_RING_OFF(sq_tail), LCHAN_RING_OFF(sq_ring_mask),
+			    LCHAN_RING_OFF(sq_ring_entries), sq_off);
+	lchan_ring_fill_off(&info->rq_off, LCHAN_RING_OFF(rq_head),
+			    LCHAN_RING_OFF(rq_tail), LCHAN_RING_OFF(rq_ring_mask),
+			    LCHAN_RING_OFF(rq_ring_entries), rq_off);
+	lchan_ring_fill_off(&info->cq_off, LCHAN_RING_OFF(cq_head),
+			    LCHAN_RING_OFF(cq_tail), LCHAN_RING_OFF(cq_ring_mask),
+			    LCHAN_RING_OFF(cq_ring_entries), cq_off);
+	info->cq_off.overflow = LCHAN_RING_OFF(cq_overflow);
 	return 0;
 }
 
