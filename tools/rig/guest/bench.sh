@@ -110,7 +110,7 @@ wait_listen() { # rdma|tcp PORT [PID]
 # of the server in LOG.server.  Sets rc; a failed run is tried once more
 # (perftest's clock calibration fails now and then under emulation) and
 # then "retried" is set.  A run that hit its time limit is not: a hang
-# (ib_send_lat -e on 6.12's rxe never ends, and rxe logs "rxe_cq_post:
+# (ib_send_lat -e on 6.12's rxe hung once, while rxe logged "rxe_cq_post:
 # queue full") would only cost the limit twice.
 pair() { # LOG WRAP WRAPOUT -- CLIENT...
 	_try=0
