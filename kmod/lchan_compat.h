@@ -46,29 +46,19 @@ static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
  * that with IB_POLL_SOFTIRQ, siw's with BHs left enabled 0.96x (busy
  * polling) to 0.81x (sleeping) that with them disabled.
  */
-#if KERNEL_VERSION(6, 4, 0) > LINUX_VERSION_CODE
+#define LCHAN_RXE_TASKLETS (KERNEL_VERSION(6, 4, 0) > LINUX_VERSION_CODE)
+
 static inline bool lchan_compat_post_bh_off(const struct ib_device *ibdev)
 {
-	return true;
+	return LCHAN_RXE_TASKLETS;
 }
 
 static inline enum ib_poll_context
 lchan_compat_cq_poll(const struct ib_device *ibdev)
 {
+	if (!LCHAN_RXE_TASKLETS && ibdev->ops.driver_id == RDMA_DRIVER_RXE)
+		return IB_POLL_WORKQUEUE;
 	return IB_POLL_SOFTIRQ;
 }
-#else
-static inline bool lchan_compat_post_bh_off(const struct ib_device *ibdev)
-{
-	return false;
-}
-
-static inline enum ib_poll_context
-lchan_compat_cq_poll(const struct ib_device *ibdev)
-{
-	return ibdev->ops.driver_id == RDMA_DRIVER_RXE ? IB_POLL_WORKQUEUE :
-							 IB_POLL_SOFTIRQ;
-}
-#endif
 
 #endif /* LCHAN_COMPAT_H */
