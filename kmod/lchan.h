@@ -13,8 +13,9 @@
  *				kernel's SQ/RQ heads, WR slots taken),
  *				establish and teardown
  *   chan->cq_lock	spin	the CQ ring tail and its claims (inflight),
- *				WR slots freed, starved flags, stats; _bh
- *				outside the CQ handler
+ *				WR slots freed, starved flags, stats; always
+ *				_bh (the CQ handler runs in softirq or in a
+ *				workqueue)
  *   lst->mutex		mutex	lst->cm_id: close and device removal both
  *				shut the listener down
  *   lst->lock		spin	the backlog of connection requests

@@ -238,7 +238,12 @@ static void lchan_post_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 		cqe.imm_data = be32_to_cpu(wc->ex.imm_data);
 	}
 
-	spin_lock(&chan->cq_lock);
+	/*
+	 * _bh in the CQ handler too: it runs in softirq on one device and in
+	 * a workqueue on another (rxe since 6.4, lchan_compat.h), and every
+	 * channel's cq_lock is of one lock class.
+	 */
+	spin_lock_bh(&chan->cq_lock);
 	if (is_recv) {
 		if (!wc->status) {
 			chan->stats.recv_ops++;
@@ -274,7 +279,7 @@ static void lchan_post_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 		lchan_post_advance_sends(ring);
 	}
 	lchan_post_kick_starved(chan, is_recv);
-	spin_unlock(&chan->cq_lock);
+	spin_unlock_bh(&chan->cq_lock);
 	lchan_ring_wake(chan);
 	lchan_post_recheck_soon(chan);
 }
