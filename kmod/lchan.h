@@ -344,7 +344,9 @@ struct lchan_ioctl_op {
 }
 
 /* A command only the context's owner may run; @_check comes first. */
-#define LCHAN_IOCTL_OWNER_OP(_ioctl, _check, _fn, _struct, _last, ...)		LCHAN_IOCTL_OP(_ioctl, _fn, _struct, _last,					       .owner_only = true, .check = _check, __VA_ARGS__)
+#define LCHAN_IOCTL_OWNER_OP(_ioctl, _check, _fn, _struct, _last, ...)	\
+	LCHAN_IOCTL_OP(_ioctl, _fn, _struct, _last,			\
+		       .owner_only = true, .check = _check, __VA_ARGS__)
 
 #define lchan_dbg_chan(chan, fmt, ...) \
 	pr_debug("CHAN[%u] %s: " fmt, (chan)->id, __func__, ##__VA_ARGS__)
