@@ -231,12 +231,12 @@ check_kernel() { # K
 		notok "$p harness: detects a kernel WARNING while the tests pass (runner exit $rc)"
 		show_run harness-warn
 	fi
-	# The same boot ran the RDMA smoke test: rping over rxe0 and siw0.
+	# The same boot ran the RDMA smoke test: traffic over rxe0 and siw0.
 	smoke_ok=$(grep -c '^ok [0-9]* rdma_smoke:' "$warn_tap" 2>/dev/null || true)
 	if [ "${smoke_ok:-0}" -ge 6 ] && ! grep -q '^not ok [0-9]* rdma_smoke:' "$warn_tap"; then
-		ok "$p harness: rxe0 and siw0 carry rping traffic (IPv4, IPv6)"
+		ok "$p harness: rxe0 and siw0 carry RC traffic (IPv4, IPv6)"
 	else
-		notok "$p harness: rxe0 and siw0 carry rping traffic (IPv4, IPv6)"
+		notok "$p harness: rxe0 and siw0 carry RC traffic (IPv4, IPv6)"
 		grep 'rdma_smoke' "$warn_tap" | sed 's/^/#   /' || true
 	fi
 

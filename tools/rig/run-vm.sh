@@ -103,7 +103,7 @@ for f in "$REPO"/lib/liblchan.so*; do
 done
 mkdir -p "$share/rig"
 cp -a "$B/rig-selftest/pass" "$B/rig-selftest/fail" "$B/rig-selftest/smoke" \
-	"$B/rig-selftest/lchan_warn.ko" "$share/rig/"
+	"$B/rig-selftest/lchan_warn.ko" "$B/rig-selftest/rig_cmping" "$share/rig/"
 # Libraries the staged programs need beyond those in the initramfs go to
 # syslib/ (on the guest's LD_LIBRARY_PATH).
 declare -A have=()

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Build the rig's self-test pieces into $B/rig-selftest (never into
 # build/selftests, where the real tests live):
-#   pass/rig_tap_pass, fail/rig_tap_fail, smoke/rdma_smoke, lchan_warn.ko
+#   pass/rig_tap_pass, fail/rig_tap_fail, smoke/rdma_smoke (with its probe
+#   rig_cmping), lchan_warn.ko
 set -euo pipefail
 # shellcheck source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -26,6 +27,10 @@ build_tap "$out/pass/rig_tap_pass"
 build_tap "$out/fail/rig_tap_fail" -DRIG_FAIL
 # A rig whose RDMA devices do not work must not pass its own self-test.
 install -m 0755 "$here/rdma_smoke.sh" "$out/smoke/rdma_smoke"
+# The probe sits next to the script, outside smoke/ (every file there is run).
+if [ ! -x "$out/rig_cmping" ] || [ "$here/rig_cmping.c" -nt "$out/rig_cmping" ]; then
+	"$cc" -std=c11 -O2 -Wall -Wextra -Werror -o "$out/rig_cmping" "$here/rig_cmping.c" -lrdmacm -libverbs
+fi
 
 ko=$out/lchan_warn.ko
 if [ ! -f "$ko" ] || [ "$here/lchan_warn.c" -nt "$ko" ] ||

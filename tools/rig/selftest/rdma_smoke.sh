@@ -2,7 +2,7 @@
 # shellcheck shell=sh
 # SPDX-License-Identifier: GPL-2.0
 # Rig smoke test, run in the guest: the RDMA devices the tests rely on are
-# up and carry traffic (rping client/server on each device and address).
+# up and carry traffic (rig_cmping client/server on each device and address).
 # Prints TAP.  Not an lchan test: it tells rig trouble from module trouble.
 # shellcheck disable=SC1091 # written by the guest /init
 . /etc/lchan.env
@@ -24,27 +24,40 @@ for dev in "$LCHAN_RXE_DEV" "$LCHAN_SIW_DEV"; do
 	fi
 done
 
-# rping server and client on one address; both must finish cleanly.
-rping_pair() {
-	timeout 30 rping -s -a "$1" -C 3 >/tmp/rping-s.log 2>&1 &
+# rig_cmping server and client on one address; both must finish cleanly.
+# The client sends only once the server has said "established" (why: see
+# rig_cmping.c).
+probe=$LCHAN_SHARE/rig/rig_cmping
+probe_pair() {
+	# Nothing of the last pair's may be read as this one's.
+	rm -f /tmp/cmping.go /tmp/cmping-s.out /tmp/cmping-s.log /tmp/cmping-c.out /tmp/cmping-c.log
+	timeout 30 "$probe" -s "$1" 7471 >/tmp/cmping-s.out 2>/tmp/cmping-s.log &
 	_srv=$!
 	# Connect only once the server listens: a connect that comes first is
 	# rejected (a loaded host makes that likely).
 	_i=0
-	while [ $_i -lt 100 ] && ! rdma resource show cm_id 2>/dev/null | grep -q 'state LISTEN.*comm rping'; do
+	while [ $_i -lt 100 ] && ! grep -qs listening /tmp/cmping-s.log; do
 		sleep 0.1
 		_i=$((_i + 1))
 	done
-	timeout 30 rping -c -a "$1" -C 3 -v >/tmp/rping-c.log 2>&1
+	timeout 30 "$probe" -c "$1" 7471 /tmp/cmping.go >/tmp/cmping-c.out 2>/tmp/cmping-c.log &
+	_cli=$!
+	_i=0
+	while [ $_i -lt 200 ] && ! grep -qs established /tmp/cmping-s.out; do
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	touch /tmp/cmping.go
+	wait $_cli
 	_crc=$?
 	wait $_srv
 	_src=$?
-	if [ $_crc = 0 ] && [ $_src = 0 ] && [ "$(grep -c 'ping data' /tmp/rping-c.log)" = 3 ]; then
+	if [ $_crc = 0 ] && [ $_src = 0 ] && [ "$(grep -c 'ping data' /tmp/cmping-c.out)" = 3 ]; then
 		return 0
 	fi
-	echo "# rping on $1: client exit $_crc, server exit $_src"
-	sed 's/^/# client: /' /tmp/rping-c.log
-	sed 's/^/# server: /' /tmp/rping-s.log
+	echo "# rig_cmping on $1: client exit $_crc, server exit $_src"
+	cat /tmp/cmping-c.out /tmp/cmping-c.log | sed 's/^/# client: /'
+	cat /tmp/cmping-s.out /tmp/cmping-s.log | sed 's/^/# server: /'
 	return 1
 }
 
@@ -52,10 +65,10 @@ for spec in "$LCHAN_RXE_DEV $LCHAN_RXE_ADDR" "$LCHAN_RXE_DEV $LCHAN_RXE_ADDR6" \
 	"$LCHAN_SIW_DEV $LCHAN_SIW_ADDR" "$LCHAN_SIW_DEV $LCHAN_SIW_ADDR6"; do
 	# shellcheck disable=SC2086 # split "dev addr"
 	set -- $spec
-	if rping_pair "$2"; then
-		ok "rdma_smoke: rping over $1 to $2"
+	if probe_pair "$2"; then
+		ok "rdma_smoke: traffic over $1 to $2"
 	else
-		notok "rdma_smoke: rping over $1 to $2"
+		notok "rdma_smoke: traffic over $1 to $2"
 	fi
 done
 exit $failed

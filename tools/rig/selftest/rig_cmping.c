@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The rig's RDMA traffic probe: one RC connection through rdma_cm, a few
+ * SEND round trips, a clean disconnect.  No lchan in it.
+ *
+ *   rig_cmping -s ADDR PORT           accept one connection, echo messages
+ *   rig_cmping -c ADDR PORT GO_FILE   connect, wait for GO_FILE, ping
+ *
+ * The client sends its first message only once GO_FILE exists; the script
+ * creates it when the server has printed "established".  siw's accepting
+ * side sends its MPA reply before it hands the socket to the QP, and data
+ * that arrives in between stays in the socket until more data comes; a
+ * probe that sent at once would hang on that driver race now and then, and
+ * the rig self-test must tell a broken rig, not that race (lchan's own
+ * tests cover the race: conn.*.server_sends_first).
+ *
+ * Every step is logged to stderr, so a probe killed by its timeout says
+ * where it stopped.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <rdma/rdma_cma.h>
+#include <rdma/rdma_verbs.h>
+
+#define ROUNDS		3
+#define MSG_SIZE	64
+#define WAIT_MS		20000
+
+static void step(const char *what)
+{
+	fprintf(stderr, "rig_cmping: %s\n", what);
+}
+
+static int fail(const char *what)
+{
+	fprintf(stderr, "rig_cmping: %s failed: %s\n", what, strerror(errno));
+	return 1;
+}
+
+static int wait_completion(struct rdma_cm_id *id, int recv)
+{
+	struct ibv_wc wc;
+	int n = recv ? rdma_get_recv_comp(id, &wc) : rdma_get_send_comp(id, &wc);
+
+	if (n <= 0)
+		return fail(recv ? "rdma_get_recv_comp" : "rdma_get_send_comp");
+	if (wc.status != IBV_WC_SUCCESS) {
+		fprintf(stderr, "rig_cmping: %s completion status %s\n",
+			recv ? "receive" : "send", ibv_wc_status_str(wc.status));
+		return 1;
+	}
+	return 0;
+}
+
+/* The peer's DISCONNECTED event, bounded. */
+static int wait_disconnect(struct rdma_cm_id *id)
+{
+	struct pollfd pfd = { .fd = id->channel->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+	int type;
+
+	if (poll(&pfd, 1, WAIT_MS) != 1) {
+		step("no DISCONNECTED event");
+		return 1;
+	}
+	if (rdma_get_cm_event(id->channel, &ev))
+		return fail("rdma_get_cm_event");
+	type = ev->event;
+	rdma_ack_cm_event(ev);
+	if (type != RDMA_CM_EVENT_DISCONNECTED) {
+		fprintf(stderr, "rig_cmping: event %s, not DISCONNECTED\n",
+			rdma_event_str(type));
+		return 1;
+	}
+	return 0;
+}
+
+static int wait_go_file(const char *path)
+{
+	struct timespec tick = { .tv_nsec = 10 * 1000 * 1000 };
+	int i;
+
+	for (i = 0; i < WAIT_MS / 10; i++) {
+		if (access(path, F_OK) == 0)
+			return 0;
+		nanosleep(&tick, NULL);
+	}
+	step("the go file never appeared");
+	return 1;
+}
+
+static int serve(struct rdma_cm_id *listen_id, char *buf)
+{
+	char *rbuf = buf + MSG_SIZE;
+	struct rdma_cm_id *id;
+	struct ibv_mr *mr;
+	int i, rc = 1;
+
+	if (rdma_listen(listen_id, 1))
+		return fail("rdma_listen");
+	step("listening");
+	if (rdma_get_request(listen_id, &id))
+		return fail("rdma_get_request");
+	mr = rdma_reg_msgs(id, buf, 2 * MSG_SIZE);
+	if (!mr) {
+		fail("rdma_reg_msgs");
+		goto out_destroy;
+	}
+	if (rdma_post_recv(id, NULL, rbuf, MSG_SIZE, mr)) {
+		fail("rdma_post_recv");
+		goto out_dereg;
+	}
+	if (rdma_accept(id, NULL)) {
+		fail("rdma_accept");
+		goto out_dereg;
+	}
+	printf("established\n");
+	fflush(stdout);
+	for (i = 0; i < ROUNDS; i++) {
+		if (wait_completion(id, 1))
+			goto out_dereg;
+		memcpy(buf, rbuf, MSG_SIZE);
+		if (rdma_post_recv(id, NULL, rbuf, MSG_SIZE, mr)) {
+			fail("rdma_post_recv");
+			goto out_dereg;
+		}
+		if (rdma_post_send(id, NULL, buf, MSG_SIZE, mr, IBV_SEND_SIGNALED)) {
+			fail("rdma_post_send");
+			goto out_dereg;
+		}
+		if (wait_completion(id, 0))
+			goto out_dereg;
+		fprintf(stderr, "rig_cmping: echoed %d\n", i + 1);
+	}
+	/*
+	 * The client ends the connection.  No rdma_disconnect() here: on a
+	 * synchronous id it waits for a DISCONNECTED event, and this one is
+	 * already taken.
+	 */
+	rc = wait_disconnect(id);
+	if (!rc)
+		step("peer disconnected");
+out_dereg:
+	rdma_dereg_mr(mr);
+out_destroy:
+	rdma_destroy_ep(id);
+	return rc;
+}
+
+static int ping(struct rdma_cm_id *id, char *buf, const char *go_file)
+{
+	char *rbuf = buf + MSG_SIZE;
+	struct ibv_mr *mr;
+	int i, rc = 1;
+
+	mr = rdma_reg_msgs(id, buf, 2 * MSG_SIZE);
+	if (!mr)
+		return fail("rdma_reg_msgs");
+	if (rdma_post_recv(id, NULL, rbuf, MSG_SIZE, mr)) {
+		fail("rdma_post_recv");
+		goto out_dereg;
+	}
+	if (rdma_connect(id, NULL)) {
+		fail("rdma_connect");
+		goto out_dereg;
+	}
+	step("connected");
+	if (wait_go_file(go_file))
+		goto out_disconnect;
+	for (i = 0; i < ROUNDS; i++) {
+		memset(buf, 0, MSG_SIZE);
+		snprintf(buf, MSG_SIZE, "rig_cmping %d", i + 1);
+		if (rdma_post_send(id, NULL, buf, MSG_SIZE, mr, IBV_SEND_SIGNALED)) {
+			fail("rdma_post_send");
+			goto out_disconnect;
+		}
+		if (wait_completion(id, 0) || wait_completion(id, 1))
+			goto out_disconnect;
+		if (memcmp(rbuf, buf, MSG_SIZE)) {
+			step("the echo differs from the message");
+			goto out_disconnect;
+		}
+		if (i + 1 < ROUNDS && rdma_post_recv(id, NULL, rbuf, MSG_SIZE, mr)) {
+			fail("rdma_post_recv");
+			goto out_disconnect;
+		}
+		printf("ping data: %s\n", buf);
+		fflush(stdout);
+	}
+	rc = 0;
+out_disconnect:
+	step("disconnecting");
+	rdma_disconnect(id);
+out_dereg:
+	rdma_dereg_mr(mr);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP };
+	struct ibv_qp_init_attr attr = {
+		.cap = { .max_send_wr = 2, .max_recv_wr = 2,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+		.sq_sig_all = 1,
+	};
+	static char buf[2 * MSG_SIZE];	/* send, then receive buffer */
+	struct rdma_addrinfo *res;
+	struct rdma_cm_id *id;
+	int server, rc;
+
+	if (argc < 4 || (strcmp(argv[1], "-s") && strcmp(argv[1], "-c")) ||
+	    (!strcmp(argv[1], "-c") && argc < 5)) {
+		fprintf(stderr, "usage: rig_cmping -s ADDR PORT | -c ADDR PORT GO_FILE\n");
+		return 2;
+	}
+	server = !strcmp(argv[1], "-s");
+	if (server)
+		hints.ai_flags = RAI_PASSIVE;
+	if (rdma_getaddrinfo(argv[2], argv[3], &hints, &res))
+		return fail("rdma_getaddrinfo");
+	if (rdma_create_ep(&id, res, NULL, &attr)) {
+		rdma_freeaddrinfo(res);
+		return fail("rdma_create_ep");
+	}
+	rdma_freeaddrinfo(res);
+	rc = server ? serve(id, buf) : ping(id, buf, argv[4]);
+	rdma_destroy_ep(id);
+	step(rc ? "FAILED" : "done");
+	return rc;
+}
