@@ -12,10 +12,13 @@
  *   chan->lock		mutex	cm_id, cq, qp, posting from the rings (the
  *				kernel's SQ/RQ heads, WR slots taken),
  *				establish and teardown
- *   chan->cq_lock	spin	the CQ ring tail and its claims (inflight),
- *				WR slots freed, starved flags, stats; always
- *				_bh (the CQ handler runs in softirq or in a
- *				workqueue)
+ *   chan->cq_lock	spin	the CQ ring tail and its claims (inflight;
+ *				a submit claims a batch in one section and
+ *				returns the spares in one more), WR slots
+ *				freed, starved flags, stats; always _bh (the
+ *				CQ handler runs in softirq or in a
+ *				workqueue) and never held across a call into
+ *				the device
  *   lst->mutex		mutex	lst->cm_id: close and device removal both
  *				shut the listener down
  *   lst->lock		spin	the backlog of connection requests

@@ -10,7 +10,12 @@
  * entry until its error CQE is written.  A claim is taken only while
  * CQEs unread plus claims stay within the ring.  Writing a CQE uses its
  * claim (lchan_ring_put_cqe()); a request that completes without a CQE
- * gives its claim back.
+ * gives its claim back.  A submit claims for its whole batch in one cq_lock
+ * section and gives back the claims it did not use in one more: the spares
+ * are only ever counted, never written, so completions meanwhile (which
+ * write into slots their own requests claimed) and the application
+ * (which only frees slots) cannot make the ring overflow.  Room that frees
+ * while a batch runs is used by the next submit.
  *
  * WR slots.  Each queue has a ring of struct lchan_wr as deep as its ring
  * of entries.  wr_post counts requests handed to the device, wr_done the

@@ -268,8 +268,10 @@ static void lchan_post_link(struct lchan_chan *chan, struct lchan_queue *q,
  * @post false: answer every entry with a flush error instead (the channel
  * is not connected).  Each entry is read into a local first: a bad one is
  * answered at once even when the queue is full, a good one waits in the
- * ring until a WR slot frees.  Returns the number of entries taken, or
- * -EINVAL for a tail that is not within one ring of the head.
+ * ring until a WR slot frees.  CQ slots are claimed for the whole batch
+ * first and the spares given back after (lchan_flow.c).  Returns the
+ * number of entries taken, or -EINVAL for a tail that is not within one
+ * ring of the head.
  */
 static int lchan_post_take(struct lchan_chan *chan, struct lchan_queue *q,
 			   bool post, u32 tail)
@@ -279,7 +281,7 @@ static int lchan_post_take(struct lchan_chan *chan, struct lchan_queue *q,
 	const struct ib_send_wr *bad_send;
 	const struct ib_recv_wr *bad_recv;
 	struct lchan_wr local;
-	u32 taken = 0, pending;
+	u32 taken = 0, claimed, pending;
 	s64 published;
 	int ret;
 
@@ -287,13 +289,12 @@ static int lchan_post_take(struct lchan_chan *chan, struct lchan_queue *q,
 	if (published < 0)
 		return -EINVAL;
 	pending = published;
+	/* An entry takes one slot or more: @pending claims are enough. */
+	claimed = lchan_flow_claim_cq(chan, pending);
 
-	while (pending) {
+	while (pending && taken < claimed) {
 		struct lchan_wr *wr = NULL;
 		u32 status, slots;
-
-		if (!lchan_flow_claim_cq(chan, 1))
-			break;
 
 		status = is_recv ?
 			lchan_wr_read_rqe(chan, q->head_k, pending, &local,
@@ -308,7 +309,6 @@ static int lchan_post_take(struct lchan_chan *chan, struct lchan_queue *q,
 		if (!slots || (!status && !wr)) {
 			/* Incomplete or queue full: wait in the ring. */
 			lchan_wr_put_mrs(&local);
-			lchan_flow_unclaim_cq(chan, 1);
 			break;
 		}
 		q->head_k += slots;
@@ -328,6 +328,7 @@ static int lchan_post_take(struct lchan_chan *chan, struct lchan_queue *q,
 		last = wr;
 		WRITE_ONCE(q->wr_post, q->wr_post + 1);
 	}
+	lchan_flow_unclaim_cq(chan, claimed - taken);
 
 	/* The slots are read: give them back.  Pairs with app acquire. */
 	smp_store_release(q->head, q->head_k);
