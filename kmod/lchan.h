@@ -12,10 +12,13 @@
  *   chan->lock		mutex	cm_id, cq, qp, posting from the rings (the
  *				kernel's SQ/RQ heads, WR slots taken),
  *				establish and teardown
- *   chan->cq_lock	spin	the CQ ring tail and its claims (inflight),
- *				WR slots freed, starved flags, stats; always
- *				_bh (the CQ handler runs in softirq or in a
- *				workqueue)
+ *   chan->cq_lock	spin	the CQ ring tail and its claims (inflight;
+ *				a submit claims a batch in one section and
+ *				returns the spares in one more), WR slots
+ *				freed, starved flags, stats; always _bh (the
+ *				CQ handler runs in softirq or in a
+ *				workqueue) and never held across a call into
+ *				the device
  *   lst->mutex		mutex	lst->cm_id: close and device removal both
  *				shut the listener down
  *   lst->lock		spin	the backlog of connection requests
@@ -172,31 +175,39 @@ struct lchan_wr {
 };
 
 /*
+ * One submission queue of a ring (the SQ or the RQ): its index words in
+ * the mapping, the kernel's copy of its head, and a WR slot per entry
+ * (lchan_flow.c says how the slots are counted).
+ */
+struct lchan_queue {
+	u32 *head, *tail;		/* in the mapping */
+	u32 entries;
+	u32 head_k;			/* kernel copy of *head; under chan->lock */
+	struct lchan_wr *wr;		/* entries slots */
+	u32 wr_post, wr_done;		/* post under lock, done in handler */
+	bool starved;			/* under cq_lock: entries wait for slots */
+};
+
+/*
  * The shared ring mapping and the kernel's private state for it.  Each index
  * in the mapping has one writer; the kernel keeps its own indices here and
- * never reads them back from the mapping.
+ * never reads them back from the mapping.  The SQE and RQE arrays stay here,
+ * typed: only lchan_wr.c reads them, each array with its own parser.
  */
 struct lchan_ring {
 	void *mem;			/* vmalloc_user(), mapped by the app */
 	size_t size;
 	struct lchan_chan_info info;	/* offsets, filled at setup */
 
-	u32 *sq_head, *sq_tail, *rq_head, *rq_tail, *cq_head, *cq_tail;
+	struct lchan_queue sq, rq;
 	struct lchan_sqe *sqes;
 	struct lchan_rqe *rqes;
+
+	u32 *cq_head, *cq_tail;
 	struct lchan_cqe *cqes;
-	u32 sq_entries, rq_entries, cq_entries;
-
-	u32 sq_head_k;			/* kernel copies of kernel indices */
-	u32 rq_head_k;
+	u32 cq_entries;
 	u32 cq_tail_k;			/* under chan->cq_lock */
-
-	struct lchan_wr *swr;		/* sq_entries slots */
-	struct lchan_wr *rwr;		/* rq_entries slots */
-	u32 swr_post, swr_done;		/* post under lock, done in handler */
-	u32 rwr_post, rwr_done;
-	u32 inflight;			/* under cq_lock: posted, not done */
-	bool sq_starved, rq_starved;	/* under cq_lock: entries wait for slots */
+	u32 inflight;			/* under cq_lock: CQ slots claimed */
 };
 
 struct lchan_stats {
@@ -459,11 +470,7 @@ void lchan_ring_free(struct lchan_ring *ring);
 int lchan_ring_mmap(struct lchan_chan *chan, struct vm_area_struct *vma);
 s64 lchan_ring_pending(u32 tail, u32 head_k, u32 entries);
 u32 lchan_ring_cq_ready(struct lchan_chan *chan);
-u32 lchan_ring_sq_outstanding(struct lchan_chan *chan);
-u32 lchan_ring_rq_outstanding(struct lchan_chan *chan);
-u32 lchan_ring_sq_held(struct lchan_chan *chan);
-u32 lchan_ring_rq_held(struct lchan_chan *chan);
-bool lchan_ring_claim_cq(struct lchan_ring *ring);
+u32 lchan_ring_held(const struct lchan_ring *ring, const struct lchan_queue *q);
 void lchan_ring_put_cqe(struct lchan_chan *chan, const struct lchan_cqe *src);
 void lchan_ring_wake(struct lchan_chan *chan);
 void lchan_ring_reject(struct lchan_chan *chan, u8 opcode, u64 user_data,
@@ -476,11 +483,21 @@ u32 lchan_wr_read_sqe(struct lchan_chan *chan, u32 head, u32 avail,
 u32 lchan_wr_read_rqe(struct lchan_chan *chan, u32 head, u32 avail,
 		      struct lchan_wr *wr, u32 *slots);
 
+/* lchan_flow.c */
+u32 lchan_flow_claim_cq(struct lchan_chan *chan, u32 want);
+void lchan_flow_unclaim_cq(struct lchan_chan *chan, u32 count);
+struct lchan_wr *lchan_flow_get_wr(struct lchan_chan *chan,
+				   struct lchan_queue *q);
+void lchan_flow_recv_done(struct lchan_chan *chan, struct lchan_wr *wr);
+void lchan_flow_send_done(struct lchan_chan *chan, struct lchan_wr *wr,
+			  bool quiet);
+void lchan_flow_retire_all(struct lchan_chan *chan);
+u32 lchan_flow_outstanding(const struct lchan_queue *q);
+
 /* lchan_post.c */
 void lchan_post_kick(struct lchan_chan *chan);
 void lchan_post_repost_work(struct work_struct *work);
 void lchan_post_cq_recheck(struct work_struct *work);
-void lchan_post_retire_all(struct lchan_chan *chan);
 void lchan_post_rtr_connected(struct lchan_chan *chan);
 void lchan_post_rtr_wait_end(struct work_struct *work);
 int lchan_post_rtr_prepare(struct lchan_chan *chan);

@@ -177,7 +177,7 @@ int lchan_chan_create_qp(struct lchan_chan *chan,
 	 * ready-to-receive request (lchan_post.c).
 	 */
 	chan->cq = ib_alloc_cq(ibdev, chan,
-			       ring->sq_entries + ring->rq_entries + 3,
+			       ring->sq.entries + ring->rq.entries + 3,
 			       0, chan->dev->cq_poll);
 	if (IS_ERR(chan->cq)) {
 		ret = PTR_ERR(chan->cq);
@@ -188,8 +188,8 @@ int lchan_chan_create_qp(struct lchan_chan *chan,
 	attr.qp_context = chan;
 	attr.send_cq = chan->cq;
 	attr.recv_cq = chan->cq;
-	attr.cap.max_send_wr = ring->sq_entries + 2;
-	attr.cap.max_recv_wr = ring->rq_entries + 2;
+	attr.cap.max_send_wr = ring->sq.entries + 2;
+	attr.cap.max_recv_wr = ring->rq.entries + 2;
 	attr.cap.max_send_sge = chan->max_send_sge;
 	attr.cap.max_recv_sge = chan->max_recv_sge;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
@@ -226,7 +226,7 @@ void lchan_chan_teardown(struct lchan_chan *chan)
 		rdma_disconnect(chan->cm_id);
 	if (chan->qp) {
 		ib_drain_qp(chan->qp);
-		lchan_post_retire_all(chan);
+		lchan_flow_retire_all(chan);
 		rdma_destroy_qp(chan->cm_id);
 		chan->qp = NULL;
 	}
@@ -317,8 +317,9 @@ static bool lchan_chan_done(struct lchan_chan *chan)
 /* Nothing more can complete: disconnected and nothing in flight. */
 static bool lchan_chan_settled(struct lchan_chan *chan)
 {
-	return lchan_chan_done(chan) && !lchan_ring_sq_outstanding(chan) &&
-	       !lchan_ring_rq_outstanding(chan);
+	return lchan_chan_done(chan) &&
+	       !lchan_flow_outstanding(&chan->ring.sq) &&
+	       !lchan_flow_outstanding(&chan->ring.rq);
 }
 
 static __poll_t lchan_chan_poll(struct file *file, poll_table *wait)

@@ -1,34 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Posting what the application published (one chain per queue per call)
- * and turning completions into CQEs.
- *
- * WR slots.  Each queue has a ring of struct lchan_wr as deep as the ring
- * of entries.  *_post counts requests handed to the device, *_done the
- * oldest slot not yet free again; both only grow.  Receives complete in
- * order.  Sends need not: siw completes a SEND once it is on the wire, an
- * earlier READ only when its data came back.  So each send slot is marked
- * completed on its own completion and *_done advances over completed
- * slots only.  An unsignaled SEND or WRITE has no completion of its own
- * when it succeeds; those are in order among themselves, so it is known
- * complete when a later signaled request completes.  READs and atomics
- * are always signaled (hidden from the CQ ring if the application asked
- * for no completion), and every half ring the kernel signals one request
- * itself, so slots come back even if the application never asks for a
- * completion.  A failed request always completes, so its error reaches
- * the CQ ring.
- *
- * CQ claims: each request posted holds one claim on a CQ slot until it is
- * retired (lchan_ring.c explains the claims).
+ * and turning completions into CQEs.  Whether an entry may be taken (a CQ
+ * slot and a WR slot for it) is lchan_flow.c's question.
  */
 #include "lchan.h"
-
-static struct lchan_wr *lchan_post_slot(struct lchan_ring *ring, bool is_recv,
-					u32 idx)
-{
-	return is_recv ? &ring->rwr[idx & (ring->rq_entries - 1)] :
-			 &ring->swr[idx & (ring->sq_entries - 1)];
-}
 
 /*
  * Where the device's post path runs its request depends on the device and
@@ -44,50 +20,6 @@ static void lchan_post_bh_on(const struct lchan_chan *chan)
 {
 	if (chan->dev->post_bh_off)
 		local_bh_enable();
-}
-
-/* Free the oldest send slots that are completed. cq_lock held. */
-static void lchan_post_advance_sends(struct lchan_ring *ring)
-{
-	while (ring->swr_done != ring->swr_post &&
-	       lchan_post_slot(ring, false, ring->swr_done)->completed)
-		WRITE_ONCE(ring->swr_done, ring->swr_done + 1);
-}
-
-/*
- * A free WR slot on a queue, or NULL.  Only chan->lock holders post; the
- * completion handler asks too (under cq_lock), hence READ_ONCE on post.
- */
-static struct lchan_wr *lchan_post_free_wr(struct lchan_ring *ring,
-					   bool is_recv)
-{
-	u32 depth = is_recv ? ring->rq_entries : ring->sq_entries;
-	u32 post = is_recv ? READ_ONCE(ring->rwr_post) :
-			     READ_ONCE(ring->swr_post);
-	u32 done = is_recv ? READ_ONCE(ring->rwr_done) :
-			     READ_ONCE(ring->swr_done);
-
-	if (post - done >= depth)
-		return NULL;
-	return lchan_post_slot(ring, is_recv, post);
-}
-
-/*
- * Entries the application published wait in the ring while every WR slot
- * of their queue is taken (siw completes a SEND before an older READ, and
- * the READ's slot holds back the ones after it).  When slots free, post
- * them without waiting for another ENTER: a busy-polling application may
- * never make one.  cq_lock held, so lchan_post_wait_slot cannot miss it.
- */
-static void lchan_post_kick_starved(struct lchan_chan *chan, bool is_recv)
-{
-	struct lchan_ring *ring = &chan->ring;
-	bool *starved = is_recv ? &ring->rq_starved : &ring->sq_starved;
-
-	if (!*starved || !lchan_post_free_wr(ring, is_recv))
-		return;
-	*starved = false;
-	lchan_post_kick(chan);
 }
 
 /* Submit what waits in the ring from process context, soon. */
@@ -118,36 +50,6 @@ void lchan_post_repost_work(struct work_struct *work)
 	lchan_post_submit(chan, &sq_done, &rq_done);
 	mutex_unlock(&chan->lock);
 	lchan_chan_put(chan);
-}
-
-/*
- * No free slot for a good entry: mark the queue starved under cq_lock,
- * looking again first, so that a completion freeing a slot either is seen
- * here or sees the mark.
- */
-static struct lchan_wr *lchan_post_wait_slot(struct lchan_chan *chan,
-					     bool is_recv)
-{
-	struct lchan_ring *ring = &chan->ring;
-	struct lchan_wr *wr;
-
-	spin_lock_bh(&chan->cq_lock);
-	wr = lchan_post_free_wr(ring, is_recv);
-	if (!wr)
-		*(is_recv ? &ring->rq_starved : &ring->sq_starved) = true;
-	spin_unlock_bh(&chan->cq_lock);
-	return wr;
-}
-
-/* An unsignaled request known to be done: account it without a CQE. */
-static void lchan_post_retire_quiet(struct lchan_chan *chan,
-				    struct lchan_wr *wr)
-{
-	chan->stats.send_ops++;
-	chan->stats.send_bytes += wr->length;
-	chan->ring.inflight--;
-	lchan_wr_put_mrs(wr);
-	wr->completed = true;
 }
 
 /*
@@ -219,8 +121,9 @@ static void lchan_post_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct lchan_wr *wr = container_of(wc->wr_cqe, struct lchan_wr, cqe);
 	struct lchan_chan *chan = wr->chan;
-	struct lchan_ring *ring = &chan->ring;
 	bool is_recv = wr->opcode == LCHAN_CQE_RECV;
+	/* A hidden send that succeeded: the application asked for no CQE. */
+	bool quiet = !is_recv && wr->hidden && !wc->status;
 	struct lchan_cqe cqe = {
 		.user_data = wr->user_data,
 		.opcode = wr->opcode,
@@ -250,60 +153,19 @@ static void lchan_post_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 			chan->stats.recv_bytes += wc->byte_len;
 		}
 		lchan_ring_put_cqe(chan, &cqe);
-		lchan_wr_put_mrs(wr);
-		WRITE_ONCE(ring->rwr_done, ring->rwr_done + 1);
+		lchan_flow_recv_done(chan, wr);
 	} else {
-		/* Not yet freed, so it lies within [swr_done, swr_post). */
-		u32 slot = wr - ring->swr;
-		u32 idx = ring->swr_done +
-			  ((slot - ring->swr_done) & (ring->sq_entries - 1));
-		u32 q;
-
 		if (!wc->status) {
 			chan->stats.send_ops++;
 			chan->stats.send_bytes += wr->length;
 		}
-		if (wr->hidden && !wc->status)
-			ring->inflight--;
-		else
+		if (!quiet)
 			lchan_ring_put_cqe(chan, &cqe);
-		lchan_wr_put_mrs(wr);
-		wr->completed = true;
-		/* Unsignaled SENDs and WRITEs before it are done too. */
-		for (q = ring->swr_done; q != idx; q++) {
-			struct lchan_wr *old = lchan_post_slot(ring, false, q);
-
-			if (!old->signaled && !old->completed)
-				lchan_post_retire_quiet(chan, old);
-		}
-		lchan_post_advance_sends(ring);
+		lchan_flow_send_done(chan, wr, quiet);
 	}
-	lchan_post_kick_starved(chan, is_recv);
 	spin_unlock_bh(&chan->cq_lock);
 	lchan_ring_wake(chan);
 	lchan_post_recheck_soon(chan);
-}
-
-/*
- * After the drain marker completed, sends still unretired (unsignaled ones
- * at the end) are complete too.  Teardown only, chan->lock held.
- */
-void lchan_post_retire_all(struct lchan_chan *chan)
-{
-	struct lchan_ring *ring = &chan->ring;
-	u32 q;
-
-	if (!ring->swr)
-		return;
-	spin_lock_bh(&chan->cq_lock);
-	for (q = ring->swr_done; q != ring->swr_post; q++) {
-		struct lchan_wr *old = lchan_post_slot(ring, false, q);
-
-		if (!old->completed)
-			lchan_post_retire_quiet(chan, old);
-	}
-	lchan_post_advance_sends(ring);
-	spin_unlock_bh(&chan->cq_lock);
 }
 
 /* The request after @wr in the chain being posted, or NULL. */
@@ -321,17 +183,15 @@ static struct lchan_wr *lchan_post_next(struct lchan_wr *wr, bool is_recv)
  * Those requests were the newest, so their slots are returned by moving
  * the post index back; the older ones in flight keep theirs.
  */
-static void lchan_post_fail_chain(struct lchan_chan *chan, struct lchan_wr *wr,
+static void lchan_post_fail_chain(struct lchan_chan *chan,
+				  struct lchan_queue *q, struct lchan_wr *wr,
 				  bool is_recv)
 {
-	struct lchan_ring *ring = &chan->ring;
-	u32 *post_idx = is_recv ? &ring->rwr_post : &ring->swr_post;
-
 	while (wr) {
 		struct lchan_wr *next = lchan_post_next(wr, is_recv);
 
 		lchan_wr_put_mrs(wr);
-		WRITE_ONCE(*post_idx, *post_idx - 1);
+		WRITE_ONCE(q->wr_post, q->wr_post - 1);
 		lchan_ring_reject(chan, wr->opcode, wr->user_data,
 				  LCHAN_CQE_WR_FLUSH_ERR);
 		wr = next;
@@ -346,8 +206,9 @@ static void lchan_post_fail_chain(struct lchan_chan *chan, struct lchan_wr *wr,
  * never move again, and only the error state gets them back: as flush
  * completions, through the normal completion path.
  */
-static void lchan_post_failed(struct lchan_chan *chan, struct lchan_wr *first,
-			      struct lchan_wr *bad, bool is_recv, int err)
+static void lchan_post_failed(struct lchan_chan *chan, struct lchan_queue *q,
+			      struct lchan_wr *first, struct lchan_wr *bad,
+			      bool is_recv, int err)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	struct lchan_wr *wr;
@@ -356,7 +217,7 @@ static void lchan_post_failed(struct lchan_chan *chan, struct lchan_wr *first,
 		if (wr == bad) {
 			lchan_dbg_chan(chan, "%s post refused (%d)\n",
 				       is_recv ? "receive" : "send", err);
-			lchan_post_fail_chain(chan, bad, is_recv);
+			lchan_post_fail_chain(chan, q, bad, is_recv);
 			return;
 		}
 	}
@@ -365,11 +226,12 @@ static void lchan_post_failed(struct lchan_chan *chan, struct lchan_wr *first,
 	ib_modify_qp(chan->qp, &attr, IB_QP_STATE);
 }
 
-/* Link a checked request into the chain being built. */
-static void lchan_post_link(struct lchan_chan *chan, struct lchan_wr *wr,
-			    struct lchan_wr *last, bool is_recv, u32 idx)
+/* Link a checked request, in the next slot of @q, into the chain. */
+static void lchan_post_link(struct lchan_chan *chan, struct lchan_queue *q,
+			    struct lchan_wr *wr, struct lchan_wr *last,
+			    bool is_recv)
 {
-	struct lchan_ring *ring = &chan->ring;
+	u32 half = max(q->entries / 2, 1U);
 
 	wr->chan = chan;
 	wr->cqe.done = lchan_post_wr_done;
@@ -388,8 +250,7 @@ static void lchan_post_link(struct lchan_chan *chan, struct lchan_wr *wr,
 	if (!wr->signaled &&
 	    (wr->opcode == LCHAN_CQE_READ || wr->opcode == LCHAN_CQE_CMP_SWAP ||
 	     wr->opcode == LCHAN_CQE_FETCH_ADD ||
-	     idx % max(ring->sq_entries / 2, 1U) ==
-	     max(ring->sq_entries / 2, 1U) - 1)) {
+	     q->wr_post % half == half - 1)) {
 		wr->signaled = true;
 		wr->hidden = true;
 	}
@@ -403,66 +264,54 @@ static void lchan_post_link(struct lchan_chan *chan, struct lchan_wr *wr,
 }
 
 /*
- * Take published entries of one queue, post the good ones as one chain.
+ * Take published entries of queue @q, post the good ones as one chain.
  * @post false: answer every entry with a flush error instead (the channel
  * is not connected).  Each entry is read into a local first: a bad one is
  * answered at once even when the queue is full, a good one waits in the
- * ring until a WR slot frees.  Returns the number of entries taken, or
- * -EINVAL for a tail that is not within one ring of the head.
+ * ring until a WR slot frees.  CQ slots are claimed for the whole batch
+ * first and the spares given back after (lchan_flow.c).  Returns the
+ * number of entries taken, or -EINVAL for a tail that is not within one
+ * ring of the head.
  */
-static int lchan_post_take(struct lchan_chan *chan, bool is_recv, bool post,
-			   u32 tail)
+static int lchan_post_take(struct lchan_chan *chan, struct lchan_queue *q,
+			   bool post, u32 tail)
 {
-	struct lchan_ring *ring = &chan->ring;
-	u32 entries = is_recv ? ring->rq_entries : ring->sq_entries;
-	u32 *head_k = is_recv ? &ring->rq_head_k : &ring->sq_head_k;
-	u32 *head_word = is_recv ? ring->rq_head : ring->sq_head;
-	u32 *post_idx = is_recv ? &ring->rwr_post : &ring->swr_post;
+	bool is_recv = q == &chan->ring.rq;
 	struct lchan_wr *first = NULL, *last = NULL, *bad;
 	const struct ib_send_wr *bad_send;
 	const struct ib_recv_wr *bad_recv;
 	struct lchan_wr local;
-	u32 taken = 0, pending;
+	u32 taken = 0, claimed, pending;
 	s64 published;
 	int ret;
 
-	published = lchan_ring_pending(tail, *head_k, entries);
+	published = lchan_ring_pending(tail, q->head_k, q->entries);
 	if (published < 0)
 		return -EINVAL;
 	pending = published;
+	/* An entry takes one slot or more: @pending claims are enough. */
+	claimed = lchan_flow_claim_cq(chan, pending);
 
-	while (pending) {
-		struct lchan_wr *wr;
+	while (pending && taken < claimed) {
+		struct lchan_wr *wr = NULL;
 		u32 status, slots;
-		bool room;
-
-		spin_lock_bh(&chan->cq_lock);
-		room = lchan_ring_claim_cq(ring);
-		spin_unlock_bh(&chan->cq_lock);
-		if (!room)
-			break;
 
 		status = is_recv ?
-			lchan_wr_read_rqe(chan, *head_k, pending, &local,
+			lchan_wr_read_rqe(chan, q->head_k, pending, &local,
 					  &slots) :
-			lchan_wr_read_sqe(chan, *head_k, pending, &local,
+			lchan_wr_read_sqe(chan, q->head_k, pending, &local,
 					  &slots);
 		/* Nothing runs on a channel that is down: all are flushed. */
 		if (!post && slots)
 			status = LCHAN_CQE_WR_FLUSH_ERR;
-		wr = status || !slots ? NULL :
-		     lchan_post_free_wr(ring, is_recv);
-		if (!status && slots && !wr)
-			wr = lchan_post_wait_slot(chan, is_recv);
+		if (!status && slots)
+			wr = lchan_flow_get_wr(chan, q);
 		if (!slots || (!status && !wr)) {
 			/* Incomplete or queue full: wait in the ring. */
 			lchan_wr_put_mrs(&local);
-			spin_lock_bh(&chan->cq_lock);
-			ring->inflight--;
-			spin_unlock_bh(&chan->cq_lock);
 			break;
 		}
-		*head_k += slots;
+		q->head_k += slots;
 		pending -= slots;
 		taken++;
 		if (status) {
@@ -473,15 +322,16 @@ static int lchan_post_take(struct lchan_chan *chan, bool is_recv, bool post,
 		}
 
 		*wr = local;
-		lchan_post_link(chan, wr, last, is_recv, *post_idx);
+		lchan_post_link(chan, q, wr, last, is_recv);
 		if (!first)
 			first = wr;
 		last = wr;
-		WRITE_ONCE(*post_idx, *post_idx + 1);
+		WRITE_ONCE(q->wr_post, q->wr_post + 1);
 	}
+	lchan_flow_unclaim_cq(chan, claimed - taken);
 
 	/* The slots are read: give them back.  Pairs with app acquire. */
-	smp_store_release(head_word, *head_k);
+	smp_store_release(q->head, q->head_k);
 
 	if (!first)
 		return taken;
@@ -500,7 +350,7 @@ static int lchan_post_take(struct lchan_chan *chan, bool is_recv, bool post,
 	}
 	lchan_post_bh_on(chan);
 	if (ret)
-		lchan_post_failed(chan, first, bad, is_recv, ret);
+		lchan_post_failed(chan, q, first, bad, is_recv, ret);
 	return taken;
 }
 
@@ -641,9 +491,9 @@ int lchan_post_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done)
 	 * finds no receive ends the connection.  The poller reads the tails
 	 * while the application writes them; ENTER comes after both.
 	 */
-	sq_tail = smp_load_acquire(chan->ring.sq_tail);	/* app release */
-	rq_tail = smp_load_acquire(chan->ring.rq_tail);	/* app release */
-	ret = lchan_post_take(chan, true, usable, rq_tail);
+	sq_tail = smp_load_acquire(chan->ring.sq.tail);	/* app release */
+	rq_tail = smp_load_acquire(chan->ring.rq.tail);	/* app release */
+	ret = lchan_post_take(chan, &chan->ring.rq, usable, rq_tail);
 	if (ret < 0)
 		return ret;
 	*rq_done = ret;
@@ -651,7 +501,7 @@ int lchan_post_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done)
 		lchan_post_rtr_send(chan);
 	if (lchan_post_sq_gated(chan, state))
 		return 0;
-	ret = lchan_post_take(chan, false, usable, sq_tail);
+	ret = lchan_post_take(chan, &chan->ring.sq, usable, sq_tail);
 	if (ret < 0)
 		return ret;
 	*sq_done = ret;
@@ -665,8 +515,8 @@ bool lchan_post_has_work(struct lchan_chan *chan)
 
 	if (!ring->mem)
 		return false;
-	if (READ_ONCE(*ring->rq_tail) != ring->rq_head_k)
+	if (READ_ONCE(*ring->rq.tail) != ring->rq.head_k)
 		return true;
-	return READ_ONCE(*ring->sq_tail) != ring->sq_head_k &&
+	return READ_ONCE(*ring->sq.tail) != ring->sq.head_k &&
 	       !lchan_post_sq_gated(chan, READ_ONCE(chan->state));
 }

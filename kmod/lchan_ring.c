@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The shared rings of a channel: memory, mmap, indices and CQE writing.
- * Reading entries is in lchan_wr.c, posting and completions in lchan_post.c.
+ * Reading entries is in lchan_wr.c, flow control (CQ and WR slots) in
+ * lchan_flow.c, posting and completions in lchan_post.c.
  *
  * Ownership and ordering.  Each index word has exactly one writer:
  *   SQ/RQ tail, CQ head: the application.  SQ/RQ head, CQ tail: the kernel.
- * The kernel keeps private copies of the indices it writes (sq_head_k,
- * rq_head_k, cq_tail_k) and never reads them back from the mapping.  Every
+ * The kernel keeps private copies of the indices it writes (sq.head_k,
+ * rq.head_k, cq_tail_k) and never reads them back from the mapping.  Every
  * index read from the mapping is untrusted: it is masked before use and a
  * distance larger than the ring is refused.
  *
@@ -27,9 +28,8 @@
  * tail.  The NEED_WAKEUP flags word has its own protocol (lchan_poller.c),
  * and poll() its own barrier pair (lchan_ring_wake()).
  *
- * Flow control: a work request is posted only when the CQ ring has a slot
- * for its completion that no other CQE or posted request has claimed
- * (ring->inflight counts the claims), so no completion is ever dropped.
+ * Every CQE is written into a slot claimed beforehand (lchan_flow.c), so
+ * the CQ ring never overflows.
  */
 #include <linux/mm.h>
 #include <linux/slab.h>
@@ -156,21 +156,21 @@ int lchan_ring_alloc(struct lchan_chan *chan,
 
 	if (sizes->resv)
 		return -EINVAL;
-	ret = lchan_ring_size_one(sizes->sq_entries, max, &ring->sq_entries);
+	ret = lchan_ring_size_one(sizes->sq_entries, max, &ring->sq.entries);
 	if (ret)
 		return ret;
-	ret = lchan_ring_size_one(sizes->rq_entries, max, &ring->rq_entries);
+	ret = lchan_ring_size_one(sizes->rq_entries, max, &ring->rq.entries);
 	if (ret)
 		return ret;
 	if (sizes->cq_entries > 2 * LCHAN_MAX_ENTRIES)
 		return -EINVAL;
 	ring->cq_entries = roundup_pow_of_two(max3(sizes->cq_entries,
-						   ring->sq_entries +
-						   ring->rq_entries, 1U));
+						   ring->sq.entries +
+						   ring->rq.entries, 1U));
 
 	sq_off = sizeof(*hdr);
-	rq_off = sq_off + ring->sq_entries * sizeof(struct lchan_sqe);
-	cq_off = rq_off + ring->rq_entries * sizeof(struct lchan_rqe);
+	rq_off = sq_off + ring->sq.entries * sizeof(struct lchan_sqe);
+	cq_off = rq_off + ring->rq.entries * sizeof(struct lchan_rqe);
 	size = PAGE_ALIGN(cq_off + ring->cq_entries * sizeof(struct lchan_cqe));
 
 	ring->mem = vmalloc_user(size);
@@ -178,18 +178,20 @@ int lchan_ring_alloc(struct lchan_chan *chan,
 		return -ENOMEM;
 	ring->size = size;
 
-	ring->swr = kvcalloc(ring->sq_entries, sizeof(*ring->swr), GFP_KERNEL);
-	ring->rwr = kvcalloc(ring->rq_entries, sizeof(*ring->rwr), GFP_KERNEL);
-	if (!ring->swr || !ring->rwr) {
+	ring->sq.wr = kvcalloc(ring->sq.entries, sizeof(*ring->sq.wr),
+			       GFP_KERNEL);
+	ring->rq.wr = kvcalloc(ring->rq.entries, sizeof(*ring->rq.wr),
+			       GFP_KERNEL);
+	if (!ring->sq.wr || !ring->rq.wr) {
 		lchan_ring_free(ring);
 		return -ENOMEM;
 	}
 
 	hdr = ring->mem;
-	ring->sq_head = &hdr->sq_head;
-	ring->sq_tail = &hdr->sq_tail;
-	ring->rq_head = &hdr->rq_head;
-	ring->rq_tail = &hdr->rq_tail;
+	ring->sq.head = &hdr->sq_head;
+	ring->sq.tail = &hdr->sq_tail;
+	ring->rq.head = &hdr->rq_head;
+	ring->rq.tail = &hdr->rq_tail;
 	ring->cq_head = &hdr->cq_head;
 	ring->cq_tail = &hdr->cq_tail;
 	ring->sqes = ring->mem + sq_off;
@@ -197,10 +199,10 @@ int lchan_ring_alloc(struct lchan_chan *chan,
 	ring->cqes = ring->mem + cq_off;
 
 	/* Masks and sizes for the app; the kernel never reads them back. */
-	hdr->sq_ring_mask = ring->sq_entries - 1;
-	hdr->sq_ring_entries = ring->sq_entries;
-	hdr->rq_ring_mask = ring->rq_entries - 1;
-	hdr->rq_ring_entries = ring->rq_entries;
+	hdr->sq_ring_mask = ring->sq.entries - 1;
+	hdr->sq_ring_entries = ring->sq.entries;
+	hdr->rq_ring_mask = ring->rq.entries - 1;
+	hdr->rq_ring_entries = ring->rq.entries;
 	hdr->cq_ring_mask = ring->cq_entries - 1;
 	hdr->cq_ring_entries = ring->cq_entries;
 
@@ -220,11 +222,11 @@ int lchan_ring_alloc(struct lchan_chan *chan,
 
 void lchan_ring_free(struct lchan_ring *ring)
 {
-	kvfree(ring->swr);
-	kvfree(ring->rwr);
+	kvfree(ring->sq.wr);
+	kvfree(ring->rq.wr);
 	vfree(ring->mem);
-	ring->swr = NULL;
-	ring->rwr = NULL;
+	ring->sq.wr = NULL;
+	ring->rq.wr = NULL;
 	ring->mem = NULL;
 }
 
@@ -267,45 +269,14 @@ u32 lchan_ring_cq_ready(struct lchan_chan *chan)
 	return lchan_ring_cq_used(&chan->ring, READ_ONCE(chan->ring.cq_tail_k));
 }
 
-u32 lchan_ring_sq_outstanding(struct lchan_chan *chan)
-{
-	return READ_ONCE(chan->ring.swr_post) - READ_ONCE(chan->ring.swr_done);
-}
-
-u32 lchan_ring_rq_outstanding(struct lchan_chan *chan)
-{
-	return READ_ONCE(chan->ring.rwr_post) - READ_ONCE(chan->ring.rwr_done);
-}
-
 /*
- * Entries the application published that the kernel has not taken yet.
- * The tail is the application's word: a diagnostic, not a count to trust.
+ * Entries the application published on @q that the kernel has not taken
+ * yet.  The tail is the application's word: a diagnostic, not a count to
+ * trust.
  */
-u32 lchan_ring_sq_held(struct lchan_chan *chan)
+u32 lchan_ring_held(const struct lchan_ring *ring, const struct lchan_queue *q)
 {
-	struct lchan_ring *ring = &chan->ring;
-
-	return ring->mem ? READ_ONCE(*ring->sq_tail) -
-			   READ_ONCE(ring->sq_head_k) : 0;
-}
-
-u32 lchan_ring_rq_held(struct lchan_chan *chan)
-{
-	struct lchan_ring *ring = &chan->ring;
-
-	return ring->mem ? READ_ONCE(*ring->rq_tail) -
-			   READ_ONCE(ring->rq_head_k) : 0;
-}
-
-/* Claim a CQ slot for one future CQE.  Called with cq_lock held. */
-bool lchan_ring_claim_cq(struct lchan_ring *ring)
-{
-	u32 used = lchan_ring_cq_used(ring, ring->cq_tail_k);
-
-	if (used + ring->inflight >= ring->cq_entries)
-		return false;
-	ring->inflight++;
-	return true;
+	return ring->mem ? READ_ONCE(*q->tail) - READ_ONCE(q->head_k) : 0;
 }
 
 /* Write one CQE into a claimed slot and publish it.  cq_lock held. */

@@ -104,7 +104,7 @@ static const struct lchan_sge *lchan_wr_sq_sges(struct lchan_chan *chan,
 	struct lchan_ring *ring = &chan->ring;
 
 	return (const struct lchan_sge *)
-		&ring->sqes[idx & (ring->sq_entries - 1)];
+		&ring->sqes[idx & (ring->sq.entries - 1)];
 }
 
 static const struct lchan_sge *lchan_wr_rq_sges(struct lchan_chan *chan,
@@ -113,7 +113,7 @@ static const struct lchan_sge *lchan_wr_rq_sges(struct lchan_chan *chan,
 	struct lchan_ring *ring = &chan->ring;
 
 	return (const struct lchan_sge *)
-		&ring->rqes[idx & (ring->rq_entries - 1)];
+		&ring->rqes[idx & (ring->rq.entries - 1)];
 }
 
 /*
@@ -170,7 +170,7 @@ u32 lchan_wr_read_sqe(struct lchan_chan *chan, u32 head, u32 avail,
 		      struct lchan_wr *wr, u32 *slots)
 {
 	const struct lchan_sqe *sqe = &chan->ring.sqes[head &
-						(chan->ring.sq_entries - 1)];
+						(chan->ring.sq.entries - 1)];
 	u8 opcode = READ_ONCE(sqe->opcode);
 	u8 flags = READ_ONCE(sqe->flags);
 	u8 num_sge = READ_ONCE(sqe->num_sge);
@@ -189,7 +189,7 @@ u32 lchan_wr_read_sqe(struct lchan_chan *chan, u32 head, u32 avail,
 	memset(wr, 0, offsetof(struct lchan_wr, sge));
 	wr->user_data = READ_ONCE(sqe->user_data);
 	*slots = lchan_wr_slots(num_sge, chan->max_send_sge, LCHAN_SQE_SGES,
-				avail, chan->ring.sq_entries);
+				avail, chan->ring.sq.entries);
 	if (!*slots)
 		return 0;
 
@@ -259,7 +259,7 @@ u32 lchan_wr_read_rqe(struct lchan_chan *chan, u32 head, u32 avail,
 		      struct lchan_wr *wr, u32 *slots)
 {
 	const struct lchan_rqe *rqe = &chan->ring.rqes[head &
-						(chan->ring.rq_entries - 1)];
+						(chan->ring.rq.entries - 1)];
 	u32 handle = READ_ONCE(rqe->mr);
 	u32 len = READ_ONCE(rqe->len);
 	u64 addr = READ_ONCE(rqe->addr);
@@ -271,7 +271,7 @@ u32 lchan_wr_read_rqe(struct lchan_chan *chan, u32 head, u32 avail,
 	wr->opcode = LCHAN_CQE_RECV;
 	wr->signaled = true;
 	*slots = lchan_wr_slots(num_sge, chan->max_recv_sge, LCHAN_RQE_SGES,
-				avail, chan->ring.rq_entries);
+				avail, chan->ring.rq.entries);
 	if (!*slots)
 		return 0;
 	if (READ_ONCE(rqe->flags))

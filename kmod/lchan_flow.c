@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Flow control of the submit path: an entry is taken from a ring only with
+ * a CQ slot for its completion and a WR slot to post it from, so the kernel
+ * never has more work outstanding than the CQ ring can hold and never
+ * drops a completion.
+ *
+ * CQ claims.  ring->inflight counts the CQ slots claimed and not yet
+ * written: one per request posted until it is retired, one per rejected
+ * entry until its error CQE is written.  A claim is taken only while
+ * CQEs unread plus claims stay within the ring.  Writing a CQE uses its
+ * claim (lchan_ring_put_cqe()); a request that completes without a CQE
+ * gives its claim back.  A submit claims for its whole batch in one cq_lock
+ * section and gives back the claims it did not use in one more: the spares
+ * are only ever counted, never written, so completions meanwhile (which
+ * write into slots their own requests claimed) and the application
+ * (which only frees slots) cannot make the ring overflow.  Room that frees
+ * while a batch runs is used by the next submit.
+ *
+ * WR slots.  Each queue has a ring of struct lchan_wr as deep as its ring
+ * of entries.  wr_post counts requests handed to the device, wr_done the
+ * oldest slot not yet free again; both only grow.  Receives complete in
+ * order.  Sends need not: siw completes a SEND once it is on the wire, an
+ * earlier READ only when its data came back.  So each send slot is marked
+ * completed on its own completion and wr_done advances over completed
+ * slots only.  An unsignaled SEND or WRITE has no completion of its own
+ * when it succeeds; those are in order among themselves, so it is known
+ * complete when a later signaled request completes.  READs and atomics
+ * are always signaled (hidden from the CQ ring if the application asked
+ * for no completion), and every half ring the kernel signals one request
+ * itself (lchan_post.c), so slots come back even if the application never
+ * asks for a completion.  A failed request always completes, so its error
+ * reaches the CQ ring.
+ *
+ * Entries the application published wait in the ring while every WR slot
+ * of their queue is taken (siw completes a SEND before an older READ, and
+ * the READ's slot holds back the ones after it).  The queue is then marked
+ * starved, and the completion that frees a slot posts them without waiting
+ * for another ENTER: a busy-polling application may never make one.
+ *
+ * Takers hold chan->lock; the completion handler holds cq_lock.  cq_lock
+ * nests inside chan->lock and is never held across a call into the device.
+ */
+#include "lchan.h"
+
+static struct lchan_wr *lchan_flow_slot(struct lchan_queue *q, u32 idx)
+{
+	return &q->wr[idx & (q->entries - 1)];
+}
+
+/* Claim up to @want CQ slots for future CQEs.  Returns how many. */
+u32 lchan_flow_claim_cq(struct lchan_chan *chan, u32 want)
+{
+	struct lchan_ring *ring = &chan->ring;
+	u32 used, got = 0;
+
+	if (!want)
+		return 0;
+	spin_lock_bh(&chan->cq_lock);
+	used = lchan_ring_cq_ready(chan);
+	if (used + ring->inflight < ring->cq_entries)
+		got = min(want, ring->cq_entries - used - ring->inflight);
+	ring->inflight += got;
+	spin_unlock_bh(&chan->cq_lock);
+	return got;
+}
+
+/* Give back @count claims that no CQE will use. */
+void lchan_flow_unclaim_cq(struct lchan_chan *chan, u32 count)
+{
+	if (!count)
+		return;
+	spin_lock_bh(&chan->cq_lock);
+	chan->ring.inflight -= count;
+	spin_unlock_bh(&chan->cq_lock);
+}
+
+/*
+ * A free WR slot on @q, or NULL.  Only chan->lock holders post; the
+ * completion handler asks too (under cq_lock), hence READ_ONCE on post.
+ */
+static struct lchan_wr *lchan_flow_free_wr(struct lchan_queue *q)
+{
+	u32 post = READ_ONCE(q->wr_post);
+	u32 done = READ_ONCE(q->wr_done);
+
+	if (post - done >= q->entries)
+		return NULL;
+	return lchan_flow_slot(q, post);
+}
+
+/*
+ * The WR slot for the next request on @q, or NULL when all are taken.  Then
+ * @q is marked starved under cq_lock, looking again first, so that a
+ * completion freeing a slot either is seen here or sees the mark.  The
+ * caller fills the slot, then counts it in wr_post.  chan->lock held.
+ */
+struct lchan_wr *lchan_flow_get_wr(struct lchan_chan *chan,
+				   struct lchan_queue *q)
+{
+	struct lchan_wr *wr = lchan_flow_free_wr(q);
+
+	if (wr)
+		return wr;
+	spin_lock_bh(&chan->cq_lock);
+	wr = lchan_flow_free_wr(q);
+	if (!wr)
+		q->starved = true;
+	spin_unlock_bh(&chan->cq_lock);
+	return wr;
+}
+
+/* Slots freed on a starved queue: submit from process context.  cq_lock held. */
+static void lchan_flow_kick_starved(struct lchan_chan *chan,
+				    struct lchan_queue *q)
+{
+	if (!q->starved || !lchan_flow_free_wr(q))
+		return;
+	q->starved = false;
+	lchan_post_kick(chan);
+}
+
+/* Free the oldest send slots that are completed.  cq_lock held. */
+static void lchan_flow_advance(struct lchan_queue *q)
+{
+	while (q->wr_done != q->wr_post &&
+	       lchan_flow_slot(q, q->wr_done)->completed)
+		WRITE_ONCE(q->wr_done, q->wr_done + 1);
+}
+
+/* An unsignaled request known to be done: account it without a CQE. */
+static void lchan_flow_retire_quiet(struct lchan_chan *chan,
+				    struct lchan_wr *wr)
+{
+	chan->stats.send_ops++;
+	chan->stats.send_bytes += wr->length;
+	chan->ring.inflight--;
+	lchan_wr_put_mrs(wr);
+	wr->completed = true;
+}
+
+/* A receive completed and its CQE is written.  cq_lock held. */
+void lchan_flow_recv_done(struct lchan_chan *chan, struct lchan_wr *wr)
+{
+	struct lchan_queue *q = &chan->ring.rq;
+
+	lchan_wr_put_mrs(wr);
+	WRITE_ONCE(q->wr_done, q->wr_done + 1);
+	lchan_flow_kick_starved(chan, q);
+}
+
+/*
+ * A send completed; @quiet: without a CQE, so its claim goes back.  The
+ * unsignaled SENDs and WRITEs before it are done too.  cq_lock held.
+ */
+void lchan_flow_send_done(struct lchan_chan *chan, struct lchan_wr *wr,
+			  bool quiet)
+{
+	struct lchan_queue *q = &chan->ring.sq;
+	/* Not yet freed, so it lies within [wr_done, wr_post). */
+	u32 slot = wr - q->wr;
+	u32 idx = q->wr_done + ((slot - q->wr_done) & (q->entries - 1));
+	u32 i;
+
+	if (quiet)
+		chan->ring.inflight--;
+	lchan_wr_put_mrs(wr);
+	wr->completed = true;
+	for (i = q->wr_done; i != idx; i++) {
+		struct lchan_wr *old = lchan_flow_slot(q, i);
+
+		if (!old->signaled && !old->completed)
+			lchan_flow_retire_quiet(chan, old);
+	}
+	lchan_flow_advance(q);
+	lchan_flow_kick_starved(chan, q);
+}
+
+/*
+ * After the drain marker completed, sends still unretired (unsignaled ones
+ * at the end) are complete too.  Teardown only, chan->lock held.
+ */
+void lchan_flow_retire_all(struct lchan_chan *chan)
+{
+	struct lchan_queue *q = &chan->ring.sq;
+	u32 i;
+
+	if (!q->wr)
+		return;
+	spin_lock_bh(&chan->cq_lock);
+	for (i = q->wr_done; i != q->wr_post; i++) {
+		struct lchan_wr *old = lchan_flow_slot(q, i);
+
+		if (!old->completed)
+			lchan_flow_retire_quiet(chan, old);
+	}
+	lchan_flow_advance(q);
+	spin_unlock_bh(&chan->cq_lock);
+}
+
+/* WR slots of @q in use: posted and not yet freed. */
+u32 lchan_flow_outstanding(const struct lchan_queue *q)
+{
+	return READ_ONCE(q->wr_post) - READ_ONCE(q->wr_done);
+}
