@@ -184,7 +184,7 @@ struct lchan_queue {
 	u32 entries;
 	u32 head_k;			/* kernel copy of *head; under chan->lock */
 	struct lchan_wr *wr;		/* entries slots */
-	u32 wr_post, wr_done;		/* post under lock, done in handler */
+	u32 wr_post, wr_done;		/* taker, handler; released, acquired */
 	bool starved;			/* under cq_lock: entries wait for slots */
 };
 

@@ -78,11 +78,13 @@ void lchan_flow_unclaim_cq(struct lchan_chan *chan, u32 count)
 /*
  * A free WR slot on @q, or NULL.  Only chan->lock holders post; the
  * completion handler asks too (under cq_lock), hence READ_ONCE on post.
+ * The acquire on done pairs with the release that freed the slot: the
+ * handler's last stores to it come before the taker's refill.
  */
 static struct lchan_wr *lchan_flow_free_wr(struct lchan_queue *q)
 {
 	u32 post = READ_ONCE(q->wr_post);
-	u32 done = READ_ONCE(q->wr_done);
+	u32 done = smp_load_acquire(&q->wr_done);	/* handler release */
 
 	if (post - done >= q->entries)
 		return NULL;
@@ -120,12 +122,16 @@ static void lchan_flow_kick_starved(struct lchan_chan *chan,
 	lchan_post_kick(chan);
 }
 
-/* Free the oldest send slots that are completed.  cq_lock held. */
+/*
+ * Free the oldest send slots that are completed.  cq_lock held.  The
+ * acquire on wr_post pairs with the taker's release: a slot counted there
+ * is read as refilled (completed false), never as its last use left it.
+ */
 static void lchan_flow_advance(struct lchan_queue *q)
 {
-	while (q->wr_done != q->wr_post &&
+	while (q->wr_done != smp_load_acquire(&q->wr_post) &&	/* taker */
 	       lchan_flow_slot(q, q->wr_done)->completed)
-		WRITE_ONCE(q->wr_done, q->wr_done + 1);
+		smp_store_release(&q->wr_done, q->wr_done + 1);	/* taker */
 }
 
 /* An unsignaled request known to be done: account it without a CQE. */
@@ -145,7 +151,7 @@ void lchan_flow_recv_done(struct lchan_chan *chan, struct lchan_wr *wr)
 	struct lchan_queue *q = &chan->ring.rq;
 
 	lchan_wr_put_mrs(wr);
-	WRITE_ONCE(q->wr_done, q->wr_done + 1);
+	smp_store_release(&q->wr_done, q->wr_done + 1);	/* taker acquire */
 	lchan_flow_kick_starved(chan, q);
 }
 

@@ -326,7 +326,8 @@ static int lchan_post_take(struct lchan_chan *chan, struct lchan_queue *q,
 		if (!first)
 			first = wr;
 		last = wr;
-		WRITE_ONCE(q->wr_post, q->wr_post + 1);
+		/* The slot is filled before it counts: handler acquire. */
+		smp_store_release(&q->wr_post, q->wr_post + 1);
 	}
 	lchan_flow_unclaim_cq(chan, claimed - taken);
 
