@@ -377,9 +377,11 @@ long lchan_ioctl_chan_info(struct lchan_ucmd *ucmd)
 {
 	struct lchan_chan *chan = ucmd->file->private_data;
 	struct lchan_chan_info *info = ucmd->cmd;
+	u32 size = info->size;
 
 	*info = chan->ring.info;
-	info->size = sizeof(*info);
+	/* As every command: the caller's size goes back unchanged. */
+	info->size = size;
 	info->features = chan->features;
 	info->id = chan->id;
 	info->max_msg_size = chan->max_msg_size;
