@@ -402,6 +402,7 @@ const char *lchan_sysfs_state_name(int state);
 /* lchan_ctx.c */
 extern const struct file_operations lchan_ctx_fops;
 void lchan_ctx_put(struct lchan_ctx *ctx);
+bool lchan_ctx_owned(const struct lchan_ctx *ctx);
 struct lchan_pd *lchan_ctx_get_pd(struct lchan_ctx *ctx, struct lchan_dev *dev);
 void lchan_ctx_put_pd(struct lchan_pd *pd);
 void lchan_ctx_revoke_pds(struct lchan_dev *dev);

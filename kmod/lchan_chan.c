@@ -322,12 +322,18 @@ static bool lchan_chan_settled(struct lchan_chan *chan)
 	       !lchan_flow_outstanding(&chan->ring.rq);
 }
 
+/*
+ * poll() has no errno: a process other than the owner is told EPOLLERR
+ * alone, at once and for good, and learns nothing about the channel.
+ */
 static __poll_t lchan_chan_poll(struct file *file, poll_table *wait)
 {
 	struct lchan_chan *chan = file->private_data;
 	__poll_t mask = 0;
 	int state;
 
+	if (!lchan_ctx_owned(chan->ctx))
+		return EPOLLERR;
 	poll_wait(file, &chan->wq, wait);
 	/*
 	 * Queued on chan->wq before the CQ tail is read: pairs with the
@@ -354,18 +360,29 @@ static __poll_t lchan_chan_poll(struct file *file, poll_table *wait)
 
 static int lchan_chan_mmap(struct file *file, struct vm_area_struct *vma)
 {
-	return lchan_ring_mmap(file->private_data, vma);
+	struct lchan_chan *chan = file->private_data;
+
+	if (!lchan_ctx_owned(chan->ctx))
+		return -EPERM;
+	return lchan_ring_mmap(chan, vma);
+}
+
+static int lchan_chan_check_info(const struct lchan_ucmd *ucmd)
+{
+	const struct lchan_chan_info *info = ucmd->cmd;
+
+	return info->flags ? -EINVAL : 0;
 }
 
 long lchan_ioctl_chan_info(struct lchan_ucmd *ucmd)
 {
 	struct lchan_chan *chan = ucmd->file->private_data;
 	struct lchan_chan_info *info = ucmd->cmd;
+	u32 size = info->size;
 
-	if (info->flags)
-		return -EINVAL;
 	*info = chan->ring.info;
-	info->size = sizeof(*info);
+	/* As every command: the caller's size goes back unchanged. */
+	info->size = size;
 	info->features = chan->features;
 	info->id = chan->id;
 	info->max_msg_size = chan->max_msg_size;
@@ -379,6 +396,15 @@ long lchan_ioctl_chan_info(struct lchan_ucmd *ucmd)
 	return lchan_ioctl_respond(ucmd);
 }
 
+static int lchan_chan_check_enter(const struct lchan_ucmd *ucmd)
+{
+	const struct lchan_enter *req = ucmd->cmd;
+
+	if (req->flags & ~(LCHAN_ENTER_GETEVENTS | LCHAN_ENTER_TIMEOUT))
+		return -EINVAL;
+	return req->resv ? -EINVAL : 0;
+}
+
 long lchan_ioctl_enter(struct lchan_ucmd *ucmd)
 {
 	struct lchan_chan *chan = ucmd->file->private_data;
@@ -386,9 +412,7 @@ long lchan_ioctl_enter(struct lchan_ucmd *ucmd)
 	u32 sq_done, rq_done;
 	long ret, wret;
 
-	if (req->flags & ~(LCHAN_ENTER_GETEVENTS | LCHAN_ENTER_TIMEOUT))
-		return -EINVAL;
-	if (req->resv || req->min_complete > chan->ring.cq_entries)
+	if (req->min_complete > chan->ring.cq_entries)
 		return -EINVAL;
 
 	mutex_lock(&chan->lock);
@@ -424,24 +448,34 @@ long lchan_ioctl_enter(struct lchan_ucmd *ucmd)
 	return ret ? ret : wret;
 }
 
+static int lchan_chan_check_establish(const struct lchan_ucmd *ucmd)
+{
+	const struct lchan_establish *req = ucmd->cmd;
+
+	if (req->flags || req->resv || req->timeout_ms > LCHAN_MAX_TIMEOUT_MS)
+		return -EINVAL;
+	return 0;
+}
+
 long lchan_ioctl_establish(struct lchan_ucmd *ucmd)
 {
 	struct lchan_chan *chan = ucmd->file->private_data;
 	const struct lchan_establish *req = ucmd->cmd;
 
-	if (req->flags || req->resv || req->timeout_ms > LCHAN_MAX_TIMEOUT_MS)
-		return -EINVAL;
 	return lchan_cm_establish(chan, req->timeout_ms ?:
 				  LCHAN_CONNECT_TIMEOUT_MS);
 }
 
+/* The addresses and ring layout of CHAN_INFO are the owner's too. */
 static const struct lchan_ioctl_op lchan_chan_ioctl_ops[] = {
-	LCHAN_IOCTL_OP(LCHAN_IOC_CHAN_INFO, lchan_ioctl_chan_info,
-		       struct lchan_chan_info, max_read_sge),
-	LCHAN_IOCTL_OP(LCHAN_IOC_ENTER, lchan_ioctl_enter, struct lchan_enter,
-		       state),
-	LCHAN_IOCTL_OP(LCHAN_IOC_ESTABLISH, lchan_ioctl_establish,
-		       struct lchan_establish, resv),
+	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_CHAN_INFO, lchan_chan_check_info,
+			     lchan_ioctl_chan_info, struct lchan_chan_info,
+			     max_read_sge),
+	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_ENTER, lchan_chan_check_enter,
+			     lchan_ioctl_enter, struct lchan_enter, state),
+	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_ESTABLISH, lchan_chan_check_establish,
+			     lchan_ioctl_establish, struct lchan_establish,
+			     resv),
 };
 
 static long lchan_chan_ioctl(struct file *file, unsigned int cmd,

@@ -22,13 +22,20 @@
 #endif
 
 /*
- * 6.3 made vma->vm_flags read-only and added vm_flags_set(), so that a
- * change of the flags also write-locks the VMA (per-VMA locking).
+ * 6.3 made vma->vm_flags read-only and added vm_flags_set() and
+ * vm_flags_clear(), so that a change of the flags also write-locks the VMA
+ * (per-VMA locking).
  */
 #if KERNEL_VERSION(6, 3, 0) > LINUX_VERSION_CODE
 static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
 {
 	vma->vm_flags |= flags;
+}
+
+static inline void vm_flags_clear(struct vm_area_struct *vma,
+				  vm_flags_t flags)
+{
+	vma->vm_flags &= ~flags;
 }
 #endif
 

@@ -54,6 +54,17 @@ void lchan_ctx_put(struct lchan_ctx *ctx)
 	kref_put(&ctx->ref, lchan_ctx_release_ref);
 }
 
+/*
+ * Whether the caller is the process that opened the context: every file
+ * made from it (context, listener, channel) serves that process only, so
+ * a child that inherits one, or a process it is passed to, cannot act on
+ * the owner's channels or memory.
+ */
+bool lchan_ctx_owned(const struct lchan_ctx *ctx)
+{
+	return current->mm == ctx->mm;
+}
+
 static int lchan_ctx_release(struct inode *inode, struct file *file)
 {
 	lchan_ctx_put(file->private_data);
@@ -170,11 +181,9 @@ long lchan_ioctl_info(struct lchan_ucmd *ucmd)
 	return lchan_ioctl_respond(ucmd);
 }
 
-long lchan_ioctl_ctx_setup(struct lchan_ucmd *ucmd)
+static int lchan_ctx_check_setup(const struct lchan_ucmd *ucmd)
 {
-	struct lchan_ctx *ctx = ucmd->file->private_data;
 	const struct lchan_ctx_setup *req = ucmd->cmd;
-	struct lchan_poller *p = NULL;
 
 	if ((req->flags & ~LCHAN_CTX_POLLER) || req->resv ||
 	    req->idle_ms > LCHAN_MAX_TIMEOUT_MS)
@@ -184,6 +193,14 @@ long lchan_ioctl_ctx_setup(struct lchan_ucmd *ucmd)
 		return -EINVAL;
 	if (req->attach_fd != -1 && !(req->flags & LCHAN_CTX_POLLER))
 		return -EINVAL;
+	return 0;
+}
+
+long lchan_ioctl_ctx_setup(struct lchan_ucmd *ucmd)
+{
+	struct lchan_ctx *ctx = ucmd->file->private_data;
+	const struct lchan_ctx_setup *req = ucmd->cmd;
+	struct lchan_poller *p = NULL;
 
 	if (req->flags & LCHAN_CTX_POLLER) {
 		if (req->attach_fd != -1) {
@@ -197,6 +214,11 @@ long lchan_ioctl_ctx_setup(struct lchan_ucmd *ucmd)
 				return -EINVAL;
 			}
 			other = fd_file(f)->private_data;
+			/* A poller thread serves the channels of one process. */
+			if (other->mm != ctx->mm) {
+				fdput(f);
+				return -EPERM;
+			}
 			mutex_lock(&other->lock);
 			p = other->poller;
 			if (p)
@@ -237,8 +259,9 @@ static const struct lchan_ioctl_op lchan_ctx_ioctl_ops[] = {
 			     lchan_ioctl_listen, struct lchan_listen, resv),
 	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_CONNECT, lchan_cm_check_connect,
 			     lchan_ioctl_connect, struct lchan_connect, resv),
-	LCHAN_IOCTL_OP(LCHAN_IOC_CTX_SETUP, lchan_ioctl_ctx_setup,
-		       struct lchan_ctx_setup, resv),
+	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_CTX_SETUP, lchan_ctx_check_setup,
+			     lchan_ioctl_ctx_setup, struct lchan_ctx_setup,
+			     resv),
 };
 
 static long lchan_ctx_ioctl(struct file *file, unsigned int cmd,

@@ -58,8 +58,7 @@ long lchan_ioctl_dispatch(struct file *file, unsigned int cmd,
 		if (ret)
 			goto out;
 	}
-	/* Only the process that opened /dev/lchan pins memory or connects. */
-	if (op->owner_only && current->mm != owner->mm) {
+	if (op->owner_only && !lchan_ctx_owned(owner)) {
 		ret = -EPERM;
 		goto out;
 	}

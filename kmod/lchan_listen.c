@@ -165,11 +165,14 @@ void lchan_listen_kill_dev(struct lchan_dev *dev)
 	}
 }
 
+/* As a channel's: EPOLLERR alone for a process other than the owner. */
 static __poll_t lchan_listen_poll(struct file *file, poll_table *wait)
 {
 	struct lchan_listener *lst = file->private_data;
 	__poll_t mask = 0;
 
+	if (!lchan_ctx_owned(lst->ctx))
+		return EPOLLERR;
 	poll_wait(file, &lst->wq, wait);
 	spin_lock(&lst->lock);
 	if (!list_empty(&lst->backlog))

@@ -42,6 +42,27 @@ static int lchan_mr_check_memlock(u64 addr, u64 length)
 	return 0;
 }
 
+/*
+ * No MR over a channel's ring mapping: a peer's RDMA WRITE would land in
+ * the rings, and the pin would hold ring pages past the channel's life.
+ */
+static int lchan_mr_check_vmas(u64 addr, u64 length)
+{
+	VMA_ITERATOR(vmi, current->mm, addr);
+	struct vm_area_struct *vma;
+	int ret = 0;
+
+	mmap_read_lock(current->mm);
+	for_each_vma_range(vmi, vma, addr + length) {
+		if (vma->vm_file && vma->vm_file->f_op == &lchan_chan_fops) {
+			ret = -EINVAL;
+			break;
+		}
+	}
+	mmap_read_unlock(current->mm);
+	return ret;
+}
+
 int lchan_mr_check_reg(const struct lchan_ucmd *ucmd)
 {
 	const struct lchan_mr_reg *req = ucmd->cmd;
@@ -89,6 +110,9 @@ long lchan_ioctl_mr_reg(struct lchan_ucmd *ucmd)
 	}
 
 	ret = lchan_mr_check_memlock(req->addr, req->length);
+	if (ret)
+		goto err_put_pd;
+	ret = lchan_mr_check_vmas(req->addr, req->length);
 	if (ret)
 		goto err_put_pd;
 

@@ -234,15 +234,24 @@ void lchan_ring_free(struct lchan_ring *ring)
  * The mapping holds a reference to the channel file (vm_file), so the
  * channel and its ring memory outlive every mapping: munmap after close
  * and close after munmap are both safe.
+ *
+ * Only a shared mapping: in a private one the application's stores would
+ * land in copies the kernel never reads.  Never executable, now or after
+ * an mprotect(): the rings hold data, never code.
  */
 int lchan_ring_mmap(struct lchan_chan *chan, struct vm_area_struct *vma)
 {
 	struct lchan_ring *ring = &chan->ring;
 
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	if (vma->vm_flags & VM_EXEC)
+		return -EACCES;
 	if (vma->vm_pgoff != (LCHAN_OFF_RINGS >> PAGE_SHIFT))
 		return -EINVAL;
 	if (vma->vm_end - vma->vm_start != ring->size)
 		return -EINVAL;
+	vm_flags_clear(vma, VM_MAYEXEC);
 	vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
 	return remap_vmalloc_range(vma, ring->mem, 0);
 }

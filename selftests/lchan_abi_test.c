@@ -579,6 +579,8 @@ TEST_F_TIMEOUT(abi, chan_info, 60)
 	memset(&big, 0, sizeof(big));
 	big.r.size = sizeof(big);
 	ASSERT_EQ(0, abi_ioctl(self->cli.fd, LCHAN_IOC_CHAN_INFO, &big));
+	/* As every command, the size field goes back as the caller set it. */
+	EXPECT_EQ(sizeof(big), big.r.size);
 	EXPECT_EQ(self->cli.info.id, big.r.id);
 	EXPECT_EQ(self->cli.info.mmap_size, big.r.mmap_size);
 	EXPECT_EQ(self->cli.info.local_qpn, big.r.local_qpn);

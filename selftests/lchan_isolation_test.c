@@ -1,10 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Isolation: handles are per context, no kernel address reaches user
- * space, and an unprivileged user works within its memlock limit only.
+ * space, an unprivileged user works within its memlock limit only, every
+ * file of a context serves the process that opened it and no other, and
+ * the ring mapping is shared, never executable, never a memory region.
+ * The checks of the last two use raw ioctls and mmap, from uapi/lchan.h.
  */
+#include <arpa/inet.h>
 #include <grp.h>
+#include <stdarg.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
@@ -179,6 +186,339 @@ TEST_F_TIMEOUT(iso, unprivileged_user_within_memlock, 60)
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("failed at step %d",
 						 WEXITSTATUS(status));
+}
+
+/* ioctl() as its result, or -errno. */
+static int iso_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	int ret = ioctl(fd, cmd, arg);
+
+	return ret < 0 ? -errno : ret;
+}
+
+/* mmap() of a channel's rings: 0, or -errno. */
+static int iso_map(int fd, size_t size, int prot, int flags, void **out)
+{
+	void *p = mmap(NULL, size, prot, flags, fd, LCHAN_OFF_RINGS);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	if (out)
+		*out = p;
+	else
+		munmap(p, size);
+	return 0;
+}
+
+/* MR_REG of [addr, addr + len) on @chan_fd: 0 (handle in @handle), -errno. */
+static int iso_mr_reg(int ctx_fd, int chan_fd, const void *addr, size_t len,
+		      __u32 *handle)
+{
+	struct lchan_mr_reg r = {
+		.size = sizeof(r),
+		.addr = (uintptr_t)addr,
+		.length = len,
+		.access = LCHAN_ACCESS_LOCAL_WRITE,
+		.chan_fd = chan_fd,
+	};
+	int ret = iso_ioctl(ctx_fd, LCHAN_IOC_MR_REG, &r);
+
+	if (!ret && handle)
+		*handle = r.handle;
+	return ret;
+}
+
+static int iso_mr_dereg(int ctx_fd, __u32 handle)
+{
+	struct lchan_mr_dereg r = { .size = sizeof(r), .handle = handle };
+
+	return iso_ioctl(ctx_fd, LCHAN_IOC_MR_DEREG, &r);
+}
+
+/* A listener of @ctx_fd on @host (IPv4), any port: its fd, or -errno. */
+static int iso_listen(int ctx_fd, const char *host)
+{
+	struct lchan_listen req = { .size = sizeof(req) };
+
+	req.addr.family = AF_INET;
+	if (inet_pton(AF_INET, host, req.addr.addr) != 1)
+		return -EINVAL;
+	return iso_ioctl(ctx_fd, LCHAN_IOC_LISTEN, &req);
+}
+
+/* Forked children cannot use the harness: they exit with a step number. */
+static int __attribute__((format(printf, 2, 3)))
+iso_fail(int step, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "# child step %d: ", step);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return step;
+}
+
+#define ISO_WANT(step, got, want, what) do {				\
+	int _g = (got);							\
+									\
+	if (_g != (want))						\
+		return iso_fail(step, "%s: %d, want %d", what, _g, want); \
+} while (0)
+
+/* The fds of the owner that a forked child inherits. */
+struct iso_fds {
+	int ctx, chan, lst;
+	size_t map_size;
+};
+
+/*
+ * In a child of the owner: every call on the owner's channel, listener
+ * and context fds that acts on them fails with EPERM, poll says EPOLLERR
+ * alone; INFO, which tells about the module, still answers.
+ */
+static int iso_child(const struct iso_fds *f)
+{
+	struct lchan_chan_info info = { .size = sizeof(info) };
+	struct lchan_enter enter = { .size = sizeof(enter) };
+	struct lchan_establish est = { .size = sizeof(est) };
+	struct lchan_ctx_setup setup = {
+		.size = sizeof(setup), .cpu = -1, .attach_fd = -1,
+	};
+	struct lchan_info minfo = { .size = sizeof(minfo) };
+	struct pollfd pfd[2] = {
+		{ .fd = f->chan, .events = POLLIN | POLLOUT },
+		{ .fd = f->lst, .events = POLLIN },
+	};
+
+	ISO_WANT(1, iso_map(f->chan, f->map_size, PROT_READ | PROT_WRITE,
+			    MAP_SHARED, NULL), -EPERM, "mmap");
+	ISO_WANT(2, iso_map(f->chan, f->map_size, PROT_READ, MAP_SHARED, NULL),
+		 -EPERM, "mmap read-only");
+	ISO_WANT(3, iso_ioctl(f->chan, LCHAN_IOC_ENTER, &enter), -EPERM,
+		 "ENTER");
+	ISO_WANT(4, iso_ioctl(f->chan, LCHAN_IOC_ESTABLISH, &est), -EPERM,
+		 "ESTABLISH");
+	ISO_WANT(5, iso_ioctl(f->chan, LCHAN_IOC_CHAN_INFO, &info), -EPERM,
+		 "CHAN_INFO");
+	if (info.mmap_size || info.id || info.local_qpn)
+		return iso_fail(6, "CHAN_INFO wrote an answer");
+	ISO_WANT(7, iso_ioctl(f->ctx, LCHAN_IOC_CTX_SETUP, &setup), -EPERM,
+		 "CTX_SETUP");
+	/* A bad argument is still EINVAL first, as for the owner. */
+	enter.resv = 1;
+	ISO_WANT(8, iso_ioctl(f->chan, LCHAN_IOC_ENTER, &enter), -EINVAL,
+		 "ENTER with resv");
+	setup.resv = 1;
+	ISO_WANT(9, iso_ioctl(f->ctx, LCHAN_IOC_CTX_SETUP, &setup), -EINVAL,
+		 "CTX_SETUP with resv");
+
+	ISO_WANT(10, poll(pfd, 2, 1000), 2, "poll");
+	ISO_WANT(11, pfd[0].revents, POLLERR, "channel revents");
+	ISO_WANT(12, pfd[1].revents, POLLERR, "listener revents");
+
+	ISO_WANT(13, iso_ioctl(f->ctx, LCHAN_IOC_INFO, &minfo), 0, "INFO");
+	ISO_WANT(14, minfo.abi_version, LCHAN_ABI_VERSION, "abi_version");
+	return 0;
+}
+
+static int iso_wait(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) :
+	       128 + WTERMSIG(status);
+}
+
+/* One SEND from cli to srv, checked at the receiver. */
+static void iso_send_one(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(iso) *self, unsigned n)
+{
+	struct lchan_sqe *sqe;
+	struct lchan_cqe cqe;
+
+	sqe = lchan_get_sqe(&self->cli.chan);
+	ASSERT_TRUE(sqe != NULL);
+	lchan_t_fill(lchan_t_send_slot(&self->cli, 0), n, 300);
+	lchan_prep_send(sqe, &self->cli.mr, lchan_t_send_slot(&self->cli, 0),
+			300, n);
+	ASSERT_LE(0, lchan_submit(&self->cli.chan));
+	ASSERT_EQ(0, lchan_t_reap(&self->srv, &cqe, 10000));
+	ASSERT_EQ(LCHAN_CQE_OK, cqe.status);
+	EXPECT_EQ(-1, lchan_t_check(lchan_t_recv_slot(&self->srv,
+						      cqe.user_data), n, 300));
+	ASSERT_EQ(0, lchan_t_reap(&self->cli, &cqe, 10000));
+	EXPECT_EQ(LCHAN_CQE_OK, cqe.status);
+}
+
+TEST_F_TIMEOUT(iso, forked_child_gets_eperm_everywhere, 60)
+{
+	struct lchan_enter enter = { .size = sizeof(enter) };
+	struct lchan_establish est = { .size = sizeof(est) };
+	struct lchan_chan_info info = { .size = sizeof(info) };
+	struct iso_fds f = {
+		.ctx = self->cli.ctx.fd,
+		.chan = self->cli.chan.fd,
+		.map_size = self->cli.chan.map_size,
+	};
+	struct pollfd pfd;
+	void *map = NULL;
+	pid_t pid;
+
+	LCHAN_T_BODY();
+	f.lst = iso_listen(self->srv.ctx.fd, self->d.addr);
+	ASSERT_LE(0, f.lst) TH_LOG("LISTEN: %s", strerror(-f.lst));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid)
+		_exit(iso_child(&f));
+	EXPECT_EQ(0, iso_wait(pid));
+
+	/* The owner goes on as before, through the same fds. */
+	pfd = (struct pollfd){ .fd = f.chan, .events = POLLIN | POLLOUT };
+	ASSERT_EQ(1, poll(&pfd, 1, 1000));
+	EXPECT_EQ(POLLOUT, pfd.revents);
+	pfd = (struct pollfd){ .fd = f.lst, .events = POLLIN };
+	EXPECT_EQ(0, poll(&pfd, 1, 0));
+	EXPECT_EQ(0, iso_ioctl(f.chan, LCHAN_IOC_ENTER, &enter));
+	EXPECT_EQ(-EISCONN, iso_ioctl(f.chan, LCHAN_IOC_ESTABLISH, &est));
+	ASSERT_EQ(0, iso_ioctl(f.chan, LCHAN_IOC_CHAN_INFO, &info));
+	EXPECT_EQ(self->cli.chan.info.id, info.id);
+	ASSERT_EQ(0, iso_map(f.chan, f.map_size, PROT_READ | PROT_WRITE,
+			     MAP_SHARED, &map));
+	EXPECT_EQ(0, memcmp(map, self->cli.chan.map, 64));
+	munmap(map, f.map_size);
+	iso_send_one(_metadata, self, 7);
+	close(f.lst);
+}
+
+/* In a child: its own context may not share the owner's poller thread. */
+static int iso_child_attach(const struct lchan_ctx_setup *setup)
+{
+	int cctx = open(LCHAN_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+
+	if (cctx < 0)
+		return iso_fail(1, "open: %s", strerror(errno));
+	ISO_WANT(2, iso_ioctl(cctx, LCHAN_IOC_CTX_SETUP, (void *)setup),
+		 -EPERM, "CTX_SETUP attach to the owner's poller");
+	close(cctx);
+	return 0;
+}
+
+/* A poller thread serves one process: no sharing with a child's context. */
+TEST_F_TIMEOUT(iso, child_cannot_share_owner_poller, 60)
+{
+	struct lchan_ctx_setup setup = {
+		.size = sizeof(setup), .flags = LCHAN_CTX_POLLER, .cpu = -1,
+		.attach_fd = -1,
+	};
+	int pctx, mine;
+	pid_t pid;
+
+	LCHAN_T_BODY();
+	pctx = open(LCHAN_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, pctx);
+	ASSERT_EQ(0, iso_ioctl(pctx, LCHAN_IOC_CTX_SETUP, &setup));
+	setup.attach_fd = pctx;
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid)
+		_exit(iso_child_attach(&setup));
+	EXPECT_EQ(0, iso_wait(pid));
+	/* The same call from the owner shares the thread. */
+	mine = open(LCHAN_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, mine);
+	EXPECT_EQ(0, iso_ioctl(mine, LCHAN_IOC_CTX_SETUP, &setup));
+	close(mine);
+	close(pctx);
+}
+
+TEST_F_TIMEOUT(iso, ring_map_private_refused, 60)
+{
+	LCHAN_T_BODY();
+	EXPECT_EQ(-EINVAL, iso_map(self->cli.chan.fd, self->cli.chan.map_size,
+				   PROT_READ | PROT_WRITE, MAP_PRIVATE, NULL));
+	EXPECT_EQ(-EINVAL, iso_map(self->cli.chan.fd, self->cli.chan.map_size,
+				   PROT_READ, MAP_PRIVATE, NULL));
+	/* The same mapping shared is fine. */
+	EXPECT_EQ(0, iso_map(self->cli.chan.fd, self->cli.chan.map_size,
+			     PROT_READ | PROT_WRITE, MAP_SHARED, NULL));
+}
+
+TEST_F_TIMEOUT(iso, ring_prot_exec_refused, 60)
+{
+	size_t size = self->cli.chan.map_size;
+	int fd = self->cli.chan.fd;
+	void *map = NULL;
+
+	LCHAN_T_BODY();
+	EXPECT_EQ(-EACCES, iso_map(fd, size, PROT_READ | PROT_EXEC,
+				   MAP_SHARED, NULL));
+	EXPECT_EQ(-EACCES, iso_map(fd, size, PROT_READ | PROT_WRITE |
+				   PROT_EXEC, MAP_SHARED, NULL));
+	EXPECT_EQ(-EACCES, iso_map(fd, size, PROT_EXEC, MAP_SHARED, NULL));
+
+	/* Nor later: mprotect cannot add what the mapping may never have. */
+	ASSERT_EQ(0, iso_map(fd, size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			     &map));
+	errno = 0;
+	EXPECT_EQ(-1, mprotect(map, size, PROT_READ | PROT_EXEC));
+	EXPECT_EQ(EACCES, errno);
+	errno = 0;
+	EXPECT_EQ(-1, mprotect(map, getpagesize(), PROT_EXEC));
+	EXPECT_EQ(EACCES, errno);
+	/* Taking rights away still works, and so does giving them back. */
+	EXPECT_EQ(0, mprotect(map, size, PROT_READ));
+	EXPECT_EQ(0, mprotect(map, size, PROT_READ | PROT_WRITE));
+	munmap(map, size);
+	/* The library's own mapping was never touched. */
+	iso_send_one(_metadata, self, 8);
+}
+
+TEST_F_TIMEOUT(iso, mr_over_ring_refused, 60)
+{
+	size_t size = self->cli.chan.map_size;
+	long page = getpagesize();
+	int ctx = self->cli.ctx.fd, chan = self->cli.chan.fd;
+	char *area, *ring;
+	__u32 h;
+
+	LCHAN_T_BODY();
+	/* The library's mapping, whole and in part. */
+	EXPECT_EQ(-EINVAL, iso_mr_reg(ctx, chan, self->cli.chan.map, size,
+				      NULL));
+	EXPECT_EQ(-EINVAL, iso_mr_reg(ctx, chan,
+				      (char *)self->cli.chan.map + size - 64,
+				      64, NULL));
+
+	/* Anonymous memory right before a second ring mapping. */
+	area = mmap(NULL, 2 * page + size, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(area != MAP_FAILED);
+	memset(area, 1, 2 * page);
+	ring = mmap(area + 2 * page, size, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_FIXED, chan, LCHAN_OFF_RINGS);
+	ASSERT_TRUE(ring == area + 2 * page) TH_LOG("mmap: %s",
+						    strerror(errno));
+	/* A range that only reaches into the ring is refused... */
+	EXPECT_EQ(-EINVAL, iso_mr_reg(ctx, chan, area + page, 2 * page, NULL));
+	EXPECT_EQ(-EINVAL, iso_mr_reg(ctx, chan, area + 2 * page - 1, 2,
+				      NULL));
+	/* ...the anonymous part alone is not. */
+	ASSERT_EQ(0, iso_mr_reg(ctx, chan, area, 2 * page, &h));
+	EXPECT_EQ(0, iso_mr_dereg(ctx, h));
+	munmap(area, 2 * page + size);
+	/* The memory is ordinary again once the ring is unmapped. */
+	area = mmap(NULL, page, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(area != MAP_FAILED);
+	memset(area, 1, page);
+	ASSERT_EQ(0, iso_mr_reg(ctx, chan, area, page, &h));
+	EXPECT_EQ(0, iso_mr_dereg(ctx, h));
+	munmap(area, page);
 }
 
 TEST_HARNESS_MAIN

@@ -5,9 +5,19 @@
  * Included unchanged by the module, liblchan and the selftests.  Only
  * fixed-width types, explicit padding, every struct a multiple of 8 bytes.
  * Every ioctl argument starts with { __u32 size; __u32 flags; }: the kernel
- * accepts any size >= the first released size of the struct, zero-fills a
+ * accepts any size >= the first released size of the struct (stated at
+ * each struct; smaller is EINVAL, more than a page E2BIG), zero-fills a
  * short tail and refuses a longer struct whose tail is not zero (E2BIG), so
- * the structs can grow without new ioctl numbers.
+ * the structs can grow without new ioctl numbers.  A command that answers
+ * writes back min(size, the kernel's struct) bytes and leaves 'size' as
+ * the caller set it.
+ *
+ * Owner: a context (an open of /dev/lchan) and every listener and channel
+ * made from it serve the process that opened it, and no other (a child
+ * after fork(), or a process the fd was passed to): every ioctl but
+ * LCHAN_IOC_INFO, and mmap of the rings, fail with EPERM for it, after the
+ * checks of the argument alone (EINVAL first); poll, which has no errno,
+ * returns EPOLLERR alone.  close() works for anyone.
  */
 #ifndef _UAPI_LCHAN_H
 #define _UAPI_LCHAN_H
@@ -68,7 +78,10 @@ enum {
 #define LCHAN_IOC_ESTABLISH	_IO(LCHAN_IOCTL_TYPE, LCHAN_CMD_ESTABLISH)
 #define LCHAN_IOC_CTX_SETUP	_IO(LCHAN_IOCTL_TYPE, LCHAN_CMD_CTX_SETUP)
 
-/* LCHAN_IOC_INFO: what the module offers. */
+/*
+ * LCHAN_IOC_INFO: what the module offers; any process may ask.  First
+ * released size: 24 (through features).
+ */
 struct lchan_info {
 	__u32 size;
 	__u32 flags;		/* none defined: must be 0 */
@@ -90,8 +103,9 @@ struct lchan_info {
  *   poller: set NEED_WAKEUP; full fence; load every tail;
  *           sleep only if none moved
  * so either the app sees the flag or the poller sees the tail.
- * attach_fd names another context whose poller thread is shared (useful
- * with few CPUs); its cpu and idle_ms then apply.
+ * attach_fd names another context of the same owner whose poller thread is
+ * shared (useful with few CPUs; another owner's is EPERM); its cpu and
+ * idle_ms then apply.  First released size: 24 (through resv).
  */
 #define LCHAN_CTX_POLLER	(1U << 0)
 
@@ -118,7 +132,9 @@ struct lchan_ctx_setup {
  * LCHAN_IOC_MR_REG: pin [addr, addr + length) of the caller and register it
  * on the RDMA device that carries channel 'chan_fd'.  The handle is valid in
  * SQEs/RQEs of every channel of this context on that device; 'rkey' is what
- * a peer needs for remote access.  The local key stays in the kernel.
+ * a peer needs for remote access.  The local key stays in the kernel.  A
+ * range that touches a mapping of a channel's rings is EINVAL: no peer may
+ * write into the rings.  First released size: 40 (through rkey).
  */
 struct lchan_mr_reg {
 	__u32 size;
@@ -131,7 +147,10 @@ struct lchan_mr_reg {
 	__u32 rkey;		/* out */
 };
 
-/* LCHAN_IOC_MR_DEREG: drop a handle; work in flight keeps the MR alive. */
+/*
+ * LCHAN_IOC_MR_DEREG: drop a handle; work in flight keeps the MR alive.
+ * First released size: 16 (through resv).
+ */
 struct lchan_mr_dereg {
 	__u32 size;
 	__u32 flags;		/* none defined: must be 0 */
@@ -160,7 +179,10 @@ struct lchan_addr {
  */
 #define LCHAN_DEFER_ESTABLISH	(1U << 8)
 
-/* LCHAN_IOC_LISTEN: returns a listener fd (poll for EPOLLIN). */
+/*
+ * LCHAN_IOC_LISTEN: returns a listener fd (poll for EPOLLIN).  First
+ * released size: 40 (through resv).
+ */
 struct lchan_listen {
 	__u32 size;
 	__u32 flags;		/* LCHAN_FD_* */
@@ -183,7 +205,10 @@ struct lchan_ring_sizes {
 	__u32 resv;		/* must be 0 */
 };
 
-/* LCHAN_IOC_CONNECT: returns a connected channel fd. */
+/*
+ * LCHAN_IOC_CONNECT: returns a connected channel fd.  First released
+ * size: 80 (through resv).
+ */
 struct lchan_connect {
 	__u32 size;
 	__u32 flags;		/* LCHAN_FD_* */
@@ -198,6 +223,7 @@ struct lchan_connect {
  * LCHAN_IOC_ACCEPT (on a listener fd): returns a connected channel fd.  It
  * waits for a request unless the listener was made with LCHAN_FD_NONBLOCK
  * (then EAGAIN); LCHAN_FD_* in 'flags' apply to the new channel fd.
+ * First released size: 24 (through rings; a shorter caller gets no peer).
  */
 struct lchan_accept {
 	__u32 size;
@@ -206,7 +232,10 @@ struct lchan_accept {
 	struct lchan_addr peer;	/* out */
 };
 
-/* LCHAN_IOC_ESTABLISH: finish a deferred connect or accept. */
+/*
+ * LCHAN_IOC_ESTABLISH: finish a deferred connect or accept.  First
+ * released size: 16 (through resv).
+ */
 struct lchan_establish {
 	__u32 size;
 	__u32 flags;		/* none defined: must be 0 */
@@ -215,10 +244,18 @@ struct lchan_establish {
 };
 
 /*
- * Where each piece of the ring mapping sits.  All offsets are bytes from
- * the start of the mapping (mmap offset LCHAN_OFF_RINGS of the channel fd,
- * length lchan_chan_info.mmap_size).  head/tail/flags point at __u32 each
- * on its own cache line; 'entries' at the first ring entry.
+ * Where each piece of the ring mapping sits.  Every field is an offset in
+ * bytes from the start of the mapping (mmap offset LCHAN_OFF_RINGS of the
+ * channel fd, length lchan_chan_info.mmap_size), never a value: head and
+ * tail are offsets of __u32 words, each on its own cache line; ring_mask
+ * and ring_entries are offsets of the __u32 words that hold the ring's
+ * mask (entries - 1) and its number of entries, written once at setup;
+ * flags of the __u32 flags word, one for the three rings; overflow (CQ
+ * only) of a __u32 that stays 0; entries of the first ring entry.
+ *
+ * The mapping must be MAP_SHARED (MAP_PRIVATE is EINVAL) and is never
+ * executable: PROT_EXEC is EACCES, and so is a later mprotect() that asks
+ * for it.  fork() does not copy it.
  */
 struct lchan_ring_offsets {
 	__u32 head;
@@ -233,7 +270,12 @@ struct lchan_ring_offsets {
 
 #define LCHAN_OFF_RINGS		0ULL
 
-/* LCHAN_IOC_CHAN_INFO: everything needed to drive the rings. */
+/*
+ * LCHAN_IOC_CHAN_INFO: everything needed to drive the rings; the owner's
+ * only (EPERM for another process).  remote_qpn is 0 until the connection
+ * tells it, and iWARP (siw) never does.  First released size: 200
+ * (through max_read_sge).
+ */
 struct lchan_chan_info {
 	__u32 size;
 	__u32 flags;		/* none defined: must be 0 */
@@ -262,6 +304,7 @@ struct lchan_chan_info {
  * wait ends with ETIME when the timeout passes, EINTR on a signal, and
  * ENOTCONN when the channel is down and nothing more can complete.  A tail
  * more than one ring ahead of the kernel's head is refused with EINVAL.
+ * First released size: 40 (through state).
  */
 #define LCHAN_ENTER_GETEVENTS	(1U << 0)	/* wait for min_complete */
 #define LCHAN_ENTER_TIMEOUT	(1U << 1)	/* timeout_ns bounds the wait */
