@@ -242,7 +242,7 @@ TEST_F_TIMEOUT(conn, sixteen_channels_two_processes, 240)
 	struct lchan_listener lst;
 	struct lchan_ctx ctx;
 	struct lchan_cqe cqe;
-	int go[2], status, i;
+	int go[2], status, i, ret;
 	char port[16], path[200], buf[32];
 	pid_t pid;
 
@@ -276,7 +276,13 @@ TEST_F_TIMEOUT(conn, sixteen_channels_two_processes, 240)
 		ASSERT_EQ(0, lchan_establish(&ep[i].chan, 10000));
 	}
 	for (i = 0; i < NCHAN; i++) {
-		ASSERT_EQ(0, lchan_t_reap(&ep[i], &cqe, 20000));
+		ret = lchan_t_reap(&ep[i], &cqe, 20000);
+		if (ret) {
+			/* Where the message is: siw's socket, or nowhere. */
+			lchan_t_dump_chan("server", &ep[i].chan);
+			lchan_t_dump_tcp();
+		}
+		ASSERT_EQ(0, ret) TH_LOG("channel %d of %d", i, NCHAN);
 		ASSERT_EQ(LCHAN_CQE_OK, cqe.status);
 		/* Channels are accepted in the order the child connected. */
 		ASSERT_EQ(1000 + i, cqe.byte_len);
