@@ -145,10 +145,12 @@ plan() {
 }
 
 # Wait for FILE, at most SECS; early out when the peer's qemu is gone.
+# (Helpers share the shell's globals: each keeps to names of its own, and
+# the loops below to _seq, which wait_listen does not use.)
 wait_file() { # FILE SECS
-	_t0=$(date +%s)
+	_wt0=$(date +%s)
 	while [ ! -e "$1" ]; do
-		if [ $(($(date +%s) - _t0)) -ge "$2" ] || [ -e "$WIRE/$peer.exited" ]; then
+		if [ $(($(date +%s) - _wt0)) -ge "$2" ] || [ -e "$WIRE/$peer.exited" ]; then
 			[ -e "$1" ]
 			return
 		fi
@@ -168,10 +170,10 @@ cmd_of() { # TEMPLATE ADDR PORT
 # ------------------------------------------------------------ a: servers
 
 serve() {
-	_i=0
+	_seq=0
 	plan | while IFS='|' read -r _id _d _f _name _srv _cli; do
-		_port=$((BASE_PORT + _i))
-		_i=$((_i + 1))
+		_port=$((BASE_PORT + _seq))
+		_seq=$((_seq + 1))
 		_log=$LOGS/$_id.server.log
 		echo "rig: selftest 2node $_id" >/dev/kmsg 2>/dev/null
 		# shellcheck disable=SC2046 # the command is a word list
@@ -214,12 +216,11 @@ lat_of() { # ID LOG
 }
 
 run_clients() {
-	_i=0
-	_bad=0
+	_seq=0
 	: >/tmp/2node-failed
 	plan | while IFS='|' read -r _id _d _f _name _srv _cli; do
-		_port=$((BASE_PORT + _i))
-		_i=$((_i + 1))
+		_port=$((BASE_PORT + _seq))
+		_seq=$((_seq + 1))
 		_log=$LOGS/$_id.client.log
 		_what="$_d IPv$_f: $_name"
 		if ! wait_file "$WIRE/ready.$_id" "$READY_LIMIT"; then
