@@ -9,7 +9,7 @@
 # The guests meet in a 9p directory of their own (mount tag "wire"), one
 # file per step, each written whole (rename):
 #   ready.ID  a: the server of test ID listens ("ok"), or could not ("fail")
-#   srv.ID    a: the server's exit status
+#   srv.ID    a: the server's exit status (log.ID: its output)
 #   cli.ID    b: the client is done (a then ends a server still waiting)
 #   a.exited, b.exited   the host: that guest's qemu has ended
 # Every wait is bounded, and ends early when the peer's qemu is gone.
@@ -203,6 +203,8 @@ serve() {
 		wait "$_spid"
 		_rc=$?
 		echo "# exit status $_rc" >>"$_log"
+		# For b to quote when the test fails.
+		cp "$_log" "$WIRE/log.$_id"
 		put "$WIRE/srv.$_id" "$_rc"
 		[ ! -e "$WIRE/b.exited" ] || break
 	done
@@ -216,6 +218,14 @@ lat_of() { # ID LOG
 	*.lchan_perf) sed -n 's/.*"t_median_us": \([0-9.]*\).*/\1/p' "$2" | head -n 1 ;;
 	*.ib_send_lat) awk '$1 == 64 && NF >= 9 && $5 ~ /^[0-9.]+$/ { print $5; exit }' "$2" ;;
 	esac
+}
+
+# The last lines of a test's client log and of its server's (from a).
+show_logs() { # ID CLIENT-LOG
+	{
+		tail -n 12 "$2" | sed 's/^/# client: /'
+		tail -n 12 "$WIRE/log.$1" 2>/dev/null | sed 's/^/# server: /'
+	} | tee -a "$TAP"
 }
 
 run_clients() {
@@ -262,7 +272,7 @@ run_clients() {
 			# perftest is the yardstick, not the thing tested (its
 			# clock calibration fails now and then under emulation).
 			tap "ok - $_what # SKIP perftest failed: client exit $_crc, server exit $_src"
-			sed 's/^/# client: /' "$_log" | tail -n 5 | tee -a "$TAP"
+			show_logs "$_id" "$_log"
 		else
 			# busybox timeout ends the program with SIGTERM.
 			if [ "$_crc" = 143 ] || [ "$_crc" = 124 ]; then
@@ -271,7 +281,7 @@ run_clients() {
 				_why="client exit $_crc"
 			fi
 			tap "not ok - $_what ($_why, server exit $_src)"
-			sed 's/^/# client: /' "$_log" | tail -n 15 | tee -a "$TAP"
+			show_logs "$_id" "$_log"
 			echo "$_id" >>/tmp/2node-failed
 		fi
 	done
