@@ -119,8 +119,10 @@ done
 
 # ---------------------------------------------------------------- the plan
 
-# One line per test: ID|DEV|FAMILY|NAME|SERVER|CLIENT.  @A@ is the server's
-# address (node a's), @P@ the test's port.  Every one moves data and checks
+# One line per test: ID|DEV|FAMILY|KIND|NAME|SERVER|CLIENT.  KIND is how
+# the server listens (rdma: rdma_cm, tcp: perftest's TCP exchange); @A@ is
+# the server's address (node a's), @P@ the test's port, @X@ the local GID
+# index of the device's IPv4 address (perftest without rdma_cm).  Every one moves data and checks
 # it (lchan_perf -V, lchan_msg_perf -V; lchan_pingpong and lchan_echo
 # always do).  lat.* are the latency rows, IPv4 only (perftest's -R takes
 # no IPv6 address here), ID's last part the tool.
@@ -128,22 +130,29 @@ plan() {
 	for _d in rxe siw; do
 		for _f in 4 6; do
 			_p="$_d.ipv$_f"
-			echo "$_p.pingpong|$_d|$_f|connect/accept, lchan_pingpong 100 x 4 KiB|$T/lchan_pingpong -s -a @A@ -p @P@ -n 100 -S 4096|$T/lchan_pingpong -c @A@ -p @P@ -n 100 -S 4096 -q"
+			echo "$_p.pingpong|$_d|$_f|rdma|connect/accept, lchan_pingpong 100 x 4 KiB|$T/lchan_pingpong -s -a @A@ -p @P@ -n 100 -S 4096|$T/lchan_pingpong -c @A@ -p @P@ -n 100 -S 4096 -q"
 			for _t in send_lat write_lat read_lat; do
-				echo "$_p.$_t|$_d|$_f|lchan_perf $_t, 64 B and 4 KiB, verified|$T/lchan_perf -s -a @A@ -p @P@|$T/lchan_perf -c @A@ -p @P@ -t $_t -S 64,4096 -n 200 -V"
+				echo "$_p.$_t|$_d|$_f|rdma|lchan_perf $_t, 64 B and 4 KiB, verified|$T/lchan_perf -s -a @A@ -p @P@|$T/lchan_perf -c @A@ -p @P@ -t $_t -S 64,4096 -n 200 -V"
 			done
-			echo "$_p.atomic_lat|$_d|$_f|lchan_perf atomic_lat (FETCH_ADD), verified|$T/lchan_perf -s -a @A@ -p @P@|$T/lchan_perf -c @A@ -p @P@ -t atomic_lat -n 200 -V"
+			echo "$_p.atomic_lat|$_d|$_f|rdma|lchan_perf atomic_lat (FETCH_ADD), verified|$T/lchan_perf -s -a @A@ -p @P@|$T/lchan_perf -c @A@ -p @P@ -t atomic_lat -n 200 -V"
 			for _t in send_bw write_bw read_bw; do
-				echo "$_p.$_t|$_d|$_f|lchan_perf $_t, 4 KiB and 64 KiB, verified|$T/lchan_perf -s -a @A@ -p @P@|$T/lchan_perf -c @A@ -p @P@ -t $_t -S 4096,65536 -n 100 -V"
+				echo "$_p.$_t|$_d|$_f|rdma|lchan_perf $_t, 4 KiB and 64 KiB, verified|$T/lchan_perf -s -a @A@ -p @P@|$T/lchan_perf -c @A@ -p @P@ -t $_t -S 4096,65536 -n 100 -V"
 			done
-			echo "$_p.echo|$_d|$_f|message API: lchan_echo 200 x 4 KiB, compared|$T/lchan_echo -s -a @A@ -p @P@|$T/lchan_echo -c @A@ -p @P@ -n 200 -S 4096"
-			echo "$_p.msg_lat|$_d|$_f|message API: lchan_msg_perf lat, 64 B and 64 KiB, verified|$T/lchan_msg_perf -s -a @A@ -p @P@|$T/lchan_msg_perf -c @A@ -p @P@ -t lat -S 64,65536 -n 100 -V"
-			echo "$_p.msg_bw|$_d|$_f|message API: lchan_msg_perf bw, 4 KiB and 64 KiB, verified|$T/lchan_msg_perf -s -a @A@ -p @P@|$T/lchan_msg_perf -c @A@ -p @P@ -t bw -S 4096,65536 -n 100 -V"
+			echo "$_p.echo|$_d|$_f|rdma|message API: lchan_echo 200 x 4 KiB, compared|$T/lchan_echo -s -a @A@ -p @P@|$T/lchan_echo -c @A@ -p @P@ -n 200 -S 4096"
+			echo "$_p.msg_lat|$_d|$_f|rdma|message API: lchan_msg_perf lat, 64 B and 64 KiB, verified|$T/lchan_msg_perf -s -a @A@ -p @P@|$T/lchan_msg_perf -c @A@ -p @P@ -t lat -S 64,65536 -n 100 -V"
+			echo "$_p.msg_bw|$_d|$_f|rdma|message API: lchan_msg_perf bw, 4 KiB and 64 KiB, verified|$T/lchan_msg_perf -s -a @A@ -p @P@|$T/lchan_msg_perf -c @A@ -p @P@ -t bw -S 4096,65536 -n 100 -V"
 		done
-		echo "$_d.ipv4.lat.lchan_perf|$_d|4|latency row: lchan_perf send_lat 64 B x 1000|$T/lchan_perf -s -a @A@ -p @P@|$T/lchan_perf -c @A@ -p @P@ -t send_lat -S 64 -n 1000 --json"
-		# -d: without it, ib_send_lat's connect over rxe1 was rejected
-		# (no listener, reason 8) and the client crashed in librdmacm.
-		echo "$_d.ipv4.lat.ib_send_lat|$_d|4|latency row: ib_send_lat 64 B x 1000|ib_send_lat -R -d ${_d}1 -p @P@ -s 64 -n 1000|ib_send_lat -R -d ${_d}1 -p @P@ -s 64 -n 1000 @A@"
+		echo "$_d.ipv4.lat.lchan_perf|$_d|4|rdma|latency row: lchan_perf send_lat 64 B x 1000|$T/lchan_perf -s -a @A@ -p @P@|$T/lchan_perf -c @A@ -p @P@ -t send_lat -S 64 -n 1000 --json"
+		# perftest over rdma_cm (-R) between the guests on rxe was
+		# rejected now and then (no listener, reason 8), and the client
+		# then crashed in librdmacm: on rxe it exchanges over TCP and
+		# names its RoCEv2 GID.  iWARP has rdma_cm only.
+		if [ "$_d" = rxe ]; then
+			_pk=tcp _px="-d rxe1 -x @X@"
+		else
+			_pk=rdma _px="-R -d siw1"
+		fi
+		echo "$_d.ipv4.lat.ib_send_lat|$_d|4|$_pk|latency row: ib_send_lat 64 B x 1000|ib_send_lat $_px -p @P@ -s 64 -n 1000|ib_send_lat $_px -p @P@ -s 64 -n 1000 @A@"
 	done
 }
 
@@ -166,23 +175,38 @@ put() { # FILE CONTENT
 	echo "$2" >"$1.tmp" && mv "$1.tmp" "$1"
 }
 
-cmd_of() { # TEMPLATE ADDR PORT
-	echo "$1" | sed -e "s/@A@/$2/g" -e "s/@P@/$3/g"
+# GID index of DEV's RoCEv2 GID for IPV4 (port 1).
+gid_index() { # DEV IPV4
+	_hex=$(echo "$2" | awk -F. '{ printf "%02x%02x:%02x%02x", $1, $2, $3, $4 }')
+	for _g in "/sys/class/infiniband/$1/ports/1/gids/"*; do
+		_gi=${_g##*/}
+		[ "$(cat "$_g" 2>/dev/null)" = "0000:0000:0000:0000:0000:ffff:$_hex" ] || continue
+		[ "$(cat "/sys/class/infiniband/$1/ports/1/gid_attrs/types/$_gi" 2>/dev/null)" = "RoCE v2" ] || continue
+		echo "$_gi"
+		return 0
+	done
+	return 1
+}
+
+cmd_of() { # TEMPLATE DEV FAMILY PORT: the command, on this node
+	_x=
+	case $1 in *@X@*) _x=$(gid_index "${2}1" "$(addr "$2" 4 "$me")") ;; esac
+	echo "$1" | sed -e "s/@A@/$(addr "$2" "$3" 1)/g" -e "s/@P@/$4/g" -e "s/@X@/$_x/g"
 }
 
 # ------------------------------------------------------------ a: servers
 
 serve() {
 	_seq=0
-	plan | while IFS='|' read -r _id _d _f _name _srv _cli; do
+	plan | while IFS='|' read -r _id _d _f _kind _name _srv _cli; do
 		_port=$((BASE_PORT + _seq))
 		_seq=$((_seq + 1))
 		_log=$LOGS/$_id.server.log
 		echo "rig: selftest 2node $_id" >/dev/kmsg 2>/dev/null
 		# shellcheck disable=SC2046 # the command is a word list
-		setsid timeout "$SRV_LIMIT" $(cmd_of "$_srv" "$(addr "$_d" "$_f" 1)" "$_port") >"$_log" 2>&1 &
+		setsid timeout "$SRV_LIMIT" $(cmd_of "$_srv" "$_d" "$_f" "$_port") >"$_log" 2>&1 &
 		_spid=$!
-		if wait_listen rdma "$_port" "$_spid" 2>>"$_log"; then
+		if wait_listen "$_kind" "$_port" "$_spid" 2>>"$_log"; then
 			put "$WIRE/ready.$_id" ok
 		else
 			put "$WIRE/ready.$_id" fail
@@ -231,7 +255,7 @@ show_logs() { # ID CLIENT-LOG
 run_clients() {
 	_seq=0
 	: >/tmp/2node-failed
-	plan | while IFS='|' read -r _id _d _f _name _srv _cli; do
+	plan | while IFS='|' read -r _id _d _f _kind _name _srv _cli; do
 		_port=$((BASE_PORT + _seq))
 		_seq=$((_seq + 1))
 		_log=$LOGS/$_id.client.log
@@ -252,7 +276,7 @@ run_clients() {
 		echo "rig: selftest 2node $_id" >/dev/kmsg 2>/dev/null
 		_t0=$(date +%s)
 		# shellcheck disable=SC2046 # the command is a word list
-		timeout "$CLI_LIMIT" $(cmd_of "$_cli" "$(addr "$_d" "$_f" 1)" "$_port") >"$_log" 2>&1
+		timeout "$CLI_LIMIT" $(cmd_of "$_cli" "$_d" "$_f" "$_port") >"$_log" 2>&1
 		_crc=$?
 		_secs=$(($(date +%s) - _t0))
 		put "$WIRE/cli.$_id" "$_crc"
