@@ -168,6 +168,13 @@ soak:
 		tools/rig/run-vm.sh soak $(SOAK_TIMEOUT)
 .PHONY: soak
 
+# lchan across a virtual wire: two guests (1 vCPU, 1 GiB each) joined by
+# QEMU dgram wires, rxe and siw on them, servers in one guest and clients in
+# the other (tools/rig/two-node.sh); runs in build/runs/2node-<kernel>/{a,b}.
+check-2node:
+	tools/rig/two-node.sh
+.PHONY: check-2node
+
 # A longer fuzz run than make check's: make fuzz SEED=1234 N=1000000
 SEED ?= 0
 N ?= 1000000

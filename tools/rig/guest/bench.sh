@@ -81,27 +81,6 @@ failed=0
 # Number arithmetic (busybox sh has integers only).
 calc() { awk "BEGIN { v = $1; if (v != v) print \"\"; else printf \"%.4f\", v }" 2>/dev/null; }
 
-# A listener on PORT: rdma_cm (lchan, perftest -R) or TCP.  Gives up early
-# when the server PID (if given) is gone.
-wait_listen() { # rdma|tcp PORT [PID]
-	_i=0
-	while [ $_i -lt 150 ]; do
-		if [ "$1" = rdma ]; then
-			rdma resource show cm_id 2>/dev/null | grep -q "LISTEN.*:$2 " && return 0
-		else
-			ss -ltn 2>/dev/null | grep -q ":$2 " && return 0
-		fi
-		if [ -n "${3:-}" ] && ! kill -0 "$3" 2>/dev/null; then
-			echo "bench: the server ended before it listened" >&2
-			return 1
-		fi
-		sleep 0.1
-		_i=$((_i + 1))
-	done
-	echo "bench: nothing listens on $1 port $2" >&2
-	return 1
-}
-
 # Run one client/server pair.  The server command is in $SRV (empty: a
 # server that is already running; SRV_KIND: how it listens, rdma or tcp),
 # the client in "$@".  WRAP: "", time

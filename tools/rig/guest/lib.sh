@@ -116,6 +116,27 @@ run_tests() { # DIR [SUFFIX]
 	return $_failed
 }
 
+# Wait (150 looks, 0.1 s apart) for a listener on PORT: rdma_cm (lchan,
+# perftest -R) or TCP.  Gives up early when the server PID (if given) is gone.
+wait_listen() { # rdma|tcp PORT [PID]
+	_i=0
+	while [ $_i -lt 150 ]; do
+		if [ "$1" = rdma ]; then
+			rdma resource show cm_id 2>/dev/null | grep -q "LISTEN.*:$2 " && return 0
+		else
+			ss -ltn 2>/dev/null | grep -q ":$2 " && return 0
+		fi
+		if [ -n "${3:-}" ] && ! kill -0 "$3" 2>/dev/null; then
+			echo "rig: the server ended before it listened" >&2
+			return 1
+		fi
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	echo "rig: nothing listens on $1 port $2" >&2
+	return 1
+}
+
 # Print a sysfs tree with its values, one "path = value" line per file.
 show_sysfs() {
 	find "$1" | sort | while read -r _p; do

@@ -1,0 +1,155 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# `make check-2node`: lchan across a virtual wire.  Two guests (a and b,
+# 1 vCPU and 1 GiB each) are joined by two wires, QEMU's `-netdev dgram`
+# over UDP on 127.0.0.1 (shared/RIG.md, "Two guests"): rxe1 on the first,
+# siw1 on the second, in both guests.  Guest a runs the servers, guest b
+# the clients (job "2node", tools/rig/guest/2node.sh): connect/accept, every
+# data operation byte-checked, the message API, on rxe and siw over IPv4
+# and IPv6, and a latency row of lchan_perf beside ib_send_lat.
+#
+#   tools/rig/two-node.sh [-n]     (-n: build and stage, print the qemu
+#                                   command lines, boot nothing)
+#
+# Each guest is booted, staged and judged as run-vm.sh does one
+# (vmlib.sh): the same initramfs, share, verdict and kernel-log gate.  Its
+# run is kept in build/runs/2node-<kernel>/a and .../b (console.log,
+# dmesg.txt, tap.txt, logs/), the shares in build/share-2node/.  TAP lines,
+# then "N passed, N failed, N skipped" over both guests; the exit status is
+# non-zero when either guest fails any of it.
+#
+# LCHAN_2NODE_TIMEOUT: seconds for the whole run of each guest (default
+# 1200).  LCHAN_KERNEL as for run-vm.sh (default: the first kernel).
+set -euo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=vmlib.sh
+. "$RIG_DIR/vmlib.sh"
+cd "$REPO"
+
+dry=0
+case ${1:-} in
+-n) dry=1 ;;
+'') ;;
+*) rig_die "usage: $0 [-n]" ;;
+esac
+job=2node
+timeout_s=${LCHAN_2NODE_TIMEOUT:-1200}
+# Runs go to build/runs/2node-<kernel> whether or not a kernel was named.
+LCHAN_KERNEL=${LCHAN_KERNEL:-$(rig_kernel)}
+export LCHAN_KERNEL
+t0=$(rig_now)
+
+"$RIG_DIR/setup.sh" "$LCHAN_KERNEL" >/dev/null
+KVER=$("$RIG_DIR/kver.sh" "$LCHAN_KERNEL")
+export KVER
+make -s KVER="$KVER" KDIR="/usr/src/linux-headers-$KVER" module lib tools
+vm_prepare
+[ "$timeout_s" -gt $((boot_margin + 10)) ] || rig_die "timeout must exceed $((boot_margin + 10)) s"
+
+run=$(rig_run_dir "$job")
+top=$B/share-2node
+wire=$top/wire
+vm_lock
+rm -rf "$top"
+mkdir -p "$wire"
+for g in a b; do
+	vm_stage "$top/$g"
+done
+
+# Four free UDP ports on 127.0.0.1: each guest's end of each wire.
+udp_free() { ! ss -Hlun 2>/dev/null | awk '{ print $4 }' | grep -q ":$1\$"; }
+while :; do
+	p0=$((20000 + RANDOM % 30000))
+	udp_free "$p0" && udp_free $((p0 + 1)) && udp_free $((p0 + 2)) && udp_free $((p0 + 3)) && break
+done
+
+guest_timeout=$((timeout_s - boot_margin))
+vm_append "$job"
+# guest_qemu NODE N: the command line of guest NODE (a: N=1, b: N=2) in
+# qemu.  Wire W's NIC has MAC 52:54:00:4c:0W:0N (guest/2node.sh finds
+# it by that); guest N's end of wire W is port p0 + 2(W-1) + N-1.
+guest_qemu() {
+	local node=$1 n=$2 w lp rp
+	vm_qemu "$top/$node" 1 1G
+	for w in 1 2; do
+		lp=$((p0 + 2 * (w - 1) + n - 1))
+		rp=$((p0 + 2 * (w - 1) + 2 - n))
+		# shellcheck disable=SC2054 # commas are qemu option syntax
+		qemu+=(-netdev "dgram,id=w$w,local.type=inet,local.host=127.0.0.1,local.port=$lp,remote.type=inet,remote.host=127.0.0.1,remote.port=$rp"
+			-device "virtio-net-pci,netdev=w$w,mac=52:54:00:4c:0$w:0$n,speed=10000,duplex=full,romfile=")
+	done
+	qemu+=(-virtfs "local,path=$wire,mount_tag=wire,security_model=none,id=wire"
+		-monitor none -serial "file:$run/$node/console.log"
+		-append "$append lchan.node=$node lchan.timeout=$guest_timeout")
+}
+rm -rf "$run"
+mkdir -p "$run/a" "$run/b"
+guest_qemu a 1
+qemu_a=("${qemu[@]}")
+guest_qemu b 2
+qemu_b=("${qemu[@]}")
+printf '%q ' "${qemu_a[@]}" >"$run/a/qemu.cmd"
+printf '%q ' "${qemu_b[@]}" >"$run/b/qemu.cmd"
+echo >>"$run/a/qemu.cmd"
+echo >>"$run/b/qemu.cmd"
+if [ "$dry" = 1 ]; then
+	cat "$run/a/qemu.cmd" "$run/b/qemu.cmd"
+	exit 0
+fi
+
+# --- boot both ---------------------------------------------------------------
+rig_log "booting $KVER for job $job, guests a and b (timeout ${timeout_s}s each); consoles: $run/{a,b}/console.log"
+start=$(rig_now)
+: >"$run/a/console.log"
+: >"$run/b/console.log"
+declare -A pid=() qrc=()
+timeout -k 10 "$timeout_s" "${qemu_a[@]}" 2>"$run/a/qemu.stderr" &
+pid[a]=$!
+timeout -k 10 "$timeout_s" "${qemu_b[@]}" 2>"$run/b/qemu.stderr" &
+pid[b]=$!
+interrupted=0
+on_signal() {
+	interrupted=1
+	kill -TERM "${pid[a]}" "${pid[b]}" 2>/dev/null || true
+}
+trap on_signal INT TERM HUP
+# b's TAP (the cross-machine tests) as it comes.
+tail -n +1 -F --pid="${pid[b]}" "$top/b/out/tap.txt" 2>/dev/null &
+tailer=$!
+# Tell each guest when the other's qemu has ended: its waits end early.
+while [ "${#qrc[@]}" -lt 2 ]; do
+	for g in a b; do
+		[ -z "${qrc[$g]:-}" ] || continue
+		! kill -0 "${pid[$g]}" 2>/dev/null || continue
+		q=0
+		wait "${pid[$g]}" || q=$?
+		qrc[$g]=$q
+		: >"$wire/$g.exited"
+	done
+	sleep 1
+done
+wait "$tailer" 2>/dev/null || true
+trap - INT TERM HUP
+if [ "$interrupted" = 1 ]; then
+	rig_log "interrupted; guests stopped (logs in $run)"
+	exit 130
+fi
+secs=$(($(rig_now) - start))
+for g in a b; do
+	cp -a "$top/$g/out/." "$run/$g/" 2>/dev/null || true
+done
+flock -u "$lockfd"
+
+# --- judge both --------------------------------------------------------------
+echo "# guest a (servers):"
+cat "$run/a/tap.txt" 2>/dev/null || true
+tp=0 tf=0 ts=0 bad=0
+for g in a b; do
+	vm_judge "$run/$g" "$job-$g" "${qrc[$g]}" "$secs" "$timeout_s" "$guest_timeout" "rig $g"
+	tp=$((tp + passed)) tf=$((tf + failed)) ts=$((ts + skipped))
+	[ "${#reasons[@]}" = 0 ] || bad=1
+done
+echo "# check-2node: $KVER, guests ${secs}s, all ${t0:+$(($(rig_now) - t0))}s"
+echo "$tp passed, $tf failed, $ts skipped"
+[ "$bad" = 0 ]
