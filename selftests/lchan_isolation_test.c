@@ -8,7 +8,6 @@
  */
 #include <arpa/inet.h>
 #include <grp.h>
-#include <stdarg.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -246,25 +245,12 @@ static int iso_listen(int ctx_fd, const char *host)
 	return iso_ioctl(ctx_fd, LCHAN_IOC_LISTEN, &req);
 }
 
-/* Forked children cannot use the harness: they exit with a step number. */
-static int __attribute__((format(printf, 2, 3)))
-iso_fail(int step, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "# child step %d: ", step);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return step;
-}
-
 #define ISO_WANT(step, got, want, what) do {				\
 	int _g = (got);							\
 									\
 	if (_g != (want))						\
-		return iso_fail(step, "%s: %d, want %d", what, _g, want); \
+		return lchan_t_child_fail(step, "%s: %d, want %d",	\
+					  what, _g, want);		\
 } while (0)
 
 /* The fds of the owner that a forked child inherits. */
@@ -303,7 +289,7 @@ static int iso_child(const struct iso_fds *f)
 	ISO_WANT(5, iso_ioctl(f->chan, LCHAN_IOC_CHAN_INFO, &info), -EPERM,
 		 "CHAN_INFO");
 	if (info.mmap_size || info.id || info.local_qpn)
-		return iso_fail(6, "CHAN_INFO wrote an answer");
+		return lchan_t_child_fail(6, "CHAN_INFO wrote an answer");
 	ISO_WANT(7, iso_ioctl(f->ctx, LCHAN_IOC_CTX_SETUP, &setup), -EPERM,
 		 "CTX_SETUP");
 	/* A bad argument is still EINVAL first, as for the owner. */
@@ -321,16 +307,6 @@ static int iso_child(const struct iso_fds *f)
 	ISO_WANT(13, iso_ioctl(f->ctx, LCHAN_IOC_INFO, &minfo), 0, "INFO");
 	ISO_WANT(14, minfo.abi_version, LCHAN_ABI_VERSION, "abi_version");
 	return 0;
-}
-
-static int iso_wait(pid_t pid)
-{
-	int status;
-
-	if (waitpid(pid, &status, 0) != pid)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) :
-	       128 + WTERMSIG(status);
 }
 
 /* One SEND from cli to srv, checked at the receiver. */
@@ -375,7 +351,7 @@ TEST_F_TIMEOUT(iso, forked_child_gets_eperm_everywhere, 60)
 	ASSERT_GE(pid, 0);
 	if (!pid)
 		_exit(iso_child(&f));
-	EXPECT_EQ(0, iso_wait(pid));
+	EXPECT_EQ(0, lchan_t_wait_child(pid));
 
 	/* The owner goes on as before, through the same fds. */
 	pfd = (struct pollfd){ .fd = f.chan, .events = POLLIN | POLLOUT };
@@ -401,7 +377,7 @@ static int iso_child_attach(const struct lchan_ctx_setup *setup)
 	int cctx = open(LCHAN_DEVICE_PATH, O_RDWR | O_CLOEXEC);
 
 	if (cctx < 0)
-		return iso_fail(1, "open: %s", strerror(errno));
+		return lchan_t_child_fail(1, "open: %s", strerror(errno));
 	ISO_WANT(2, iso_ioctl(cctx, LCHAN_IOC_CTX_SETUP, (void *)setup),
 		 -EPERM, "CTX_SETUP attach to the owner's poller");
 	close(cctx);
@@ -427,7 +403,7 @@ TEST_F_TIMEOUT(iso, child_cannot_share_owner_poller, 60)
 	ASSERT_GE(pid, 0);
 	if (!pid)
 		_exit(iso_child_attach(&setup));
-	EXPECT_EQ(0, iso_wait(pid));
+	EXPECT_EQ(0, lchan_t_wait_child(pid));
 	/* The same call from the owner shares the thread. */
 	mine = open(LCHAN_DEVICE_PATH, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, mine);

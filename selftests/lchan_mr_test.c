@@ -4,7 +4,6 @@
  * the owner's mm, RLIMIT_MEMLOCK, and pinned pages given back on dereg,
  * on close and on exit.
  */
-#include <stdarg.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -159,30 +158,6 @@ static int dev_channels_wait(const struct lchan_t_dev *d, int want,
 		usleep(20000);
 	} while (lchan_t_now() < end);
 	return -ETIMEDOUT;
-}
-
-static int wait_child(pid_t pid)
-{
-	int status;
-
-	if (waitpid(pid, &status, 0) != pid)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) :
-	       128 + WTERMSIG(status);
-}
-
-/* Forked children cannot use the harness: they exit with a step number. */
-static int __attribute__((format(printf, 2, 3)))
-child_fail(int step, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "# child step %d: ", step);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return step;
 }
 
 TEST_F_TIMEOUT(mr, access_combinations, 60)
@@ -423,23 +398,23 @@ static int eperm_child(const struct lchan_t_dev *d, int ctx_fd, int chan_fd,
 	ret = mr_reg(ctx_fd, chan_fd, mr_addr(mem), page,
 		     LCHAN_ACCESS_LOCAL_WRITE, NULL);
 	if (ret != -EPERM)
-		return child_fail(1, "MR_REG: %d, want %d", ret, -EPERM);
+		return lchan_t_child_fail(1, "MR_REG: %d, want %d", ret, -EPERM);
 
 	snprintf(port, sizeof(port), "%u", lchan_t_port());
 	if (lchan_addr_parse(d->addr, port, &lreq.addr))
-		return child_fail(2, "cannot parse %s", d->addr);
+		return lchan_t_child_fail(2, "cannot parse %s", d->addr);
 	ret = ioctl(ctx_fd, LCHAN_IOC_LISTEN, &lreq) < 0 ? -errno : 0;
 	if (ret != -EPERM)
-		return child_fail(3, "LISTEN: %d, want %d", ret, -EPERM);
+		return lchan_t_child_fail(3, "LISTEN: %d, want %d", ret, -EPERM);
 
 	creq.dst = lreq.addr;
 	ret = ioctl(ctx_fd, LCHAN_IOC_CONNECT, &creq) < 0 ? -errno : 0;
 	if (ret != -EPERM)
-		return child_fail(4, "CONNECT: %d, want %d", ret, -EPERM);
+		return lchan_t_child_fail(4, "CONNECT: %d, want %d", ret, -EPERM);
 
 	ret = ioctl(lst_fd, LCHAN_IOC_ACCEPT, &areq) < 0 ? -errno : 0;
 	if (ret != -EPERM)
-		return child_fail(5, "ACCEPT: %d, want %d", ret, -EPERM);
+		return lchan_t_child_fail(5, "ACCEPT: %d, want %d", ret, -EPERM);
 	return 0;
 }
 
@@ -462,7 +437,7 @@ TEST_F_TIMEOUT(mr, forked_child_gets_eperm, 60)
 	if (pid == 0)
 		_exit(eperm_child(&self->d, self->ctx.fd, self->cli.fd, lst.fd,
 				  mem, self->page));
-	EXPECT_EQ(0, wait_child(pid));
+	EXPECT_EQ(0, lchan_t_wait_child(pid));
 	lchan_listener_close(&lst);
 
 	/* The owner is unaffected. */
@@ -516,50 +491,50 @@ static int memlock_child(const struct lchan_t_dev *d, long page)
 
 	ret = drop_ipc_lock();
 	if (ret)
-		return child_fail(1, "dropping CAP_IPC_LOCK: %d", ret);
+		return lchan_t_child_fail(1, "dropping CAP_IPC_LOCK: %d", ret);
 	if (setrlimit(RLIMIT_MEMLOCK, &rl))
-		return child_fail(2, "setrlimit: %d", -errno);
+		return lchan_t_child_fail(2, "setrlimit: %d", -errno);
 	if (lchan_ctx_open(&sctx) || lchan_ctx_open(&ctx))
-		return child_fail(3, "cannot open /dev/lchan");
+		return lchan_t_child_fail(3, "cannot open /dev/lchan");
 	ret = lchan_t_pair(&sctx, &ctx, d->addr, NULL, &srv, &cli, NULL, NULL,
 			   NULL);
 	if (ret)
-		return child_fail(4, "channel pair: %d", ret);
+		return lchan_t_child_fail(4, "channel pair: %d", ret);
 	mem = mr_map(MIB + page, PROT_READ | PROT_WRITE);
 	if (!mem)
-		return child_fail(5, "mmap: %d", -errno);
+		return lchan_t_child_fail(5, "mmap: %d", -errno);
 	kb = vm_pin_kb();
 	if (kb)
-		return child_fail(6, "VmPin %ld kB at start", kb);
+		return lchan_t_child_fail(6, "VmPin %ld kB at start", kb);
 
 	ret = mr_reg(ctx.fd, cli.fd, mr_addr(mem), 128 * KIB, lw, &r);
 	if (ret)
-		return child_fail(7, "128 KiB under a 256 KiB limit: %d", ret);
+		return lchan_t_child_fail(7, "128 KiB under a 256 KiB limit: %d", ret);
 	ret = mr_reg(ctx.fd, cli.fd, mr_addr(mem), MIB, lw, NULL);
 	if (ret != -ENOMEM)
-		return child_fail(8, "1 MiB: %d, want %d", ret, -ENOMEM);
+		return lchan_t_child_fail(8, "1 MiB: %d, want %d", ret, -ENOMEM);
 	/* The refusal must not leave anything counted. */
 	kb = vm_pin_kb();
 	if (kb != 128)
-		return child_fail(9, "VmPin %ld kB, want 128", kb);
+		return lchan_t_child_fail(9, "VmPin %ld kB, want 128", kb);
 	ret = mr_dereg(ctx.fd, r.handle);
 	if (ret)
-		return child_fail(10, "dereg: %d", ret);
+		return lchan_t_child_fail(10, "dereg: %d", ret);
 	if (vm_pin_wait(0, 2))
-		return child_fail(11, "VmPin %ld kB after dereg", vm_pin_kb());
+		return lchan_t_child_fail(11, "VmPin %ld kB after dereg", vm_pin_kb());
 
 	/* Exactly the limit fits; one page more does not. */
 	ret = mr_reg(ctx.fd, cli.fd, mr_addr(mem), 256 * KIB, lw, &r);
 	if (ret)
-		return child_fail(12, "256 KiB at a 256 KiB limit: %d", ret);
+		return lchan_t_child_fail(12, "256 KiB at a 256 KiB limit: %d", ret);
 	ret = mr_reg(ctx.fd, cli.fd, mr_addr(mem + 256 * KIB), page, lw,
 		     NULL);
 	if (ret != -ENOMEM)
-		return child_fail(13, "a page over the limit: %d, want %d",
+		return lchan_t_child_fail(13, "a page over the limit: %d, want %d",
 				  ret, -ENOMEM);
 	ret = mr_dereg(ctx.fd, r.handle);
 	if (ret)
-		return child_fail(14, "dereg: %d", ret);
+		return lchan_t_child_fail(14, "dereg: %d", ret);
 	return 0;
 }
 
@@ -572,7 +547,7 @@ TEST_F_TIMEOUT(mr, memlock_limit_without_cap_ipc_lock, 120)
 	ASSERT_GE(pid, 0);
 	if (pid == 0)
 		_exit(memlock_child(&self->d, self->page));
-	EXPECT_EQ(0, wait_child(pid));
+	EXPECT_EQ(0, lchan_t_wait_child(pid));
 }
 
 TEST_F_TIMEOUT(mr, pins_released_on_dereg, 60)
@@ -638,28 +613,28 @@ static int exit_child(const struct lchan_t_dev *d, int rep_fd, int go_fd)
 	int ret;
 
 	if (lchan_ctx_open(&sctx) || lchan_ctx_open(&ctx)) {
-		rep.err = child_fail(1, "cannot open /dev/lchan");
+		rep.err = lchan_t_child_fail(1, "cannot open /dev/lchan");
 		goto out;
 	}
 	ret = lchan_t_pair(&sctx, &ctx, d->addr, NULL, &srv, &cli, NULL, NULL,
 			   NULL);
 	if (ret) {
-		rep.err = child_fail(2, "channel pair: %d", ret);
+		rep.err = lchan_t_child_fail(2, "channel pair: %d", ret);
 		goto out;
 	}
 	mem = mr_map(MIB, PROT_READ | PROT_WRITE);
 	if (!mem) {
-		rep.err = child_fail(3, "mmap: %d", -errno);
+		rep.err = lchan_t_child_fail(3, "mmap: %d", -errno);
 		goto out;
 	}
 	ret = mr_reg(ctx.fd, cli.fd, mr_addr(mem), MIB,
 		     LCHAN_ACCESS_LOCAL_WRITE, NULL);
 	if (ret) {
-		rep.err = child_fail(4, "MR_REG: %d", ret);
+		rep.err = lchan_t_child_fail(4, "MR_REG: %d", ret);
 		goto out;
 	}
 	if (vm_pin_kb() < (long)(MIB / KIB)) {
-		rep.err = child_fail(5, "VmPin %ld kB", vm_pin_kb());
+		rep.err = lchan_t_child_fail(5, "VmPin %ld kB", vm_pin_kb());
 		goto out;
 	}
 	rep.ids[0] = cli.info.id;
@@ -711,7 +686,7 @@ TEST_F_TIMEOUT(mr, released_on_process_exit, 120)
 	ASSERT_EQ(1, write(go_p[1], "g", 1));
 	close(go_p[1]);
 	close(rep_p[0]);
-	EXPECT_EQ(0, wait_child(pid));
+	EXPECT_EQ(0, lchan_t_wait_child(pid));
 	for (i = 0; i < 2; i++) {
 		EXPECT_EQ(0, lchan_t_wait_path(path[i], 0, 5))
 			TH_LOG("%s still there", path[i]);

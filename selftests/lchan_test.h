@@ -11,6 +11,7 @@
 #define LCHAN_TEST_H
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 #include <sys/ioctl.h>
 #include <poll.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <sys/types.h>
 #include <unistd.h>
 #include <time.h>
@@ -187,6 +189,31 @@ static inline unsigned long long lchan_t_chan_attr(const struct lchan_chan *chan
 	return strtoull(buf, NULL, 0);
 }
 
+
+/* Forked children cannot use the harness: they exit with a step number. */
+static inline int __attribute__((format(printf, 2, 3)))
+lchan_t_child_fail(int step, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "# child step %d: ", step);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return step;
+}
+
+/* A child's exit status, or 128 + the signal that ended it. */
+static inline int lchan_t_wait_child(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) :
+	       128 + WTERMSIG(status);
+}
 /*
  * Everything a channel can tell about where it stands, on stderr as TAP
  * diagnostics: the rings as the library sees them and every attribute of

@@ -28,6 +28,16 @@ done
 # The client sends only once the server has said "established" (why: see
 # rig_cmping.c).
 probe=$LCHAN_SHARE/rig/rig_cmping
+
+# Until FILE has a line matching WORD, for at most TENTHS tenths of a second.
+wait_line() { # WORD FILE TENTHS
+	_i=0
+	while [ $_i -lt "$3" ] && ! grep -qs "$1" "$2"; do
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+}
+
 probe_pair() {
 	# Nothing of the last pair's may be read as this one's.
 	rm -f /tmp/cmping.go /tmp/cmping-s.out /tmp/cmping-s.log /tmp/cmping-c.out /tmp/cmping-c.log
@@ -35,18 +45,10 @@ probe_pair() {
 	_srv=$!
 	# Connect only once the server listens: a connect that comes first is
 	# rejected (a loaded host makes that likely).
-	_i=0
-	while [ $_i -lt 100 ] && ! grep -qs listening /tmp/cmping-s.log; do
-		sleep 0.1
-		_i=$((_i + 1))
-	done
+	wait_line listening /tmp/cmping-s.log 100
 	timeout 30 "$probe" -c "$1" 7471 /tmp/cmping.go >/tmp/cmping-c.out 2>/tmp/cmping-c.log &
 	_cli=$!
-	_i=0
-	while [ $_i -lt 200 ] && ! grep -qs established /tmp/cmping-s.out; do
-		sleep 0.1
-		_i=$((_i + 1))
-	done
+	wait_line established /tmp/cmping-s.out 200
 	touch /tmp/cmping.go
 	wait $_cli
 	_crc=$?
