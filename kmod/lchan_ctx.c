@@ -214,8 +214,8 @@ long lchan_ioctl_ctx_setup(struct lchan_ucmd *ucmd)
 				return -EINVAL;
 			}
 			other = fd_file(f)->private_data;
-			/* A poller thread serves the channels of one process. */
-			if (other->mm != ctx->mm) {
+			/* A poller thread serves one process: the caller. */
+			if (!lchan_ctx_owned(other)) {
 				fdput(f);
 				return -EPERM;
 			}

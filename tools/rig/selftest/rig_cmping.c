@@ -115,6 +115,32 @@ static int wait_go_file(const char *path)
 	return 1;
 }
 
+/* The buffer's two halves registered, a receive posted in the second. */
+static struct ibv_mr *prepare(struct rdma_cm_id *id, char *buf)
+{
+	struct ibv_mr *mr = rdma_reg_msgs(id, buf, 2 * MSG_SIZE);
+
+	if (!mr) {
+		fail("rdma_reg_msgs");
+		return NULL;
+	}
+	if (rdma_post_recv(id, NULL, buf + MSG_SIZE, MSG_SIZE, mr)) {
+		fail("rdma_post_recv");
+		rdma_dereg_mr(mr);
+		return NULL;
+	}
+	return mr;
+}
+
+/* A receive into the second half (@recv) or a send of the first. */
+static int post(struct rdma_cm_id *id, char *buf, struct ibv_mr *mr, int recv)
+{
+	if (recv ? rdma_post_recv(id, NULL, buf + MSG_SIZE, MSG_SIZE, mr) :
+		   rdma_post_send(id, NULL, buf, MSG_SIZE, mr, IBV_SEND_SIGNALED))
+		return fail(recv ? "rdma_post_recv" : "rdma_post_send");
+	return 0;
+}
+
 static int serve(struct rdma_cm_id *listen_id, char *buf)
 {
 	char *rbuf = buf + MSG_SIZE;
@@ -127,15 +153,9 @@ static int serve(struct rdma_cm_id *listen_id, char *buf)
 	step("listening");
 	if (rdma_get_request(listen_id, &id))
 		return fail("rdma_get_request");
-	mr = rdma_reg_msgs(id, buf, 2 * MSG_SIZE);
-	if (!mr) {
-		fail("rdma_reg_msgs");
+	mr = prepare(id, buf);
+	if (!mr)
 		goto out_destroy;
-	}
-	if (rdma_post_recv(id, NULL, rbuf, MSG_SIZE, mr)) {
-		fail("rdma_post_recv");
-		goto out_dereg;
-	}
 	if (rdma_accept(id, NULL)) {
 		fail("rdma_accept");
 		goto out_dereg;
@@ -146,14 +166,8 @@ static int serve(struct rdma_cm_id *listen_id, char *buf)
 		if (wait_completion(id, 1))
 			goto out_dereg;
 		memcpy(buf, rbuf, MSG_SIZE);
-		if (rdma_post_recv(id, NULL, rbuf, MSG_SIZE, mr)) {
-			fail("rdma_post_recv");
+		if (post(id, buf, mr, 1) || post(id, buf, mr, 0))
 			goto out_dereg;
-		}
-		if (rdma_post_send(id, NULL, buf, MSG_SIZE, mr, IBV_SEND_SIGNALED)) {
-			fail("rdma_post_send");
-			goto out_dereg;
-		}
 		if (wait_completion(id, 0))
 			goto out_dereg;
 		fprintf(stderr, "rig_cmping: echoed %d\n", i + 1);
@@ -179,13 +193,9 @@ static int ping(struct rdma_cm_id *id, char *buf, const char *go_file)
 	struct ibv_mr *mr;
 	int i, rc = 1;
 
-	mr = rdma_reg_msgs(id, buf, 2 * MSG_SIZE);
+	mr = prepare(id, buf);
 	if (!mr)
-		return fail("rdma_reg_msgs");
-	if (rdma_post_recv(id, NULL, rbuf, MSG_SIZE, mr)) {
-		fail("rdma_post_recv");
-		goto out_dereg;
-	}
+		return 1;
 	if (rdma_connect(id, NULL)) {
 		fail("rdma_connect");
 		goto out_dereg;
@@ -196,20 +206,16 @@ static int ping(struct rdma_cm_id *id, char *buf, const char *go_file)
 	for (i = 0; i < ROUNDS; i++) {
 		memset(buf, 0, MSG_SIZE);
 		snprintf(buf, MSG_SIZE, "rig_cmping %d", i + 1);
-		if (rdma_post_send(id, NULL, buf, MSG_SIZE, mr, IBV_SEND_SIGNALED)) {
-			fail("rdma_post_send");
+		if (post(id, buf, mr, 0))
 			goto out_disconnect;
-		}
 		if (wait_completion(id, 0) || wait_completion(id, 1))
 			goto out_disconnect;
 		if (memcmp(rbuf, buf, MSG_SIZE)) {
 			step("the echo differs from the message");
 			goto out_disconnect;
 		}
-		if (i + 1 < ROUNDS && rdma_post_recv(id, NULL, rbuf, MSG_SIZE, mr)) {
-			fail("rdma_post_recv");
+		if (i + 1 < ROUNDS && post(id, buf, mr, 1))
 			goto out_disconnect;
-		}
 		printf("ping data: %s\n", buf);
 		fflush(stdout);
 	}
