@@ -75,6 +75,13 @@
 #define LCHAN_CQ_RECHECK_MS	10
 /* How long an accepted iWARP channel waits for the peer's first SEND. */
 #define LCHAN_PEER_FIRST_WAIT_MS	200
+/*
+ * Requests of the kernel's own beside the ring's: the drain marker of each
+ * queue at teardown, and the iWARP opening exchange (lchan_post.c), three
+ * per channel and at most two on one queue.
+ */
+#define LCHAN_QP_OWN_PER_QUEUE	3
+#define LCHAN_CQ_OWN		5
 
 #define LCHAN_FEATURES	(LCHAN_FEATURE_SEND | LCHAN_FEATURE_SEND_IMM | \
 			 LCHAN_FEATURE_IPV6 | LCHAN_FEATURE_ENTER_WAIT | \
@@ -256,10 +263,11 @@ struct lchan_chan {
 	struct delayed_work cq_recheck_work;	/* lchan_post.c */
 	u32 cq_handled;			/* cq_recheck devices: completions */
 	u32 cq_recheck_mark;		/* cq_handled when it was queued */
-	/* iWARP first-FPDU order (lchan_post.c); rtr_cqe is for both sides. */
+	/* iWARP opening exchange (lchan_post.c); rtr_cqe for all of it. */
 	struct ib_cqe rtr_cqe;
-	bool rtr_to_send;		/* active: under lock */
-	bool rtr_awaited;		/* passive: release/acquire */
+	bool rtr_to_send;		/* active: first SEND not posted; lock */
+	bool rtr_heard;			/* the peer's first: release/acquire */
+	bool sq_held;			/* SQ waits for the exchange; lock */
 	bool rtr_late;			/* passive: the wait ran out */
 	struct delayed_work rtr_wait_work;	/* ends the passive wait */
 	struct lchan_ring ring;
@@ -502,6 +510,8 @@ void lchan_post_cq_recheck(struct work_struct *work);
 void lchan_post_rtr_connected(struct lchan_chan *chan);
 void lchan_post_rtr_wait_end(struct work_struct *work);
 int lchan_post_rtr_prepare(struct lchan_chan *chan);
+bool lchan_post_rtr_pending(const struct lchan_chan *chan);
+int lchan_post_rtr_wait_open(struct lchan_chan *chan, unsigned long deadline);
 int lchan_post_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done);
 bool lchan_post_has_work(struct lchan_chan *chan);
 

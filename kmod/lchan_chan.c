@@ -172,12 +172,9 @@ int lchan_chan_create_qp(struct lchan_chan *chan,
 	if (ret)
 		return ret;
 
-	/*
-	 * +1 per queue for the drain marker at teardown, +1 for the iWARP
-	 * ready-to-receive request (lchan_post.c).
-	 */
 	chan->cq = ib_alloc_cq(ibdev, chan,
-			       ring->sq.entries + ring->rq.entries + 3,
+			       ring->sq.entries + ring->rq.entries +
+			       LCHAN_CQ_OWN,
 			       0, chan->dev->cq_poll);
 	if (IS_ERR(chan->cq)) {
 		ret = PTR_ERR(chan->cq);
@@ -188,8 +185,8 @@ int lchan_chan_create_qp(struct lchan_chan *chan,
 	attr.qp_context = chan;
 	attr.send_cq = chan->cq;
 	attr.recv_cq = chan->cq;
-	attr.cap.max_send_wr = ring->sq.entries + 2;
-	attr.cap.max_recv_wr = ring->rq.entries + 2;
+	attr.cap.max_send_wr = ring->sq.entries + LCHAN_QP_OWN_PER_QUEUE;
+	attr.cap.max_recv_wr = ring->rq.entries + LCHAN_QP_OWN_PER_QUEUE;
 	attr.cap.max_send_sge = chan->max_send_sge;
 	attr.cap.max_recv_sge = chan->max_recv_sge;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
@@ -345,7 +342,7 @@ static __poll_t lchan_chan_poll(struct file *file, poll_table *wait)
 	state = READ_ONCE(chan->state);
 	if (lchan_ring_cq_ready(chan))
 		mask |= EPOLLIN | EPOLLRDNORM;
-	if (state == LCHAN_STATE_CONNECTED)
+	if (state == LCHAN_STATE_CONNECTED && !lchan_post_rtr_pending(chan))
 		mask |= EPOLLOUT | EPOLLWRNORM;
 	/* RDHUP: the connection is gone.  HUP: nothing more will complete. */
 	if (lchan_chan_done(chan))

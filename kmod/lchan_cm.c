@@ -247,12 +247,15 @@ int lchan_cm_establish(struct lchan_chan *chan, u32 timeout_ms)
 	}
 
 	ret = lchan_cm_wait(chan, deadline);
+	if (!ret && READ_ONCE(chan->state) != LCHAN_STATE_CONNECTED)
+		ret = -ECONNRESET;
+	/* On iWARP the connecting side's SQ opens one exchange later. */
+	if (!ret && !chan->passive)
+		ret = lchan_post_rtr_wait_open(chan, deadline);
 	if (ret == -EINTR)
 		return ret;	/* still in progress: poll for EPOLLOUT */
-	if (!ret && READ_ONCE(chan->state) == LCHAN_STATE_CONNECTED)
-		return 0;
 	if (!ret)
-		ret = -ECONNRESET;
+		return 0;
 
 err_teardown:
 	mutex_lock(&chan->lock);

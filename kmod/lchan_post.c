@@ -357,22 +357,31 @@ static int lchan_post_take(struct lchan_chan *chan, struct lchan_queue *q,
 
 /*
  * iWARP connections carry no ready-to-receive exchange here (siw does not
- * do RFC 6581's), so the initiator must send the first FPDU: siw's
- * initiator fails the connection (CONNECT_ERROR, -EINVAL to rdma_cm) when
- * an FPDU from the responder arrives right behind the MPA reply, before it
- * has read the reply.  So the active side sends a zero-length SEND before
- * anything of the application's, and the passive side holds its SQ until
- * that SEND lands in a receive the kernel posted ahead of the
- * application's.  Neither request shows in the CQ ring or the counters.
+ * do RFC 6581's), so lchan's kernel runs one of its own, three zero-length
+ * SENDs that neither the CQ ring nor the counters show:
+ *
+ *   connecting side                      accepting side
+ *   first SEND            ---------->    lands in a receive posted at QP
+ *                                        creation (or 200 ms pass)
+ *                         <----------    acknowledgement, then its SQ opens
+ *   second SEND, then its SQ opens ->    lands in a second such receive
+ *
+ * The connecting side sends first because siw's initiator fails the
+ * connection (CONNECT_ERROR, -EINVAL to rdma_cm) when an FPDU from the
+ * responder arrives right behind the MPA reply, before it has read it.
  *
  * siw's responder hands the socket to the QP only after it has sent the
- * MPA reply, and data that arrives in between waits in the socket until
- * more comes.  A first SEND caught there proves the connecting side is in
- * RDMA mode all the same (it sends only after reading the reply), but
- * nothing tells the accepting side.  So its wait is bounded: after
- * LCHAN_PEER_FIRST_WAIT_MS its SQ goes as if the SEND had come, which by
- * then is safe in every case but an initiator that has not read the reply
- * for that long.
+ * MPA reply, and what arrives in between waits in the socket until more
+ * data comes.  The first SEND caught there proves the connecting side is
+ * in RDMA mode all the same, but nothing tells the accepting side, so its
+ * wait is bounded: after LCHAN_PEER_FIRST_WAIT_MS it acknowledges as if
+ * the SEND had come, which by then is safe in every case but an initiator
+ * that has not read the reply for that long.  The second SEND is what
+ * frees anything held so: it leaves only after the acknowledgement, which
+ * the accepting side sends once its socket is the QP's, so it arrives
+ * there and siw reads the socket from the first byte held.  Each side's
+ * own SEND goes before any of the application's, under chan->lock, so the
+ * receives posted at creation are consumed in stream order.
  */
 static void lchan_post_rtr_done(struct ib_cq *cq, struct ib_wc *wc)
 {
@@ -380,18 +389,17 @@ static void lchan_post_rtr_done(struct ib_cq *cq, struct ib_wc *wc)
 					       rtr_cqe);
 
 	lchan_post_recheck_soon(chan);
-	/* A flushed one: the channel is going down and flushes the ring. */
-	if (wc->status || !chan->passive)
+	/* Our own SENDs end here; a flushed one: the channel is going down. */
+	if (wc->status || !(wc->opcode & IB_WC_RECV))
 		return;
-	smp_store_release(&chan->rtr_awaited, false);	/* submit acquire */
+	smp_store_release(&chan->rtr_heard, true);	/* rtr_step acquire */
 	lchan_post_kick(chan);
-	lchan_ring_wake(chan);
 }
 
 /* The accepting side is connected: bound its wait.  Handler context. */
 void lchan_post_rtr_connected(struct lchan_chan *chan)
 {
-	if (READ_ONCE(chan->rtr_awaited))
+	if (chan->passive && READ_ONCE(chan->sq_held))
 		lchan_post_queue_delayed(chan, &chan->rtr_wait_work,
 					 LCHAN_PEER_FIRST_WAIT_MS);
 }
@@ -404,33 +412,38 @@ void lchan_post_rtr_wait_end(struct work_struct *work)
 	u32 sq_done, rq_done;
 
 	mutex_lock(&chan->lock);
-	if (smp_load_acquire(&chan->rtr_awaited)) {	/* rtr_done release */
+	if (READ_ONCE(chan->sq_held) &&
+	    !smp_load_acquire(&chan->rtr_heard)) {	/* rtr_done release */
 		WRITE_ONCE(chan->rtr_late, true);
-		smp_store_release(&chan->rtr_awaited, false);	/* gate acquire */
+		smp_store_release(&chan->rtr_heard, true); /* rtr_step acquire */
 		lchan_post_submit(chan, &sq_done, &rq_done);
 	}
 	mutex_unlock(&chan->lock);
 	lchan_chan_put(chan);
 }
 
-/* At QP creation, before anything else is posted.  lock held. */
+/*
+ * At QP creation, before anything else is posted: the receives for the
+ * peer's SENDs, ahead of the application's.  lock held.
+ */
 int lchan_post_rtr_prepare(struct lchan_chan *chan)
 {
 	struct ib_recv_wr wr = { .wr_cqe = &chan->rtr_cqe };
+	int ret;
 
 	if (!rdma_protocol_iwarp(chan->dev->ibdev, chan->port_num))
 		return 0;
 	chan->rtr_cqe.done = lchan_post_rtr_done;
-	if (!chan->passive) {
-		WRITE_ONCE(chan->rtr_to_send, true);
-		return 0;
-	}
-	WRITE_ONCE(chan->rtr_awaited, true);
+	WRITE_ONCE(chan->sq_held, true);
+	WRITE_ONCE(chan->rtr_to_send, !chan->passive);
+	ret = ib_post_recv(chan->qp, &wr, NULL);
+	if (ret || !chan->passive)
+		return ret;
 	return ib_post_recv(chan->qp, &wr, NULL);
 }
 
-/* The active side's first SEND, once connected.  lock held. */
-static void lchan_post_rtr_send(struct lchan_chan *chan)
+/* One zero-length SEND of the exchange.  lock held. */
+static void lchan_post_rtr_send(struct lchan_chan *chan, const char *which)
 {
 	struct ib_send_wr wr = {
 		.wr_cqe = &chan->rtr_cqe,
@@ -439,13 +452,57 @@ static void lchan_post_rtr_send(struct lchan_chan *chan)
 	};
 	int ret;
 
-	WRITE_ONCE(chan->rtr_to_send, false);
 	lchan_post_bh_off(chan);
 	ret = ib_post_send(chan->qp, &wr, NULL);
 	lchan_post_bh_on(chan);
 	/* Only a QP in error refuses it; its requests report that. */
 	if (ret)
-		lchan_dbg_chan(chan, "ready-to-receive SEND: %d\n", ret);
+		lchan_dbg_chan(chan, "%s SEND of the exchange: %d\n", which,
+			       ret);
+}
+
+/* Move the exchange on, on a connected channel.  lock held. */
+static void lchan_post_rtr_step(struct lchan_chan *chan)
+{
+	if (READ_ONCE(chan->rtr_to_send)) {
+		WRITE_ONCE(chan->rtr_to_send, false);
+		lchan_post_rtr_send(chan, "first");
+	}
+	if (!READ_ONCE(chan->sq_held) ||
+	    !smp_load_acquire(&chan->rtr_heard))	/* rtr_done release */
+		return;
+	lchan_post_rtr_send(chan, chan->passive ? "acknowledging" : "second");
+	WRITE_ONCE(chan->sq_held, false);
+	/* Connect waits for it (lchan_post_rtr_wait_open), poll too. */
+	wake_up(&chan->wq);
+}
+
+/* A connecting side whose SQ the exchange still holds. */
+bool lchan_post_rtr_pending(const struct lchan_chan *chan)
+{
+	return !chan->passive && READ_ONCE(chan->sq_held);
+}
+
+/*
+ * Connect and establish return once the connecting side's SQ is open, so
+ * that an application never finds its first SQEs held.  0, -EINTR (still
+ * in progress), -ETIMEDOUT at @deadline, or -ECONNRESET.
+ */
+int lchan_post_rtr_wait_open(struct lchan_chan *chan, unsigned long deadline)
+{
+	long left = max_t(long, (long)(deadline - jiffies), 1);
+	long ret;
+
+	ret = wait_event_interruptible_timeout(chan->wq,
+			!lchan_post_rtr_pending(chan) ||
+			READ_ONCE(chan->state) != LCHAN_STATE_CONNECTED, left);
+	if (ret < 0)
+		return -EINTR;
+	if (!lchan_post_rtr_pending(chan))
+		return 0;
+	if (!ret)
+		lchan_dbg_chan(chan, "no acknowledgement of the first SEND\n");
+	return ret ? -ECONNRESET : -ETIMEDOUT;
 }
 
 /* A channel that is down answers entries with flush errors instead. */
@@ -456,17 +513,17 @@ static bool lchan_post_usable(struct lchan_chan *chan, int state)
 }
 
 /*
- * SQEs wait in the ring while a deferred establish is pending, and on an
- * iWARP passive channel until the peer's first SEND arrived; whoever ends
- * the wait submits them (ENTER, or the repost work).  A channel that is
- * down is never gated: its entries are flushed.  lock held.
+ * SQEs wait in the ring while a deferred establish is pending, and on
+ * iWARP until the opening exchange lets them go; whoever ends the wait
+ * submits them (ENTER, or the repost work).  sq_held changes only under
+ * chan->lock, so once read it holds for the whole call.  A channel that
+ * is down is never gated: its entries are flushed.  lock held.
  */
 static bool lchan_post_sq_gated(struct lchan_chan *chan, int state)
 {
 	if (!lchan_post_usable(chan, state))
 		return false;
-	return state != LCHAN_STATE_CONNECTED ||
-	       smp_load_acquire(&chan->rtr_awaited);	/* rtr_done release */
+	return state != LCHAN_STATE_CONNECTED || READ_ONCE(chan->sq_held);
 }
 
 /*
@@ -498,8 +555,8 @@ int lchan_post_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done)
 	if (ret < 0)
 		return ret;
 	*rq_done = ret;
-	if (usable && state == LCHAN_STATE_CONNECTED && chan->rtr_to_send)
-		lchan_post_rtr_send(chan);
+	if (usable && state == LCHAN_STATE_CONNECTED)
+		lchan_post_rtr_step(chan);
 	if (lchan_post_sq_gated(chan, state))
 		return 0;
 	ret = lchan_post_take(chan, &chan->ring.sq, usable, sq_tail);

@@ -218,7 +218,7 @@ LCHAN_CHAN_ATTR(sq_held, "%u", lchan_ring_held(&chan->ring, &chan->ring.sq));
 LCHAN_CHAN_ATTR(rq_held, "%u", lchan_ring_held(&chan->ring, &chan->ring.rq));
 LCHAN_CHAN_ATTR(sq_starved, "%d", READ_ONCE(chan->ring.sq.starved));
 LCHAN_CHAN_ATTR(rq_starved, "%d", READ_ONCE(chan->ring.rq.starved));
-LCHAN_CHAN_ATTR(peer_first_wait, "%d", READ_ONCE(chan->rtr_awaited));
+LCHAN_CHAN_ATTR(peer_first_wait, "%d", READ_ONCE(chan->sq_held));
 LCHAN_CHAN_ATTR(peer_first_late, "%d", READ_ONCE(chan->rtr_late));
 LCHAN_CHAN_ATTR(cq_recovered, "%llu", READ_ONCE(chan->stats.cq_recovered));
 LCHAN_CHAN_ATTR(cq_inflight, "%u", READ_ONCE(chan->ring.inflight));

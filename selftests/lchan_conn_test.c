@@ -306,11 +306,15 @@ TEST_F_TIMEOUT(conn, sixteen_channels_two_processes, 240)
 	lchan_ctx_close(&ctx);
 }
 
-/* The accepting side of server_sends_first: accept, then send at once. */
+/*
+ * The accepting side of server_sends_first: accept, then send at once;
+ * with @quiet (client_sends_once) accept and only receive.
+ */
 struct first {
 	struct lchan_listener *lst;
 	struct lchan_t_ep *ep;
 	unsigned n;
+	bool quiet;
 	int ret;
 	char why[96];
 };
@@ -337,6 +341,8 @@ static void *first_server(void *arg)
 			f->ret = lchan_establish(&ep->chan, 10000);
 		if (f->ret)
 			break;
+		if (f->quiet)
+			continue;
 		/* Nothing from the peer yet: on iWARP this SEND must wait. */
 		sqe = lchan_get_sqe(&ep->chan);
 		lchan_t_fill(lchan_t_send_slot(ep, 0), i, 64);
@@ -435,6 +441,95 @@ TEST_F_TIMEOUT(conn, server_sends_first, 300)
 	TH_LOG("%u of %u channels connected and got the first message; %u "
 	       "acceptors stopped waiting for the peer's first SEND at the limit",
 	       ok, N, late);
+}
+
+/*
+ * The connecting side sends one message the moment connect returns and
+ * then only waits; the accepting side only receives, channel after
+ * channel.  siw's accepting side can leave what arrives right behind its
+ * MPA reply in the socket until more data comes, and here none would
+ * come: every message must arrive all the same.
+ */
+TEST_F_TIMEOUT(conn, client_sends_once, 300)
+{
+	enum { N = 32 };
+	struct lchan_t_ep srv[N], cli[N];
+	struct lchan_listener lst;
+	struct first f = { .lst = &lst, .ep = srv, .n = N, .quiet = true };
+	struct lchan_ctx sctx, cctx;
+	char port[16];
+	pthread_t thr;
+	unsigned i, ok = 0, late = 0;
+	int ret = 0;
+
+	LCHAN_T_BODY();
+	memset(srv, 0, sizeof(srv));
+	memset(cli, 0, sizeof(cli));
+	ASSERT_EQ(0, lchan_ctx_open(&sctx));
+	ASSERT_EQ(0, lchan_ctx_open(&cctx));
+	for (i = 0; i < N; i++) {
+		srv[i] = (struct lchan_t_ep){ .slot = 64, .nrecv = 1, .nsend = 1 };
+		cli[i] = srv[i];
+		srv[i].ctx = sctx;
+		cli[i].ctx = cctx;
+	}
+	snprintf(port, sizeof(port), "%u", lchan_t_port());
+	ASSERT_EQ(0, lchan_listen(&sctx, self->d.addr, port, N,
+				  LCHAN_FD_NONBLOCK, &lst));
+	ASSERT_EQ(0, pthread_create(&thr, NULL, first_server, &f));
+	for (i = 0; i < N; i++) {
+		struct lchan_sqe *sqe;
+
+		ret = lchan_connect(&cctx, self->d.addr, port, NULL,
+				    &cli[i].chan);
+		if (!ret)
+			ret = lchan_t_ep_prepare(&cctx, &cli[i].chan, &cli[i]);
+		if (ret) {
+			TH_LOG("connect %u of %u: %s", i, N, strerror(-ret));
+			break;
+		}
+		/* The connecting side is open at once: all of it is taken. */
+		EXPECT_EQ(0, lchan_t_chan_attr(&cli[i].chan, "peer_first_wait"));
+		sqe = lchan_get_sqe(&cli[i].chan);
+		lchan_t_fill(lchan_t_send_slot(&cli[i], 0), i, 64);
+		lchan_prep_send(sqe, &cli[i].mr, lchan_t_send_slot(&cli[i], 0),
+				64, i);
+		EXPECT_EQ(1, lchan_submit(&cli[i].chan));
+	}
+	pthread_join(thr, NULL);
+	EXPECT_EQ(0, f.ret) TH_LOG("%s", f.why);
+	for (i = 0; i < N && !f.ret && !ret; i++) {
+		struct lchan_cqe c;
+
+		if (lchan_t_reap(&srv[i], &c, 10000)) {
+			TH_LOG("channel %u: the message never came", i);
+			lchan_t_dump_chan("client", &cli[i].chan);
+			lchan_t_dump_chan("server", &srv[i].chan);
+			lchan_t_dump_tcp();
+			break;
+		}
+		EXPECT_EQ(LCHAN_CQE_OK, c.status);
+		EXPECT_EQ(LCHAN_CQE_RECV, c.opcode);
+		EXPECT_EQ(64, c.byte_len);
+		EXPECT_EQ(-1, lchan_t_check(lchan_t_recv_slot(&srv[i], 0), i, 64));
+		EXPECT_EQ(0, lchan_t_chan_attr(&srv[i].chan, "peer_first_wait"));
+		late += lchan_t_chan_attr(&srv[i].chan, "peer_first_late") == 1;
+		ok++;
+	}
+	EXPECT_EQ(N, ok);
+	for (i = 0; i < N; i++) {
+		if (cli[i].chan.map)
+			lchan_chan_close(&cli[i].chan);
+		if (srv[i].chan.map)
+			lchan_chan_close(&srv[i].chan);
+		free(cli[i].buf);
+		free(srv[i].buf);
+	}
+	lchan_listener_close(&lst);
+	lchan_ctx_close(&cctx);
+	lchan_ctx_close(&sctx);
+	TH_LOG("%u of %u messages arrived; %u acceptors acknowledged at the "
+	       "limit", ok, N, late);
 }
 
 TEST_HARNESS_MAIN
