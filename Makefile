@@ -46,9 +46,10 @@ checkpatch:
 sparse:
 	KDIR=$(KDIR) tools/rig/sparse.sh
 
-# The whole suite on KERNEL, or without it on every kernel of the check
-# lane (6.1 and 6.12); check-rt on the rt lane (6.1-rt, 6.12-rt).  One
-# combined last line; run directories build/runs/<job>-<kernel>.
+# The whole suite on KERNEL, or without it on every kernel of
+# tools/rig/kernels (6.1, 6.12 and their PREEMPT_RT builds); check-rt on
+# the rt lane alone (6.1-rt, 6.12-rt).  One combined last line; run
+# directories build/runs/<job>-<kernel>.
 check:
 	tools/rig/check.sh $(KERNEL)
 

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # `make check`: everything, from a bare Debian 12 machine to the guest test
 # results, on one or more guest kernels (tools/rig/kernels):
-#   tools/rig/check.sh [KERNEL...]    (default: LCHAN_KERNEL, else the
-#   tools/rig/check.sh --lane LANE     kernels of lane "check": 6.1, 6.12)
+#   tools/rig/check.sh [KERNEL...]    (default: LCHAN_KERNEL, else every
+#   tools/rig/check.sh --lane LANE     kernel of the list; a lane: check,
+#                                      6.1 and 6.12, or rt, their RT builds)
 # Phases:
 #   setup        host packages, the kernels' headers, sources and images
 #                (tools/rig/setup.sh)
@@ -42,7 +43,7 @@ case ${1:-} in
 	if [ -n "${LCHAN_KERNEL:-}" ]; then
 		kernels=("$LCHAN_KERNEL")
 	else
-		mapfile -t kernels < <(rig_kernel_names check)
+		mapfile -t kernels < <(rig_kernel_names)
 	fi
 	;;
 *) kernels=("$@") ;;
