@@ -511,8 +511,9 @@ struct lchan_chan *lchan_chan_from_fd(int fd, struct fd *f)
 }
 
 /*
- * Give the channel a file descriptor and its sysfs directory.  After this
- * the file owns the channel; on failure the caller still does.
+ * Give a connected (or deferred) channel a file descriptor and its sysfs
+ * directory: the end of connect and accept.  After this the file owns the
+ * channel; on failure the channel is aborted.
  */
 int lchan_chan_install_fd(struct lchan_chan *chan, u32 flags)
 {
@@ -521,8 +522,10 @@ int lchan_chan_install_fd(struct lchan_chan *chan, u32 flags)
 
 	fd = get_unused_fd_flags(O_RDWR |
 				 (flags & LCHAN_FD_CLOEXEC ? O_CLOEXEC : 0));
-	if (fd < 0)
+	if (fd < 0) {
+		lchan_chan_abort(chan);
 		return fd;
+	}
 	ret = lchan_sysfs_add_chan(chan);
 	if (ret)
 		goto err_put_fd;
@@ -543,5 +546,6 @@ err_del_sysfs:
 	lchan_sysfs_del_chan(chan);
 err_put_fd:
 	put_unused_fd(fd);
+	lchan_chan_abort(chan);
 	return ret;
 }

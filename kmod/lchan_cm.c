@@ -360,7 +360,6 @@ long lchan_ioctl_connect(struct lchan_ucmd *ucmd)
 	unsigned long deadline;
 	u32 timeout_ms;
 	long ret;
-	int fd;
 
 	/* lchan_cm_check_connect() found both addresses good. */
 	lchan_cm_addr_to_sockaddr(&req->dst, &dst);
@@ -398,12 +397,7 @@ long lchan_ioctl_connect(struct lchan_ucmd *ucmd)
 	if (ret)
 		goto err_abort;
 
-	fd = lchan_chan_install_fd(chan, req->flags);
-	if (fd < 0) {
-		ret = fd;
-		goto err_abort;
-	}
-	return fd;
+	return lchan_chan_install_fd(chan, req->flags);
 
 err_unlock:
 	mutex_unlock(&chan->lock);

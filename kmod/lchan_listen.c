@@ -257,7 +257,6 @@ long lchan_ioctl_accept(struct lchan_ucmd *ucmd)
 	struct rdma_cm_id *id;
 	struct lchan_chan *chan;
 	long ret;
-	int fd;
 
 	chan = lchan_chan_alloc(lst->ctx);
 	if (IS_ERR(chan))
@@ -287,12 +286,7 @@ long lchan_ioctl_accept(struct lchan_ucmd *ucmd)
 	ret = lchan_ioctl_respond(ucmd);
 	if (ret)
 		goto err_abort;
-	fd = lchan_chan_install_fd(chan, req->flags);
-	if (fd < 0) {
-		ret = fd;
-		goto err_abort;
-	}
-	return fd;
+	return lchan_chan_install_fd(chan, req->flags);
 
 err_abort:
 	lchan_chan_abort(chan);

@@ -184,9 +184,10 @@ static struct lchan_wr *lchan_post_next(struct lchan_wr *wr, bool is_recv)
  * the post index back; the older ones in flight keep theirs.
  */
 static void lchan_post_fail_chain(struct lchan_chan *chan,
-				  struct lchan_queue *q, struct lchan_wr *wr,
-				  bool is_recv)
+				  struct lchan_queue *q, struct lchan_wr *wr)
 {
+	bool is_recv = q == &chan->ring.rq;
+
 	while (wr) {
 		struct lchan_wr *next = lchan_post_next(wr, is_recv);
 
@@ -208,16 +209,17 @@ static void lchan_post_fail_chain(struct lchan_chan *chan,
  */
 static void lchan_post_failed(struct lchan_chan *chan, struct lchan_queue *q,
 			      struct lchan_wr *first, struct lchan_wr *bad,
-			      bool is_recv, int err)
+			      int err)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	bool is_recv = q == &chan->ring.rq;
 	struct lchan_wr *wr;
 
 	for (wr = first; wr; wr = lchan_post_next(wr, is_recv)) {
 		if (wr == bad) {
 			lchan_dbg_chan(chan, "%s post refused (%d)\n",
 				       is_recv ? "receive" : "send", err);
-			lchan_post_fail_chain(chan, q, bad, is_recv);
+			lchan_post_fail_chain(chan, q, bad);
 			return;
 		}
 	}
@@ -228,10 +230,10 @@ static void lchan_post_failed(struct lchan_chan *chan, struct lchan_queue *q,
 
 /* Link a checked request, in the next slot of @q, into the chain. */
 static void lchan_post_link(struct lchan_chan *chan, struct lchan_queue *q,
-			    struct lchan_wr *wr, struct lchan_wr *last,
-			    bool is_recv)
+			    struct lchan_wr *wr, struct lchan_wr *last)
 {
 	u32 half = max(q->entries / 2, 1U);
+	bool is_recv = q == &chan->ring.rq;
 
 	wr->chan = chan;
 	wr->cqe.done = lchan_post_wr_done;
@@ -322,7 +324,7 @@ static int lchan_post_take(struct lchan_chan *chan, struct lchan_queue *q,
 		}
 
 		*wr = local;
-		lchan_post_link(chan, q, wr, last, is_recv);
+		lchan_post_link(chan, q, wr, last);
 		if (!first)
 			first = wr;
 		last = wr;
@@ -351,7 +353,7 @@ static int lchan_post_take(struct lchan_chan *chan, struct lchan_queue *q,
 	}
 	lchan_post_bh_on(chan);
 	if (ret)
-		lchan_post_failed(chan, q, first, bad, is_recv, ret);
+		lchan_post_failed(chan, q, first, bad, ret);
 	return taken;
 }
 
