@@ -307,13 +307,19 @@ TEST_F_TIMEOUT(conn, sixteen_channels_two_processes, 240)
 }
 
 /*
- * The accepting side of server_sends_first: accept, then send at once;
- * with @quiet (client_sends_once) accept and only receive.
+ * Channel after channel between two contexts of one process: the
+ * connecting side in the test, the accepting side in first_server(),
+ * which sends the moment each channel is up (server_sends_first) or,
+ * @quiet, only receives (client_sends_once).
  */
+enum { FIRST_N = 32 };
+
 struct first {
-	struct lchan_listener *lst;
-	struct lchan_t_ep *ep;
-	unsigned n;
+	struct lchan_t_ep srv[FIRST_N], cli[FIRST_N];
+	struct lchan_listener lst;
+	struct lchan_ctx sctx, cctx;
+	char port[16];
+	pthread_t thr;
 	bool quiet;
 	int ret;
 	char why[96];
@@ -322,19 +328,19 @@ struct first {
 static void *first_server(void *arg)
 {
 	struct first *f = arg;
-	struct pollfd pfd = { .fd = f->lst->fd, .events = POLLIN };
+	struct pollfd pfd = { .fd = f->lst.fd, .events = POLLIN };
 	struct lchan_opts o = { .flags = LCHAN_DEFER_ESTABLISH };
 	unsigned i;
 
-	for (i = 0; i < f->n && !f->ret; i++) {
-		struct lchan_t_ep *ep = &f->ep[i];
+	for (i = 0; i < FIRST_N && !f->ret; i++) {
+		struct lchan_t_ep *ep = &f->srv[i];
 		struct lchan_sqe *sqe;
 
 		if (poll(&pfd, 1, 20000) != 1) {
 			f->ret = -ETIMEDOUT;
 			break;
 		}
-		f->ret = lchan_accept(f->lst, &o, &ep->chan);
+		f->ret = lchan_accept(&f->lst, &o, &ep->chan);
 		if (!f->ret)
 			f->ret = lchan_t_ep_prepare(&ep->ctx, &ep->chan, ep);
 		if (!f->ret)
@@ -356,6 +362,73 @@ static void *first_server(void *arg)
 	return NULL;
 }
 
+/* Both contexts, the endpoints, a listener, and the accepting thread. */
+static int first_start(struct first *f, const char *addr)
+{
+	unsigned i;
+	int ret;
+
+	ret = lchan_ctx_open(&f->sctx);
+	if (ret)
+		return ret;
+	ret = lchan_ctx_open(&f->cctx);
+	if (ret)
+		return ret;
+	for (i = 0; i < FIRST_N; i++) {
+		f->srv[i] = (struct lchan_t_ep){ .slot = 64, .nrecv = 2,
+						 .nsend = 2, .ctx = f->sctx };
+		f->cli[i] = f->srv[i];
+		f->cli[i].ctx = f->cctx;
+	}
+	snprintf(f->port, sizeof(f->port), "%u", lchan_t_port());
+	ret = lchan_listen(&f->sctx, addr, f->port, FIRST_N,
+			   LCHAN_FD_NONBLOCK, &f->lst);
+	if (ret)
+		return ret;
+	return -pthread_create(&f->thr, NULL, first_server, f);
+}
+
+/* What the pair of channel @i looks like, for a wait that ran out. */
+static void first_dump(struct first *f, unsigned i)
+{
+	lchan_t_dump_chan("client", &f->cli[i].chan);
+	lchan_t_dump_chan("server", &f->srv[i].chan);
+	lchan_t_dump_tcp();
+}
+
+/* The accepting sides that stopped waiting for the peer at the limit. */
+static unsigned first_late(struct __test_metadata *_metadata,
+			   struct first *f)
+{
+	unsigned i, late = 0;
+
+	for (i = 0; i < FIRST_N; i++) {
+		EXPECT_EQ(0, lchan_t_chan_attr(&f->srv[i].chan,
+					       "peer_first_wait"));
+		late += lchan_t_chan_attr(&f->srv[i].chan,
+					  "peer_first_late") == 1;
+	}
+	return late;
+}
+
+static void first_close(struct first *f)
+{
+	unsigned i;
+
+	for (i = 0; i < FIRST_N; i++) {
+		if (f->cli[i].chan.map)
+			lchan_chan_close(&f->cli[i].chan);
+		if (f->srv[i].chan.map)
+			lchan_chan_close(&f->srv[i].chan);
+		free(f->cli[i].buf);
+		free(f->srv[i].buf);
+	}
+	lchan_listener_close(&f->lst);
+	lchan_ctx_close(&f->cctx);
+	lchan_ctx_close(&f->sctx);
+	free(f);
+}
+
 /*
  * The accepting side sends the moment its connection is up, before the
  * connecting side has sent anything, channel after channel.  On iWARP
@@ -366,81 +439,52 @@ static void *first_server(void *arg)
  */
 TEST_F_TIMEOUT(conn, server_sends_first, 300)
 {
-	enum { N = 32 };
-	struct lchan_t_ep srv[N], cli[N];
-	struct lchan_listener lst;
-	struct first f = { .lst = &lst, .ep = srv, .n = N };
-	struct lchan_ctx sctx, cctx;
-	char port[16];
-	pthread_t thr;
+	struct first *f = calloc(1, sizeof(*f));
 	unsigned i, ok = 0, late = 0;
 	int ret = 0;
 
 	LCHAN_T_BODY();
-	memset(srv, 0, sizeof(srv));
-	memset(cli, 0, sizeof(cli));
-	ASSERT_EQ(0, lchan_ctx_open(&sctx));
-	ASSERT_EQ(0, lchan_ctx_open(&cctx));
-	for (i = 0; i < N; i++) {
-		srv[i] = (struct lchan_t_ep){ .slot = 64, .nrecv = 2, .nsend = 2 };
-		cli[i] = srv[i];
-		srv[i].ctx = sctx;
-		cli[i].ctx = cctx;
-	}
-	snprintf(port, sizeof(port), "%u", lchan_t_port());
-	ASSERT_EQ(0, lchan_listen(&sctx, self->d.addr, port, N,
-				  LCHAN_FD_NONBLOCK, &lst));
-	ASSERT_EQ(0, pthread_create(&thr, NULL, first_server, &f));
-	for (i = 0; i < N; i++) {
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(0, first_start(f, self->d.addr));
+	for (i = 0; i < FIRST_N; i++) {
 		struct lchan_opts o = { .flags = LCHAN_DEFER_ESTABLISH };
+		struct lchan_t_ep *cli = &f->cli[i];
 		struct lchan_cqe c;
 
-		ret = lchan_connect(&cctx, self->d.addr, port, &o, &cli[i].chan);
+		ret = lchan_connect(&f->cctx, self->d.addr, f->port, &o,
+				    &cli->chan);
 		if (!ret)
-			ret = lchan_t_ep_prepare(&cctx, &cli[i].chan, &cli[i]);
+			ret = lchan_t_ep_prepare(&f->cctx, &cli->chan, cli);
 		if (!ret)
-			ret = lchan_establish(&cli[i].chan, 10000);
+			ret = lchan_establish(&cli->chan, 10000);
 		if (ret) {
-			TH_LOG("connect %u of %u: %s", i, N, strerror(-ret));
+			TH_LOG("connect %u of %u: %s", i, FIRST_N,
+			       strerror(-ret));
 			break;
 		}
 		/* The client only receives: its kernel's first SEND frees it. */
-		ret = lchan_t_reap(&cli[i], &c, 10000);
+		ret = lchan_t_reap(cli, &c, 10000);
 		if (ret) {
 			TH_LOG("channel %u: no first message: %s", i,
 			       strerror(-ret));
-			lchan_t_dump_chan("client", &cli[i].chan);
-			lchan_t_dump_chan("server", &srv[i].chan);
-			lchan_t_dump_tcp();
+			first_dump(f, i);
 			break;
 		}
 		EXPECT_EQ(LCHAN_CQE_OK, c.status);
 		EXPECT_EQ(LCHAN_CQE_RECV, c.opcode);
 		EXPECT_EQ(64, c.byte_len);
-		EXPECT_EQ(-1, lchan_t_check(lchan_t_recv_slot(&cli[i], 0), i, 64));
+		EXPECT_EQ(-1, lchan_t_check(lchan_t_recv_slot(cli, 0), i, 64));
 		ok++;
 	}
-	pthread_join(thr, NULL);
-	EXPECT_EQ(0, f.ret) TH_LOG("%s", f.why);
-	EXPECT_EQ(N, ok);
-	for (i = 0; i < N && !f.ret && ok == N; i++) {
-		EXPECT_EQ(0, lchan_t_chan_attr(&srv[i].chan, "peer_first_wait"));
-		late += lchan_t_chan_attr(&srv[i].chan, "peer_first_late") == 1;
-	}
-	for (i = 0; i < N; i++) {
-		if (cli[i].chan.map)
-			lchan_chan_close(&cli[i].chan);
-		if (srv[i].chan.map)
-			lchan_chan_close(&srv[i].chan);
-		free(cli[i].buf);
-		free(srv[i].buf);
-	}
-	lchan_listener_close(&lst);
-	lchan_ctx_close(&cctx);
-	lchan_ctx_close(&sctx);
+	pthread_join(f->thr, NULL);
+	EXPECT_EQ(0, f->ret) TH_LOG("%s", f->why);
+	EXPECT_EQ(FIRST_N, ok);
+	if (!f->ret && ok == FIRST_N)
+		late = first_late(_metadata, f);
+	first_close(f);
 	TH_LOG("%u of %u channels connected and got the first message; %u "
 	       "acceptors stopped waiting for the peer's first SEND at the limit",
-	       ok, N, late);
+	       ok, FIRST_N, late);
 }
 
 /*
@@ -452,84 +496,57 @@ TEST_F_TIMEOUT(conn, server_sends_first, 300)
  */
 TEST_F_TIMEOUT(conn, client_sends_once, 300)
 {
-	enum { N = 32 };
-	struct lchan_t_ep srv[N], cli[N];
-	struct lchan_listener lst;
-	struct first f = { .lst = &lst, .ep = srv, .n = N, .quiet = true };
-	struct lchan_ctx sctx, cctx;
-	char port[16];
-	pthread_t thr;
+	struct first *f = calloc(1, sizeof(*f));
 	unsigned i, ok = 0, late = 0;
 	int ret = 0;
 
 	LCHAN_T_BODY();
-	memset(srv, 0, sizeof(srv));
-	memset(cli, 0, sizeof(cli));
-	ASSERT_EQ(0, lchan_ctx_open(&sctx));
-	ASSERT_EQ(0, lchan_ctx_open(&cctx));
-	for (i = 0; i < N; i++) {
-		srv[i] = (struct lchan_t_ep){ .slot = 64, .nrecv = 1, .nsend = 1 };
-		cli[i] = srv[i];
-		srv[i].ctx = sctx;
-		cli[i].ctx = cctx;
-	}
-	snprintf(port, sizeof(port), "%u", lchan_t_port());
-	ASSERT_EQ(0, lchan_listen(&sctx, self->d.addr, port, N,
-				  LCHAN_FD_NONBLOCK, &lst));
-	ASSERT_EQ(0, pthread_create(&thr, NULL, first_server, &f));
-	for (i = 0; i < N; i++) {
+	ASSERT_NE(NULL, f);
+	f->quiet = true;
+	ASSERT_EQ(0, first_start(f, self->d.addr));
+	for (i = 0; i < FIRST_N; i++) {
+		struct lchan_t_ep *cli = &f->cli[i];
 		struct lchan_sqe *sqe;
 
-		ret = lchan_connect(&cctx, self->d.addr, port, NULL,
-				    &cli[i].chan);
+		ret = lchan_connect(&f->cctx, self->d.addr, f->port, NULL,
+				    &cli->chan);
 		if (!ret)
-			ret = lchan_t_ep_prepare(&cctx, &cli[i].chan, &cli[i]);
+			ret = lchan_t_ep_prepare(&f->cctx, &cli->chan, cli);
 		if (ret) {
-			TH_LOG("connect %u of %u: %s", i, N, strerror(-ret));
+			TH_LOG("connect %u of %u: %s", i, FIRST_N,
+			       strerror(-ret));
 			break;
 		}
 		/* The connecting side is open at once: all of it is taken. */
-		EXPECT_EQ(0, lchan_t_chan_attr(&cli[i].chan, "peer_first_wait"));
-		sqe = lchan_get_sqe(&cli[i].chan);
-		lchan_t_fill(lchan_t_send_slot(&cli[i], 0), i, 64);
-		lchan_prep_send(sqe, &cli[i].mr, lchan_t_send_slot(&cli[i], 0),
-				64, i);
-		EXPECT_EQ(1, lchan_submit(&cli[i].chan));
+		EXPECT_EQ(0, lchan_t_chan_attr(&cli->chan, "peer_first_wait"));
+		sqe = lchan_get_sqe(&cli->chan);
+		lchan_t_fill(lchan_t_send_slot(cli, 0), i, 64);
+		lchan_prep_send(sqe, &cli->mr, lchan_t_send_slot(cli, 0), 64, i);
+		EXPECT_EQ(1, lchan_submit(&cli->chan));
 	}
-	pthread_join(thr, NULL);
-	EXPECT_EQ(0, f.ret) TH_LOG("%s", f.why);
-	for (i = 0; i < N && !f.ret && !ret; i++) {
+	pthread_join(f->thr, NULL);
+	EXPECT_EQ(0, f->ret) TH_LOG("%s", f->why);
+	for (i = 0; i < FIRST_N && !f->ret && !ret; i++) {
 		struct lchan_cqe c;
 
-		if (lchan_t_reap(&srv[i], &c, 10000)) {
+		if (lchan_t_reap(&f->srv[i], &c, 10000)) {
 			TH_LOG("channel %u: the message never came", i);
-			lchan_t_dump_chan("client", &cli[i].chan);
-			lchan_t_dump_chan("server", &srv[i].chan);
-			lchan_t_dump_tcp();
+			first_dump(f, i);
 			break;
 		}
 		EXPECT_EQ(LCHAN_CQE_OK, c.status);
 		EXPECT_EQ(LCHAN_CQE_RECV, c.opcode);
 		EXPECT_EQ(64, c.byte_len);
-		EXPECT_EQ(-1, lchan_t_check(lchan_t_recv_slot(&srv[i], 0), i, 64));
-		EXPECT_EQ(0, lchan_t_chan_attr(&srv[i].chan, "peer_first_wait"));
-		late += lchan_t_chan_attr(&srv[i].chan, "peer_first_late") == 1;
+		EXPECT_EQ(-1, lchan_t_check(lchan_t_recv_slot(&f->srv[i], 0),
+					    i, 64));
 		ok++;
 	}
-	EXPECT_EQ(N, ok);
-	for (i = 0; i < N; i++) {
-		if (cli[i].chan.map)
-			lchan_chan_close(&cli[i].chan);
-		if (srv[i].chan.map)
-			lchan_chan_close(&srv[i].chan);
-		free(cli[i].buf);
-		free(srv[i].buf);
-	}
-	lchan_listener_close(&lst);
-	lchan_ctx_close(&cctx);
-	lchan_ctx_close(&sctx);
+	EXPECT_EQ(FIRST_N, ok);
+	if (ok == FIRST_N)
+		late = first_late(_metadata, f);
+	first_close(f);
 	TH_LOG("%u of %u messages arrived; %u acceptors acknowledged at the "
-	       "limit", ok, N, late);
+	       "limit", ok, FIRST_N, late);
 }
 
 TEST_HARNESS_MAIN
