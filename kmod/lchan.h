@@ -456,6 +456,7 @@ void lchan_cm_copy_sockaddr(struct sockaddr_storage *dst,
 int lchan_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event);
 int lchan_cm_establish(struct lchan_chan *chan, u32 timeout_ms);
 int lchan_cm_check_fd_flags(u32 flags, u32 allowed);
+int lchan_cm_check_open(u32 flags, const struct lchan_ring_sizes *rings);
 int lchan_cm_open_chan(struct lchan_chan *chan,
 		       const struct lchan_ring_sizes *rings, u32 flags,
 		       const unsigned long *deadline);

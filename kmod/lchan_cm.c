@@ -274,6 +274,20 @@ int lchan_cm_check_fd_flags(u32 flags, u32 allowed)
 	return flags & ~allowed ? -EINVAL : 0;
 }
 
+/* What connect and accept both take: the new fd's flags and ring sizes. */
+int lchan_cm_check_open(u32 flags, const struct lchan_ring_sizes *rings)
+{
+	int ret;
+
+	ret = lchan_cm_check_fd_flags(flags, LCHAN_FD_CLOEXEC |
+				      LCHAN_FD_NONBLOCK |
+				      LCHAN_DEFER_ESTABLISH);
+	if (ret)
+		return ret;
+	/* Refuse a bad request before it costs a peer its connection. */
+	return lchan_ring_sizes_check(rings);
+}
+
 /*
  * The second half of connect and accept: a QP and rings on the device that
  * chan->cm_id reached, then the connection unless @flags defer it.
@@ -325,16 +339,11 @@ int lchan_cm_check_connect(const struct lchan_ucmd *ucmd)
 	struct sockaddr_storage dst, src;
 	int ret;
 
-	ret = lchan_cm_check_fd_flags(req->flags, LCHAN_FD_CLOEXEC |
-				      LCHAN_FD_NONBLOCK |
-				      LCHAN_DEFER_ESTABLISH);
+	ret = lchan_cm_check_open(req->flags, &req->rings);
 	if (ret)
 		return ret;
 	if (req->resv || req->timeout_ms > LCHAN_MAX_TIMEOUT_MS)
 		return -EINVAL;
-	ret = lchan_ring_sizes_check(&req->rings);
-	if (ret)
-		return ret;
 	ret = lchan_cm_addr_to_sockaddr(&req->dst, &dst);
 	if (ret)
 		return ret;

@@ -238,15 +238,8 @@ static struct rdma_cm_id *lchan_listen_next(struct lchan_listener *lst,
 int lchan_listen_check_accept(const struct lchan_ucmd *ucmd)
 {
 	const struct lchan_accept *req = ucmd->cmd;
-	int ret;
 
-	ret = lchan_cm_check_fd_flags(req->flags, LCHAN_FD_CLOEXEC |
-				      LCHAN_FD_NONBLOCK |
-				      LCHAN_DEFER_ESTABLISH);
-	if (ret)
-		return ret;
-	/* Refuse a bad request before it costs a peer its connection. */
-	return lchan_ring_sizes_check(&req->rings);
+	return lchan_cm_check_open(req->flags, &req->rings);
 }
 
 long lchan_ioctl_accept(struct lchan_ucmd *ucmd)
