@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
 /*
- * Connection management.  fi_connect makes the channel with its
- * establishment deferred, posts the receives already given, then
- * establishes it; fi_accept establishes the channel of a request.  Both
- * wait for the peer (FI_LCHAN_CONNECT_TIMEOUT_MS at most) and queue
- * FI_CONNECTED on the EQ before they return.  lchan carries no private
- * connection data.
+ * Connection management.  lchan's connect carries no private data, so
+ * the provider exchanges the application's as the channel's first
+ * messages (lfi.h, "Connection data"): the connecting side's CONNECT,
+ * the accepting side's ACCEPT or REJECT.  fi_connect waits for the
+ * channel to be established (FI_LCHAN_CONNECT_TIMEOUT_MS at most), the
+ * listening side's EQ read for the CONNECT (pep.c).
  */
 #include <errno.h>
 #include <string.h>
@@ -13,8 +13,11 @@
 
 #include "lfi.h"
 
-/* The channel is up (fabric lock held): watch for its end, tell the EQ. */
-static int lfi_cm_established(struct lfi_ep *ep)
+/*
+ * The application's side of the connection is up (fabric lock held):
+ * watch for its end and tell the EQ.
+ */
+static int lfi_cm_connected(struct lfi_ep *ep)
 {
 	int ret;
 
@@ -22,32 +25,24 @@ static int lfi_cm_established(struct lfi_ep *ep)
 	ret = lfi_eq_watch(ep->eq, ep->chan.fd, EPOLLRDHUP, &ep->ep_fid.fid);
 	if (ret)
 		return ret;
-	return lfi_eq_push(ep->eq, FI_CONNECTED, &ep->ep_fid.fid, NULL);
+	return lfi_eq_push(ep->eq, FI_CONNECTED, &ep->ep_fid.fid, NULL, NULL,
+			   0);
 }
 
-static int lfi_cm_establish(struct lfi_ep *ep)
-{
-	struct lfi_fabric *fab = ep->dom->fabric;
-	int ret;
-
-	ret = lchan_establish(&ep->chan, (unsigned)fab->params.connect_timeout_ms);
-	pthread_mutex_lock(&fab->lock);
-	if (!ret)
-		ret = lfi_cm_established(ep);
-	if (ret)
-		lfi_ep_close_chan(ep);
-	pthread_mutex_unlock(&fab->lock);
-	return ret;
-}
-
+/*
+ * fi_connect: the channel (its receive for the peer's answer first), its
+ * establishment, then CONNECT with @param.  FI_CONNECTED follows when the
+ * EQ or a CQ reads the ACCEPT; a REJECT is an FI_ECONNREFUSED error event
+ * whose err_data is the peer's data.
+ */
 static int lfi_cm_connect(struct fid_ep *ep_fid, const void *addr,
 			  const void *param, size_t paramlen)
 {
 	struct lfi_ep *ep = to_lfi_ep(ep_fid);
 	struct lfi_fabric *fab = ep->dom->fabric;
 	struct lchan_opts opts = {
-		.sq_entries = ep->tx_size,
-		.rq_entries = ep->rx_size,
+		.sq_entries = ep->tx_size + 1,
+		.rq_entries = ep->rx_size + 1,
 		.timeout_ms = (unsigned)fab->params.connect_timeout_ms,
 		.flags = LCHAN_DEFER_ESTABLISH,
 	};
@@ -55,8 +50,7 @@ static int lfi_cm_connect(struct fid_ep *ep_fid, const void *addr,
 	struct lchan_chan chan;
 	int ret;
 
-	(void)param;
-	if (paramlen)
+	if (paramlen > LFI_CM_DATA_MAX || (paramlen && !param))
 		return -FI_EINVAL;
 	if (!addr)
 		addr = ep->info->dest_addr;
@@ -82,32 +76,48 @@ static int lfi_cm_connect(struct fid_ep *ep_fid, const void *addr,
 		pthread_mutex_unlock(&fab->lock);
 		return ret;
 	}
-	ret = lfi_ep_adopt(ep, &chan);
+	ret = lfi_ep_adopt(ep, &chan, true);
 	pthread_mutex_unlock(&fab->lock);
 	if (ret)
 		return ret;
-	return lfi_cm_establish(ep);
+
+	ret = lchan_establish(&ep->chan,
+			      (unsigned)fab->params.connect_timeout_ms);
+	pthread_mutex_lock(&fab->lock);
+	if (!ret)
+		ret = lfi_ep_cm_send(ep, LFI_CM_CONNECT, param, paramlen);
+	if (!ret) {
+		ep->state = LFI_EP_CM_WAIT;
+		ret = lfi_eq_watch(ep->eq, ep->chan.fd, EPOLLIN | EPOLLRDHUP,
+				   &ep->ep_fid.fid);
+	}
+	if (ret)
+		lfi_ep_close_chan(ep);
+	pthread_mutex_unlock(&fab->lock);
+	return ret;
 }
 
+/* fi_accept: ACCEPT with @param on the request's established channel. */
 static int lfi_cm_accept(struct fid_ep *ep_fid, const void *param,
 			 size_t paramlen)
 {
 	struct lfi_ep *ep = to_lfi_ep(ep_fid);
 	struct lfi_fabric *fab = ep->dom->fabric;
-	int ret = 0;
+	int ret;
 
-	(void)param;
-	if (paramlen)
+	if (paramlen > LFI_CM_DATA_MAX || (paramlen && !param))
 		return -FI_EINVAL;
 	pthread_mutex_lock(&fab->lock);
 	if (!ep->enabled)
 		ret = -FI_EOPBADSTATE;
 	else if (ep->state != LFI_EP_ACCEPTING)
 		ret = -FI_EINVAL;
+	else
+		ret = lfi_ep_cm_send(ep, LFI_CM_ACCEPT, param, paramlen);
+	if (!ret)
+		ret = lfi_cm_connected(ep);
 	pthread_mutex_unlock(&fab->lock);
-	if (ret)
-		return ret;
-	return lfi_cm_establish(ep);
+	return ret;
 }
 
 static int lfi_cm_getname(fid_t fid, void *addr, size_t *addrlen)
@@ -128,8 +138,7 @@ static int lfi_cm_getname(fid_t fid, void *addr, size_t *addrlen)
 		struct lfi_ep *ep = container_of(fid, struct lfi_ep,
 						 ep_fid.fid);
 
-		if (ep->state == LFI_EP_ACCEPTING ||
-		    ep->state == LFI_EP_CONNECTED)
+		if (lfi_ep_has_chan(ep))
 			len = lfi_addr_from_lchan(&ep->chan.info.local, &ss);
 		else
 			memcpy(&ss, &ep->src, len = lfi_addr_len(
@@ -146,7 +155,7 @@ static int lfi_cm_getpeer(struct fid_ep *ep_fid, void *addr, size_t *addrlen)
 	struct sockaddr_storage ss;
 	size_t len;
 
-	if (ep->state != LFI_EP_ACCEPTING && ep->state != LFI_EP_CONNECTED)
+	if (!lfi_ep_has_chan(ep))
 		return -FI_ENOTCONN;
 	len = lfi_addr_from_lchan(&ep->chan.info.remote, &ss);
 	return lfi_addr_copy_out(&ss, len, addr, addrlen);
@@ -205,11 +214,17 @@ static int lfi_cm_listen(struct fid_pep *pep_fid)
 static int lfi_cm_reject(struct fid_pep *pep_fid, fid_t handle,
 			 const void *param, size_t paramlen)
 {
-	(void)pep_fid; (void)param; (void)paramlen;
-	if (!handle || handle->fclass != FI_CLASS_CONNREQ)
+	struct lfi_pep *pep = container_of(pep_fid, struct lfi_pep, pep_fid);
+	int ret;
+
+	if (!handle || handle->fclass != FI_CLASS_CONNREQ ||
+	    paramlen > LFI_CM_DATA_MAX || (paramlen && !param))
 		return -FI_EINVAL;
-	/* Closing the unestablished channel refuses the peer. */
-	return fi_close(handle);
+	pthread_mutex_lock(&pep->fabric->lock);
+	ret = lfi_pep_reject(container_of(handle, struct lfi_connreq, fid),
+			     param, paramlen);
+	pthread_mutex_unlock(&pep->fabric->lock);
+	return ret;
 }
 
 static int lfi_cm_no_connect(struct fid_ep *ep, const void *addr,

@@ -190,8 +190,7 @@ void lfi_domain_detach(struct lfi_domain *dom, struct lchan_chan *chan)
 		return;
 	dom->anchor = NULL;
 	for (ep = dom->eps; ep; ep = ep->next)
-		if (&ep->chan != chan && (ep->state == LFI_EP_ACCEPTING ||
-					  ep->state == LFI_EP_CONNECTED)) {
+		if (&ep->chan != chan && lfi_ep_has_chan(ep)) {
 			dom->anchor = &ep->chan;
 			return;
 		}

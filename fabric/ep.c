@@ -14,7 +14,6 @@
 
 #include "lfi.h"
 
-#define LFI_UD_RX	(1ULL << 63)
 
 /* A free slot of @ops, or -1. */
 int lfi_ep_slot_get(struct lfi_op *ops, unsigned size, unsigned *hint)
@@ -58,6 +57,84 @@ static int lfi_ep_status_err(unsigned status)
 	return FI_EIO;
 }
 
+bool lfi_ep_has_chan(const struct lfi_ep *ep)
+{
+	return ep->state == LFI_EP_ACCEPTING || ep->state == LFI_EP_CM_WAIT ||
+	       ep->state == LFI_EP_CONNECTED;
+}
+
+static struct lfi_cm_msg *lfi_ep_cm_buf(struct lfi_ep *ep, bool rx)
+{
+	return (struct lfi_cm_msg *)(ep->inject_buf + ((size_t)ep->tx_size +
+				     (rx ? 1 : 0)) * LFI_INJECT_SIZE);
+}
+
+/* Send a CM message (lock held); its completion is dropped. */
+int lfi_ep_cm_send(struct lfi_ep *ep, uint8_t type, const void *data,
+		   size_t len)
+{
+	struct lfi_cm_msg *m = lfi_ep_cm_buf(ep, false);
+	struct lchan_sqe *sqe;
+	int ret;
+
+	if (len > LFI_CM_DATA_MAX)
+		return -FI_EINVAL;
+	sqe = lchan_get_sqe(&ep->chan);
+	if (!sqe)
+		return -FI_EAGAIN;
+	memset(m, 0, sizeof(*m));
+	m->magic = LFI_CM_MAGIC;
+	m->type = type;
+	m->len = (uint8_t)len;
+	if (len)
+		memcpy(m->data, data, len);
+	lchan_prep_send(sqe, &ep->inject_mr->lmr, m, sizeof(*m), LFI_UD_CM);
+	ret = lchan_submit(&ep->chan);
+	return ret < 0 ? ret : 0;
+}
+
+static int lfi_ep_cm_post_rx(struct lfi_ep *ep)
+{
+	struct lchan_rqe *rqe = lchan_get_rqe(&ep->chan);
+
+	if (!rqe)
+		return -FI_EAGAIN;
+	lchan_prep_recv(rqe, &ep->inject_mr->lmr, lfi_ep_cm_buf(ep, true),
+			sizeof(struct lfi_cm_msg), LFI_UD_CM | LFI_UD_RX);
+	return 0;
+}
+
+/*
+ * A CM message completed (lock held).  Returns true when the channel
+ * must be closed: the peer refused, or spoke out of turn.
+ */
+static bool lfi_ep_cm_done(struct lfi_ep *ep, const struct lchan_cqe *cqe)
+{
+	const struct lfi_cm_msg *m = lfi_ep_cm_buf(ep, true);
+	struct fid *fid = &ep->ep_fid.fid;
+
+	if (!(cqe->user_data & LFI_UD_RX) || ep->state != LFI_EP_CM_WAIT)
+		return false;
+	if (cqe->status == LCHAN_CQE_OK && cqe->byte_len == sizeof(*m) &&
+	    m->magic == LFI_CM_MAGIC && m->len <= LFI_CM_DATA_MAX) {
+		if (m->type == LFI_CM_ACCEPT) {
+			ep->state = LFI_EP_CONNECTED;
+			lfi_eq_rewatch(ep->eq, ep->chan.fd, EPOLLRDHUP, fid);
+			lfi_eq_push(ep->eq, FI_CONNECTED, fid, NULL, m->data,
+				    m->len);
+			return false;
+		}
+		if (m->type == LFI_CM_REJECT) {
+			lfi_eq_push_err(ep->eq, fid, fid->context,
+					FI_ECONNREFUSED, 0, m->data, m->len);
+			return true;
+		}
+	}
+	lfi_eq_push_err(ep->eq, fid, fid->context, FI_ECONNREFUSED,
+			(int)cqe->status, NULL, 0);
+	return true;
+}
+
 /*
  * File the completions waiting in @ep's CQ ring (fabric lock held).
  * @reader is the CQ being read; another CQ that gets entries is kicked.
@@ -65,15 +142,22 @@ static int lfi_ep_status_err(unsigned status)
 void lfi_ep_progress(struct lfi_ep *ep, struct lfi_cq *reader)
 {
 	struct lchan_cqe *cqe;
+	bool refused = false;
 
-	if (ep->state != LFI_EP_ACCEPTING && ep->state != LFI_EP_CONNECTED)
+	if (!lfi_ep_has_chan(ep))
 		return;
-	while (!lchan_peek_cqe(&ep->chan, &cqe)) {
+	while (!refused && !lchan_peek_cqe(&ep->chan, &cqe)) {
 		bool rx = cqe->user_data & LFI_UD_RX;
 		unsigned slot = (unsigned)cqe->user_data;
 		struct fi_cq_err_entry e = { 0 };
 		struct lfi_cq *cq = rx ? ep->rx_cq : ep->tx_cq;
 		struct lfi_op *op;
+
+		if (cqe->user_data & LFI_UD_CM) {
+			refused = lfi_ep_cm_done(ep, cqe);
+			lchan_cqe_seen(&ep->chan);
+			continue;
+		}
 
 		if (slot >= (rx ? ep->rx_size : ep->tx_size)) {
 			lchan_cqe_seen(&ep->chan);
@@ -113,6 +197,8 @@ void lfi_ep_progress(struct lfi_ep *ep, struct lfi_cq *reader)
 			ep->tx_busy--;
 		lchan_cqe_seen(&ep->chan);
 	}
+	if (refused)
+		lfi_ep_close_chan(ep);
 }
 
 /* Put the receives posted before the channel into its RQ (lock held). */
@@ -143,9 +229,10 @@ void lfi_ep_post_pending_rx(struct lfi_ep *ep)
 
 /*
  * @ep takes over @chan (lock held): register what the domain has through
- * it, watch it for the CQs and post the waiting receives.
+ * it, watch it for the CQs and post the waiting receives, after the one
+ * for the peer's first CM message when @cm_rx.
  */
-int lfi_ep_adopt(struct lfi_ep *ep, struct lchan_chan *chan)
+int lfi_ep_adopt(struct lfi_ep *ep, struct lchan_chan *chan, bool cm_rx)
 {
 	int ret;
 
@@ -156,6 +243,8 @@ int lfi_ep_adopt(struct lfi_ep *ep, struct lchan_chan *chan)
 		ret = lfi_cq_watch(ep->tx_cq, ep);
 	if (!ret && ep->rx_cq && ep->rx_cq != ep->tx_cq)
 		ret = lfi_cq_watch(ep->rx_cq, ep);
+	if (!ret && cm_rx)
+		ret = lfi_ep_cm_post_rx(ep);
 	if (ret) {
 		lfi_ep_close_chan(ep);
 		ep->state = LFI_EP_IDLE;
@@ -168,7 +257,7 @@ int lfi_ep_adopt(struct lfi_ep *ep, struct lchan_chan *chan)
 /* Close the channel (lock held); what was in flight is gone with it. */
 void lfi_ep_close_chan(struct lfi_ep *ep)
 {
-	if (ep->state != LFI_EP_ACCEPTING && ep->state != LFI_EP_CONNECTED)
+	if (!lfi_ep_has_chan(ep))
 		return;
 	if (ep->tx_cq)
 		lfi_cq_unwatch(ep->tx_cq, ep);
@@ -263,8 +352,7 @@ static int lfi_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 			ep->rx_cq = cq;
 			ep->rx_flags = flags & FI_SELECTIVE_COMPLETION;
 		}
-		if (ep->state == LFI_EP_ACCEPTING ||
-		    ep->state == LFI_EP_CONNECTED)
+		if (lfi_ep_has_chan(ep))
 			ret = lfi_cq_watch(cq, ep);
 		break;
 	}
@@ -326,17 +414,16 @@ static struct fi_ops lfi_ep_fi_ops = {
 	.ops_set = lfi_no_ops_set,
 };
 
-static int lfi_ep_getopt(fid_t fid, int level, int optname, void *optval,
+int lfi_ep_getopt(fid_t fid, int level, int optname, void *optval,
 			 size_t *optlen)
 {
 	(void)fid;
 	if (level != FI_OPT_ENDPOINT)
 		return -FI_ENOPROTOOPT;
 	if (optname == FI_OPT_CM_DATA_SIZE) {
-		/* lchan's connect carries no private data. */
 		if (*optlen < sizeof(size_t))
 			return -FI_ETOOSMALL;
-		*(size_t *)optval = 0;
+		*(size_t *)optval = LFI_CM_DATA_MAX;
 		*optlen = sizeof(size_t);
 		return 0;
 	}
@@ -397,7 +484,8 @@ int lfi_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ep->tx_ops = calloc(ep->tx_size, sizeof(*ep->tx_ops));
 	ep->rx_ops = calloc(ep->rx_size, sizeof(*ep->rx_ops));
 	ep->rx_pending = calloc(ep->rx_size, sizeof(*ep->rx_pending));
-	ep->inject_buf = aligned_alloc(4096, ((size_t)ep->tx_size *
+	/* Inject slots, then the CM message out and the one in. */
+	ep->inject_buf = aligned_alloc(4096, (((size_t)ep->tx_size + 2) *
 					      LFI_INJECT_SIZE + 4095) & ~4095ul);
 	if (!ep->info || !ep->tx_ops || !ep->rx_ops || !ep->rx_pending ||
 	    !ep->inject_buf) {
@@ -411,7 +499,8 @@ int lfi_ep_open(struct fid_domain *domain, struct fi_info *info,
 	if (info->src_addr && info->src_addrlen <= sizeof(ep->src))
 		memcpy(&ep->src, info->src_addr, info->src_addrlen);
 	ret = fi_mr_reg(domain, ep->inject_buf,
-			(size_t)ep->tx_size * LFI_INJECT_SIZE, FI_SEND, 0, 0, 0,
+			((size_t)ep->tx_size + 2) * LFI_INJECT_SIZE,
+			FI_SEND | FI_RECV, 0, 0, 0,
 			(struct fid_mr **)&ep->inject_mr, NULL);
 	if (ret)
 		goto err_free;
@@ -430,7 +519,9 @@ int lfi_ep_open(struct fid_domain *domain, struct fi_info *info,
 	dom->refs++;
 	if (req) {
 		/* The request is used up either way. */
-		ret = lfi_ep_adopt(ep, &req->chan);
+		ret = lfi_ep_adopt(ep, &req->chan, false);
+		lchan_mr_dereg(&dom->fabric->ctx, &req->mr);
+		free(req->msg);
 		free(req);
 		info->handle = NULL;
 		ep->info->handle = NULL;

@@ -38,7 +38,7 @@ static struct lfi_eq_event *lfi_eq_new(struct lfi_eq *eq)
 
 /* Queue an event (fabric lock held); @info passes to the queue. */
 int lfi_eq_push(struct lfi_eq *eq, uint32_t event, struct fid *fid,
-		struct fi_info *info)
+		struct fi_info *info, const void *data, size_t datalen)
 {
 	struct lfi_eq_event *ev = lfi_eq_new(eq);
 
@@ -47,11 +47,15 @@ int lfi_eq_push(struct lfi_eq *eq, uint32_t event, struct fid *fid,
 	ev->event = event;
 	ev->fid = fid;
 	ev->info = info;
+	ev->datalen = datalen < LFI_CM_DATA_MAX ? datalen : LFI_CM_DATA_MAX;
+	if (ev->datalen)
+		memcpy(ev->data, data, ev->datalen);
 	return 0;
 }
 
+/* An error event; @data (a peer's reject data) becomes its err_data. */
 int lfi_eq_push_err(struct lfi_eq *eq, struct fid *fid, void *context,
-		    int err, int prov_errno)
+		    int err, int prov_errno, const void *data, size_t datalen)
 {
 	struct lfi_eq_event *ev = lfi_eq_new(eq);
 
@@ -62,6 +66,9 @@ int lfi_eq_push_err(struct lfi_eq *eq, struct fid *fid, void *context,
 	ev->err_entry.context = context;
 	ev->err_entry.err = err;
 	ev->err_entry.prov_errno = prov_errno;
+	ev->datalen = datalen < LFI_CM_DATA_MAX ? datalen : LFI_CM_DATA_MAX;
+	if (ev->datalen)
+		memcpy(ev->data, data, ev->datalen);
 	return 0;
 }
 
@@ -71,6 +78,15 @@ int lfi_eq_watch(struct lfi_eq *eq, int fd, uint32_t events, void *owner)
 	struct epoll_event e = { .events = events, .data.ptr = owner };
 
 	if (epoll_ctl(eq->epfd, EPOLL_CTL_ADD, fd, &e))
+		return -errno;
+	return 0;
+}
+
+int lfi_eq_rewatch(struct lfi_eq *eq, int fd, uint32_t events, void *owner)
+{
+	struct epoll_event e = { .events = events, .data.ptr = owner };
+
+	if (epoll_ctl(eq->epfd, EPOLL_CTL_MOD, fd, &e))
 		return -errno;
 	return 0;
 }
@@ -97,10 +113,20 @@ static void lfi_eq_progress(struct lfi_eq *eq)
 			struct lfi_ep *ep = container_of(fid, struct lfi_ep,
 							 ep_fid.fid);
 
+			/* CM_WAIT: the peer's ACCEPT or REJECT. */
+			if (ep->state == LFI_EP_CM_WAIT)
+				lfi_ep_progress(ep, NULL);
+			if (!(evs[i].events & (EPOLLRDHUP | EPOLLHUP)) ||
+			    !lfi_ep_has_chan(ep))
+				continue;
 			lfi_eq_unwatch(eq, ep->chan.fd);
-			if (!ep->shutdown_reported) {
+			if (ep->state == LFI_EP_CM_WAIT) {
+				lfi_eq_push_err(eq, fid, fid->context,
+						FI_ECONNREFUSED, 0, NULL, 0);
+				lfi_ep_close_chan(ep);
+			} else if (!ep->shutdown_reported) {
 				ep->shutdown_reported = true;
-				lfi_eq_push(eq, FI_SHUTDOWN, fid, NULL);
+				lfi_eq_push(eq, FI_SHUTDOWN, fid, NULL, NULL, 0);
 			}
 		}
 	}
@@ -111,6 +137,7 @@ static ssize_t lfi_eq_read_locked(struct lfi_eq *eq, uint32_t *event,
 {
 	struct lfi_eq_event *ev;
 	struct fi_eq_cm_entry *cm = buf;
+	size_t n;
 
 	if (eq->err_last) {
 		lfi_eq_free_event(eq->err_last);
@@ -128,14 +155,16 @@ static ssize_t lfi_eq_read_locked(struct lfi_eq *eq, uint32_t *event,
 	*event = ev->event;
 	cm->fid = ev->fid;
 	cm->info = ev->info;
+	n = len - sizeof(*cm) < ev->datalen ? len - sizeof(*cm) : ev->datalen;
+	memcpy(cm->data, ev->data, n);
 	if (flags & FI_PEEK)
-		return sizeof(*cm);
+		return (ssize_t)(sizeof(*cm) + n);
 	ev->info = NULL;
 	eq->head = ev->next;
 	if (!eq->head)
 		eq->tail = NULL;
 	lfi_eq_free_event(ev);
-	return sizeof(*cm);
+	return (ssize_t)(sizeof(*cm) + n);
 }
 
 static ssize_t lfi_eq_read(struct fid_eq *eq_fid, uint32_t *event, void *buf,
@@ -160,7 +189,20 @@ static ssize_t lfi_eq_readerr(struct fid_eq *eq_fid,
 	pthread_mutex_lock(&eq->fabric->lock);
 	ev = eq->head;
 	if (ev && ev->err) {
+		void *user_data = buf->err_data;
+		size_t user_size = buf->err_data_size;
+
 		*buf = ev->err_entry;
+		/* Into the caller's buffer if it gave one, else ours. */
+		if (user_data && user_size) {
+			buf->err_data = user_data;
+			buf->err_data_size = user_size < ev->datalen ?
+					     user_size : ev->datalen;
+			memcpy(user_data, ev->data, buf->err_data_size);
+		} else {
+			buf->err_data = ev->datalen ? ev->data : NULL;
+			buf->err_data_size = ev->datalen;
+		}
 		if (!(flags & FI_PEEK)) {
 			eq->head = ev->next;
 			if (!eq->head)
@@ -186,7 +228,7 @@ static ssize_t lfi_eq_write(struct fid_eq *eq_fid, uint32_t event,
 	if (len < sizeof(struct fi_eq_cm_entry) || flags)
 		return -FI_EINVAL;
 	pthread_mutex_lock(&eq->fabric->lock);
-	ret = lfi_eq_push(eq, event, e->fid, NULL);
+	ret = lfi_eq_push(eq, event, e->fid, NULL, NULL, 0);
 	pthread_mutex_unlock(&eq->fabric->lock);
 	return ret ? ret : (ssize_t)len;
 }

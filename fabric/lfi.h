@@ -57,6 +57,36 @@
 #define LFI_MAX_MSG_SIZE	(8u << 20)
 #define LFI_MAX_DEVS		32
 
+/*
+ * Connection data.  lchan's connect carries none, so the provider sends
+ * it in the channel's first messages, one each way, before the
+ * application's: the connecting side's CONNECT (answered by ACCEPT or
+ * REJECT) goes out as soon as the channel is established, and each side
+ * posts the receive for the other's first, ahead of its own receives.
+ */
+#define LFI_CM_DATA_MAX		56
+#define LFI_CM_MAGIC		0x6c636d31	/* "lcm1" */
+
+enum lfi_cm_type {
+	LFI_CM_CONNECT = 1,
+	LFI_CM_ACCEPT,
+	LFI_CM_REJECT,
+};
+
+struct lfi_cm_msg {
+	uint32_t magic;
+	uint8_t type;		/* enum lfi_cm_type */
+	uint8_t len;		/* bytes of data */
+	uint16_t resv;
+	uint8_t data[LFI_CM_DATA_MAX];
+};
+
+_Static_assert(sizeof(struct lfi_cm_msg) == 64, "cm message layout");
+
+/* user_data of a ring entry: the op slot, receive and CM bits. */
+#define LFI_UD_RX		(1ULL << 63)
+#define LFI_UD_CM		(1ULL << 62)
+
 extern struct fi_provider lfi_prov;
 
 #define LFI_WARN(subsys, ...) FI_WARN(&lfi_prov, subsys, __VA_ARGS__)
@@ -175,6 +205,8 @@ struct lfi_eq_event {
 	bool err;
 	struct fid *fid;
 	struct fi_info *info;		/* CONNREQ: the app frees it */
+	uint8_t data[LFI_CM_DATA_MAX];	/* connection data, or err_data */
+	size_t datalen;
 	struct fi_eq_err_entry err_entry;
 	struct lfi_eq_event *next;
 };
@@ -194,10 +226,11 @@ struct lfi_eq {
 int lfi_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		struct fid_eq **eq, void *context);
 int lfi_eq_push(struct lfi_eq *eq, uint32_t event, struct fid *fid,
-		struct fi_info *info);
+		struct fi_info *info, const void *data, size_t datalen);
 int lfi_eq_push_err(struct lfi_eq *eq, struct fid *fid, void *context,
-		    int err, int prov_errno);
+		    int err, int prov_errno, const void *data, size_t datalen);
 int lfi_eq_watch(struct lfi_eq *eq, int fd, uint32_t events, void *owner);
+int lfi_eq_rewatch(struct lfi_eq *eq, int fd, uint32_t events, void *owner);
 void lfi_eq_unwatch(struct lfi_eq *eq, int fd);
 
 /* cq.c */
@@ -249,7 +282,8 @@ struct lfi_rx_pending {
 enum lfi_ep_state {
 	LFI_EP_IDLE,		/* no channel */
 	LFI_EP_CONNECTING,	/* fi_connect is making the channel */
-	LFI_EP_ACCEPTING,	/* channel from a request, not established */
+	LFI_EP_ACCEPTING,	/* channel up, fi_accept or ACCEPT awaited */
+	LFI_EP_CM_WAIT,		/* connected side: CONNECT sent */
 	LFI_EP_CONNECTED,
 	LFI_EP_SHUTDOWN,	/* channel closed */
 };
@@ -271,7 +305,7 @@ struct lfi_ep {
 	unsigned tx_size, rx_size;
 	unsigned tx_free, rx_free;	/* next free slot to look at */
 	unsigned tx_busy, rx_busy;
-	char *inject_buf;		/* tx_size * LFI_INJECT_SIZE */
+	char *inject_buf;		/* tx_size inject slots, CM tx, CM rx */
 	struct lfi_mr *inject_mr;
 	struct lfi_rx_pending *rx_pending;	/* before the channel */
 	unsigned n_rx_pending;
@@ -280,7 +314,12 @@ struct lfi_ep {
 
 int lfi_ep_open(struct fid_domain *domain, struct fi_info *info,
 		struct fid_ep **ep, void *context);
-int lfi_ep_adopt(struct lfi_ep *ep, struct lchan_chan *chan);
+int lfi_ep_adopt(struct lfi_ep *ep, struct lchan_chan *chan, bool cm_rx);
+int lfi_ep_cm_send(struct lfi_ep *ep, uint8_t type, const void *data,
+		   size_t len);
+bool lfi_ep_has_chan(const struct lfi_ep *ep);
+int lfi_ep_getopt(fid_t fid, int level, int optname, void *optval,
+		  size_t *optlen);
 void lfi_ep_progress(struct lfi_ep *ep, struct lfi_cq *reader);
 void lfi_ep_close_chan(struct lfi_ep *ep);
 int lfi_ep_slot_get(struct lfi_op *ops, unsigned size, unsigned *hint);
@@ -301,16 +340,23 @@ struct lfi_pep {
 	struct sockaddr_storage src;
 };
 
-/* A request taken off the listener: the channel waits for fi_accept. */
+/*
+ * A request taken off the listener: its channel is established and its
+ * CONNECT read; it waits for fi_endpoint and fi_accept, or fi_reject.
+ */
 struct lfi_connreq {
 	struct fid fid;
 	struct lchan_chan chan;
+	struct lfi_fabric *fabric;
+	struct lfi_cm_msg *msg;		/* registered as mr */
+	struct lchan_mr mr;
 };
 
 int lfi_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 		 struct fid_pep **pep, void *context);
 void lfi_pep_take_requests(struct lfi_pep *pep);
 int lfi_pep_listen(struct lfi_pep *pep);
+int lfi_pep_reject(struct lfi_connreq *req, const void *data, size_t len);
 
 /* cm.c */
 extern struct fi_ops_cm lfi_cm_ep_ops;

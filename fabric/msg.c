@@ -10,12 +10,6 @@
 
 #include "lfi.h"
 
-#define LFI_UD_RX	(1ULL << 63)
-
-static bool lfi_msg_live(const struct lfi_ep *ep)
-{
-	return ep->state == LFI_EP_ACCEPTING || ep->state == LFI_EP_CONNECTED;
-}
 
 static int lfi_msg_sges(const struct iovec *iov, void **desc, size_t count,
 			struct lchan_sge *sge)
@@ -164,7 +158,7 @@ static ssize_t lfi_msg_post_recv(struct lfi_ep *ep, const struct iovec *iov,
 	op->report = !(ep->rx_flags & FI_SELECTIVE_COMPLETION) ||
 		     (flags & FI_COMPLETION);
 	ep->rx_busy++;
-	if (!lfi_msg_live(ep)) {
+	if (!lfi_ep_has_chan(ep)) {
 		struct lfi_rx_pending *p = &ep->rx_pending[ep->n_rx_pending++];
 
 		memcpy(p->sge, sge, sizeof(sge));

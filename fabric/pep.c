@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
 /*
  * Passive endpoints: an lchan listener, non-blocking, watched by the
- * bound EQ.  Reading the EQ takes each waiting request with an accept
- * that defers the establishment: the channel exists (its queue pair, its
- * rings) and waits in a connection-request handle until fi_endpoint takes
- * it and fi_accept establishes it, or fi_reject closes it.
+ * bound EQ.  Reading the EQ takes each waiting request: the channel is
+ * accepted with its establishment deferred, so the receive for the peer's
+ * CONNECT goes in first, then established; the CONNECT's data comes with
+ * FI_CONNREQ.  The channel waits in the request handle until fi_endpoint
+ * takes it (and fi_accept answers ACCEPT), or fi_reject answers REJECT
+ * and closes it.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <arpa/inet.h>
 #include <sys/epoll.h>
 
@@ -64,12 +67,25 @@ static struct fi_ops lfi_pep_fi_ops = {
 	.ops_set = lfi_no_ops_set,
 };
 
+/* Drop a request (lock held): its region, buffer and channel. */
+static void lfi_pep_req_free(struct lfi_connreq *req)
+{
+	if (req->mr.handle)
+		lchan_mr_dereg(&req->fabric->ctx, &req->mr);
+	if (req->chan.fd >= 0)
+		lchan_chan_close(&req->chan);
+	free(req->msg);
+	free(req);
+}
+
 static int lfi_pep_connreq_close(struct fid *fid)
 {
 	struct lfi_connreq *req = container_of(fid, struct lfi_connreq, fid);
+	struct lfi_fabric *fab = req->fabric;
 
-	lchan_chan_close(&req->chan);
-	free(req);
+	pthread_mutex_lock(&fab->lock);
+	lfi_pep_req_free(req);
+	pthread_mutex_unlock(&fab->lock);
 	return 0;
 }
 
@@ -82,6 +98,49 @@ static struct fi_ops lfi_pep_connreq_ops = {
 	.tostr = lfi_no_tostr,
 	.ops_set = lfi_no_ops_set,
 };
+
+/* The next CQE of @req's channel, waiting until @deadline (ms). */
+static int lfi_pep_req_cqe(struct lfi_connreq *req, long long deadline_ms,
+			   struct lchan_cqe **cqe)
+{
+	struct timespec ts;
+	long long now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	if (now >= deadline_ms)
+		return -FI_ETIMEDOUT;
+	return lchan_wait_cqe(&req->chan, cqe, (int)(deadline_ms - now));
+}
+
+/*
+ * fi_reject (lock held): REJECT with @data, sent before the channel
+ * closes (its completion says it left), then the request is gone.
+ */
+int lfi_pep_reject(struct lfi_connreq *req, const void *data, size_t len)
+{
+	struct lchan_sqe *sqe = lchan_get_sqe(&req->chan);
+	struct lchan_cqe *cqe;
+	struct timespec ts;
+
+	if (sqe) {
+		memset(req->msg, 0, sizeof(*req->msg));
+		req->msg->magic = LFI_CM_MAGIC;
+		req->msg->type = LFI_CM_REJECT;
+		req->msg->len = (uint8_t)len;
+		if (len)
+			memcpy(req->msg->data, data, len);
+		lchan_prep_send(sqe, &req->mr, req->msg, sizeof(*req->msg),
+				LFI_UD_CM);
+		if (lchan_submit(&req->chan) >= 0) {
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			lfi_pep_req_cqe(req, (long long)ts.tv_sec * 1000 +
+					ts.tv_nsec / 1000000 + 1000, &cqe);
+		}
+	}
+	lfi_pep_req_free(req);
+	return 0;
+}
 
 /* The fi_info of a request: the pep's, with both ends and the handle. */
 static struct fi_info *lfi_pep_req_info(struct lfi_pep *pep,
@@ -121,41 +180,113 @@ static struct fi_info *lfi_pep_req_info(struct lfi_pep *pep,
 	return fi;
 }
 
+/*
+ * One request off the listener (lock held): its channel, a receive for
+ * the CONNECT, the establishment, the CONNECT.  The connecting side sends
+ * it as soon as the channel is up, so the wait is short; it is bounded by
+ * FI_LCHAN_CONNECT_TIMEOUT_MS.  Returns -EAGAIN when none waits.
+ */
+static int lfi_pep_take_one(struct lfi_pep *pep, struct lfi_connreq **out)
+{
+	struct lfi_fabric *fab = pep->fabric;
+	struct lchan_opts opts = {
+		.sq_entries = (unsigned)pep->info->tx_attr->size + 1,
+		.rq_entries = (unsigned)pep->info->rx_attr->size + 1,
+		.flags = LCHAN_DEFER_ESTABLISH,
+	};
+	struct lfi_connreq *req;
+	struct lchan_rqe *rqe;
+	struct lchan_cqe *cqe;
+	struct timespec ts;
+	long long deadline;
+	int ret;
+
+	if (opts.sq_entries > LFI_MAX_QUEUE)
+		opts.sq_entries = LFI_MAX_QUEUE;
+	if (opts.rq_entries > LFI_MAX_QUEUE)
+		opts.rq_entries = LFI_MAX_QUEUE;
+	req = calloc(1, sizeof(*req));
+	if (!req)
+		return -FI_ENOMEM;
+	req->fabric = fab;
+	req->chan.fd = -1;
+	req->msg = aligned_alloc(4096, 4096);
+	if (!req->msg) {
+		free(req);
+		return -FI_ENOMEM;
+	}
+	ret = lchan_accept(&pep->lst, &opts, &req->chan);
+	if (ret) {
+		req->chan.fd = -1;
+		goto err;
+	}
+	ret = lchan_mr_reg(&fab->ctx, &req->chan, req->msg, 4096,
+			   LCHAN_ACCESS_LOCAL_WRITE, &req->mr);
+	if (ret) {
+		req->mr.handle = 0;
+		goto err;
+	}
+	rqe = lchan_get_rqe(&req->chan);
+	if (!rqe) {
+		ret = -FI_EAGAIN;
+		goto err;
+	}
+	lchan_prep_recv(rqe, &req->mr, req->msg, sizeof(*req->msg),
+			LFI_UD_CM | LFI_UD_RX);
+	ret = lchan_submit(&req->chan);
+	if (ret >= 0)
+		ret = lchan_establish(&req->chan,
+				      (unsigned)fab->params.connect_timeout_ms);
+	if (ret < 0)
+		goto err;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	deadline = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 +
+		   fab->params.connect_timeout_ms;
+	ret = lfi_pep_req_cqe(req, deadline, &cqe);
+	if (ret)
+		goto err;
+	if (cqe->status != LCHAN_CQE_OK || cqe->byte_len != sizeof(*req->msg) ||
+	    req->msg->magic != LFI_CM_MAGIC ||
+	    req->msg->type != LFI_CM_CONNECT ||
+	    req->msg->len > LFI_CM_DATA_MAX)
+		ret = -FI_EOTHER;	/* not lchan's CONNECT */
+	lchan_cqe_seen(&req->chan);
+	if (ret)
+		goto err;
+	req->fid.fclass = FI_CLASS_CONNREQ;
+	req->fid.ops = &lfi_pep_connreq_ops;
+	*out = req;
+	return 0;
+
+err:
+	lfi_pep_req_free(req);
+	return ret;
+}
+
 /* Take every waiting request as an FI_CONNREQ (fabric lock held). */
 void lfi_pep_take_requests(struct lfi_pep *pep)
 {
-	struct lchan_opts opts = {
-		.sq_entries = (unsigned)pep->info->tx_attr->size,
-		.rq_entries = (unsigned)pep->info->rx_attr->size,
-		.flags = LCHAN_DEFER_ESTABLISH,
-	};
-
 	for (;;) {
-		struct lfi_connreq *req = calloc(1, sizeof(*req));
+		struct lfi_connreq *req;
 		struct fi_info *fi;
 		int ret;
 
-		if (!req)
+		ret = lfi_pep_take_one(pep, &req);
+		if (ret == -EAGAIN)
 			return;
-		ret = lchan_accept(&pep->lst, &opts, &req->chan);
 		if (ret) {
-			free(req);
-			if (ret != -EAGAIN && pep->eq)
-				lfi_eq_push_err(pep->eq, &pep->pep_fid.fid,
-						pep->pep_fid.fid.context, -ret,
-						ret);
-			return;
+			/* This request failed; the next may not. */
+			LFI_WARN(FI_LOG_EP_CTRL, "connection request: %d\n", ret);
+			continue;
 		}
-		req->fid.fclass = FI_CLASS_CONNREQ;
-		req->fid.ops = &lfi_pep_connreq_ops;
 		fi = lfi_pep_req_info(pep, req);
 		if (!fi || lfi_eq_push(pep->eq, FI_CONNREQ, &pep->pep_fid.fid,
-				       fi)) {
+				       fi, req->msg->data, req->msg->len)) {
 			if (fi) {
 				fi->handle = NULL;
 				fi_freeinfo(fi);
 			}
-			lfi_pep_connreq_close(&req->fid);
+			lfi_pep_req_free(req);
 			return;
 		}
 	}
@@ -194,6 +325,8 @@ int lfi_pep_listen(struct lfi_pep *pep)
 	return 0;
 }
 
+static struct fi_ops_ep lfi_pep_ops;
+
 int lfi_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 		 struct fid_pep **pep_fid, void *context)
 {
@@ -202,6 +335,10 @@ int lfi_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 
 	if (!info || !info->ep_attr || info->ep_attr->type != FI_EP_MSG)
 		return -FI_EINVAL;
+	if (!lfi_pep_ops.size) {
+		lfi_pep_ops = lfi_no_ep_ops;
+		lfi_pep_ops.getopt = lfi_ep_getopt;
+	}
 	pep = calloc(1, sizeof(*pep));
 	if (!pep)
 		return -FI_ENOMEM;
@@ -220,7 +357,7 @@ int lfi_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 	pep->pep_fid.fid.fclass = FI_CLASS_PEP;
 	pep->pep_fid.fid.context = context;
 	pep->pep_fid.fid.ops = &lfi_pep_fi_ops;
-	pep->pep_fid.ops = &lfi_no_ep_ops;
+	pep->pep_fid.ops = &lfi_pep_ops;
 	pep->pep_fid.cm = &lfi_cm_pep_ops;
 	pthread_mutex_lock(&fab->lock);
 	fab->refs++;

@@ -172,13 +172,14 @@ static int fi_t_info(char *out, size_t len, const char *a1, const char *a2,
 
 /*
  * One fi_pingpong server and client on the variant's device: the control
- * connection (TCP) on @port, the provider "lchan" on @ep_type.  @extra is
+ * connection (TCP) on @port, provider @prov, endpoint type @ep_type.  @extra is
  * one more option for both ("-c" checks the data) or NULL; @sizes and
  * @iters are fi_pingpong's -S and -I (NULL: its defaults).  @last is the row the client
  * must print last but one (the largest size).
  */
 static void fi_t_pingpong(struct __test_metadata *_metadata,
 			  FIXTURE_DATA(fabric) *self, unsigned port,
+			  const char *prov, const char *ep_type,
 			  const char *extra, const char *sizes,
 			  const char *iters, const char *last)
 {
@@ -191,9 +192,9 @@ static void fi_t_pingpong(struct __test_metadata *_metadata,
 	snprintf(portstr, sizeof(portstr), "%u", port);
 	srv[n++] = FI_T_PINGPONG;
 	srv[n++] = "-p";
-	srv[n++] = "lchan";
+	srv[n++] = (char *)prov;
 	srv[n++] = "-e";
-	srv[n++] = "msg";
+	srv[n++] = (char *)ep_type;
 	srv[n++] = "-d";
 	srv[n++] = self->d.dev;
 	if (extra)
@@ -234,9 +235,9 @@ static void fi_t_pingpong(struct __test_metadata *_metadata,
 	EXPECT_NE(NULL, strstr(out, row)) {
 		TH_LOG("client output lacks the %s row:\n%s", last, out);
 	}
-	TH_LOG("fi_pingpong %s %s on %s: %.1f s", extra ? extra : "",
-	       sizes ? sizes : "(default sizes)", self->d.dev,
-	       lchan_t_now() - t0);
+	TH_LOG("fi_pingpong -p '%s' -e %s %s %s on %s: %.1f s", prov, ep_type,
+	       extra ? extra : "", sizes ? sizes : "(default sizes)",
+	       self->d.dev, lchan_t_now() - t0);
 	unlink(s.log);
 	unlink(c.log);
 }
@@ -325,8 +326,8 @@ TEST_F(fabric, info_rejects)
 TEST_F_TIMEOUT(fabric, pingpong_msg, FI_T_TIMEOUT_S + 60)
 {
 	LCHAN_T_BODY();
-	fi_t_pingpong(_metadata, self, fi_t_port(variant->kind, 0), NULL, NULL,
-		      NULL, "1m");
+	fi_t_pingpong(_metadata, self, fi_t_port(variant->kind, 0), "lchan",
+		      "msg", NULL, NULL, NULL, "1m");
 }
 
 /*
@@ -336,8 +337,21 @@ TEST_F_TIMEOUT(fabric, pingpong_msg, FI_T_TIMEOUT_S + 60)
 TEST_F_TIMEOUT(fabric, pingpong_msg_all_sizes_checked, FI_T_TIMEOUT_S + 60)
 {
 	LCHAN_T_BODY();
-	fi_t_pingpong(_metadata, self, fi_t_port(variant->kind, 1), "-c", "all",
-		      "2", "6m");
+	fi_t_pingpong(_metadata, self, fi_t_port(variant->kind, 1), "lchan",
+		      "msg", "-c", "all", "2", "6m");
+}
+
+/*
+ * libfabric's ofi_rxm over lchan: reliable datagram endpoints made of
+ * lchan connections (their connection data goes in the channels' first
+ * messages), fi_pingpong's default sizes, data checked.  Sizes above
+ * rxm's eager limit move by RDMA READ of the sender's registered buffer.
+ */
+TEST_F_TIMEOUT(fabric, pingpong_rdm_rxm, FI_T_TIMEOUT_S + 60)
+{
+	LCHAN_T_BODY();
+	fi_t_pingpong(_metadata, self, fi_t_port(variant->kind, 2),
+		      "lchan;ofi_rxm", "rdm", "-c", NULL, NULL, "1m");
 }
 
 TEST_HARNESS_MAIN
