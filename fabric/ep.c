@@ -446,11 +446,12 @@ static ssize_t lfi_ep_tx_size_left(struct fid_ep *ep_fid)
 
 static struct fi_ops_ep lfi_ep_ops;
 
+/* The application's queue size; each ring holds one CM entry more. */
 static unsigned lfi_ep_queue_size(size_t asked)
 {
 	if (!asked)
 		return LFI_DEF_QUEUE;
-	return asked > LFI_MAX_QUEUE ? LFI_MAX_QUEUE : (unsigned)asked;
+	return asked > LFI_MAX_QUEUE - 1 ? LFI_MAX_QUEUE - 1 : (unsigned)asked;
 }
 
 int lfi_ep_open(struct fid_domain *domain, struct fi_info *info,

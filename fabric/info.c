@@ -132,7 +132,7 @@ static bool lfi_info_hints_ok(uint32_t version, const struct fi_info *hints,
 	if (hints->tx_attr) {
 		if (hints->tx_attr->caps & ~LFI_TX_CAPS & ~(FI_LOCAL_COMM | FI_REMOTE_COMM))
 			return false;
-		if (hints->tx_attr->size > LFI_MAX_QUEUE ||
+		if (hints->tx_attr->size > LFI_MAX_QUEUE - 1 ||
 		    hints->tx_attr->iov_limit > LFI_IOV_LIMIT ||
 		    hints->tx_attr->rma_iov_limit > LFI_RMA_IOV_LIMIT ||
 		    hints->tx_attr->inject_size > LFI_INJECT_SIZE)
@@ -141,7 +141,7 @@ static bool lfi_info_hints_ok(uint32_t version, const struct fi_info *hints,
 	if (hints->rx_attr) {
 		if (hints->rx_attr->caps & ~LFI_RX_CAPS & ~(FI_LOCAL_COMM | FI_REMOTE_COMM))
 			return false;
-		if (hints->rx_attr->size > LFI_MAX_QUEUE ||
+		if (hints->rx_attr->size > LFI_MAX_QUEUE - 1 ||
 		    hints->rx_attr->iov_limit > LFI_IOV_LIMIT)
 			return false;
 	}

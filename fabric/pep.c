@@ -201,6 +201,7 @@ static int lfi_pep_take_one(struct lfi_pep *pep, struct lfi_connreq **out)
 	long long deadline;
 	int ret;
 
+	/* fi_getinfo caps the sizes one below lchan's largest ring. */
 	if (opts.sq_entries > LFI_MAX_QUEUE)
 		opts.sq_entries = LFI_MAX_QUEUE;
 	if (opts.rq_entries > LFI_MAX_QUEUE)
