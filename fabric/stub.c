@@ -38,8 +38,7 @@ int lfi_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
 	return -FI_ENOSYS;
 }
 
-/* Every slot of an ops table filled with one of these by type pun is not
- * valid C, so each table gets its own typed stubs. */
+/* Each slot has its own type, so each gets its own stub. */
 static ssize_t lfi_no_cancel(fid_t fid, void *context)
 {
 	(void)fid; (void)context;
