@@ -104,8 +104,7 @@ ssize_t lfi_msg_post_send(struct lfi_ep *ep, uint8_t opcode,
 		sqe->len = sge[0].len;
 	} else if (count > 1 &&
 		   lchan_sqe_set_sges(&ep->chan, sqe, sge, (unsigned)count)) {
-		/* No room for the continuation slots: a NOP the kernel
-		 * answers with an error would be worse; undo the take. */
+		/* No room for the continuation slots: give the SQE back. */
 		ep->chan.sq.tail--;
 		ep->tx_ops[slot].busy = false;
 		ret = -FI_EAGAIN;
