@@ -104,6 +104,22 @@
 			 LCHAN_FEATURE_UNSIGNALED | LCHAN_FEATURE_FENCE | \
 			 LCHAN_FEATURE_POLLER | LCHAN_FEATURE_READ_FENCE)
 
+/*
+ * Steps of a channel's life that tracepoint lchan_chan_step marks: from
+ * the connect or accept call to the file, and from the close to the
+ * channel's end.  The cm events in between have their own tracepoint.
+ */
+enum lchan_step {
+	LCHAN_STEP_ALLOC = 1,		/* connect or accept began */
+	LCHAN_STEP_BIND,		/* address known: PD, QP, CQ, rings */
+	LCHAN_STEP_QP_READY,		/* QP, CQ and rings made */
+	LCHAN_STEP_FD,			/* the channel has its file */
+	LCHAN_STEP_CLOSE,		/* the last user is gone */
+	LCHAN_STEP_DISCONNECTED,	/* rdma_disconnect() returned */
+	LCHAN_STEP_DRAINED,		/* the QP's work is flushed */
+	LCHAN_STEP_DESTROYED,		/* QP, CQ, cm id, rings freed */
+};
+
 /* An RDMA device as lchan sees it: /sys/kernel/lchan/devices/<name>. */
 struct lchan_dev {
 	struct kobject kobj;		/* lifetime of this struct */
@@ -442,6 +458,7 @@ int lchan_chan_create_qp(struct lchan_chan *chan,
 void lchan_chan_teardown(struct lchan_chan *chan);
 void lchan_chan_abort(struct lchan_chan *chan);
 void lchan_chan_kill_dev(struct lchan_dev *dev);
+size_t lchan_chan_kmem_bytes(const struct lchan_chan *chan);
 long lchan_ioctl_chan_info(struct lchan_ucmd *ucmd);
 long lchan_ioctl_enter(struct lchan_ucmd *ucmd);
 long lchan_ioctl_establish(struct lchan_ucmd *ucmd);
@@ -479,6 +496,7 @@ int lchan_ring_sizes_check(const struct lchan_ring_sizes *sizes);
 int lchan_ring_alloc(struct lchan_chan *chan,
 		     const struct lchan_ring_sizes *sizes);
 void lchan_ring_free(struct lchan_ring *ring);
+size_t lchan_ring_kmem_bytes(const struct lchan_ring *ring);
 int lchan_ring_mmap(struct lchan_chan *chan, struct vm_area_struct *vma);
 s64 lchan_ring_pending(u32 tail, u32 head_k, u32 entries);
 u32 lchan_ring_cq_ready(struct lchan_chan *chan);

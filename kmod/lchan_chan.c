@@ -48,6 +48,7 @@ struct lchan_chan *lchan_chan_alloc(struct lchan_ctx *ctx)
 	mutex_lock(&ctx->lock);
 	ctx->has_chans = true;
 	mutex_unlock(&ctx->lock);
+	trace_lchan_chan_step(chan->id, LCHAN_STEP_ALLOC);
 	return chan;
 }
 
@@ -91,6 +92,7 @@ int lchan_chan_bind_dev(struct lchan_chan *chan, struct ib_device *ibdev)
 	struct lchan_pd *pd;
 	int ret;
 
+	trace_lchan_chan_step(chan->id, LCHAN_STEP_BIND);
 	dev = lchan_dev_get(ibdev);
 	if (!dev)
 		return -ENODEV;
@@ -199,6 +201,7 @@ int lchan_chan_create_qp(struct lchan_chan *chan,
 	ret = lchan_post_rtr_prepare(chan);
 	if (ret)
 		goto err_destroy_qp;
+	trace_lchan_chan_step(chan->id, LCHAN_STEP_QP_READY);
 	return 0;
 
 err_destroy_qp:
@@ -219,10 +222,13 @@ err_free_ring:
  */
 void lchan_chan_teardown(struct lchan_chan *chan)
 {
-	if (chan->cm_id && chan->qp)
+	if (chan->cm_id && chan->qp) {
 		rdma_disconnect(chan->cm_id);
+		trace_lchan_chan_step(chan->id, LCHAN_STEP_DISCONNECTED);
+	}
 	if (chan->qp) {
 		ib_drain_qp(chan->qp);
+		trace_lchan_chan_step(chan->id, LCHAN_STEP_DRAINED);
 		lchan_flow_retire_all(chan);
 		rdma_destroy_qp(chan->cm_id);
 		chan->qp = NULL;
@@ -242,6 +248,7 @@ static void lchan_chan_destroy(struct lchan_chan *chan)
 {
 	lchan_dbg_chan(chan, "destroy in state %s\n",
 		       lchan_sysfs_state_name(READ_ONCE(chan->state)));
+	trace_lchan_chan_step(chan->id, LCHAN_STEP_CLOSE);
 	lchan_poller_del_chan(chan);
 	mutex_lock(&chan->lock);
 	lchan_chan_teardown(chan);
@@ -260,6 +267,7 @@ static void lchan_chan_destroy(struct lchan_chan *chan)
 	lchan_ctx_put_pd(chan->pd);
 	lchan_dev_put(chan->dev);
 	lchan_ctx_put(chan->ctx);
+	trace_lchan_chan_step(chan->id, LCHAN_STEP_DESTROYED);
 	lchan_chan_put(chan);
 }
 
@@ -296,6 +304,16 @@ void lchan_chan_kill_dev(struct lchan_dev *dev)
 		wake_up(&chan->wq);
 		lchan_chan_put(chan);
 	}
+}
+
+/*
+ * lchan's own kernel memory for @chan: the object and its rings.  The
+ * device's QP and CQ and rdma_cm's id are not counted: their size is the
+ * driver's business (sysfs kmem_bytes).
+ */
+size_t lchan_chan_kmem_bytes(const struct lchan_chan *chan)
+{
+	return sizeof(*chan) + lchan_ring_kmem_bytes(&chan->ring);
 }
 
 static int lchan_chan_release(struct inode *inode, struct file *file)
@@ -539,6 +557,7 @@ int lchan_chan_install_fd(struct lchan_chan *chan, u32 flags)
 	/* Fully built: the poller may look at it now. */
 	if (chan->ctx->poller_mode)
 		lchan_poller_add_chan(chan);
+	trace_lchan_chan_step(chan->id, LCHAN_STEP_FD);
 	fd_install(fd, file);
 	return fd;
 

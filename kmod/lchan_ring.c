@@ -261,6 +261,18 @@ int lchan_ring_alloc(struct lchan_chan *chan,
 	return 0;
 }
 
+/*
+ * The kernel memory the rings of a channel hold: the mapping and the WR
+ * slots of both queues.  0 before lchan_ring_alloc().
+ */
+size_t lchan_ring_kmem_bytes(const struct lchan_ring *ring)
+{
+	if (!ring->mem)
+		return 0;
+	return ring->size + (size_t)(ring->sq.entries + ring->rq.entries) *
+			    sizeof(struct lchan_wr);
+}
+
 void lchan_ring_free(struct lchan_ring *ring)
 {
 	kvfree(ring->sq.wr);

@@ -232,6 +232,7 @@ LCHAN_CHAN_ATTR(pid, "%d", chan->tgid);
 LCHAN_CHAN_ATTR(mode, "%s", chan->ctx->poller_mode ? "poller" : "doorbell");
 LCHAN_CHAN_ATTR(poller_ns, "%llu", READ_ONCE(chan->poll_ns));
 LCHAN_CHAN_ATTR(features, "0x%llx", (unsigned long long)chan->features);
+LCHAN_CHAN_ATTR(kmem_bytes, "%zu", lchan_chan_kmem_bytes(chan));
 
 static struct attribute *lchan_chan_attrs[] = {
 	&chan_state_attr.attr,
@@ -266,6 +267,7 @@ static struct attribute *lchan_chan_attrs[] = {
 	&chan_mode_attr.attr,
 	&chan_poller_ns_attr.attr,
 	&chan_features_attr.attr,
+	&chan_kmem_bytes_attr.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(lchan_chan);

@@ -74,6 +74,42 @@ TRACE_EVENT(lchan_cm_event,
 		  __entry->status)
 );
 
+/*
+ * The steps of a channel's set-up and teardown that the cm events do not
+ * show, so that a connect's time can be split by step (lchan_conntime).
+ */
+TRACE_DEFINE_ENUM(LCHAN_STEP_ALLOC);
+TRACE_DEFINE_ENUM(LCHAN_STEP_BIND);
+TRACE_DEFINE_ENUM(LCHAN_STEP_QP_READY);
+TRACE_DEFINE_ENUM(LCHAN_STEP_FD);
+TRACE_DEFINE_ENUM(LCHAN_STEP_CLOSE);
+TRACE_DEFINE_ENUM(LCHAN_STEP_DISCONNECTED);
+TRACE_DEFINE_ENUM(LCHAN_STEP_DRAINED);
+TRACE_DEFINE_ENUM(LCHAN_STEP_DESTROYED);
+
+TRACE_EVENT(lchan_chan_step,
+	TP_PROTO(u32 id, int step),
+	TP_ARGS(id, step),
+	TP_STRUCT__entry(
+		__field(u32, id)
+		__field(int, step)
+	),
+	TP_fast_assign(
+		__entry->id = id;
+		__entry->step = step;
+	),
+	TP_printk("chan=%u step=%s", __entry->id,
+		  __print_symbolic(__entry->step,
+				   { LCHAN_STEP_ALLOC, "alloc" },
+				   { LCHAN_STEP_BIND, "bind" },
+				   { LCHAN_STEP_QP_READY, "qp_ready" },
+				   { LCHAN_STEP_FD, "fd" },
+				   { LCHAN_STEP_CLOSE, "close" },
+				   { LCHAN_STEP_DISCONNECTED, "disconnected" },
+				   { LCHAN_STEP_DRAINED, "drained" },
+				   { LCHAN_STEP_DESTROYED, "destroyed" }))
+);
+
 TRACE_EVENT(lchan_mr_reg,
 	TP_PROTO(pid_t tgid, u32 handle, u64 length, u32 access, int ret),
 	TP_ARGS(tgid, handle, length, access, ret),
