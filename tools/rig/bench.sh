@@ -21,6 +21,10 @@
 # LCHAN_BENCH_DIR: where the report goes (default bench/<kernel>/).
 # LCHAN_BENCH_TIMEOUT: guest time limit in seconds (default 1500).
 # LCHAN_BENCH_QUICK=1: few iterations (a smoke test of the bench itself).
+# LCHAN_BENCH_ONLY=connect: only the connection set-up rows (issue 17:
+# lchan_conntime beside cmtime), into connect.tsv, connect-info.txt and
+# their report connect.md / connect.json (tools/rig/conn_report.py); a
+# whole run makes those too.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -45,6 +49,7 @@ measure() {
 	make -s KVER="$KVER" KDIR="/usr/src/linux-headers-$KVER" module lib tools
 	local append=${LCHAN_APPEND:-} load sampler
 	[ "${LCHAN_BENCH_QUICK:-0}" != 1 ] || append="$append lchan.bench_quick=1"
+	[ -z "${LCHAN_BENCH_ONLY:-}" ] || append="$append lchan.bench_only=$LCHAN_BENCH_ONLY"
 	# The guest shares the host: note how busy the host was meanwhile.
 	load=$(mktemp)
 	while sleep 10; do
@@ -60,7 +65,14 @@ measure() {
 		return 1
 	fi
 	mkdir -p "$dest"
-	cp "$run/bench/rows.tsv" "$run/bench/sweep.tsv" "$run/bench/info.txt" "$dest/"
+	info=$dest/info.txt
+	if [ "${LCHAN_BENCH_ONLY:-}" = connect ]; then
+		info=$dest/connect-info.txt
+		cp "$run/bench/info.txt" "$info"
+	else
+		cp "$run/bench/rows.tsv" "$run/bench/sweep.tsv" "$run/bench/info.txt" "$dest/"
+	fi
+	[ ! -s "$run/bench/connect.tsv" ] || cp "$run/bench/connect.tsv" "$dest/"
 	{
 		echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 		echo "commit: $(git -C "$REPO" describe --always --dirty 2>/dev/null || echo unknown)"
@@ -71,7 +83,7 @@ measure() {
 			END { if (NR) printf "host load (1-min average, every 10 s): mean %.2f, max %.2f on %d cores; qemu guests at once: up to %d\n",
 				s / NR, m, '"$(nproc)"', q }' "$load"
 		echo "logs: ${run#"$REPO"/}/bench/logs"
-	} >>"$dest/info.txt"
+	} >>"$info"
 	rm -f "$load"
 	return "$rc"
 }
@@ -80,15 +92,21 @@ measure() {
 
 # rows.tsv, sweep.tsv, info.txt -> results.md, results.json, latency.png.
 report() {
-	[ -s "$dest/rows.tsv" ] || rig_die "no $dest/rows.tsv: run make bench first"
-	python3 "$RIG_DIR/bench_report.py" "$dest"
-	rig_log "report: $dest/results.md, results.json, latency.png"
+	if [ "${LCHAN_BENCH_ONLY:-}" != connect ]; then
+		[ -s "$dest/rows.tsv" ] || rig_die "no $dest/rows.tsv: run make bench first"
+		python3 "$RIG_DIR/bench_report.py" "$dest"
+		rig_log "report: $dest/results.md, results.json, latency.png"
+	fi
+	if [ -s "$dest/connect.tsv" ]; then
+		python3 "$RIG_DIR/conn_report.py" "$dest"
+		rig_log "report: $dest/connect.md, connect.json"
+	fi
 }
 
 rc=0
 if [ "$report_only" = 0 ]; then
 	measure || rc=$?
-	[ -s "$dest/rows.tsv" ] || exit 1
+	[ -s "$dest/rows.tsv" ] || [ -s "$dest/connect.tsv" ] || exit 1
 fi
 report
 exit "$rc"

@@ -574,11 +574,91 @@ device() { # DEV ADDR
 	wait "$_sp" "$_qp" 2>/dev/null
 }
 
+# ------------------------------------------------------ connection set-up
+
+# Issue 17: lchan_conntime beside librdmacm's cmtime on the same address,
+# CONN_ROUNDS rounds, the two alternating, CONN_N connections a run (and
+# CONN_PAR in flight in lchan's parallel phase; cmtime connects all of its
+# N at once).  Every figure goes to connect.tsv as "dev round tool key
+# value"; tools/rig/conn_report.py takes the medians over the rounds.
+CONN_TSV=$OUT/connect.tsv
+if [ "$quick" = 1 ]; then
+	CONN_ROUNDS=2 CONN_N=20 CONN_PAR=4
+else
+	CONN_ROUNDS=5 CONN_N=100 CONN_PAR=8
+fi
+printf 'dev\tround\ttool\tkey\tvalue\n' >"$CONN_TSV"
+
+# cmtime's client prints per step "name: total_ms max_ms min_us us_per_conn".
+conn_cmtime() { # DEV ADDR ROUND
+	_log=$LOGS/$1.connect.cmtime.$3.log
+	cmtime -b "$2" -p "$PORT" -c "$CONN_N" >"$_log.server" 2>&1 &
+	_spid=$!
+	if ! wait_listen rdma "$PORT" "$_spid" 2>>"$_log.server"; then
+		kill "$_spid" 2>/dev/null
+		wait "$_spid"
+		tap "ok - bench: $1 connect round $3: cmtime: no server (reported in the table)"
+		return 0
+	fi
+	timeout "$RUN_TIMEOUT" cmtime -s "$2" -p "$PORT" -c "$CONN_N" >"$_log" 2>&1
+	_rc=$?
+	# cmtime's server serves until it is stopped.
+	kill "$_spid" 2>/dev/null
+	wait "$_spid" 2>/dev/null
+	awk -v d="$1" -v r="$3" -F ':' 'NF == 2 && $2 ~ /^[ 0-9.]+$/ {
+		k = $1; gsub(/^ +| +$/, "", k); gsub(/ +/, "_", k)
+		n = split($2, f, " ")
+		if (n >= 4) printf "%s\t%s\tcmtime\t%s_us_per_conn\t%s\n", d, r, k, f[n] }' \
+		"$_log" >>"$CONN_TSV"
+	if [ "$_rc" = 0 ] && grep -q '^connect' "$_log"; then
+		tap "ok - bench: $1 connect round $3: cmtime"
+	else
+		tap "ok - bench: $1 connect round $3: cmtime $(status_of "$_rc") (reported in the table)"
+	fi
+}
+
+conn_lchan() { # DEV ADDR ROUND
+	_log=$LOGS/$1.connect.lchan.$3.log
+	SRV="$LCHAN_TOOLS/lchan_conntime -s -a $2 -p $PORT -n $CONN_N -P $CONN_PAR"
+	SRV_KIND=rdma
+	pair_once "$_log" "" "" -- "$LCHAN_TOOLS/lchan_conntime" -c "$2" -p "$PORT" \
+		-n "$CONN_N" -P "$CONN_PAR" --steps --json
+	SRV=
+	tr -d '{}"' <"$_log" | tr ',' '\n' | awk -v d="$1" -v r="$3" -F ': ' \
+		'NF == 2 && $2 ~ /^[0-9.e+-]+$/ { k = $1; gsub(/ /, "", k)
+		printf "%s\t%s\tlchan_conntime\t%s\t%s\n", d, r, k, $2 }' >>"$CONN_TSV"
+	if [ "$rc" = 0 ] && grep -q connect_median_us "$_log"; then
+		tap "ok - bench: $1 connect round $3: lchan_conntime"
+	else
+		tap "not ok - bench: $1 connect round $3: lchan_conntime $(status_of "$rc"): $(why "$_log")"
+		failed=1
+	fi
+}
+
+connect_rows() { # DEV ADDR
+	echo "rig: bench $1 connect" >/dev/kmsg 2>/dev/null
+	_r=1
+	while [ "$_r" -le "$CONN_ROUNDS" ]; do
+		conn_cmtime "$1" "$2" "$_r"
+		conn_lchan "$1" "$2" "$_r"
+		_r=$((_r + 1))
+	done
+}
+
+# lchan.bench_only=connect on the kernel command line: only those rows.
+only=
+for _arg in $(cat /proc/cmdline); do
+	case $_arg in lchan.bench_only=*) only=${_arg#*=} ;; esac
+done
+echo "connect: $CONN_ROUNDS rounds of $CONN_N connections, $CONN_PAR in flight (lchan parallel)" >>"$OUT/info.txt"
+
 start=$(date +%s)
-device "$LCHAN_RXE_DEV" "$LCHAN_RXE_ADDR"
+[ "$only" = connect ] || device "$LCHAN_RXE_DEV" "$LCHAN_RXE_ADDR"
+connect_rows "$LCHAN_RXE_DEV" "$LCHAN_RXE_ADDR"
 echo "rxe seconds: $(($(date +%s) - start))" >>"$OUT/info.txt"
 mid=$(date +%s)
-device "$LCHAN_SIW_DEV" "$LCHAN_SIW_ADDR"
+[ "$only" = connect ] || device "$LCHAN_SIW_DEV" "$LCHAN_SIW_ADDR"
+connect_rows "$LCHAN_SIW_DEV" "$LCHAN_SIW_ADDR"
 echo "siw seconds: $(($(date +%s) - mid))" >>"$OUT/info.txt"
 
 if rmmod lchan; then

@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The connection set-up report of `make bench`: tools/rig/conn_report.py DIR
+
+Reads DIR/connect.tsv ("dev round tool key value": lchan_conntime's JSON
+members and cmtime's microseconds per connection of each step, one line per
+figure and round) and writes DIR/connect.md and DIR/connect.json: per
+device the median of each figure over the rounds, lchan against cmtime with
+ratios, and issue 17's goal on rxe0.
+
+cmtime resolves, connects and disconnects all its connections at once and
+creates their QPs one after the other; its "us per conn" is a step's wall
+time over the number of connections.  lchan_conntime's sequential figures
+are one connection at a time, its parallel ones a wall time per connection
+with a few in flight: both are set beside cmtime's.
+"""
+
+import json
+import math
+import os
+import statistics
+import sys
+
+GOAL_DEVICE = "rxe0"
+GOAL_LIMIT = 0.5
+CM = "cmtime"
+LC = "lchan_conntime"
+# cmtime's steps, as its output names them (spaces made underscores).
+CM_SETUP = ["create_id", "bind_addr", "resolve_addr", "resolve_route",
+            "create_qp", "connect"]
+CM_TEARDOWN = ["disconnect", "destroy"]
+# lchan's steps (tracepoints) beside cmtime's nearest ones.
+STEPS = [
+    ("resolve_addr", ["create_id", "bind_addr", "resolve_addr"]),
+    ("resolve_route", ["resolve_route"]),
+    ("create_qp", ["create_qp"]),
+    ("connect", ["connect"]),
+    ("open", []),
+    ("disconnect", ["disconnect"]),
+    ("drain", []),
+    ("destroy", ["destroy"]),
+]
+
+
+def read(path):
+    data = {}
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f):
+            cells = line.rstrip("\n").split("\t")
+            if n == 0 or len(cells) != 5:
+                continue
+            dev, rnd, tool, key, value = cells
+            try:
+                v = float(value)
+            except ValueError:
+                continue
+            if math.isfinite(v):
+                data.setdefault(dev, {}).setdefault(tool, {}).setdefault(
+                    key, {})[rnd] = v
+    return data
+
+
+def median(values):
+    return statistics.median(values) if values else None
+
+
+class Device:
+    def __init__(self, name, tools):
+        self.name = name
+        self.tools = tools
+
+    def rounds(self, tool, key):
+        return self.tools.get(tool, {}).get(key, {})
+
+    def med(self, tool, key):
+        return median(list(self.rounds(tool, key).values()))
+
+    def cm_sum(self, steps):
+        """The per-round sum of cmtime's @steps, then its median."""
+        per = None
+        for s in steps:
+            r = self.rounds(CM, s + "_us_per_conn")
+            per = dict(r) if per is None else {
+                k: per[k] + r[k] for k in per if k in r}
+        return median(list(per.values())) if per else None
+
+
+def fmt(v, digits=1):
+    return "-" if v is None else f"{v:.{digits}f}"
+
+
+def ratio(a, b):
+    return None if a is None or not b else a / b
+
+
+def rows(d):
+    """(figure, lchan key, lchan value, cmtime figure, cmtime value)."""
+    qp_conn = d.cm_sum(["create_qp", "connect"])
+    setup = d.cm_sum(CM_SETUP)
+    teardown = d.cm_sum(CM_TEARDOWN)
+    out = [
+        ("connect+accept, sequential median", "connect_median_us",
+         "create qp + connect", qp_conn),
+        ("connect+accept, parallel, per connection", "par_connect_us_per_conn",
+         "create qp + connect", qp_conn),
+        ("connect+accept, sequential median", "connect_median_us",
+         "every set-up step", setup),
+        ("connect+accept, sequential p99", "connect_p99_us", None, None),
+        ("connect+accept, parallel, per connection", "par_connect_us_per_conn",
+         "every set-up step", setup),
+        ("close, sequential median", "close_median_us",
+         "disconnect + destroy", teardown),
+        ("close, sequential p99", "close_p99_us", None, None),
+        ("close, parallel, per connection", "par_close_us_per_conn",
+         "disconnect + destroy", teardown),
+    ]
+    return [(f, k, d.med(LC, k), cf, cv) for f, k, cf, cv in out]
+
+
+def device_md(d):
+    lines = [f"### {d.name}", ""]
+    n = len(d.rounds(LC, "connect_median_us"))
+    m = len(d.rounds(CM, "connect_us_per_conn"))
+    conns = d.med(LC, "conns")
+    par = d.med(LC, "parallel")
+    lines.append(f"Rounds: lchan_conntime {n}, cmtime {m}; "
+                 f"{fmt(conns, 0)} connections a run, lchan's parallel phase "
+                 f"with {fmt(par, 0)} in flight; medians over the rounds, us "
+                 "per connection.")
+    lines.append("")
+    lines.append("| lchan | us | cmtime | us | lchan/cmtime |")
+    lines.append("| --- | --- | --- | --- | --- |")
+    for f, _, v, cf, cv in rows(d):
+        lines.append(f"| {f} | {fmt(v)} | {cf or '-'} | {fmt(cv)} | "
+                     f"{fmt(ratio(v, cv), 2)} |")
+    rate = d.med(LC, "par_conns_per_s")
+    lines.append("")
+    lines.append(f"lchan set-up rate, parallel: {fmt(rate, 0)} channels/s.")
+    lines.append("")
+    lines.append("Steps, sequential, median us (lchan from its tracepoints, "
+                 "cmtime's nearest steps per connection):")
+    lines.append("")
+    lines.append("| step | lchan | cmtime | cmtime's steps |")
+    lines.append("| --- | --- | --- | --- |")
+    for name, cm in STEPS:
+        lv = d.med(LC, f"step_{name}_us")
+        cv = d.cm_sum(cm) if cm else None
+        lines.append(f"| {name} | {fmt(lv)} | {fmt(cv)} | "
+                     f"{' + '.join(s.replace('_', ' ') for s in cm) or '-'} |")
+    lines.append("")
+    return lines
+
+
+def goals(devs):
+    out = []
+    for d in devs:
+        qp_conn = d.cm_sum(["create_qp", "connect"])
+        for what, key in (("sequential", "connect_median_us"),
+                          ("parallel", "par_connect_us_per_conn")):
+            r = ratio(d.med(LC, key), qp_conn)
+            verdict = "no data" if r is None else (
+                "met" if r <= GOAL_LIMIT else "missed")
+            out.append({"device": d.name, "what": what, "ratio": r,
+                        "goal": d.name == GOAL_DEVICE, "verdict": verdict})
+    return out
+
+
+def main():
+    directory = sys.argv[1]
+    data = read(os.path.join(directory, "connect.tsv"))
+    devs = [Device(n, t) for n, t in sorted(data.items())]
+    md = ["# Connection set-up: lchan_conntime beside cmtime", ""]
+    info = os.path.join(directory, "connect-info.txt")
+    if not os.path.exists(info):
+        info = os.path.join(directory, "info.txt")
+    md.append(f"Issue 17's goal: lchan connect+accept <= {GOAL_LIMIT}x "
+              f"cmtime's create qp + connect per connection on "
+              f"{GOAL_DEVICE}, sequential and parallel (other devices "
+              "reported, not judged).")
+    md.append("")
+    md.append("| device | lchan | lchan/cmtime | verdict |")
+    md.append("| --- | --- | --- | --- |")
+    g = goals(devs)
+    for x in g:
+        v = x["verdict"] if x["goal"] else f"({x['verdict']}, not judged)"
+        md.append(f"| {x['device']} | {x['what']} | {fmt(x['ratio'], 2)} | "
+                  f"{v} |")
+    md.append("")
+    for d in devs:
+        md += device_md(d)
+    if os.path.exists(info):
+        md += ["## Run", "", "```"]
+        with open(info, encoding="utf-8", errors="replace") as f:
+            md += [line.rstrip("\n") for line in f]
+        md += ["```", ""]
+    with open(os.path.join(directory, "connect.md"), "w",
+              encoding="utf-8") as f:
+        f.write("\n".join(md))
+    js = {"goals": g, "devices": {}}
+    for d in devs:
+        js["devices"][d.name] = {
+            "rows": [{"lchan": f, "key": k, "lchan_us": v, "cmtime": cf,
+                      "cmtime_us": cv, "ratio": ratio(v, cv)}
+                     for f, k, v, cf, cv in rows(d)],
+            "rounds": d.tools,
+        }
+    with open(os.path.join(directory, "connect.json"), "w",
+              encoding="utf-8") as f:
+        json.dump(js, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
