@@ -333,7 +333,8 @@ static const struct {
 } ct_steps[] = {
 	{ "resolve_addr", CT_ALLOC, CT_ADDR },	/* with create id */
 	{ "resolve_route", CT_ADDR, CT_ROUTE },
-	{ "create_qp", CT_ROUTE, CT_QP },	/* PD, CQ, QP, rings */
+	{ "wake", CT_ROUTE, CT_BIND },		/* the ioctl runs again */
+	{ "create_qp", CT_BIND, CT_QP },	/* PD, CQ, QP, rings */
 	{ "connect", CT_QP, CT_EST },		/* to ESTABLISHED */
 	{ "open", CT_EST, CT_FD },		/* iWARP's first SEND, file */
 	{ "disconnect", CT_CLOSE, CT_DISC },

@@ -33,6 +33,7 @@ CM_TEARDOWN = ["disconnect", "destroy"]
 STEPS = [
     ("resolve_addr", ["create_id", "bind_addr", "resolve_addr"]),
     ("resolve_route", ["resolve_route"]),
+    ("wake", []),
     ("create_qp", ["create_qp"]),
     ("connect", ["connect"]),
     ("open", []),
@@ -80,6 +81,8 @@ class Device:
         per = None
         for s in steps:
             r = self.rounds(CM, s + "_us_per_conn")
+            if not r:
+                continue    # a step this cmtime does not time
             per = dict(r) if per is None else {
                 k: per[k] + r[k] for k in per if k in r}
         return median(list(per.values())) if per else None
