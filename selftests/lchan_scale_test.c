@@ -127,25 +127,29 @@ static int side_open(struct scale_side *s, unsigned n)
 static int post_recv(struct scale_side *s, unsigned i)
 {
 	struct lchan_rqe *rqe = lchan_get_rqe(&s->chans[i]);
+	int ret;
 
 	if (!rqe)
 		return -ENOSPC;
 	lchan_prep_recv(rqe, &s->mr, s->buf + (size_t)i * MSG_SIZE, MSG_SIZE,
 			i);
-	return lchan_submit(&s->chans[i]);
+	ret = lchan_submit(&s->chans[i]);
+	return ret < 0 ? ret : 0;
 }
 
 static int send_msg(struct scale_side *s, unsigned i)
 {
 	struct lchan_sqe *sqe = lchan_get_sqe(&s->chans[i]);
 	uint8_t *p = s->buf + (size_t)i * MSG_SIZE;
+	int ret;
 
 	if (!sqe)
 		return -ENOSPC;
 	/* The message names the port it goes to: the peer checks it. */
 	memcpy(p, &s->chans[i].info.remote.port, sizeof(uint16_t));
 	lchan_prep_send(sqe, &s->mr, p, MSG_SIZE, i);
-	return lchan_submit(&s->chans[i]);
+	ret = lchan_submit(&s->chans[i]);
+	return ret < 0 ? ret : 0;
 }
 
 static int reap_one(struct lchan_chan *chan, int timeout_ms)
