@@ -160,6 +160,9 @@ static int reap_one(struct lchan_chan *chan, int timeout_ms)
 	if (ret)
 		return ret;
 	ret = cqe->status ? -EIO : 0;
+	if (ret)
+		fprintf(stderr, "# scale: chan %u: %s\n", chan->info.id,
+			lchan_cqe_status_str(cqe->status));
 	lchan_cqe_seen(chan);
 	return ret;
 }
@@ -287,7 +290,8 @@ static int scale_client(struct scale_shared *sh, unsigned p,
 	}
 	sh->connect_secs[p] = lchan_t_now() - t0;
 	ret = lchan_mr_reg(&s.ctx, &s.chans[0], s.buf,
-			   (size_t)n * MSG_SIZE, 0, &s.mr);
+			   (size_t)n * MSG_SIZE, LCHAN_ACCESS_LOCAL_WRITE,
+			   &s.mr);
 	if (ret)
 		return lchan_t_child_fail(13, "mr: %s", strerror(-ret));
 	ep = epoll_create1(EPOLL_CLOEXEC);
