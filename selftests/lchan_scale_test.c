@@ -209,8 +209,13 @@ static int scale_server(struct scale_shared *sh, unsigned p,
 	bump(&sh->ready);
 
 	for (;;) {
-		while (ld(&sh->cmd_seq[p]) == seq)
+		double end = lchan_t_now() + 120;
+
+		while (ld(&sh->cmd_seq[p]) == seq) {
+			if (lchan_t_now() > end)
+				return lchan_t_child_fail(7, "no command");
 			usleep(1000);
+		}
 		seq = ld(&sh->cmd_seq[p]);
 		cmd = sh->cmd[p];
 		if (cmd == CMD_CLOSE)
@@ -545,7 +550,15 @@ TEST_F_TIMEOUT(scale, hold_idle_traffic_close, 1800)
 	       (double)(kb_idle - kb_before) / dirs, sh->kmem_bytes);
 	__atomic_store_n(&sh->go, 1, __ATOMIC_RELEASE);
 
-	ASSERT_EQ(0, scale_wait(sh, pid, procs, NULL, 0, status));
+	if (scale_wait(sh, pid, procs, NULL, 0, status)) {
+		for (i = 0; i < procs; i++)
+			if (pid[i] > 0)
+				kill(pid[i], SIGKILL);
+		for (i = 0; i < procs; i++)
+			if (pid[i] > 0)
+				waitpid(pid[i], NULL, 0);
+		ASSERT_TRUE(false) TH_LOG("traffic or close did not finish");
+	}
 	for (i = 0; i < procs; i++)
 		EXPECT_EQ(0, status[i]) TH_LOG("process %u: step %d", i, status[i]);
 	for (i = 0; i < np; i++)
