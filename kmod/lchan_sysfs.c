@@ -229,8 +229,7 @@ LCHAN_CHAN_ATTR(recv_bytes, "%llu", READ_ONCE(chan->stats.recv_bytes));
 LCHAN_CHAN_ATTR(errors, "%llu", READ_ONCE(chan->stats.err_cqes));
 LCHAN_CHAN_ATTR(enters, "%llu", READ_ONCE(chan->stats.enters));
 LCHAN_CHAN_ATTR(pid, "%d", chan->tgid);
-LCHAN_CHAN_ATTR(mode, "%s", chan->ctx->poller_mode ? "poller" : "doorbell");
-LCHAN_CHAN_ATTR(poller_ns, "%llu", READ_ONCE(chan->poll_ns));
+LCHAN_CHAN_ATTR(mode, "%s", chan->ctx->poller ? "poller" : "doorbell");
 LCHAN_CHAN_ATTR(features, "0x%llx", (unsigned long long)chan->features);
 LCHAN_CHAN_ATTR(kmem_bytes, "%zu", lchan_chan_kmem_bytes(chan));
 
@@ -265,7 +264,6 @@ static struct attribute *lchan_chan_attrs[] = {
 	&chan_enters_attr.attr,
 	&chan_pid_attr.attr,
 	&chan_mode_attr.attr,
-	&chan_poller_ns_attr.attr,
 	&chan_features_attr.attr,
 	&chan_kmem_bytes_attr.attr,
 	NULL,

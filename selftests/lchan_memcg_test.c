@@ -6,8 +6,8 @@
  * the memory back, and at memory.max the opening call fails with ENOMEM
  * while nothing is OOM-killed.
  *
- * Each test runs the channels it measures in a child moved into a fresh
- * cgroup v2 of its own; without cgroup2 at /sys/fs/cgroup, its memory controller or
+ * Each test runs its channels in a child moved into a fresh cgroup v2 of
+ * its own; without cgroup2 at /sys/fs/cgroup, its memory controller or
  * root, the tests SKIP.
  */
 #include <sys/mman.h>
@@ -164,63 +164,65 @@ TEST_F_TIMEOUT(memcg, rings_charged_to_caller, 120)
 	EXPECT_EQ(0, lchan_t_wait_child(pid));
 }
 
-#define MAX_CHANS 48
+#define MAX_PAIRS 24
 
 /*
- * Child: join @cg, limited to what one channel charges times three and a
- * half more, and connect to @port until a call fails.  It must fail with
- * ENOMEM, and closing everything gives the memory back.  The accepting
- * ends are the parent's, outside the cgroup.
+ * Child: join @cg, limited to what one pair charges plus @room bytes, and
+ * open pairs until a call fails.  It must fail with ENOMEM, and closing
+ * everything gives the memory back.
  */
-static int child_limit(const char *cg, const char *host, const char *port)
+static int child_limit(const char *cg, const char *host)
 {
-	static struct lchan_chan cli[MAX_CHANS];
-	long long m0, m1, one, limit, end, ring;
-	struct lchan_ctx ctx;
+	static struct lchan_chan srv[MAX_PAIRS], cli[MAX_PAIRS];
+	struct lchan_ctx sctx, cctx;
+	long long m0, m1, pair, limit, end, ring;
 	char val[32];
 	int i, n, ret = 0;
 
 	if (cg_write(cg, "cgroup.procs", "0"))
 		return lchan_t_child_fail(1, "join %s: %s", cg, strerror(errno));
-	if (lchan_ctx_open(&ctx))
+	if (lchan_ctx_open(&sctx) || lchan_ctx_open(&cctx))
 		return lchan_t_child_fail(2, "ctx open");
-	/* One channel first: what it charges, and the pages it touches. */
+	/* One pair first: what a pair charges, and the pages it touches. */
 	m0 = cg_read_num(cg, "memory.current");
-	ret = lchan_connect(&ctx, host, port, &big_rings, &cli[0]);
+	ret = big_pair(&sctx, &cctx, host, &srv[0], &cli[0]);
 	if (ret)
-		return lchan_t_child_fail(3, "connect: %s", strerror(-ret));
+		return lchan_t_child_fail(3, "pair: %s", strerror(-ret));
 	m1 = cg_read_num(cg, "memory.current");
-	one = m1 - m0;
+	pair = m1 - m0;
 	ring = cli[0].info.mmap_size;
-	if (one < ring)
-		return lchan_t_child_fail(4, "a channel charged %lld bytes", one);
-	/* Room for three more channels, not four. */
-	limit = m1 + 3 * one + one / 2;
+	if (pair < 2 * ring)
+		return lchan_t_child_fail(4, "a pair charged %lld bytes", pair);
+	/* Room for three more pairs, not four. */
+	limit = m1 + 3 * pair + pair / 2;
 	snprintf(val, sizeof(val), "%lld", limit);
 	if (cg_write(cg, "memory.max", val))
 		return lchan_t_child_fail(5, "memory.max: %s", strerror(errno));
 
-	for (n = 1; n < MAX_CHANS; n++) {
-		ret = lchan_connect(&ctx, host, port, &big_rings, &cli[n]);
+	for (n = 1; n < MAX_PAIRS; n++) {
+		ret = big_pair(&sctx, &cctx, host, &srv[n], &cli[n]);
 		if (ret)
 			break;
 	}
-	fprintf(stderr, "# a channel charges %lld bytes; limit %lld: channel"
-		" %d failed: %s; memory.current %lld\n", one, limit, n + 1,
+	fprintf(stderr, "# a pair charges %lld bytes; limit %lld: pair %d"
+		" failed: %s; memory.current %lld\n", pair, limit, n + 1,
 		strerror(-ret), cg_read_num(cg, "memory.current"));
 	if (ret != -ENOMEM)
-		return lchan_t_child_fail(6, "channel %d of %d: %s, not ENOMEM",
-					  n + 1, MAX_CHANS, strerror(-ret));
-	if (n < 4)
-		return lchan_t_child_fail(7, "only %d channels fitted", n);
+		return lchan_t_child_fail(6, "pair %d of %d: %s, not ENOMEM",
+					  n + 1, MAX_PAIRS, strerror(-ret));
+	if (n < 3)
+		return lchan_t_child_fail(7, "only %d pairs fitted", n);
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		lchan_chan_close(&srv[i]);
 		lchan_chan_close(&cli[i]);
-	lchan_ctx_close(&ctx);
+	}
+	lchan_ctx_close(&sctx);
+	lchan_ctx_close(&cctx);
 	end = cg_read_num(cg, "memory.current");
 	fprintf(stderr, "# after close: memory.current %lld (%lld before the"
-		" first channel)\n", end, m0);
-	if (end - m0 >= ring)
+		" first pair)\n", end, m0);
+	if (end - m0 >= 2 * ring)
 		return lchan_t_child_fail(8, "closing left %lld bytes charged",
 					  end - m0);
 	return 0;
@@ -228,44 +230,15 @@ static int child_limit(const char *cg, const char *host, const char *port)
 
 TEST_F_TIMEOUT(memcg, limit_gives_enomem_not_oom, 180)
 {
-	static struct lchan_chan srv[MAX_CHANS];
 	long long kills = vmstat_oom_kills();
-	struct lchan_listener lst;
-	struct lchan_ctx ctx;
-	int i, n = 0, status = -1;
-	char port[16];
 	pid_t pid;
 
 	LCHAN_T_BODY();
-	ASSERT_EQ(0, lchan_ctx_open(&ctx));
-	snprintf(port, sizeof(port), "%u", lchan_t_port());
-	ASSERT_EQ(0, lchan_listen(&ctx, self->d.addr, port, 4,
-				  LCHAN_FD_NONBLOCK, &lst));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid)
-		_exit(child_limit(self->cg, self->d.addr, port));
-	/* Accept with small rings, charged here, until the child is done. */
-	while (waitpid(pid, &status, WNOHANG) == 0) {
-		struct pollfd pfd = { .fd = lst.fd, .events = POLLIN };
-		struct lchan_opts opts = { .flags = LCHAN_DEFER_ESTABLISH };
-		int ret;
-
-		if (poll(&pfd, 1, 200) <= 0 || n == MAX_CHANS)
-			continue;
-		ret = lchan_accept(&lst, &opts, &srv[n]);
-		if (ret == -EAGAIN)
-			continue;
-		ASSERT_EQ(0, ret);
-		ASSERT_EQ(0, lchan_establish(&srv[n], 10000));
-		n++;
-	}
-	EXPECT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status));
-	for (i = 0; i < n; i++)
-		lchan_chan_close(&srv[i]);
-	lchan_listener_close(&lst);
-	lchan_ctx_close(&ctx);
+		_exit(child_limit(self->cg, self->d.addr));
+	EXPECT_EQ(0, lchan_t_wait_child(pid));
 	EXPECT_EQ(0, cg_read_key(self->cg, "memory.events", "oom"));
 	EXPECT_EQ(0, cg_read_key(self->cg, "memory.events", "oom_kill"));
 	EXPECT_EQ(kills, vmstat_oom_kills());

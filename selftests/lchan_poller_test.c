@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Poller mode: no system call in steady traffic, sleep and wake-up
- * through NEED_WAKEUP without losing work, the administrator's pool of
- * threads serving many channels (resized and moved while they run, idle
- * once they are gone), and the rules of LCHAN_IOC_CTX_SETUP.
+ * through NEED_WAKEUP without losing work, one thread for many channels,
+ * and the rules of LCHAN_IOC_CTX_SETUP.
  */
 #include <dirent.h>
 #include <sys/ioctl.h>
@@ -159,48 +158,29 @@ TEST_F_TIMEOUT(poller, sleep_and_wake_lose_nothing, 120)
 	lchan_t_ep_close(&srv);
 }
 
-/* CPU ticks of all pool threads together, or -1. */
-static long long pool_ticks(void)
+static int count_pollers(void)
 {
-	pid_t pids[32];
-	long long sum = 0, t;
-	int i, n = lchan_t_poller_pids(pids, 32);
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
 
-	if (n <= 0 || n > 32)
+	if (!d)
 		return -1;
-	for (i = 0; i < n; i++) {
-		t = lchan_t_task_ticks(pids[i]);
-		if (t < 0)
-			return -1;
-		sum += t;
+	while ((e = readdir(d))) {
+		char path[300], comm[64];
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
+		if (!lchan_t_read_sysfs(path, comm, sizeof(comm)) &&
+		    !strncmp(comm, "lchan-poll", 10))
+			n++;
 	}
-	return sum;
+	closedir(d);
+	return n;
 }
 
-/*
- * The pool's threads spend no CPU time over one second (at most two clock
- * ticks: a thread that spins would spend about all of them).
- */
-static void expect_pool_idle(struct __test_metadata *_metadata)
-{
-	long long t0, t1;
-	long hz = sysconf(_SC_CLK_TCK);
-
-	usleep(100000);
-	t0 = pool_ticks();
-	sleep(1);
-	t1 = pool_ticks();
-	ASSERT_LE(0, t0);
-	EXPECT_GE(2, t1 - t0) TH_LOG("pool threads used %lld of %ld ticks",
-				     t1 - t0, hz);
-}
-
-/*
- * Eight poller contexts, half of them lending their settings to the next:
- * no thread is made for any of them, and when the last channel is gone
- * the pool's threads use no CPU.
- */
-TEST_F_TIMEOUT(poller, eight_channels_no_new_thread, 300)
+TEST_F_TIMEOUT(poller, eight_channels_one_thread, 300)
 {
 	struct lchan_t_ep srv[8], cli[8];
 	int before, i, ret;
@@ -208,18 +188,18 @@ TEST_F_TIMEOUT(poller, eight_channels_no_new_thread, 300)
 	LCHAN_T_BODY();
 	memset(srv, 0, sizeof(srv));
 	memset(cli, 0, sizeof(cli));
-	before = lchan_t_poller_pids(NULL, 0);
-	ASSERT_LE(1, before);
+	before = count_pollers();
 	for (i = 0; i < 8; i++) {
 		srv[i] = (struct lchan_t_ep){ .slot = 4096, .nrecv = 8,
 					      .nsend = 2 };
 		cli[i] = (struct lchan_t_ep){ .slot = 4096, .nrecv = 2,
 					      .nsend = 8 };
+		/* Eight contexts; the seven after the first share its thread. */
 		ret = poller_pair(&srv[i], &cli[i], self->d.addr, 2000,
-				  i % 2 ? &cli[i - 1].ctx : NULL);
+				  i ? &cli[0].ctx : NULL);
 		ASSERT_EQ(0, ret) TH_LOG("pair %d: %s", i, strerror(-ret));
 	}
-	EXPECT_EQ(before, lchan_t_poller_pids(NULL, 0));
+	EXPECT_EQ(before + 1, count_pollers());
 	for (i = 0; i < 8; i++) {
 		char path[160], buf[32];
 
@@ -234,109 +214,13 @@ TEST_F_TIMEOUT(poller, eight_channels_no_new_thread, 300)
 		for (i = 0; i < 8; i++)
 			ASSERT_EQ(0, exchange(_metadata, &cli[i], &srv[i], 10,
 					      i * 1000 + ret * 10));
-	/* The pool's time is charged to the channels it served. */
-	for (i = 0; i < 8; i++) {
-		EXPECT_LT(0, lchan_t_chan_attr(&cli[i].chan, "poller_ns"));
-		EXPECT_EQ(0, lchan_t_chan_attr(&srv[i].chan, "poller_ns"));
-	}
 	for (i = 7; i >= 0; i--) {
 		lchan_t_ep_close(&cli[i]);
 		lchan_t_ep_close(&srv[i]);
 	}
-	EXPECT_EQ(before, lchan_t_poller_pids(NULL, 0));
-	expect_pool_idle(_metadata);
-}
-
-/* Every pool thread may run on @cpus exactly. */
-static void expect_pool_cpus(struct __test_metadata *_metadata,
-			     const char *cpus)
-{
-	pid_t pids[32];
-	char buf[256];
-	int i, n = lchan_t_poller_pids(pids, 32);
-
-	ASSERT_LE(1, n);
-	for (i = 0; i < n && i < 32; i++) {
-		ASSERT_EQ(0, lchan_t_task_cpus(pids[i], buf, sizeof(buf)));
-		EXPECT_STREQ(cpus, buf);
-	}
-}
-
-static int read_param(const char *name, char *buf, size_t len)
-{
-	char path[128];
-
-	snprintf(path, sizeof(path), LCHAN_T_PARAM_DIR "%s", name);
-	return lchan_t_read_sysfs(path, buf, len);
-}
-
-/*
- * The administrator resizes the pool and moves it to other CPUs while
- * four poller channels carry traffic; bad values are refused.
- */
-TEST_F_TIMEOUT(poller, pool_resized_with_live_channels, 300)
-{
-	struct lchan_t_ep srv[4], cli[4];
-	char size0[16], cpus0[64], all[256];
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	int i, round;
-
-	LCHAN_T_BODY();
-	if (geteuid())
-		SKIP(return, "needs root to set module parameters");
-	ASSERT_EQ(0, read_param("pollers", size0, sizeof(size0)));
-	ASSERT_EQ(0, read_param("poller_cpus", cpus0, sizeof(cpus0)));
-	ASSERT_EQ(0, lchan_t_task_cpus(getpid(), all, sizeof(all)));
-	memset(srv, 0, sizeof(srv));
-	memset(cli, 0, sizeof(cli));
-	for (i = 0; i < 4; i++) {
-		srv[i] = (struct lchan_t_ep){ .slot = 4096, .nrecv = 8,
-					      .nsend = 2 };
-		cli[i] = (struct lchan_t_ep){ .slot = 4096, .nrecv = 2,
-					      .nsend = 8 };
-		ASSERT_EQ(0, poller_pair(&srv[i], &cli[i], self->d.addr, 50,
-					 NULL));
-	}
-	EXPECT_EQ(-EINVAL, lchan_t_set_param("pollers", "0"));
-	EXPECT_EQ(-EINVAL, lchan_t_set_param("pollers", "17"));
-	EXPECT_EQ(-EINVAL, lchan_t_set_param("pollers", "two"));
-	EXPECT_GT(0, lchan_t_set_param("poller_cpus", "100000"));
-	EXPECT_GT(0, lchan_t_set_param("poller_cpus", "zero"));
-	expect_pool_cpus(_metadata, all);
-
-	for (round = 0; round < 4; round++) {
-		static const char *const sizes[] = { "3", "1", "2", "1" };
-		char want[24];
-
-		ASSERT_EQ(0, lchan_t_set_param("pollers", sizes[round]));
-		ASSERT_EQ(0, read_param("pollers", want, sizeof(want)));
-		EXPECT_STREQ(sizes[round], want);
-		EXPECT_EQ(atoi(sizes[round]), lchan_t_poller_pids(NULL, 0));
-		/* The last CPU only, then every CPU again. */
-		if (round == 1 && ncpu > 1) {
-			snprintf(want, sizeof(want), "%ld", ncpu - 1);
-			ASSERT_EQ(0, lchan_t_set_param("poller_cpus", want));
-			expect_pool_cpus(_metadata, want);
-		}
-		if (round == 3) {
-			ASSERT_EQ(0, lchan_t_set_param("poller_cpus", "all"));
-			ASSERT_EQ(0, read_param("poller_cpus", want,
-						sizeof(want)));
-			EXPECT_STREQ("all", want);
-			expect_pool_cpus(_metadata, all);
-		}
-		for (i = 0; i < 4; i++)
-			ASSERT_EQ(0, exchange(_metadata, &cli[i], &srv[i], 10,
-					      round * 100 + i * 10))
-				TH_LOG("round %d channel %d", round, i);
-	}
-	for (i = 0; i < 4; i++) {
-		lchan_t_ep_close(&cli[i]);
-		lchan_t_ep_close(&srv[i]);
-	}
-	EXPECT_EQ(0, lchan_t_set_param("poller_cpus", cpus0));
-	EXPECT_EQ(0, lchan_t_set_param("pollers", size0));
-	expect_pool_idle(_metadata);
+	/* The last context gone, the thread is gone. */
+	usleep(200000);
+	EXPECT_EQ(before, count_pollers());
 }
 
 static int setup_ioctl(int fd, struct lchan_ctx_setup *req, unsigned size)
@@ -393,7 +277,7 @@ TEST_F_TIMEOUT(poller, ctx_setup_rules, 120)
 	req.flags = 0;
 	req.attach_fd = b.fd;
 	EXPECT_EQ(-EINVAL, setup_ioctl(a.fd, &req, sizeof(req)));
-	/* CPU 0 (a CPU the caller may use), then once only. */
+	/* Pinned to CPU 0, then once only. */
 	FRESH();
 	req.cpu = 0;
 	EXPECT_EQ(0, setup_ioctl(a.fd, &req, sizeof(req)));

@@ -50,7 +50,7 @@ static const char *const chan_order[] = {
 	"remote_port", "local_qpn", "remote_qpn", "pid", "mode",
 	"sq_entries", "rq_entries", "cq_entries", "sq_outstanding",
 	"rq_outstanding", "send_ops", "send_bytes", "recv_ops", "recv_bytes",
-	"errors", "enters", "poller_ns", NULL,
+	"errors", "enters", NULL,
 };
 
 static const char *const dev_order[] = {
