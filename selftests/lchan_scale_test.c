@@ -452,6 +452,19 @@ static void scale_dump(struct scale_shared *sh, unsigned procs)
 		count_dir("/sys/kernel/lchan/channels"));
 }
 
+/* A failed wait: the children it leaves must not outlive the test. */
+static void scale_end(const pid_t *pid, unsigned procs)
+{
+	unsigned i;
+
+	for (i = 0; i < procs; i++)
+		if (pid[i] > 0)
+			kill(pid[i], SIGKILL);
+	for (i = 0; i < procs; i++)
+		if (pid[i] > 0)
+			waitpid(pid[i], NULL, 0);
+}
+
 /* Wait for the children; on a stall dump and kill them.  0 or -1. */
 static int scale_wait(struct scale_shared *sh, pid_t *pid, unsigned procs,
 		      unsigned *until, unsigned want, int *status)
@@ -528,12 +541,7 @@ TEST_F_TIMEOUT(scale, hold_idle_traffic_close, 1800)
 			_exit(scale_client(sh, i, self->d.addr, port[i], n));
 	}
 	if (scale_wait(sh, pid, procs, &sh->ready, procs, status)) {
-		for (i = 0; i < procs; i++)
-			if (pid[i] > 0)
-				kill(pid[i], SIGKILL);
-		for (i = 0; i < procs; i++)
-			if (pid[i] > 0)
-				waitpid(pid[i], NULL, 0);
+		scale_end(pid, procs);
 		ASSERT_TRUE(false) TH_LOG("set-up did not finish");
 	}
 	/* All connected and idle: what they cost. */
@@ -551,12 +559,7 @@ TEST_F_TIMEOUT(scale, hold_idle_traffic_close, 1800)
 	__atomic_store_n(&sh->go, 1, __ATOMIC_RELEASE);
 
 	if (scale_wait(sh, pid, procs, NULL, 0, status)) {
-		for (i = 0; i < procs; i++)
-			if (pid[i] > 0)
-				kill(pid[i], SIGKILL);
-		for (i = 0; i < procs; i++)
-			if (pid[i] > 0)
-				waitpid(pid[i], NULL, 0);
+		scale_end(pid, procs);
 		ASSERT_TRUE(false) TH_LOG("traffic or close did not finish");
 	}
 	for (i = 0; i < procs; i++)
