@@ -476,7 +476,7 @@ static void lchan_post_rtr_step(struct lchan_chan *chan)
 	lchan_post_rtr_send(chan, chan->passive ? "acknowledging" : "second");
 	WRITE_ONCE(chan->sq_held, false);
 	/* Connect waits for it (lchan_post_rtr_wait_open), poll too. */
-	wake_up(&chan->wq);
+	lchan_ring_wake(chan);
 }
 
 /* A connecting side whose SQ the exchange still holds. */
