@@ -67,6 +67,14 @@
 #define LCHAN_DEFAULT_ENTRIES	128
 #define LCHAN_DEFAULT_BACKLOG	16
 #define LCHAN_MAX_BACKLOG	1024
+/*
+ * What every listener asks of rdma_listen(), whatever its own backlog
+ * (which lchan keeps itself): iw_cm holds at most this many connect
+ * requests that lchan has not yet seen, and siw mishandles one that iw_cm
+ * cannot hold (it puts its listening endpoint once too often, which closes
+ * the listening socket).  ib_cm has no such queue.
+ */
+#define LCHAN_CM_LISTEN_DEPTH	LCHAN_MAX_BACKLOG
 #define LCHAN_POLLER_IDLE_MS	1000
 #define LCHAN_CONNECT_TIMEOUT_MS	10000
 #define LCHAN_MAX_TIMEOUT_MS	600000

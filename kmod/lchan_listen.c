@@ -387,7 +387,7 @@ long lchan_ioctl_listen(struct lchan_ucmd *ucmd)
 		if (ret)
 			goto err_shutdown;
 	}
-	ret = rdma_listen(cm_id, lst->max_backlog);
+	ret = rdma_listen(cm_id, LCHAN_CM_LISTEN_DEPTH);
 	if (ret)
 		goto err_unbind;
 
