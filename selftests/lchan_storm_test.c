@@ -46,6 +46,12 @@ struct storm_slot {
 	unsigned refused;
 	unsigned timedout;
 	unsigned reset;
+	unsigned port_busy;	/* EADDRNOTAVAIL */
+};
+
+/* What made a round's connects retry. */
+struct storm_retries {
+	unsigned all, refused, timedout, reset, port_busy;
 };
 
 struct storm {
@@ -127,6 +133,8 @@ static void *storm_connect_thread(void *arg)
 			s->timedout++;
 		if (ret == -ECONNRESET)
 			s->reset++;
+		if (ret == -EADDRNOTAVAIL)
+			s->port_busy++;
 		if (!storm_retryable(-ret) || lchan_t_now() > end) {
 			__atomic_store_n(&s->state, ST_FAILED, __ATOMIC_RELEASE);
 			return NULL;
@@ -244,9 +252,9 @@ static void storm_dump(struct storm *sh, const char *why)
 			continue;
 		fprintf(stderr, "# storm: connect %u (process %u): state %d, "
 			"%u attempts, %u refused, %u timed out, %u reset, "
-			"last error %s\n", i, i / NTHR, s->state, s->attempts,
-			s->refused, s->timedout, s->reset,
-			strerror(s->last_err));
+			"%u port busy, last error %s\n", i, i / NTHR,
+			s->state, s->attempts, s->refused, s->timedout,
+			s->reset, s->port_busy, strerror(s->last_err));
 	}
 	if (system(cmd) < 0)
 		fprintf(stderr, "# storm: no rdma tool\n");
@@ -295,7 +303,8 @@ static unsigned storm_live(struct storm_server *srv, unsigned want)
  * @backlog.  Returns 0, or fills @why.
  */
 static int storm_round(struct storm *sh, const char *addr, unsigned backlog,
-		       unsigned *retried, char *why, size_t whylen)
+		       struct storm_retries *retried, char *why,
+		       size_t whylen)
 {
 	struct storm_server srv = { .sh = sh };
 	double stall = lchan_t_stall_secs(), last;
@@ -358,11 +367,15 @@ static int storm_round(struct storm *sh, const char *addr, unsigned backlog,
 		usleep(20000);
 	}
 
-	*retried = 0;
+	*retried = (struct storm_retries){ 0 };
 	for (i = 0; i < NCONN; i++) {
 		struct storm_slot *s = &sh->slot[i];
 
-		*retried += s->attempts - 1;
+		retried->all += s->attempts - 1;
+		retried->refused += s->refused;
+		retried->timedout += s->timedout;
+		retried->reset += s->reset;
+		retried->port_busy += s->port_busy;
 		connected += s->state == ST_CONNECTED;
 		if (s->state == ST_FAILED && !bad++)
 			snprintf(why, whylen, "connect %u failed with %s after "
@@ -416,19 +429,21 @@ static unsigned storm_rounds(void)
 
 TEST_F_TIMEOUT(storm, connect_256_at_once, 600)
 {
-	unsigned r, rounds = storm_rounds(), retried;
+	unsigned r, rounds = storm_rounds();
+	struct storm_retries retried;
 	char why[256] = "";
 	double t0;
 
 	LCHAN_T_BODY();
 	for (r = 0; r < rounds; r++) {
 		t0 = lchan_t_now();
-		ASSERT_EQ(0, storm_round(self->sh, self->d.addr,
-					 BACKLOG,
+		ASSERT_EQ(0, storm_round(self->sh, self->d.addr, BACKLOG,
 					 &retried, why, sizeof(why)))
 			TH_LOG("round %u: %s", r, why);
-		TH_LOG("round %u: %u connects in %.1f s, %u retries",
-		       r, NCONN, lchan_t_now() - t0, retried);
+		TH_LOG("round %u: %u connects in %.1f s, %u retries (refused "
+		       "%u, timed out %u, reset %u, port busy %u)", r, NCONN,
+		       lchan_t_now() - t0, retried.all, retried.refused,
+		       retried.timedout, retried.reset, retried.port_busy);
 	}
 }
 
