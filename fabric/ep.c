@@ -159,11 +159,15 @@ void lfi_ep_progress(struct lfi_ep *ep, struct lfi_cq *reader)
 			continue;
 		}
 
-		if (slot >= (rx ? ep->rx_size : ep->tx_size)) {
+		op = slot < (rx ? ep->rx_size : ep->tx_size) ?
+		     (rx ? &ep->rx_ops[slot] : &ep->tx_ops[slot]) : NULL;
+		/* Not a request in flight: nothing to report or free. */
+		if (!op || !op->busy) {
+			LFI_WARN(FI_LOG_CQ, "completion for no request: 0x%llx\n",
+				 (unsigned long long)cqe->user_data);
 			lchan_cqe_seen(&ep->chan);
 			continue;
 		}
-		op = rx ? &ep->rx_ops[slot] : &ep->tx_ops[slot];
 		e.op_context = op->context;
 		e.flags = op->flags;
 		if (rx) {
