@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -75,7 +74,7 @@ void lfi_cq_kick(struct lfi_cq *cq)
 {
 	uint64_t one = 1;
 
-	if (cq->wait_obj != FI_WAIT_NONE &&
+	if (cq->wait.obj != FI_WAIT_NONE &&
 	    write(cq->kick_fd, &one, sizeof(one)) < 0)
 		LFI_WARN(FI_LOG_CQ, "eventfd write: %d\n", errno);
 }
@@ -156,38 +155,28 @@ static ssize_t lfi_cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *buf
 	return ret;
 }
 
-static long long lfi_cq_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static ssize_t lfi_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 				fi_addr_t *src_addr, const void *cond,
 				int timeout)
 {
 	struct lfi_cq *cq = container_of(cq_fid, struct lfi_cq, cq_fid);
-	long long end = timeout < 0 ? -1 : lfi_cq_now_ms() + timeout;
+	long long end = lfi_wait_deadline(timeout);
 	struct epoll_event e[4];
 	ssize_t ret;
 
 	(void)cond;
-	if (cq->wait_obj == FI_WAIT_NONE)
+	if (cq->wait.obj == FI_WAIT_NONE)
 		return -FI_EINVAL;
 	for (;;) {
-		int left = -1, n, i;
+		int left, n, i;
 
 		ret = lfi_cq_readfrom(cq_fid, buf, count, src_addr);
 		if (ret != -FI_EAGAIN)
 			return ret;
-		if (end >= 0) {
-			left = (int)(end - lfi_cq_now_ms());
-			if (left <= 0)
-				return -FI_EAGAIN;
-		}
-		n = epoll_wait(cq->epfd, e, 4, left);
+		left = lfi_wait_left(end);
+		if (!left)
+			return -FI_EAGAIN;
+		n = epoll_wait(cq->wait.epfd, e, 4, left);
 		if (n < 0 && errno != EINTR)
 			return -errno;
 		for (i = 0; i < n; i++)
@@ -256,32 +245,18 @@ static int lfi_cq_control(struct fid *fid, int command, void *arg)
 {
 	struct lfi_cq *cq = container_of(fid, struct lfi_cq, cq_fid.fid);
 
-	switch (command) {
-	case FI_GETWAIT:
-		if (cq->wait_obj == FI_WAIT_NONE)
-			return -FI_ENODATA;
-		*(int *)arg = cq->epfd;
-		return 0;
-	case FI_GETWAITOBJ:
-		*(enum fi_wait_obj *)arg = cq->wait_obj;
-		return 0;
-	}
-	return -FI_ENOSYS;
+	return lfi_wait_control(&cq->wait, command, arg);
 }
 
 static int lfi_cq_close(struct fid *fid)
 {
 	struct lfi_cq *cq = container_of(fid, struct lfi_cq, cq_fid.fid);
-	struct lfi_domain *dom = cq->dom;
+	int ret = lfi_fabric_release(cq->dom->fabric, &cq->neps,
+				     &cq->dom->refs);
 
-	pthread_mutex_lock(&dom->fabric->lock);
-	if (cq->neps) {
-		pthread_mutex_unlock(&dom->fabric->lock);
-		return -FI_EBUSY;
-	}
-	dom->refs--;
-	pthread_mutex_unlock(&dom->fabric->lock);
-	close(cq->epfd);
+	if (ret)
+		return ret;
+	lfi_wait_close(&cq->wait);
 	close(cq->kick_fd);
 	free(cq->eps);
 	free(cq->q);
@@ -292,11 +267,11 @@ static int lfi_cq_close(struct fid *fid)
 static struct fi_ops lfi_cq_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = lfi_cq_close,
-	.bind = lfi_no_bind,
+	.bind = lfi_unsupported_bind,
 	.control = lfi_cq_control,
-	.ops_open = lfi_no_ops_open,
-	.tostr = lfi_no_tostr,
-	.ops_set = lfi_no_ops_set,
+	.ops_open = lfi_unsupported_ops_open,
+	.tostr = lfi_unsupported_tostr,
+	.ops_set = lfi_unsupported_ops_set,
 };
 
 /* Bind @ep (fabric lock held); its channel fd is watched once it has one. */
@@ -337,9 +312,9 @@ int lfi_cq_watch(struct lfi_cq *cq, struct lfi_ep *ep)
 {
 	struct epoll_event e = { .events = EPOLLIN, .data.ptr = ep };
 
-	if (cq->wait_obj == FI_WAIT_NONE)
+	if (cq->wait.obj == FI_WAIT_NONE)
 		return 0;
-	if (epoll_ctl(cq->epfd, EPOLL_CTL_ADD, ep->chan.fd, &e) &&
+	if (epoll_ctl(cq->wait.epfd, EPOLL_CTL_ADD, ep->chan.fd, &e) &&
 	    errno != EEXIST)
 		return -errno;
 	return 0;
@@ -347,8 +322,8 @@ int lfi_cq_watch(struct lfi_cq *cq, struct lfi_ep *ep)
 
 void lfi_cq_unwatch(struct lfi_cq *cq, struct lfi_ep *ep)
 {
-	if (cq->wait_obj != FI_WAIT_NONE)
-		epoll_ctl(cq->epfd, EPOLL_CTL_DEL, ep->chan.fd, NULL);
+	if (cq->wait.obj != FI_WAIT_NONE)
+		epoll_ctl(cq->wait.epfd, EPOLL_CTL_DEL, ep->chan.fd, NULL);
 }
 
 int lfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
@@ -358,45 +333,40 @@ int lfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	struct epoll_event e = { .events = EPOLLIN, .data.ptr = NULL };
 	struct lfi_cq *cq;
 	size_t size = 64;
+	int ret;
 
 	if (attr->flags & ~FI_AFFINITY)
 		return -FI_EINVAL;
 	if (attr->wait_cond != FI_CQ_COND_NONE)
 		return -FI_ENOSYS;
-	switch (attr->wait_obj) {
-	case FI_WAIT_NONE:
-	case FI_WAIT_UNSPEC:
-	case FI_WAIT_FD:
-		break;
-	default:
-		return -FI_ENOSYS;
-	}
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return -FI_ENOMEM;
 	cq->format = attr->format == FI_CQ_FORMAT_UNSPEC ?
 		     FI_CQ_FORMAT_CONTEXT : attr->format;
 	if (!lfi_cq_entry_size(cq->format)) {
-		free(cq);
-		return -FI_ENOSYS;
+		ret = -FI_ENOSYS;
+		goto err_free_cq;
 	}
 	while (size < attr->size)
 		size *= 2;
 	cq->q_size = size;
 	cq->q = calloc(size, sizeof(*cq->q));
-	cq->wait_obj = attr->wait_obj == FI_WAIT_NONE ? FI_WAIT_NONE :
-		       FI_WAIT_FD;
-	cq->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (!cq->q) {
+		ret = -FI_ENOMEM;
+		goto err_free_cq;
+	}
+	ret = lfi_wait_open(&cq->wait, attr->wait_obj);
+	if (ret)
+		goto err_free_q;
 	cq->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (!cq->q || cq->epfd < 0 || cq->kick_fd < 0 ||
-	    epoll_ctl(cq->epfd, EPOLL_CTL_ADD, cq->kick_fd, &e)) {
-		if (cq->epfd >= 0)
-			close(cq->epfd);
-		if (cq->kick_fd >= 0)
-			close(cq->kick_fd);
-		free(cq->q);
-		free(cq);
-		return -FI_ENOMEM;
+	if (cq->kick_fd < 0) {
+		ret = -FI_ENOMEM;
+		goto err_close_wait;
+	}
+	if (epoll_ctl(cq->wait.epfd, EPOLL_CTL_ADD, cq->kick_fd, &e)) {
+		ret = -FI_ENOMEM;
+		goto err_close_kick;
 	}
 	cq->dom = dom;
 	cq->cq_fid.fid.fclass = FI_CLASS_CQ;
@@ -408,4 +378,14 @@ int lfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	pthread_mutex_unlock(&dom->fabric->lock);
 	*cq_fid = &cq->cq_fid;
 	return 0;
+
+err_close_kick:
+	close(cq->kick_fd);
+err_close_wait:
+	lfi_wait_close(&cq->wait);
+err_free_q:
+	free(cq->q);
+err_free_cq:
+	free(cq);
+	return ret;
 }

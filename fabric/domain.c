@@ -15,15 +15,11 @@ static int lfi_domain_close(struct fid *fid)
 {
 	struct lfi_domain *dom = container_of(fid, struct lfi_domain,
 					      domain_fid.fid);
-	struct lfi_fabric *fab = dom->fabric;
+	int ret = lfi_fabric_release(dom->fabric, &dom->refs,
+				     &dom->fabric->refs);
 
-	pthread_mutex_lock(&fab->lock);
-	if (dom->refs) {
-		pthread_mutex_unlock(&fab->lock);
-		return -FI_EBUSY;
-	}
-	fab->refs--;
-	pthread_mutex_unlock(&fab->lock);
+	if (ret)
+		return ret;
 	fi_freeinfo(dom->info);
 	free(dom);
 	return 0;
@@ -32,11 +28,11 @@ static int lfi_domain_close(struct fid *fid)
 static struct fi_ops lfi_domain_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = lfi_domain_close,
-	.bind = lfi_no_bind,
-	.control = lfi_no_control,
-	.ops_open = lfi_no_ops_open,
-	.tostr = lfi_no_tostr,
-	.ops_set = lfi_no_ops_set,
+	.bind = lfi_unsupported_bind,
+	.control = lfi_unsupported_control,
+	.ops_open = lfi_unsupported_ops_open,
+	.tostr = lfi_unsupported_tostr,
+	.ops_set = lfi_unsupported_ops_set,
 };
 
 static int lfi_domain_no_av(struct fid_domain *d, struct fi_av_attr *attr,

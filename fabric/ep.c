@@ -413,9 +413,9 @@ static struct fi_ops lfi_ep_fi_ops = {
 	.close = lfi_ep_close,
 	.bind = lfi_ep_bind,
 	.control = lfi_ep_control,
-	.ops_open = lfi_no_ops_open,
-	.tostr = lfi_no_tostr,
-	.ops_set = lfi_no_ops_set,
+	.ops_open = lfi_unsupported_ops_open,
+	.tostr = lfi_unsupported_tostr,
+	.ops_set = lfi_unsupported_ops_set,
 };
 
 int lfi_ep_getopt(fid_t fid, int level, int optname, void *optval,
@@ -448,7 +448,16 @@ static ssize_t lfi_ep_tx_size_left(struct fid_ep *ep_fid)
 	return (ssize_t)(ep->tx_size - ep->tx_busy);
 }
 
-static struct fi_ops_ep lfi_ep_ops;
+static struct fi_ops_ep lfi_ep_ops = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = lfi_unsupported_cancel,
+	.getopt = lfi_ep_getopt,
+	.setopt = lfi_unsupported_setopt,
+	.tx_ctx = lfi_unsupported_tx_ctx,
+	.rx_ctx = lfi_unsupported_rx_ctx,
+	.rx_size_left = lfi_ep_rx_size_left,
+	.tx_size_left = lfi_ep_tx_size_left,
+};
 
 /* The application's queue size; each ring holds one CM entry more. */
 static unsigned lfi_ep_queue_size(size_t asked)
@@ -472,12 +481,6 @@ int lfi_ep_open(struct fid_domain *domain, struct fi_info *info,
 		if (info->handle->fclass != FI_CLASS_CONNREQ)
 			return -FI_EINVAL;
 		req = container_of(info->handle, struct lfi_connreq, fid);
-	}
-	if (!lfi_ep_ops.size) {
-		lfi_ep_ops = lfi_no_ep_ops;
-		lfi_ep_ops.getopt = lfi_ep_getopt;
-		lfi_ep_ops.rx_size_left = lfi_ep_rx_size_left;
-		lfi_ep_ops.tx_size_left = lfi_ep_tx_size_left;
 	}
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
@@ -517,6 +520,9 @@ int lfi_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ep->ep_fid.cm = &lfi_cm_ep_ops;
 	ep->ep_fid.msg = &lfi_msg_ops;
 	ep->ep_fid.rma = &lfi_rma_ops;
+	ep->ep_fid.tagged = &lfi_unsupported_tagged_ops;
+	ep->ep_fid.atomic = &lfi_unsupported_atomic_ops;
+	ep->ep_fid.collective = &lfi_unsupported_collective_ops;
 
 	pthread_mutex_lock(&dom->fabric->lock);
 	ep->next = dom->eps;

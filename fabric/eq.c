@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/epoll.h>
 
@@ -77,7 +76,7 @@ int lfi_eq_watch(struct lfi_eq *eq, int fd, uint32_t events, void *owner)
 {
 	struct epoll_event e = { .events = events, .data.ptr = owner };
 
-	if (epoll_ctl(eq->epfd, EPOLL_CTL_ADD, fd, &e))
+	if (epoll_ctl(eq->wait.epfd, EPOLL_CTL_ADD, fd, &e))
 		return -errno;
 	return 0;
 }
@@ -86,14 +85,14 @@ int lfi_eq_rewatch(struct lfi_eq *eq, int fd, uint32_t events, void *owner)
 {
 	struct epoll_event e = { .events = events, .data.ptr = owner };
 
-	if (epoll_ctl(eq->epfd, EPOLL_CTL_MOD, fd, &e))
+	if (epoll_ctl(eq->wait.epfd, EPOLL_CTL_MOD, fd, &e))
 		return -errno;
 	return 0;
 }
 
 void lfi_eq_unwatch(struct lfi_eq *eq, int fd)
 {
-	epoll_ctl(eq->epfd, EPOLL_CTL_DEL, fd, NULL);
+	epoll_ctl(eq->wait.epfd, EPOLL_CTL_DEL, fd, NULL);
 }
 
 /* Turn ready fds into events (fabric lock held). */
@@ -102,7 +101,7 @@ static void lfi_eq_progress(struct lfi_eq *eq)
 	struct epoll_event evs[16];
 	int n, i;
 
-	n = epoll_wait(eq->epfd, evs, 16, 0);
+	n = epoll_wait(eq->wait.epfd, evs, 16, 0);
 	for (i = 0; i < n; i++) {
 		struct fid *fid = evs[i].data.ptr;
 
@@ -233,34 +232,25 @@ static ssize_t lfi_eq_write(struct fid_eq *eq_fid, uint32_t event,
 	return ret ? ret : (ssize_t)len;
 }
 
-static long long lfi_eq_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static ssize_t lfi_eq_sread(struct fid_eq *eq_fid, uint32_t *event, void *buf,
 			    size_t len, int timeout, uint64_t flags)
 {
 	struct lfi_eq *eq = container_of(eq_fid, struct lfi_eq, eq_fid);
-	long long end = timeout < 0 ? -1 : lfi_eq_now_ms() + timeout;
+	long long end = lfi_wait_deadline(timeout);
 	struct epoll_event e;
 	ssize_t ret;
 
 	for (;;) {
-		int left = -1;
+		int left;
 
 		ret = lfi_eq_read(eq_fid, event, buf, len, flags);
 		if (ret != -FI_EAGAIN)
 			return ret;
-		if (end >= 0) {
-			left = (int)(end - lfi_eq_now_ms());
-			if (left <= 0)
-				return -FI_EAGAIN;
-		}
-		if (epoll_wait(eq->epfd, &e, 1, left) < 0 && errno != EINTR)
+		left = lfi_wait_left(end);
+		if (!left)
+			return -FI_EAGAIN;
+		if (epoll_wait(eq->wait.epfd, &e, 1, left) < 0 &&
+		    errno != EINTR)
 			return -errno;
 	}
 }
@@ -291,39 +281,24 @@ static int lfi_eq_control(struct fid *fid, int command, void *arg)
 {
 	struct lfi_eq *eq = container_of(fid, struct lfi_eq, eq_fid.fid);
 
-	switch (command) {
-	case FI_GETWAIT:
-		if (eq->wait_obj == FI_WAIT_NONE)
-			return -FI_ENODATA;
-		*(int *)arg = eq->epfd;
-		return 0;
-	case FI_GETWAITOBJ:
-		*(enum fi_wait_obj *)arg = eq->wait_obj;
-		return 0;
-	}
-	return -FI_ENOSYS;
+	return lfi_wait_control(&eq->wait, command, arg);
 }
 
 static int lfi_eq_close(struct fid *fid)
 {
 	struct lfi_eq *eq = container_of(fid, struct lfi_eq, eq_fid.fid);
-	struct lfi_fabric *fab = eq->fabric;
 	struct lfi_eq_event *ev;
+	int ret = lfi_fabric_release(eq->fabric, &eq->refs, &eq->fabric->refs);
 
-	pthread_mutex_lock(&fab->lock);
-	if (eq->refs) {
-		pthread_mutex_unlock(&fab->lock);
-		return -FI_EBUSY;
-	}
-	fab->refs--;
-	pthread_mutex_unlock(&fab->lock);
+	if (ret)
+		return ret;
 	while ((ev = eq->head)) {
 		eq->head = ev->next;
 		lfi_eq_free_event(ev);
 	}
 	if (eq->err_last)
 		lfi_eq_free_event(eq->err_last);
-	close(eq->epfd);
+	lfi_wait_close(&eq->wait);
 	free(eq);
 	return 0;
 }
@@ -331,11 +306,11 @@ static int lfi_eq_close(struct fid *fid)
 static struct fi_ops lfi_eq_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = lfi_eq_close,
-	.bind = lfi_no_bind,
+	.bind = lfi_unsupported_bind,
 	.control = lfi_eq_control,
-	.ops_open = lfi_no_ops_open,
-	.tostr = lfi_no_tostr,
-	.ops_set = lfi_no_ops_set,
+	.ops_open = lfi_unsupported_ops_open,
+	.tostr = lfi_unsupported_tostr,
+	.ops_set = lfi_unsupported_ops_set,
 };
 
 int lfi_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
@@ -343,28 +318,19 @@ int lfi_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 {
 	struct lfi_fabric *fab = to_lfi_fabric(fabric);
 	struct lfi_eq *eq;
+	int ret;
 
-	switch (attr->wait_obj) {
-	case FI_WAIT_NONE:
-	case FI_WAIT_UNSPEC:
-	case FI_WAIT_FD:
-		break;
-	default:
-		return -FI_ENOSYS;
-	}
 	if (attr->flags & ~FI_WRITE)
 		return -FI_EINVAL;
 	eq = calloc(1, sizeof(*eq));
 	if (!eq)
 		return -FI_ENOMEM;
-	eq->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (eq->epfd < 0) {
+	ret = lfi_wait_open(&eq->wait, attr->wait_obj);
+	if (ret) {
 		free(eq);
-		return -FI_ENOMEM;
+		return ret;
 	}
 	eq->fabric = fab;
-	eq->wait_obj = attr->wait_obj == FI_WAIT_NONE ? FI_WAIT_NONE :
-		       FI_WAIT_FD;
 	eq->eq_fid.fid.fclass = FI_CLASS_EQ;
 	eq->eq_fid.fid.context = context;
 	eq->eq_fid.fid.ops = &lfi_eq_fi_ops;

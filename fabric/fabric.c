@@ -23,14 +23,33 @@ static int lfi_fabric_close(struct fid *fid)
 	return 0;
 }
 
+/*
+ * The close of an object made from @fab: -FI_EBUSY while @refs (what is
+ * opened under it or bound to it) is not zero, else it leaves its
+ * parent's @parent_refs.  Takes the fabric lock.
+ */
+int lfi_fabric_release(struct lfi_fabric *fab, const int *refs,
+		       int *parent_refs)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&fab->lock);
+	if (*refs)
+		ret = -FI_EBUSY;
+	else
+		(*parent_refs)--;
+	pthread_mutex_unlock(&fab->lock);
+	return ret;
+}
+
 static struct fi_ops lfi_fabric_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = lfi_fabric_close,
-	.bind = lfi_no_bind,
-	.control = lfi_no_control,
-	.ops_open = lfi_no_ops_open,
-	.tostr = lfi_no_tostr,
-	.ops_set = lfi_no_ops_set,
+	.bind = lfi_unsupported_bind,
+	.control = lfi_unsupported_control,
+	.ops_open = lfi_unsupported_ops_open,
+	.tostr = lfi_unsupported_tostr,
+	.ops_set = lfi_unsupported_ops_set,
 };
 
 static int lfi_fabric_no_wait_open(struct fid_fabric *fabric,

@@ -39,7 +39,10 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_collective.h>
 #include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
 #include <rdma/providers/fi_prov.h>
 #include <rdma/providers/fi_log.h>
 
@@ -127,15 +130,29 @@ int lfi_info_get(uint32_t version, const char *node, const char *service,
 		 uint64_t flags, const struct fi_info *hints,
 		 struct fi_info **info);
 
-/* stub.c: the operations lchan does not offer. */
-int lfi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
-int lfi_no_control(struct fid *fid, int command, void *arg);
-int lfi_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
-		    void **ops, void *context);
-int lfi_no_tostr(const struct fid *fid, char *buf, size_t len);
-int lfi_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
-		   void *ops, void *context);
-extern struct fi_ops_ep lfi_no_ep_ops;
+/* unsupported.c: the operations lchan does not offer. */
+int lfi_unsupported_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
+int lfi_unsupported_control(struct fid *fid, int command, void *arg);
+int lfi_unsupported_ops_open(struct fid *fid, const char *name,
+			     uint64_t flags, void **ops, void *context);
+int lfi_unsupported_tostr(const struct fid *fid, char *buf, size_t len);
+int lfi_unsupported_ops_set(struct fid *fid, const char *name,
+			    uint64_t flags, void *ops, void *context);
+ssize_t lfi_unsupported_cancel(fid_t fid, void *context);
+int lfi_unsupported_getopt(fid_t fid, int level, int optname, void *optval,
+			   size_t *optlen);
+int lfi_unsupported_setopt(fid_t fid, int level, int optname,
+			   const void *optval, size_t optlen);
+int lfi_unsupported_tx_ctx(struct fid_ep *sep, int index,
+			   struct fi_tx_attr *attr, struct fid_ep **tx_ep,
+			   void *context);
+int lfi_unsupported_rx_ctx(struct fid_ep *sep, int index,
+			   struct fi_rx_attr *attr, struct fid_ep **rx_ep,
+			   void *context);
+ssize_t lfi_unsupported_size_left(struct fid_ep *ep);
+extern struct fi_ops_tagged lfi_unsupported_tagged_ops;
+extern struct fi_ops_atomic lfi_unsupported_atomic_ops;
+extern struct fi_ops_collective lfi_unsupported_collective_ops;
 
 /* fabric.c */
 struct lfi_fabric {
@@ -148,6 +165,8 @@ struct lfi_fabric {
 
 int lfi_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		    void *context);
+int lfi_fabric_release(struct lfi_fabric *fab, const int *refs,
+		       int *parent_refs);
 
 static inline struct lfi_fabric *to_lfi_fabric(struct fid_fabric *f)
 {
@@ -199,6 +218,18 @@ static inline uint32_t lfi_mr_handle(void *desc)
 	return desc ? ((struct lfi_mr *)desc)->lmr.handle : 0;
 }
 
+/* wait.c */
+struct lfi_wait {
+	enum fi_wait_obj obj;		/* FI_WAIT_NONE or FI_WAIT_FD */
+	int epfd;
+};
+
+int lfi_wait_open(struct lfi_wait *w, enum fi_wait_obj asked);
+void lfi_wait_close(struct lfi_wait *w);
+int lfi_wait_control(const struct lfi_wait *w, int command, void *arg);
+long long lfi_wait_deadline(int timeout_ms);
+int lfi_wait_left(long long deadline);
+
 /* eq.c */
 struct lfi_eq_event {
 	uint32_t event;
@@ -216,8 +247,7 @@ struct lfi_pep;
 struct lfi_eq {
 	struct fid_eq eq_fid;
 	struct lfi_fabric *fabric;
-	enum fi_wait_obj wait_obj;
-	int epfd;
+	struct lfi_wait wait;
 	struct lfi_eq_event *head, *tail;
 	struct lfi_eq_event *err_last;	/* kept until the next read */
 	int refs;			/* peps and endpoints bound */
@@ -242,9 +272,8 @@ struct lfi_cq {
 	struct fid_cq cq_fid;
 	struct lfi_domain *dom;
 	enum fi_cq_format format;
-	enum fi_wait_obj wait_obj;
-	int epfd;
-	int kick_fd;			/* eventfd in epfd, data.ptr NULL */
+	struct lfi_wait wait;
+	int kick_fd;			/* eventfd in wait.epfd, data.ptr NULL */
 	bool signaled;			/* fi_cq_signal */
 	struct lfi_cq_entry *q;		/* ring of completions */
 	size_t q_size, q_head, q_tail;	/* q_size a power of two */

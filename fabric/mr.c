@@ -68,11 +68,11 @@ static int lfi_mr_close(struct fid *fid)
 static struct fi_ops lfi_mr_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = lfi_mr_close,
-	.bind = lfi_no_bind,
-	.control = lfi_no_control,
-	.ops_open = lfi_no_ops_open,
-	.tostr = lfi_no_tostr,
-	.ops_set = lfi_no_ops_set,
+	.bind = lfi_unsupported_bind,
+	.control = lfi_unsupported_control,
+	.ops_open = lfi_unsupported_ops_open,
+	.tostr = lfi_unsupported_tostr,
+	.ops_set = lfi_unsupported_ops_set,
 };
 
 static int lfi_mr_reg(struct fid *fid, const void *buf, size_t len,

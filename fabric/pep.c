@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <arpa/inet.h>
 #include <sys/epoll.h>
 
@@ -61,10 +60,10 @@ static struct fi_ops lfi_pep_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = lfi_pep_close,
 	.bind = lfi_pep_bind,
-	.control = lfi_no_control,
-	.ops_open = lfi_no_ops_open,
-	.tostr = lfi_no_tostr,
-	.ops_set = lfi_no_ops_set,
+	.control = lfi_unsupported_control,
+	.ops_open = lfi_unsupported_ops_open,
+	.tostr = lfi_unsupported_tostr,
+	.ops_set = lfi_unsupported_ops_set,
 };
 
 /* Drop a request (lock held): its region, buffer and channel. */
@@ -92,25 +91,22 @@ static int lfi_pep_connreq_close(struct fid *fid)
 static struct fi_ops lfi_pep_connreq_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = lfi_pep_connreq_close,
-	.bind = lfi_no_bind,
-	.control = lfi_no_control,
-	.ops_open = lfi_no_ops_open,
-	.tostr = lfi_no_tostr,
-	.ops_set = lfi_no_ops_set,
+	.bind = lfi_unsupported_bind,
+	.control = lfi_unsupported_control,
+	.ops_open = lfi_unsupported_ops_open,
+	.tostr = lfi_unsupported_tostr,
+	.ops_set = lfi_unsupported_ops_set,
 };
 
 /* The next CQE of @req's channel, waiting until @deadline (ms). */
 static int lfi_pep_req_cqe(struct lfi_connreq *req, long long deadline_ms,
 			   struct lchan_cqe **cqe)
 {
-	struct timespec ts;
-	long long now;
+	int left = lfi_wait_left(deadline_ms);
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-	if (now >= deadline_ms)
+	if (!left)
 		return -FI_ETIMEDOUT;
-	return lchan_wait_cqe(&req->chan, cqe, (int)(deadline_ms - now));
+	return lchan_wait_cqe(&req->chan, cqe, left);
 }
 
 /*
@@ -121,7 +117,6 @@ int lfi_pep_reject(struct lfi_connreq *req, const void *data, size_t len)
 {
 	struct lchan_sqe *sqe = lchan_get_sqe(&req->chan);
 	struct lchan_cqe *cqe;
-	struct timespec ts;
 
 	if (sqe) {
 		memset(req->msg, 0, sizeof(*req->msg));
@@ -132,11 +127,8 @@ int lfi_pep_reject(struct lfi_connreq *req, const void *data, size_t len)
 			memcpy(req->msg->data, data, len);
 		lchan_prep_send(sqe, &req->mr, req->msg, sizeof(*req->msg),
 				LFI_UD_CM);
-		if (lchan_submit(&req->chan) >= 0) {
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			lfi_pep_req_cqe(req, (long long)ts.tv_sec * 1000 +
-					ts.tv_nsec / 1000000 + 1000, &cqe);
-		}
+		if (lchan_submit(&req->chan) >= 0)
+			lfi_pep_req_cqe(req, lfi_wait_deadline(1000), &cqe);
 	}
 	lfi_pep_req_free(req);
 	return 0;
@@ -197,8 +189,6 @@ static int lfi_pep_take_one(struct lfi_pep *pep, struct lfi_connreq **out)
 	struct lfi_connreq *req;
 	struct lchan_rqe *rqe;
 	struct lchan_cqe *cqe;
-	struct timespec ts;
-	long long deadline;
 	int ret;
 
 	/* fi_getinfo caps the sizes one below lchan's largest ring. */
@@ -240,10 +230,9 @@ static int lfi_pep_take_one(struct lfi_pep *pep, struct lfi_connreq **out)
 				      (unsigned)fab->params.connect_timeout_ms);
 	if (ret < 0)
 		goto err;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	deadline = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 +
-		   fab->params.connect_timeout_ms;
-	ret = lfi_pep_req_cqe(req, deadline, &cqe);
+	ret = lfi_pep_req_cqe(req,
+			      lfi_wait_deadline(fab->params.connect_timeout_ms),
+			      &cqe);
 	if (ret)
 		goto err;
 	if (cqe->status != LCHAN_CQE_OK || cqe->byte_len != sizeof(*req->msg) ||
@@ -326,7 +315,16 @@ int lfi_pep_listen(struct lfi_pep *pep)
 	return 0;
 }
 
-static struct fi_ops_ep lfi_pep_ops;
+static struct fi_ops_ep lfi_pep_ops = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = lfi_unsupported_cancel,
+	.getopt = lfi_ep_getopt,
+	.setopt = lfi_unsupported_setopt,
+	.tx_ctx = lfi_unsupported_tx_ctx,
+	.rx_ctx = lfi_unsupported_rx_ctx,
+	.rx_size_left = lfi_unsupported_size_left,
+	.tx_size_left = lfi_unsupported_size_left,
+};
 
 int lfi_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 		 struct fid_pep **pep_fid, void *context)
@@ -336,10 +334,6 @@ int lfi_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 
 	if (!info || !info->ep_attr || info->ep_attr->type != FI_EP_MSG)
 		return -FI_EINVAL;
-	if (!lfi_pep_ops.size) {
-		lfi_pep_ops = lfi_no_ep_ops;
-		lfi_pep_ops.getopt = lfi_ep_getopt;
-	}
 	pep = calloc(1, sizeof(*pep));
 	if (!pep)
 		return -FI_ENOMEM;
