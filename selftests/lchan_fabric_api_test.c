@@ -9,12 +9,15 @@
  * without the provider (LCHAN_FABRIC) or lchan.
  */
 #include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
+#include <rdma/fi_collective.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
 
 #include "kselftest_harness.h"
 #include "lchan_test.h"
@@ -154,6 +157,64 @@ static ssize_t fa_comp(struct fa_side *s, struct fi_cq_data_entry *e)
 {
 	return fi_cq_sread(s->cq, e, 1, NULL, FA_T_WAIT_MS);
 }
+
+/* The client's requests: their contexts name them in the log. */
+struct fa_reqs {
+	char write, read, send, bad_write, bad_read;
+};
+
+static const char *fa_req_name(const struct fa_reqs *q, const void *ctx)
+{
+	if (ctx == &q->write)
+		return "write";
+	if (ctx == &q->read)
+		return "read";
+	if (ctx == &q->send)
+		return "send";
+	if (ctx == &q->bad_write)
+		return "bad-key write";
+	if (ctx == &q->bad_read)
+		return "bad-key read";
+	return "unknown";
+}
+
+/*
+ * The next completion of the client's CQ within @timeout_ms, success or
+ * error, logged whatever it is: 1 with @e filled, -FI_EAVAIL with @ce
+ * filled, or the error of the read.
+ */
+static ssize_t fa_comp_log(struct __test_metadata *_metadata,
+			   struct fa_side *s, const struct fa_reqs *q,
+			   struct fi_cq_data_entry *e, struct fi_cq_err_entry *ce,
+			   int timeout_ms)
+{
+	ssize_t n = fi_cq_sread(s->cq, e, 1, NULL, timeout_ms), m;
+
+	if (n == 1) {
+		TH_LOG("cq entry: %s (%p) flags 0x%llx len %zu",
+		       fa_req_name(q, e->op_context), e->op_context,
+		       (unsigned long long)e->flags, e->len);
+		return n;
+	}
+	if (n != -FI_EAVAIL) {
+		if (n != -FI_EAGAIN)
+			TH_LOG("fi_cq_sread: %zd (%s)", n, fi_strerror((int)-n));
+		return n;
+	}
+	memset(ce, 0, sizeof(*ce));
+	m = fi_cq_readerr(s->cq, ce, 0);
+	if (m != 1) {
+		TH_LOG("-FI_EAVAIL, then fi_cq_readerr: %zd", m);
+		return m < 0 ? m : -FI_EOTHER;
+	}
+	TH_LOG("cq error entry: %s (%p) flags 0x%llx len %zu err %d (%s) prov_errno %d (%s)",
+	       fa_req_name(q, ce->op_context), ce->op_context,
+	       (unsigned long long)ce->flags, ce->len, ce->err,
+	       fi_strerror(ce->err), ce->prov_errno,
+	       fi_cq_strerror(s->cq, ce->prov_errno, NULL, NULL, 0));
+	return n;
+}
+
 
 static uint8_t fa_pattern(size_t i)
 {
@@ -311,17 +372,22 @@ static int fa_wait_child(pid_t pid)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-/* Connect, RMA both ways, a send, CQ data where it exists, a bad key. */
+/*
+ * Connect, RMA both ways, a send, CQ data where it exists, a bad key.
+ * Every completion read is logged, and each is accounted for by its
+ * request: after the last expected one the CQ stays empty.
+ */
 TEST_F_TIMEOUT(fapi, rma_and_completions, 120)
 {
 	struct fa_side c = { 0 };
+	struct fa_reqs q = { 0 };
 	struct fi_eq_cm_entry *cm;
 	char cmbuf[sizeof(*cm) + 64];
-	struct fi_eq_err_entry eqe;
 	struct fi_cq_data_entry e;
 	struct fi_cq_err_entry ce = { 0 };
 	struct fa_remote r;
 	uint32_t event;
+	void *refused;
 	ssize_t n;
 	size_t i;
 	pid_t pid;
@@ -349,14 +415,14 @@ TEST_F_TIMEOUT(fapi, rma_and_completions, 120)
 	for (i = 0; i < FA_T_BUF / 2; i++)
 		c.buf[i] = (char)fa_pattern(i);
 	ASSERT_EQ(0, fi_write(c.ep, c.buf, FA_T_BUF / 2, fi_mr_desc(c.mr), 0,
-			      r.addr, r.key, &c));
-	ASSERT_EQ(1, fa_comp(&c, &e));
-	EXPECT_EQ(&c, e.op_context);
+			      r.addr, r.key, &q.write));
+	ASSERT_EQ(1, fa_comp_log(_metadata, &c, &q, &e, &ce, FA_T_WAIT_MS));
+	EXPECT_EQ(&q.write, e.op_context);
 	EXPECT_EQ(FI_RMA | FI_WRITE, e.flags);
 	ASSERT_EQ(0, fi_read(c.ep, c.buf + FA_T_BUF / 2, FA_T_BUF / 2,
-			     fi_mr_desc(c.mr), 0, r.addr, r.key, &c.buf));
-	ASSERT_EQ(1, fa_comp(&c, &e));
-	EXPECT_EQ(&c.buf, e.op_context);
+			     fi_mr_desc(c.mr), 0, r.addr, r.key, &q.read));
+	ASSERT_EQ(1, fa_comp_log(_metadata, &c, &q, &e, &ce, FA_T_WAIT_MS));
+	EXPECT_EQ(&q.read, e.op_context);
 	EXPECT_EQ(FI_RMA | FI_READ, e.flags);
 	EXPECT_EQ(0, memcmp(c.buf, c.buf + FA_T_BUF / 2, FA_T_BUF / 2));
 
@@ -367,33 +433,35 @@ TEST_F_TIMEOUT(fapi, rma_and_completions, 120)
 				       r.addr, r.key, NULL));
 
 	memcpy(c.buf, "done", 5);
-	ASSERT_EQ(0, fi_send(c.ep, c.buf, 5, fi_mr_desc(c.mr), 0, c.buf));
-	ASSERT_EQ(1, fa_comp(&c, &e));
+	ASSERT_EQ(0, fi_send(c.ep, c.buf, 5, fi_mr_desc(c.mr), 0, &q.send));
+	ASSERT_EQ(1, fa_comp_log(_metadata, &c, &q, &e, &ce, FA_T_WAIT_MS));
+	EXPECT_EQ(&q.send, e.op_context);
 	EXPECT_EQ(FI_MSG | FI_SEND, e.flags);
 
 	/* A wrong key: an error completion with lchan's status. */
 	ASSERT_EQ(0, fi_write(c.ep, c.buf, 64, fi_mr_desc(c.mr), 0, r.addr,
-			      r.key ^ 0x5a5a00, &r));
-	n = fa_comp(&c, &e);
+			      r.key ^ 0x5a5a00, &q.bad_write));
+	refused = &q.bad_write;
+	n = fa_comp_log(_metadata, &c, &q, &e, &ce, FA_T_WAIT_MS);
 	if (n == 1 && !strcmp(variant->kind, "siw")) {
 		/*
 		 * iWARP completes a WRITE once it is sent; the peer's refusal
 		 * ends the connection, which a READ, needing an answer, sees.
 		 */
+		EXPECT_EQ(&q.bad_write, e.op_context);
+		EXPECT_EQ(FI_RMA | FI_WRITE, e.flags);
 		ASSERT_EQ(0, fi_read(c.ep, c.buf, 64, fi_mr_desc(c.mr), 0,
-				     r.addr, r.key ^ 0x5a5a00, &r));
-		n = fa_comp(&c, &e);
+				     r.addr, r.key ^ 0x5a5a00, &q.bad_read));
+		refused = &q.bad_read;
+		n = fa_comp_log(_metadata, &c, &q, &e, &ce, FA_T_WAIT_MS);
 	}
 	ASSERT_EQ(-FI_EAVAIL, n);
-	ASSERT_EQ(1, fi_cq_readerr(c.cq, &ce, 0));
-	EXPECT_EQ(&r, ce.op_context);
+	EXPECT_EQ(refused, ce.op_context);
 	EXPECT_NE(0, ce.err);
 	EXPECT_NE(0, ce.prov_errno);
-	TH_LOG("bad key: %s, lchan status %d (%s)", fi_strerror(ce.err),
-	       ce.prov_errno, fi_cq_strerror(c.cq, ce.prov_errno, NULL, NULL, 0));
-	/* Nothing more, and the EQ has nothing to say. */
-	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(c.cq, &e, 1));
-	(void)eqe;
+	/* Nothing more, now or a moment later: each is logged. */
+	EXPECT_EQ(-FI_EAGAIN, fa_comp_log(_metadata, &c, &q, &e, &ce, 0));
+	EXPECT_EQ(-FI_EAGAIN, fa_comp_log(_metadata, &c, &q, &e, &ce, 300));
 
 	fa_close(&c);
 	EXPECT_EQ(0, fa_wait_child(pid));
@@ -429,6 +497,124 @@ TEST_F_TIMEOUT(fapi, reject_with_data, 60)
 	fa_close(&c);
 	EXPECT_EQ(0, fa_wait_child(pid));
 	close(rfd);
+}
+
+/*
+ * What the provider does not offer (tagged messages, atomics, collectives)
+ * is not in fi_getinfo's caps, and every slot of the endpoint's tables
+ * for it answers -FI_ENOSYS: an application calling one gets an error,
+ * never a crash through a NULL slot.
+ */
+TEST_F_TIMEOUT(fapi, unsupported_ops, 60)
+{
+	const fi_addr_t any = FI_ADDR_UNSPEC;
+	struct fi_collective_attr coll_attr = { 0 };
+	struct fi_msg_collective cmsg = { 0 };
+	struct fi_atomic_attr atomic_attr;
+	struct fi_msg_atomic amsg = { 0 };
+	struct fi_msg_tagged tmsg = { 0 };
+	struct fa_side s = { 0 };
+	struct fi_info *hints;
+	struct fi_ioc ioc, res, cmp;
+	struct iovec iov;
+	void *desc;
+	size_t count;
+	char *b;
+
+	LCHAN_T_BODY();
+	hints = fa_hints(self->d.dev);
+	ASSERT_NE(NULL, hints);
+	ASSERT_EQ(0, fi_getinfo(FI_VERSION(1, 17), self->d.addr, "0", FI_SOURCE,
+				hints, &s.info));
+	fi_freeinfo(hints);
+	EXPECT_EQ(0, s.info->caps & (FI_TAGGED | FI_ATOMIC | FI_COLLECTIVE));
+	ASSERT_EQ(0, fa_open(&s, true));
+	ASSERT_EQ(0, fa_ep(&s, s.info));
+	b = s.buf;
+	desc = fi_mr_desc(s.mr);
+	iov = (struct iovec){ .iov_base = b, .iov_len = 8 };
+	ioc = (struct fi_ioc){ .addr = b, .count = 1 };
+	res = (struct fi_ioc){ .addr = b + 8, .count = 1 };
+	cmp = (struct fi_ioc){ .addr = b + 16, .count = 1 };
+	tmsg = (struct fi_msg_tagged){ .msg_iov = &iov, .desc = &desc,
+				       .iov_count = 1, .addr = any, .tag = 1 };
+	amsg = (struct fi_msg_atomic){ .msg_iov = &ioc, .desc = &desc,
+				       .iov_count = 1, .addr = any,
+				       .datatype = FI_UINT64, .op = FI_SUM };
+	cmsg = (struct fi_msg_collective){ .msg_iov = &ioc, .desc = &desc,
+					   .iov_count = 1, .coll_addr = any,
+					   .root_addr = any,
+					   .coll = FI_ALLREDUCE,
+					   .datatype = FI_UINT64,
+					   .op = FI_SUM };
+
+	EXPECT_EQ(-FI_ENOSYS, fi_trecv(s.ep, b, 8, desc, any, 1, 0, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_trecvv(s.ep, &iov, &desc, 1, any, 1, 0, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_trecvmsg(s.ep, &tmsg, 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_tsend(s.ep, b, 8, desc, any, 1, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_tsendv(s.ep, &iov, &desc, 1, any, 1, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_tsendmsg(s.ep, &tmsg, 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_tinject(s.ep, b, 8, any, 1));
+	EXPECT_EQ(-FI_ENOSYS, fi_tsenddata(s.ep, b, 8, desc, 7, any, 1, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_tinjectdata(s.ep, b, 8, 7, any, 1));
+
+	EXPECT_EQ(-FI_ENOSYS, fi_atomic(s.ep, b, 1, desc, any, 0, 0, FI_UINT64,
+					FI_SUM, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_atomicv(s.ep, &ioc, &desc, 1, any, 0, 0,
+					 FI_UINT64, FI_SUM, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_atomicmsg(s.ep, &amsg, 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_inject_atomic(s.ep, b, 1, any, 0, 0,
+					       FI_UINT64, FI_SUM));
+	EXPECT_EQ(-FI_ENOSYS, fi_fetch_atomic(s.ep, b, 1, desc, b + 8, desc,
+					      any, 0, 0, FI_UINT64, FI_SUM,
+					      NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_fetch_atomicv(s.ep, &ioc, &desc, 1, &res,
+					       &desc, 1, any, 0, 0, FI_UINT64,
+					       FI_SUM, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_fetch_atomicmsg(s.ep, &amsg, &res, &desc, 1,
+						 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_compare_atomic(s.ep, b, 1, desc, b + 16, desc,
+						b + 8, desc, any, 0, 0,
+						FI_UINT64, FI_CSWAP, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_compare_atomicv(s.ep, &ioc, &desc, 1, &cmp,
+						 &desc, 1, &res, &desc, 1, any,
+						 0, 0, FI_UINT64, FI_CSWAP,
+						 NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_compare_atomicmsg(s.ep, &amsg, &cmp, &desc, 1,
+						   &res, &desc, 1, 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_atomicvalid(s.ep, FI_UINT64, FI_SUM, &count));
+	EXPECT_EQ(-FI_ENOSYS, fi_fetch_atomicvalid(s.ep, FI_UINT64, FI_SUM,
+						   &count));
+	EXPECT_EQ(-FI_ENOSYS, fi_compare_atomicvalid(s.ep, FI_UINT64, FI_CSWAP,
+						     &count));
+	EXPECT_EQ(-FI_ENOSYS, fi_query_atomic(s.domain, FI_UINT64, FI_SUM,
+					      &atomic_attr, 0));
+
+	EXPECT_EQ(-FI_ENOSYS, fi_barrier(s.ep, any, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_barrier2(s.ep, any, FI_MORE, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_broadcast(s.ep, b, 1, desc, any, any,
+					   FI_UINT64, 0, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_alltoall(s.ep, b, 1, desc, b + 8, desc, any,
+					  FI_UINT64, 0, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_allreduce(s.ep, b, 1, desc, b + 8, desc, any,
+					   FI_UINT64, FI_SUM, 0, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_allgather(s.ep, b, 1, desc, b + 8, desc, any,
+					   FI_UINT64, 0, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_reduce_scatter(s.ep, b, 1, desc, b + 8, desc,
+						any, FI_UINT64, FI_SUM, 0,
+						NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_reduce(s.ep, b, 1, desc, b + 8, desc, any, any,
+					FI_UINT64, FI_SUM, 0, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_scatter(s.ep, b, 1, desc, b + 8, desc, any,
+					 any, FI_UINT64, 0, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_gather(s.ep, b, 1, desc, b + 8, desc, any, any,
+					FI_UINT64, 0, NULL));
+	/* The one slot libfabric has no wrapper for. */
+	EXPECT_EQ(-FI_ENOSYS, s.ep->collective->msg(s.ep, &cmsg, &res, &desc,
+						    1, 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_query_collective(s.domain, FI_ALLREDUCE,
+						  &coll_attr, 0));
+	fa_close(&s);
 }
 
 TEST_HARNESS_MAIN
