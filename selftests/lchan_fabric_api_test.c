@@ -5,8 +5,10 @@
  * checked byte for byte, completions waited for with fi_cq_sread on the
  * CQ's FI_WAIT_FD object, remote CQ data refused on iWARP, a write with a
  * wrong key answered by an error completion, FI_SHUTDOWN when the peer
- * closes, and fi_reject's data reaching the connecting side.  SKIPs
- * without the provider (LCHAN_FABRIC) or lchan.
+ * closes, and fi_reject's data reaching the connecting side; every
+ * completion read is logged and accounted for by its request.  The
+ * tagged, atomic and collective calls of an endpoint return -FI_ENOSYS.
+ * SKIPs without the provider (LCHAN_FABRIC) or lchan.
  */
 #include <rdma/fabric.h>
 #include <rdma/fi_atomic.h>
