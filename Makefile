@@ -19,9 +19,9 @@ CFLAGS_COMMON := -std=gnu11 -O2 -g -Wall -Wextra -Werror -I$(CURDIR)/uapi -I$(CU
 
 export KDIR KVER B CC CFLAGS_COMMON LCHAN_KERNEL
 
-.PHONY: all module lib selftests tools clean check check-rt demo vm-shell checkpatch sparse ksft-headers
+.PHONY: all module lib selftests tools fabric clean check check-rt demo vm-shell checkpatch sparse ksft-headers
 
-all: module lib selftests tools
+all: module lib selftests tools fabric
 
 module:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
@@ -38,6 +38,10 @@ selftests: lib ksft-headers
 
 tools: lib
 	$(MAKE) -C tools OUT=$(B)/tools
+
+# liblchan-fi.so, the libfabric provider "lchan" (fabric/, man fi_lchan.7).
+fabric: lib
+	$(MAKE) -C fabric OUT=$(B)/fabric
 
 checkpatch:
 	tools/rig/checkpatch.sh
@@ -98,10 +102,10 @@ DKMS_MOD = lchan/$(LCHAN_VERSION)
 DKMS_FILES = dkms.conf Kbuild kmod/Kbuild uapi/lchan.h \
 	$(filter-out %.mod.c,$(wildcard kmod/*.c)) $(wildcard kmod/*.h)
 
-.PHONY: install install-lib install-tools install-man uninstall modules_install \
+.PHONY: install install-lib install-tools install-man install-fabric uninstall modules_install \
 	dkms-source dkms-install dkms-uninstall host-checks
 
-install: install-lib install-tools install-man
+install: install-lib install-tools install-man install-fabric
 
 install-lib: lib
 	$(MAKE) -C lib install $(INSTALL_VARS)
@@ -112,10 +116,17 @@ install-tools: tools
 install-man:
 	$(MAKE) -C man install $(INSTALL_VARS)
 
+# Into $(LIBDIR)/libfabric, where libfabric looks for providers when
+# LIBDIR is its own (Debian: LIBDIR=/usr/lib/x86_64-linux-gnu); else name
+# the directory in FI_PROVIDER_PATH.
+install-fabric: fabric
+	$(MAKE) -C fabric install OUT=$(B)/fabric $(INSTALL_VARS)
+
 uninstall:
 	$(MAKE) -C lib uninstall $(INSTALL_VARS)
 	$(MAKE) -C tools uninstall $(INSTALL_VARS)
 	$(MAKE) -C man uninstall $(INSTALL_VARS)
+	$(MAKE) -C fabric uninstall OUT=$(B)/fabric $(INSTALL_VARS)
 
 modules_install: module
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install

@@ -525,6 +525,7 @@ void lchan_flow_unclaim_cq(struct lchan_chan *chan, u32 count);
 struct lchan_wr *lchan_flow_get_wr(struct lchan_chan *chan,
 				   struct lchan_queue *q);
 void lchan_flow_recv_done(struct lchan_chan *chan, struct lchan_wr *wr);
+bool lchan_flow_send_owned(struct lchan_chan *chan, const struct lchan_wr *wr);
 void lchan_flow_send_done(struct lchan_chan *chan, struct lchan_wr *wr,
 			  bool quiet);
 void lchan_flow_retire_all(struct lchan_chan *chan);

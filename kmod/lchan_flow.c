@@ -156,6 +156,26 @@ void lchan_flow_recv_done(struct lchan_chan *chan, struct lchan_wr *wr)
 }
 
 /*
+ * Whether send @wr is the device's still: posted and not yet completed.
+ * siw completes a READ twice when its QP is flushed after the READ went
+ * into the ORQ but before it was sent: siw_sq_flush() completes the ORQ
+ * entry, then the same request again as the queued transmit WQE.  The
+ * second completion must not write a CQE, drop MR references or free the
+ * slot again.  Should a submit refill the slot in between (a full queue),
+ * the QP is in error and the new request is flushed: the duplicate
+ * stands for its one flush completion, written from the slot.  The
+ * acquire on wr_post pairs with the taker's release.  cq_lock held.
+ */
+bool lchan_flow_send_owned(struct lchan_chan *chan, const struct lchan_wr *wr)
+{
+	struct lchan_queue *q = &chan->ring.sq;
+	u32 off = ((u32)(wr - q->wr) - q->wr_done) & (q->entries - 1);
+
+	return off < smp_load_acquire(&q->wr_post) - q->wr_done &&	/* taker */
+	       !wr->completed;
+}
+
+/*
  * A send completed; @quiet: without a CQE, so its claim goes back.  The
  * unsignaled SENDs and WRITEs before it are done too.  cq_lock held.
  */

@@ -147,6 +147,12 @@ static void lchan_post_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 	 * channel's cq_lock is of one lock class.
 	 */
 	spin_lock_bh(&chan->cq_lock);
+	if (!is_recv && !lchan_flow_send_owned(chan, wr)) {
+		spin_unlock_bh(&chan->cq_lock);
+		lchan_dbg_chan(chan, "second completion of send 0x%llx dropped\n",
+			       cqe.user_data);
+		return;
+	}
 	if (is_recv) {
 		if (!wc->status) {
 			chan->stats.recv_ops++;

@@ -2,7 +2,8 @@
 /*
  * One-sided operations and the finer points of submission: WRITE,
  * WRITE_IMM, READ, atomics, multi-SGE gather and scatter, remote access
- * errors, selective signalling on a small ring, fence.
+ * errors (a READ behind a refused WRITE completes once on iWARP),
+ * selective signalling on a small ring, fence.
  */
 #include "kselftest_harness.h"
 #include "lchan_test.h"
@@ -321,6 +322,62 @@ TEST_F_TIMEOUT(ops, write_without_remote_access_fails_at_requester, 60)
 	/* The memory is untouched. */
 	EXPECT_EQ(0x5a, page[0]);
 	EXPECT_EQ(0x5a, page[63]);
+	lchan_chan_close(&self->srv.chan);
+	lchan_mr_dereg(&self->srv.ctx, &ro);
+	free(page);
+}
+
+/*
+ * iWARP: a READ posted right behind a refused WRITE fails, and completes
+ * once.  siw flushes a READ that is queued but not yet sent twice (from
+ * its outstanding-read queue and as transmit work); the CQ ring holds one
+ * CQE per request whatever the device does.  Every CQE until the ring
+ * stays quiet is accounted for: the READ's, and each receive's flush.
+ */
+TEST_F_TIMEOUT(ops, read_behind_refused_write_completes_once, 60)
+{
+	uint8_t *page = aligned_alloc(4096, 4096);
+	struct pollfd pfd = { .fd = self->cli.chan.fd, .events = POLLRDHUP };
+	unsigned reads = 0, recvs[2] = { 0, 0 }, others = 0;
+	struct lchan_sqe *sqe;
+	struct lchan_cqe cqe;
+	struct lchan_mr ro;
+
+	LCHAN_T_BODY();
+	if (!self->iwarp)
+		SKIP(return, "only iWARP ends a connection on a refused WRITE");
+	ASSERT_NE(NULL, page);
+	ASSERT_EQ(0, lchan_mr_reg(&self->srv.ctx, &self->srv.chan, page, 4096,
+				  LCHAN_ACCESS_REMOTE_READ, &ro));
+	sqe = lchan_get_sqe(&self->cli.chan);
+	lchan_prep_write(sqe, &self->cli.mr, lchan_t_send_slot(&self->cli, 0),
+			 64, (uintptr_t)page, ro.rkey, 100);
+	ASSERT_EQ(0, run1(&self->cli, &cqe));
+	EXPECT_EQ(100, cqe.user_data);
+	TH_LOG("WRITE: %s", lchan_cqe_status_str(cqe.status));
+	sqe = lchan_get_sqe(&self->cli.chan);
+	lchan_prep_read(sqe, &self->cli.mr, lchan_t_send_slot(&self->cli, 1),
+			64, (uintptr_t)page, ro.rkey, 101);
+	ASSERT_LE(0, lchan_submit(&self->cli.chan));
+	ASSERT_EQ(1, poll(&pfd, 1, 10000));
+	while (!lchan_t_reap(&self->cli, &cqe, 300)) {
+		TH_LOG("CQE user_data %llu opcode %u: %s",
+		       (unsigned long long)cqe.user_data, cqe.opcode,
+		       lchan_cqe_status_str(cqe.status));
+		if (cqe.user_data == 101) {
+			reads++;
+			EXPECT_NE(LCHAN_CQE_OK, cqe.status);
+		} else if (cqe.user_data < 2) {
+			recvs[cqe.user_data]++;
+			EXPECT_EQ(LCHAN_CQE_WR_FLUSH_ERR, cqe.status);
+		} else {
+			others++;
+		}
+	}
+	EXPECT_EQ(1, reads);
+	EXPECT_EQ(0, others);
+	EXPECT_GE(1, recvs[0]);
+	EXPECT_GE(1, recvs[1]);
 	lchan_chan_close(&self->srv.chan);
 	lchan_mr_dereg(&self->srv.ctx, &ro);
 	free(page);

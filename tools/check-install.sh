@@ -6,7 +6,8 @@
 #    library (liblchan.so.1, the liblchan.so link, liblchan.a), the headers
 #    (liblchan.h, liblchan_barrier.h, liblchan_msg.h, lchan.h), liblchan.pc,
 #    every tool of
-#    tools/Makefile and every man page, each in its section
+#    tools/Makefile, the libfabric provider (lib/libfabric/liblchan-fi.so,
+#    exporting fi_prov_ini only) and every man page, each in its section
 #  - the shared library: soname liblchan.so.1, every exported function
 #    versioned LCHAN_*, linked with -z defs
 #  - pkg-config: the staged liblchan.pc gives the version of dkms.conf and
@@ -43,9 +44,12 @@ version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' dkms.conf)
 # --- the files
 for f in lib/liblchan.so.1 lib/liblchan.a lib/pkgconfig/liblchan.pc \
 	include/liblchan.h include/liblchan_barrier.h include/liblchan_msg.h \
-	include/lchan.h; do
+	include/lchan.h lib/libfabric/liblchan-fi.so; do
 	[ -f "$r/$f" ] || err "not installed: $prefix/$f"
 done
+# The provider exports its entry point and nothing else.
+prov_syms=$(nm -D --defined-only "$r/lib/libfabric/liblchan-fi.so" 2>/dev/null | awk '{ print $3 }' | tr '\n' ' ')
+[ "$prov_syms" = "fi_prov_ini " ] || err "liblchan-fi.so exports: ${prov_syms:-nothing}"
 [ "$(readlink "$r/lib/liblchan.so")" = liblchan.so.1 ] || err "$prefix/lib/liblchan.so is not a link to liblchan.so.1"
 cmp -s uapi/lchan.h "$r/include/lchan.h" || err "$prefix/include/lchan.h is not uapi/lchan.h"
 # shellcheck disable=SC2013 # the programs are words of one line
@@ -108,4 +112,4 @@ if [ "$errors" != 0 ]; then
 	echo "install: FAIL: $errors problems"
 	exit 1
 fi
-echo "install: lib, headers, liblchan.pc $version, tools, $npages man pages; soname and symbol versions; pkg-config builds hello and quickstart; uninstall clean"
+echo "install: lib, headers, liblchan.pc $version, tools, libfabric provider, $npages man pages; soname and symbol versions; pkg-config builds hello and quickstart; uninstall clean"

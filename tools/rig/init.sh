@@ -151,6 +151,7 @@ export LCHAN_SPARE_SIW_ADDR=203.0.113.1
 export LCHAN_SPARE_SIW_ADDR6=2001:db8:3::1
 export LCHAN_TOOLS=$SHARE/tools
 export LCHAN_SELFTESTS=$SHARE/selftests
+export LCHAN_FABRIC=$SHARE/fabric
 export LCHAN_OUT=$OUT
 export LCHAN_TEST_TIMEOUT=$test_timeout
 export LD_LIBRARY_PATH=$SHARE/lib:$SHARE/syslib

@@ -38,6 +38,7 @@ PROGRAMS=(
 	/usr/bin/ib_atomic_lat
 	/usr/bin/qperf /usr/bin/sockperf /usr/bin/strace /usr/bin/setpriv
 	/usr/bin/bash /usr/bin/perf
+	/usr/bin/fi_info /usr/bin/fi_pingpong
 )
 MULTIARCH=/usr/lib/x86_64-linux-gnu
 # Loaded with dlopen, so ldd of the programs does not show them.
@@ -50,7 +51,7 @@ DRIVER_FILES=(/etc/libibverbs.d/rxe.driver /etc/libibverbs.d/siw.driver)
 # Packages that provide the files above: their versions key the cache.
 SRC_PKGS=(busybox-static iproute2 ibverbs-utils ibverbs-providers
 	rdmacm-utils perftest qperf sockperf strace util-linux bash libc6 libgcc-s1
-	libibverbs1 librdmacm1 linux-perf)
+	libibverbs1 librdmacm1 linux-perf libfabric-bin libfabric1)
 
 hash=$( {
 	cat "$RIG_DIR/initramfs.sh" "$RIG_DIR/init.sh"

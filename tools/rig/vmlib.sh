@@ -78,7 +78,8 @@ vm_stage() {
 	[ ! -f "$host_ko" ] || cp "$host_ko" "$share/lchan.ko"
 	[ ! -d "$B/selftests" ] || cp -a "$B/selftests" "$share/selftests"
 	[ ! -d "$B/tools" ] || cp -a "$B/tools" "$share/tools"
-	mkdir -p "$share/selftests" "$share/tools"
+	mkdir -p "$share/selftests" "$share/tools" "$share/fabric"
+	[ ! -f "$B/fabric/liblchan-fi.so" ] || cp "$B/fabric/liblchan-fi.so" "$share/fabric/"
 	for f in "$REPO"/lib/liblchan.so*; do
 		[ ! -e "$f" ] || cp -a "$f" "$share/lib/"
 	done

@@ -1,0 +1,622 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The lchan libfabric provider through libfabric's API, two processes
+ * (the server a child): connection data both ways, FI_RMA write and read
+ * checked byte for byte, completions waited for with fi_cq_sread on the
+ * CQ's FI_WAIT_FD object, remote CQ data refused on iWARP, a write with a
+ * wrong key answered by an error completion, FI_SHUTDOWN when the peer
+ * closes, and fi_reject's data reaching the connecting side; every
+ * completion read is logged and accounted for by its request.  The
+ * tagged, atomic and collective calls of an endpoint return -FI_ENOSYS.
+ * SKIPs without the provider (LCHAN_FABRIC) or lchan.
+ */
+#include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_collective.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+
+#include "kselftest_harness.h"
+#include "lchan_test.h"
+
+#define FA_T_BUF	65536
+#define FA_T_WAIT_MS	20000
+
+FIXTURE(fapi) {
+	struct lchan_t_dev d;
+};
+
+LCHAN_T_VARIANTS(fapi);
+
+FIXTURE_SETUP(fapi)
+{
+	const char *dir = getenv("LCHAN_FABRIC");
+	char so[300];
+
+	LCHAN_T_NEED_DEV(&self->d, variant->kind);
+	if (!dir || !*dir)
+		SKIP(return, "LCHAN_FABRIC does not name the provider's directory");
+	snprintf(so, sizeof(so), "%s/liblchan-fi.so", dir);
+	if (access(so, R_OK))
+		SKIP(return, "no %s", so);
+	if (!lchan_t_module_loaded())
+		SKIP(return, "lchan not loaded");
+	/* Before the first libfabric call: it reads the path once. */
+	setenv("FI_PROVIDER_PATH", dir, 1);
+}
+
+FIXTURE_TEARDOWN(fapi)
+{
+}
+
+/* One side's objects. */
+struct fa_side {
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_eq *eq;
+	struct fid_domain *domain;
+	struct fid_pep *pep;
+	struct fid_ep *ep;
+	struct fid_cq *cq;
+	struct fid_mr *mr;
+	char *buf;
+};
+
+/* What the server tells the client through the pipe. */
+struct fa_remote {
+	uint64_t addr;
+	uint64_t key;
+};
+
+static struct fi_info *fa_hints(const char *dev)
+{
+	struct fi_info *h = fi_allocinfo();
+
+	if (!h)
+		return NULL;
+	h->ep_attr->type = FI_EP_MSG;
+	h->caps = FI_MSG | FI_RMA;
+	h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
+				  FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	h->domain_attr->name = strdup(dev);
+	h->fabric_attr->prov_name = strdup("lchan");
+	h->addr_format = FI_SOCKADDR_IN;
+	return h;
+}
+
+/* Fabric, EQ and (for an active side) the domain, CQ and region. */
+static int fa_open(struct fa_side *s, bool active)
+{
+	struct fi_eq_attr eq_attr = { .wait_obj = FI_WAIT_UNSPEC };
+	struct fi_cq_attr cq_attr = {
+		.format = FI_CQ_FORMAT_DATA,
+		.wait_obj = FI_WAIT_FD,
+		.size = 64,
+	};
+	int ret;
+
+	ret = fi_fabric(s->info->fabric_attr, &s->fabric, NULL);
+	if (!ret)
+		ret = fi_eq_open(s->fabric, &eq_attr, &s->eq, NULL);
+	if (ret || !active)
+		return ret;
+	ret = fi_domain(s->fabric, s->info, &s->domain, NULL);
+	if (!ret)
+		ret = fi_cq_open(s->domain, &cq_attr, &s->cq, NULL);
+	if (ret)
+		return ret;
+	s->buf = aligned_alloc(4096, FA_T_BUF);
+	if (!s->buf)
+		return -FI_ENOMEM;
+	memset(s->buf, 0, FA_T_BUF);
+	return fi_mr_reg(s->domain, s->buf, FA_T_BUF,
+			 FI_SEND | FI_RECV | FI_READ | FI_WRITE |
+			 FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &s->mr,
+			 NULL);
+}
+
+static int fa_ep(struct fa_side *s, struct fi_info *info)
+{
+	int ret = fi_endpoint(s->domain, info, &s->ep, NULL);
+
+	if (!ret)
+		ret = fi_ep_bind(s->ep, &s->eq->fid, 0);
+	if (!ret)
+		ret = fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV);
+	if (!ret)
+		ret = fi_enable(s->ep);
+	return ret;
+}
+
+static void fa_close(struct fa_side *s)
+{
+	if (s->mr)
+		fi_close(&s->mr->fid);
+	if (s->ep)
+		fi_close(&s->ep->fid);
+	if (s->pep)
+		fi_close(&s->pep->fid);
+	if (s->cq)
+		fi_close(&s->cq->fid);
+	if (s->domain)
+		fi_close(&s->domain->fid);
+	if (s->eq)
+		fi_close(&s->eq->fid);
+	if (s->fabric)
+		fi_close(&s->fabric->fid);
+	if (s->info)
+		fi_freeinfo(s->info);
+	free(s->buf);
+}
+
+/* One completion, sleeping on the CQ's wait object; 1 or -errno. */
+static ssize_t fa_comp(struct fa_side *s, struct fi_cq_data_entry *e)
+{
+	return fi_cq_sread(s->cq, e, 1, NULL, FA_T_WAIT_MS);
+}
+
+/* The client's requests: their contexts name them in the log. */
+struct fa_reqs {
+	char write, read, send, bad_write, bad_read;
+};
+
+static const char *fa_req_name(const struct fa_reqs *q, const void *ctx)
+{
+	if (ctx == &q->write)
+		return "write";
+	if (ctx == &q->read)
+		return "read";
+	if (ctx == &q->send)
+		return "send";
+	if (ctx == &q->bad_write)
+		return "bad-key write";
+	if (ctx == &q->bad_read)
+		return "bad-key read";
+	return "unknown";
+}
+
+/*
+ * The next completion of the client's CQ within @timeout_ms, success or
+ * error, logged whatever it is: 1 with @e filled, -FI_EAVAIL with @ce
+ * filled, or the error of the read.
+ */
+static ssize_t fa_comp_log(struct __test_metadata *_metadata,
+			   struct fa_side *s, const struct fa_reqs *q,
+			   struct fi_cq_data_entry *e, struct fi_cq_err_entry *ce,
+			   int timeout_ms)
+{
+	ssize_t n = fi_cq_sread(s->cq, e, 1, NULL, timeout_ms), m;
+
+	if (n == 1) {
+		TH_LOG("cq entry: %s (%p) flags 0x%llx len %zu",
+		       fa_req_name(q, e->op_context), e->op_context,
+		       (unsigned long long)e->flags, e->len);
+		return n;
+	}
+	if (n != -FI_EAVAIL) {
+		if (n != -FI_EAGAIN)
+			TH_LOG("fi_cq_sread: %zd (%s)", n, fi_strerror((int)-n));
+		return n;
+	}
+	memset(ce, 0, sizeof(*ce));
+	m = fi_cq_readerr(s->cq, ce, 0);
+	if (m != 1) {
+		TH_LOG("-FI_EAVAIL, then fi_cq_readerr: %zd", m);
+		return m < 0 ? m : -FI_EOTHER;
+	}
+	TH_LOG("cq error entry: %s (%p) flags 0x%llx len %zu err %d (%s) prov_errno %d (%s)",
+	       fa_req_name(q, ce->op_context), ce->op_context,
+	       (unsigned long long)ce->flags, ce->len, ce->err,
+	       fi_strerror(ce->err), ce->prov_errno,
+	       fi_cq_strerror(s->cq, ce->prov_errno, NULL, NULL, 0));
+	return n;
+}
+
+
+static uint8_t fa_pattern(size_t i)
+{
+	return (uint8_t)(i * 7 + 3);
+}
+
+/*
+ * The server: listen, tell the client the address, take its request
+ * (data "hello"), accept with "welcome", tell it the region, then wait
+ * for its "done" and check what it wrote; then FI_SHUTDOWN.  With
+ * @reject: refuse with "go away" instead.
+ */
+static int fa_server(const char *dev, const char *addr, int wfd, bool reject)
+{
+	struct fi_info *hints = fa_hints(dev);
+	struct fa_side s = { 0 };
+	struct fi_eq_cm_entry *cm;
+	char cmbuf[sizeof(*cm) + 64];
+	struct fi_cq_data_entry e;
+	struct fa_remote r;
+	size_t alen = 128, i;
+	char name[128];
+	uint32_t event;
+	ssize_t n;
+
+	cm = (struct fi_eq_cm_entry *)cmbuf;
+	if (!hints || fi_getinfo(FI_VERSION(1, 17), addr, "0", FI_SOURCE,
+				 hints, &s.info))
+		return lchan_t_child_fail(1, "fi_getinfo");
+	if (fa_open(&s, false) || fi_passive_ep(s.fabric, s.info, &s.pep, NULL) ||
+	    fi_pep_bind(s.pep, &s.eq->fid, 0) || fi_listen(s.pep) ||
+	    fi_getname(&s.pep->fid, name, &alen))
+		return lchan_t_child_fail(2, "listen");
+	if (write(wfd, &alen, sizeof(alen)) != sizeof(alen) ||
+	    write(wfd, name, alen) != (ssize_t)alen)
+		return lchan_t_child_fail(3, "pipe");
+	n = fi_eq_sread(s.eq, &event, cm, sizeof(cmbuf), FA_T_WAIT_MS, 0);
+	if (n != (ssize_t)(sizeof(*cm) + 6) || event != FI_CONNREQ ||
+	    memcmp(cm->data, "hello", 6))
+		return lchan_t_child_fail(4, "CONNREQ: %zd event %u", n, event);
+	if (reject) {
+		if (fi_reject(s.pep, cm->info->handle, "go away", 8))
+			return lchan_t_child_fail(5, "fi_reject");
+		fi_freeinfo(cm->info);
+		fa_close(&s);
+		return 0;
+	}
+	if (fi_domain(s.fabric, cm->info, &s.domain, NULL))
+		return lchan_t_child_fail(6, "fi_domain");
+	{
+		struct fi_cq_attr cq_attr = {
+			.format = FI_CQ_FORMAT_DATA, .wait_obj = FI_WAIT_FD,
+		};
+
+		s.buf = aligned_alloc(4096, FA_T_BUF);
+		memset(s.buf, 0, FA_T_BUF);
+		if (fi_cq_open(s.domain, &cq_attr, &s.cq, NULL) ||
+		    fi_mr_reg(s.domain, s.buf, FA_T_BUF,
+			      FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0,
+			      0, &s.mr, NULL))
+			return lchan_t_child_fail(7, "cq/mr");
+	}
+	if (fa_ep(&s, cm->info))
+		return lchan_t_child_fail(8, "endpoint");
+	fi_freeinfo(cm->info);
+	if (fi_recv(s.ep, s.buf + FA_T_BUF - 64, 64, fi_mr_desc(s.mr), 0, &s))
+		return lchan_t_child_fail(9, "fi_recv");
+	if (fi_accept(s.ep, "welcome", 8))
+		return lchan_t_child_fail(10, "fi_accept");
+	n = fi_eq_sread(s.eq, &event, cm, sizeof(cmbuf), FA_T_WAIT_MS, 0);
+	if (n < (ssize_t)sizeof(*cm) || event != FI_CONNECTED ||
+	    cm->fid != &s.ep->fid)
+		return lchan_t_child_fail(11, "CONNECTED: %zd", n);
+	/* Registered before the first channel: keyed now. */
+	r.addr = (uintptr_t)s.buf;
+	r.key = fi_mr_key(s.mr);
+	if (r.key == FI_KEY_NOTAVAIL || write(wfd, &r, sizeof(r)) != sizeof(r))
+		return lchan_t_child_fail(12, "key");
+	n = fa_comp(&s, &e);
+	if (n != 1 || e.op_context != &s || !(e.flags & FI_RECV) ||
+	    e.len != 5 || memcmp(s.buf + FA_T_BUF - 64, "done", 5))
+		return lchan_t_child_fail(13, "done: %zd", n);
+	for (i = 0; i < FA_T_BUF / 2; i++)
+		if ((uint8_t)s.buf[i] != fa_pattern(i))
+			return lchan_t_child_fail(14, "byte %zu", i);
+	/* The client closes: the connection ends. */
+	n = fi_eq_sread(s.eq, &event, cm, sizeof(cmbuf), FA_T_WAIT_MS, 0);
+	if (n < (ssize_t)sizeof(*cm) || event != FI_SHUTDOWN ||
+	    cm->fid != &s.ep->fid)
+		return lchan_t_child_fail(15, "SHUTDOWN: %zd event %u", n,
+					  event);
+	/* Children before parents, or EBUSY. */
+	if (fi_close(&s.domain->fid) != -FI_EBUSY)
+		return lchan_t_child_fail(16, "domain closed under its ep");
+	fa_close(&s);
+	fi_freeinfo(hints);
+	return 0;
+}
+
+static int fa_read_full(int fd, void *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = read(fd, (char *)buf + got, len - got);
+
+		if (n <= 0)
+			return -1;
+		got += (size_t)n;
+	}
+	return 0;
+}
+
+/* Start the server; the client side's info for its address. */
+static pid_t fa_start(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(fapi) *self, bool reject, int *rfd,
+		      struct fa_side *c)
+{
+	struct fi_info *hints;
+	size_t alen;
+	char name[128];
+	int p[2];
+	pid_t pid;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (!pid) {
+		close(p[0]);
+		_exit(fa_server(self->d.dev, self->d.addr, p[1], reject));
+	}
+	close(p[1]);
+	*rfd = p[0];
+	if (fa_read_full(p[0], &alen, sizeof(alen)) || alen > sizeof(name) ||
+	    fa_read_full(p[0], name, alen)) {
+		TH_LOG("the server gave no address");
+		return pid;
+	}
+	hints = fa_hints(self->d.dev);
+	hints->dest_addr = malloc(alen);
+	memcpy(hints->dest_addr, name, alen);
+	hints->dest_addrlen = alen;
+	EXPECT_EQ(0, fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints,
+				&c->info));
+	fi_freeinfo(hints);
+	return pid;
+}
+
+static int fa_wait_child(pid_t pid)
+{
+	int st;
+
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/*
+ * Connect, RMA both ways, a send, CQ data where it exists, a bad key.
+ * Every completion read is logged, and each is accounted for by its
+ * request: after the last expected one the CQ stays empty.
+ */
+TEST_F_TIMEOUT(fapi, rma_and_completions, 120)
+{
+	struct fa_side c = { 0 };
+	struct fa_reqs q = { 0 };
+	struct fi_eq_cm_entry *cm;
+	char cmbuf[sizeof(*cm) + 64];
+	struct fi_cq_data_entry e;
+	struct fi_cq_err_entry ce = { 0 };
+	struct fa_remote r;
+	uint32_t event;
+	void *refused;
+	ssize_t n;
+	size_t i;
+	pid_t pid;
+	int rfd, wfd;
+
+	LCHAN_T_BODY();
+	cm = (struct fi_eq_cm_entry *)cmbuf;
+	pid = fa_start(_metadata, self, false, &rfd, &c);
+	ASSERT_NE(NULL, c.info);
+	ASSERT_EQ(0, fa_open(&c, true));
+	/* No channel yet: lchan has not registered the region. */
+	EXPECT_EQ(FI_KEY_NOTAVAIL, fi_mr_key(c.mr));
+	ASSERT_EQ(0, fa_ep(&c, c.info));
+	ASSERT_EQ(0, fi_control(&c.cq->fid, FI_GETWAIT, &wfd));
+	EXPECT_LE(0, wfd);
+	ASSERT_EQ(0, fi_connect(c.ep, c.info->dest_addr, "hello", 6));
+	n = fi_eq_sread(c.eq, &event, cm, sizeof(cmbuf), FA_T_WAIT_MS, 0);
+	ASSERT_EQ((ssize_t)(sizeof(*cm) + 8), n);
+	ASSERT_EQ(FI_CONNECTED, event);
+	EXPECT_EQ(0, memcmp(cm->data, "welcome", 8));
+	EXPECT_NE(FI_KEY_NOTAVAIL, fi_mr_key(c.mr));
+	ASSERT_EQ(0, fa_read_full(rfd, &r, sizeof(r)));
+
+	/* WRITE half of the server's region, READ it back. */
+	for (i = 0; i < FA_T_BUF / 2; i++)
+		c.buf[i] = (char)fa_pattern(i);
+	ASSERT_EQ(0, fi_write(c.ep, c.buf, FA_T_BUF / 2, fi_mr_desc(c.mr), 0,
+			      r.addr, r.key, &q.write));
+	ASSERT_EQ(1, fa_comp_log(_metadata, &c, &q, &e, &ce, FA_T_WAIT_MS));
+	EXPECT_EQ(&q.write, e.op_context);
+	EXPECT_EQ(FI_RMA | FI_WRITE, e.flags);
+	ASSERT_EQ(0, fi_read(c.ep, c.buf + FA_T_BUF / 2, FA_T_BUF / 2,
+			     fi_mr_desc(c.mr), 0, r.addr, r.key, &q.read));
+	ASSERT_EQ(1, fa_comp_log(_metadata, &c, &q, &e, &ce, FA_T_WAIT_MS));
+	EXPECT_EQ(&q.read, e.op_context);
+	EXPECT_EQ(FI_RMA | FI_READ, e.flags);
+	EXPECT_EQ(0, memcmp(c.buf, c.buf + FA_T_BUF / 2, FA_T_BUF / 2));
+
+	/* iWARP carries no immediate data: refused before the ring. */
+	if (!strcmp(variant->kind, "siw"))
+		EXPECT_EQ(-FI_EOPNOTSUPP,
+			  fi_writedata(c.ep, c.buf, 8, fi_mr_desc(c.mr), 1, 0,
+				       r.addr, r.key, NULL));
+
+	memcpy(c.buf, "done", 5);
+	ASSERT_EQ(0, fi_send(c.ep, c.buf, 5, fi_mr_desc(c.mr), 0, &q.send));
+	ASSERT_EQ(1, fa_comp_log(_metadata, &c, &q, &e, &ce, FA_T_WAIT_MS));
+	EXPECT_EQ(&q.send, e.op_context);
+	EXPECT_EQ(FI_MSG | FI_SEND, e.flags);
+
+	/* A wrong key: an error completion with lchan's status. */
+	ASSERT_EQ(0, fi_write(c.ep, c.buf, 64, fi_mr_desc(c.mr), 0, r.addr,
+			      r.key ^ 0x5a5a00, &q.bad_write));
+	refused = &q.bad_write;
+	n = fa_comp_log(_metadata, &c, &q, &e, &ce, FA_T_WAIT_MS);
+	if (n == 1 && !strcmp(variant->kind, "siw")) {
+		/*
+		 * iWARP completes a WRITE once it is sent; the peer's refusal
+		 * ends the connection, which a READ, needing an answer, sees.
+		 */
+		EXPECT_EQ(&q.bad_write, e.op_context);
+		EXPECT_EQ(FI_RMA | FI_WRITE, e.flags);
+		ASSERT_EQ(0, fi_read(c.ep, c.buf, 64, fi_mr_desc(c.mr), 0,
+				     r.addr, r.key ^ 0x5a5a00, &q.bad_read));
+		refused = &q.bad_read;
+		n = fa_comp_log(_metadata, &c, &q, &e, &ce, FA_T_WAIT_MS);
+	}
+	ASSERT_EQ(-FI_EAVAIL, n);
+	EXPECT_EQ(refused, ce.op_context);
+	EXPECT_NE(0, ce.err);
+	EXPECT_NE(0, ce.prov_errno);
+	/* Nothing more, now or a moment later: each is logged. */
+	EXPECT_EQ(-FI_EAGAIN, fa_comp_log(_metadata, &c, &q, &e, &ce, 0));
+	EXPECT_EQ(-FI_EAGAIN, fa_comp_log(_metadata, &c, &q, &e, &ce, 300));
+
+	fa_close(&c);
+	EXPECT_EQ(0, fa_wait_child(pid));
+	close(rfd);
+}
+
+/* fi_reject's data comes back as the error event's err_data. */
+TEST_F_TIMEOUT(fapi, reject_with_data, 60)
+{
+	struct fa_side c = { 0 };
+	struct fi_eq_cm_entry cm;
+	struct fi_eq_err_entry eqe = { 0 };
+	uint32_t event;
+	ssize_t n;
+	pid_t pid;
+	int rfd;
+
+	LCHAN_T_BODY();
+	pid = fa_start(_metadata, self, true, &rfd, &c);
+	ASSERT_NE(NULL, c.info);
+	ASSERT_EQ(0, fa_open(&c, true));
+	ASSERT_EQ(0, fa_ep(&c, c.info));
+	ASSERT_EQ(0, fi_connect(c.ep, c.info->dest_addr, "hello", 6));
+	n = fi_eq_sread(c.eq, &event, &cm, sizeof(cm), FA_T_WAIT_MS, 0);
+	ASSERT_EQ(-FI_EAVAIL, n);
+	ASSERT_EQ((ssize_t)sizeof(eqe), fi_eq_readerr(c.eq, &eqe, 0));
+	EXPECT_EQ(FI_ECONNREFUSED, eqe.err);
+	EXPECT_EQ(&c.ep->fid, eqe.fid);
+	ASSERT_EQ(8, eqe.err_data_size);
+	EXPECT_EQ(0, memcmp(eqe.err_data, "go away", 8));
+	/* Too much connection data is refused at once. */
+	EXPECT_EQ(-FI_EINVAL, fi_connect(c.ep, c.info->dest_addr, cm.data, 4096));
+	fa_close(&c);
+	EXPECT_EQ(0, fa_wait_child(pid));
+	close(rfd);
+}
+
+/*
+ * What the provider does not offer (tagged messages, atomics, collectives)
+ * is not in fi_getinfo's caps, and every slot of the endpoint's tables
+ * for it answers -FI_ENOSYS: an application calling one gets an error,
+ * never a crash through a NULL slot.
+ */
+TEST_F_TIMEOUT(fapi, unsupported_ops, 60)
+{
+	const fi_addr_t any = FI_ADDR_UNSPEC;
+	struct fi_collective_attr coll_attr = { 0 };
+	struct fi_msg_collective cmsg = { 0 };
+	struct fi_atomic_attr atomic_attr;
+	struct fi_msg_atomic amsg = { 0 };
+	struct fi_msg_tagged tmsg = { 0 };
+	struct fa_side s = { 0 };
+	struct fi_info *hints;
+	struct fi_ioc ioc, res, cmp;
+	struct iovec iov;
+	void *desc;
+	size_t count;
+	char *b;
+
+	LCHAN_T_BODY();
+	hints = fa_hints(self->d.dev);
+	ASSERT_NE(NULL, hints);
+	ASSERT_EQ(0, fi_getinfo(FI_VERSION(1, 17), self->d.addr, "0", FI_SOURCE,
+				hints, &s.info));
+	fi_freeinfo(hints);
+	EXPECT_EQ(0, s.info->caps & (FI_TAGGED | FI_ATOMIC | FI_COLLECTIVE));
+	ASSERT_EQ(0, fa_open(&s, true));
+	ASSERT_EQ(0, fa_ep(&s, s.info));
+	b = s.buf;
+	desc = fi_mr_desc(s.mr);
+	iov = (struct iovec){ .iov_base = b, .iov_len = 8 };
+	ioc = (struct fi_ioc){ .addr = b, .count = 1 };
+	res = (struct fi_ioc){ .addr = b + 8, .count = 1 };
+	cmp = (struct fi_ioc){ .addr = b + 16, .count = 1 };
+	tmsg = (struct fi_msg_tagged){ .msg_iov = &iov, .desc = &desc,
+				       .iov_count = 1, .addr = any, .tag = 1 };
+	amsg = (struct fi_msg_atomic){ .msg_iov = &ioc, .desc = &desc,
+				       .iov_count = 1, .addr = any,
+				       .datatype = FI_UINT64, .op = FI_SUM };
+	cmsg = (struct fi_msg_collective){ .msg_iov = &ioc, .desc = &desc,
+					   .iov_count = 1, .coll_addr = any,
+					   .root_addr = any,
+					   .coll = FI_ALLREDUCE,
+					   .datatype = FI_UINT64,
+					   .op = FI_SUM };
+
+	EXPECT_EQ(-FI_ENOSYS, fi_trecv(s.ep, b, 8, desc, any, 1, 0, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_trecvv(s.ep, &iov, &desc, 1, any, 1, 0, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_trecvmsg(s.ep, &tmsg, 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_tsend(s.ep, b, 8, desc, any, 1, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_tsendv(s.ep, &iov, &desc, 1, any, 1, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_tsendmsg(s.ep, &tmsg, 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_tinject(s.ep, b, 8, any, 1));
+	EXPECT_EQ(-FI_ENOSYS, fi_tsenddata(s.ep, b, 8, desc, 7, any, 1, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_tinjectdata(s.ep, b, 8, 7, any, 1));
+
+	EXPECT_EQ(-FI_ENOSYS, fi_atomic(s.ep, b, 1, desc, any, 0, 0, FI_UINT64,
+					FI_SUM, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_atomicv(s.ep, &ioc, &desc, 1, any, 0, 0,
+					 FI_UINT64, FI_SUM, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_atomicmsg(s.ep, &amsg, 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_inject_atomic(s.ep, b, 1, any, 0, 0,
+					       FI_UINT64, FI_SUM));
+	EXPECT_EQ(-FI_ENOSYS, fi_fetch_atomic(s.ep, b, 1, desc, b + 8, desc,
+					      any, 0, 0, FI_UINT64, FI_SUM,
+					      NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_fetch_atomicv(s.ep, &ioc, &desc, 1, &res,
+					       &desc, 1, any, 0, 0, FI_UINT64,
+					       FI_SUM, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_fetch_atomicmsg(s.ep, &amsg, &res, &desc, 1,
+						 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_compare_atomic(s.ep, b, 1, desc, b + 16, desc,
+						b + 8, desc, any, 0, 0,
+						FI_UINT64, FI_CSWAP, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_compare_atomicv(s.ep, &ioc, &desc, 1, &cmp,
+						 &desc, 1, &res, &desc, 1, any,
+						 0, 0, FI_UINT64, FI_CSWAP,
+						 NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_compare_atomicmsg(s.ep, &amsg, &cmp, &desc, 1,
+						   &res, &desc, 1, 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_atomicvalid(s.ep, FI_UINT64, FI_SUM, &count));
+	EXPECT_EQ(-FI_ENOSYS, fi_fetch_atomicvalid(s.ep, FI_UINT64, FI_SUM,
+						   &count));
+	EXPECT_EQ(-FI_ENOSYS, fi_compare_atomicvalid(s.ep, FI_UINT64, FI_CSWAP,
+						     &count));
+	EXPECT_EQ(-FI_ENOSYS, fi_query_atomic(s.domain, FI_UINT64, FI_SUM,
+					      &atomic_attr, 0));
+
+	EXPECT_EQ(-FI_ENOSYS, fi_barrier(s.ep, any, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_barrier2(s.ep, any, FI_MORE, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_broadcast(s.ep, b, 1, desc, any, any,
+					   FI_UINT64, 0, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_alltoall(s.ep, b, 1, desc, b + 8, desc, any,
+					  FI_UINT64, 0, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_allreduce(s.ep, b, 1, desc, b + 8, desc, any,
+					   FI_UINT64, FI_SUM, 0, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_allgather(s.ep, b, 1, desc, b + 8, desc, any,
+					   FI_UINT64, 0, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_reduce_scatter(s.ep, b, 1, desc, b + 8, desc,
+						any, FI_UINT64, FI_SUM, 0,
+						NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_reduce(s.ep, b, 1, desc, b + 8, desc, any, any,
+					FI_UINT64, FI_SUM, 0, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_scatter(s.ep, b, 1, desc, b + 8, desc, any,
+					 any, FI_UINT64, 0, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_gather(s.ep, b, 1, desc, b + 8, desc, any, any,
+					FI_UINT64, 0, NULL));
+	/* The one slot libfabric has no wrapper for. */
+	EXPECT_EQ(-FI_ENOSYS, s.ep->collective->msg(s.ep, &cmsg, &res, &desc,
+						    1, 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_query_collective(s.domain, FI_ALLREDUCE,
+						  &coll_attr, 0));
+	fa_close(&s);
+}
+
+TEST_HARNESS_MAIN

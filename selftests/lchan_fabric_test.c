@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lchan as a libfabric provider (liblchan-fi.so, provider "lchan"), run by
+ * libfabric's own programs: fi_info lists it with each device's attributes,
+ * and fi_pingpong, as a server and a client process, passes over it on
+ * FI_EP_MSG endpoints, every message size, with and without its data
+ * check.  SKIPs without fi_info/fi_pingpong (libfabric-bin) or the
+ * provider (LCHAN_FABRIC: the directory of liblchan-fi.so).
+ */
+#include "kselftest_harness.h"
+#include "lchan_test.h"
+
+#define FI_T_INFO	"/usr/bin/fi_info"
+#define FI_T_PINGPONG	"/usr/bin/fi_pingpong"
+/* Per fi_pingpong run (server and client together). */
+#define FI_T_TIMEOUT_S	240
+
+FIXTURE(fabric) {
+	struct lchan_t_dev d;
+	char provdir[256];
+};
+
+LCHAN_T_VARIANTS(fabric);
+
+FIXTURE_SETUP(fabric)
+{
+	const char *dir = getenv("LCHAN_FABRIC");
+	char so[300];
+
+	LCHAN_T_NEED_DEV(&self->d, variant->kind);
+	if (access(FI_T_INFO, X_OK) || access(FI_T_PINGPONG, X_OK))
+		SKIP(return, "no fi_info/fi_pingpong (libfabric-bin)");
+	if (!dir || !*dir)
+		SKIP(return, "LCHAN_FABRIC does not name the provider's directory");
+	snprintf(so, sizeof(so), "%s/liblchan-fi.so", dir);
+	if (access(so, R_OK))
+		SKIP(return, "no %s", so);
+	if (!lchan_t_module_loaded())
+		SKIP(return, "lchan not loaded");
+	snprintf(self->provdir, sizeof(self->provdir), "%s", dir);
+	setenv("FI_PROVIDER_PATH", self->provdir, 1);
+}
+
+FIXTURE_TEARDOWN(fabric)
+{
+}
+
+struct fi_t_proc {
+	pid_t pid;
+	char log[128];
+};
+
+/* Start argv with stdout and stderr to a fresh log file. */
+static int fi_t_start(struct fi_t_proc *p, const char *tag, char *const argv[])
+{
+	static int seq;
+
+	snprintf(p->log, sizeof(p->log), "/tmp/lchan_fabric.%d.%d.%s.log",
+		 getpid(), seq++, tag);
+	p->pid = fork();
+	if (p->pid < 0)
+		return -errno;
+	if (!p->pid) {
+		int fd = open(p->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (fd < 0)
+			_exit(126);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		setpgid(0, 0);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return 0;
+}
+
+/* Exit status of @p, or -ETIMEDOUT after killing it at @deadline. */
+static int fi_t_wait(struct fi_t_proc *p, double deadline)
+{
+	int st;
+
+	for (;;) {
+		pid_t r = waitpid(p->pid, &st, WNOHANG);
+
+		if (r == p->pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st) :
+			       128 + WTERMSIG(st);
+		if (r < 0)
+			return -errno;
+		if (lchan_t_now() > deadline) {
+			kill(-p->pid, SIGKILL);
+			kill(p->pid, SIGKILL);
+			waitpid(p->pid, &st, 0);
+			return -ETIMEDOUT;
+		}
+		usleep(20000);
+	}
+}
+
+static void fi_t_dump(struct __test_metadata *_metadata, const char *log)
+{
+	char line[512];
+	FILE *f = fopen(log, "r");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		TH_LOG("%s: %s", strrchr(log, '.') ? log : log, line);
+	}
+	fclose(f);
+}
+
+static int fi_t_slurp(const char *log, char *buf, size_t len)
+{
+	FILE *f = fopen(log, "r");
+	size_t n;
+
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	return 0;
+}
+
+/* Is TCP @port in LISTEN state (/proc/net/tcp and tcp6)? */
+static bool fi_t_tcp_listening(unsigned port)
+{
+	static const char *const files[] = { "/proc/net/tcp", "/proc/net/tcp6" };
+	char line[512], want[16];
+	unsigned i;
+
+	snprintf(want, sizeof(want), ":%04X ", port);
+	for (i = 0; i < 2; i++) {
+		FILE *f = fopen(files[i], "r");
+
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			char *local = strchr(line, ':');
+
+			/* sl: local_address rem_address st */
+			if (local && (local = strchr(local + 1, ':')) &&
+			    !strncmp(local, want, strlen(want)) &&
+			    strstr(local + strlen(want), " 0A ")) {
+				fclose(f);
+				return true;
+			}
+		}
+		fclose(f);
+	}
+	return false;
+}
+
+/* fi_info's output for @args (NULL-terminated), exit status returned. */
+static int fi_t_info(char *out, size_t len, const char *a1, const char *a2,
+		     const char *a3, const char *a4)
+{
+	char *argv[] = { FI_T_INFO, "-p", "lchan", (char *)a1, (char *)a2,
+			 (char *)a3, (char *)a4, NULL };
+	struct fi_t_proc p;
+	int st;
+
+	if (fi_t_start(&p, "fi_info", argv))
+		return -1;
+	st = fi_t_wait(&p, lchan_t_now() + 30);
+	fi_t_slurp(p.log, out, len);
+	unlink(p.log);
+	return st;
+}
+
+/*
+ * One fi_pingpong server and client on the variant's device: the control
+ * connection (TCP) on @port, provider @prov, endpoint type @ep_type.  @extra is
+ * one more option for both ("-c" checks the data) or NULL; @sizes and
+ * @iters are fi_pingpong's -S and -I (NULL: its defaults).  @last is the row the client
+ * must print last but one (the largest size).
+ */
+static void fi_t_pingpong(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(fabric) *self, unsigned port,
+			  const char *prov, const char *ep_type,
+			  const char *extra, const char *sizes,
+			  const char *iters, const char *last)
+{
+	char portstr[8], out[16384], row[32];
+	char *srv[16], *cli[16];
+	struct fi_t_proc s, c;
+	int n = 0, m = 0, ss, cs;
+	double t0 = lchan_t_now();
+
+	snprintf(portstr, sizeof(portstr), "%u", port);
+	srv[n++] = FI_T_PINGPONG;
+	srv[n++] = "-p";
+	srv[n++] = (char *)prov;
+	srv[n++] = "-e";
+	srv[n++] = (char *)ep_type;
+	srv[n++] = "-d";
+	srv[n++] = self->d.dev;
+	if (extra)
+		srv[n++] = (char *)extra;
+	if (sizes) {
+		srv[n++] = "-S";
+		srv[n++] = (char *)sizes;
+	}
+	if (iters) {
+		srv[n++] = "-I";
+		srv[n++] = (char *)iters;
+	}
+	memcpy(cli, srv, n * sizeof(*srv));
+	m = n;
+	srv[n++] = "-B";
+	srv[n++] = portstr;
+	srv[n] = NULL;
+	cli[m++] = "-P";
+	cli[m++] = portstr;
+	cli[m++] = self->d.addr;
+	cli[m] = NULL;
+
+	ASSERT_EQ(0, fi_t_start(&s, "server", srv));
+	while (!fi_t_tcp_listening(port) && lchan_t_now() < t0 + 10 &&
+	       waitpid(s.pid, NULL, WNOHANG) == 0)
+		usleep(20000);
+	ASSERT_EQ(0, fi_t_start(&c, "client", cli));
+	cs = fi_t_wait(&c, t0 + FI_T_TIMEOUT_S);
+	/* A server whose client is gone waits for ever: 30 s at most. */
+	ss = fi_t_wait(&s, lchan_t_now() + 30);
+	fi_t_slurp(c.log, out, sizeof(out));
+	if (cs || ss) {
+		fi_t_dump(_metadata, s.log);
+		fi_t_dump(_metadata, c.log);
+	}
+	EXPECT_EQ(0, ss);
+	EXPECT_EQ(0, cs);
+	snprintf(row, sizeof(row), "\n%-8s", last);
+	EXPECT_NE(NULL, strstr(out, row)) {
+		TH_LOG("client output lacks the %s row:\n%s", last, out);
+	}
+	TH_LOG("fi_pingpong -p '%s' -e %s %s %s on %s: %.1f s", prov, ep_type,
+	       extra ? extra : "", sizes ? sizes : "(default sizes)",
+	       self->d.dev, lchan_t_now() - t0);
+	unlink(s.log);
+	unlink(c.log);
+}
+
+static unsigned fi_t_port(const char *kind, unsigned n)
+{
+	return 47600 + (strcmp(kind, "rxe") ? 50 : 0) + n;
+}
+
+/*
+ * The fi_info -v block of the provider "lchan" itself (fi_info also lists
+ * utility providers layered over it, "lchan;ofi_rxm"), or NULL.
+ */
+static char *fi_t_core_block(char *out)
+{
+	char *b = out, *next;
+
+	while ((b = strstr(b, "fi_info:"))) {
+		next = strstr(b + 1, "fi_info:");
+		if (next)
+			next[-1] = 0;
+		if (strstr(b, "prov_name: lchan\n"))
+			return b;
+		if (!next)
+			return NULL;
+		b = next;
+	}
+	return NULL;
+}
+
+/* fi_info -p lchan lists the device with what it can do. */
+TEST_F(fabric, info_lists_device)
+{
+	char out[65536], want[128], *b;
+
+	LCHAN_T_BODY();
+	ASSERT_EQ(0, fi_t_info(out, sizeof(out), "-d", self->d.dev, "-v", NULL)) {
+		TH_LOG("%s", out);
+	}
+	b = fi_t_core_block(out);
+	ASSERT_NE(NULL, b) TH_LOG("no lchan entry:\n%s", out);
+	snprintf(want, sizeof(want), "name: %s\n", self->d.dev);
+	EXPECT_NE(NULL, strstr(b, want)) TH_LOG("%s", b);
+	EXPECT_NE(NULL, strstr(b, "type: FI_EP_MSG"));
+	EXPECT_NE(NULL, strstr(b, "FI_MR_LOCAL"));
+	EXPECT_NE(NULL, strstr(b, "FI_RMA"));
+	if (!strcmp(variant->kind, "siw")) {
+		/* iWARP: no immediate data, so no remote CQ data. */
+		EXPECT_NE(NULL, strstr(b, "protocol: FI_PROTO_IWARP"));
+		EXPECT_NE(NULL, strstr(b, "cq_data_size: 0\n")) TH_LOG("%s", b);
+	} else {
+		EXPECT_NE(NULL, strstr(b, "protocol: FI_PROTO_RDMA_CM_IB_RC"));
+		EXPECT_NE(NULL, strstr(b, "cq_data_size: 4\n")) TH_LOG("%s", b);
+	}
+	/* Neither device gets atomics or tags from lchan itself. */
+	EXPECT_EQ(NULL, strstr(b, "FI_ATOMIC"));
+	EXPECT_EQ(NULL, strstr(b, "FI_TAGGED"));
+}
+
+/* What lchan does not offer is not listed for the provider itself. */
+TEST_F(fabric, info_rejects)
+{
+	static const char *const asks[][2] = {
+		{ "-t", "FI_EP_RDM" },
+		{ "-t", "FI_EP_DGRAM" },
+		{ "-c", "FI_ATOMIC" },
+		{ "-c", "FI_TAGGED" },
+	};
+	char out[65536];
+	unsigned i;
+
+	LCHAN_T_BODY();
+	for (i = 0; i < sizeof(asks) / sizeof(asks[0]); i++) {
+		fi_t_info(out, sizeof(out), "-d", self->d.dev, asks[i][0],
+			  asks[i][1]);
+		EXPECT_EQ(NULL, strstr(out, "provider: lchan\n")) {
+			TH_LOG("%s %s listed lchan:\n%s", asks[i][0],
+			       asks[i][1], out);
+		}
+	}
+	EXPECT_NE(0, fi_t_info(out, sizeof(out), "-d", "nosuchdev0", NULL,
+			       NULL)) TH_LOG("%s", out);
+}
+
+/* fi_pingpong's default sizes (64 B to 1 MiB, ten round trips each). */
+TEST_F_TIMEOUT(fabric, pingpong_msg, FI_T_TIMEOUT_S + 60)
+{
+	LCHAN_T_BODY();
+	fi_t_pingpong(_metadata, self, fi_t_port(variant->kind, 0), "lchan",
+		      "msg", NULL, NULL, NULL, "1m");
+}
+
+/*
+ * Every size fi_pingpong knows (0 B to 6 MiB, the halves between powers
+ * of two too), its data check on, two round trips each.
+ */
+TEST_F_TIMEOUT(fabric, pingpong_msg_all_sizes_checked, FI_T_TIMEOUT_S + 60)
+{
+	LCHAN_T_BODY();
+	fi_t_pingpong(_metadata, self, fi_t_port(variant->kind, 1), "lchan",
+		      "msg", "-c", "all", "2", "6m");
+}
+
+/*
+ * libfabric's ofi_rxm over lchan: reliable datagram endpoints made of
+ * lchan connections (their connection data goes in the channels' first
+ * messages), fi_pingpong's default sizes, data checked.  Sizes above
+ * rxm's eager limit move by RDMA READ of the sender's registered buffer.
+ */
+TEST_F_TIMEOUT(fabric, pingpong_rdm_rxm, FI_T_TIMEOUT_S + 60)
+{
+	LCHAN_T_BODY();
+	/* ofi_rxm's warnings go to the logs printed on failure. */
+	setenv("FI_LOG_LEVEL", "warn", 1);
+	fi_t_pingpong(_metadata, self, fi_t_port(variant->kind, 2),
+		      "lchan;ofi_rxm", "rdm", "-c", NULL, NULL, "1m");
+}
+
+TEST_HARNESS_MAIN
