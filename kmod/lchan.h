@@ -78,6 +78,11 @@
 #define LCHAN_POLLER_IDLE_MS	1000
 #define LCHAN_CONNECT_TIMEOUT_MS	10000
 #define LCHAN_MAX_TIMEOUT_MS	600000
+/* RC timing of IB and RoCE channels (uapi lchan_rc_params). */
+#define LCHAN_ACK_TIMEOUT_DEFAULT	18	/* 4.096 us * 2^18 = 1.07 s */
+#define LCHAN_ACK_TIMEOUT_MAX		31
+#define LCHAN_RETRY_COUNT_DEFAULT	6	/* rxe reads 7 as unbounded */
+#define LCHAN_RETRY_COUNT_MAX		7
 #define LCHAN_RESOLVE_TIMEOUT_MS	2000
 /* After completions, ask a device that can drop CQ events again (siw). */
 #define LCHAN_CQ_RECHECK_MS	10
@@ -280,6 +285,9 @@ struct lchan_chan {
 	u32 remote_qpn;
 	struct sockaddr_storage local, remote;
 	u32 port_num;
+	/* In force on IB/RoCE, 0 on iWARP; under lock, READ_ONCE in sysfs. */
+	u8 ack_timeout;
+	u8 retry_count;
 
 	wait_queue_head_t wq;
 	spinlock_t cq_lock;
@@ -481,9 +489,11 @@ void lchan_cm_copy_sockaddr(struct sockaddr_storage *dst,
 int lchan_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event);
 int lchan_cm_establish(struct lchan_chan *chan, u32 timeout_ms);
 int lchan_cm_check_fd_flags(u32 flags, u32 allowed);
-int lchan_cm_check_open(u32 flags, const struct lchan_ring_sizes *rings);
+int lchan_cm_check_open(u32 flags, const struct lchan_ring_sizes *rings,
+			const struct lchan_rc_params *rc);
 int lchan_cm_open_chan(struct lchan_chan *chan,
-		       const struct lchan_ring_sizes *rings, u32 flags,
+		       const struct lchan_ring_sizes *rings,
+		       const struct lchan_rc_params *rc, u32 flags,
 		       const unsigned long *deadline);
 int lchan_cm_check_connect(const struct lchan_ucmd *ucmd);
 long lchan_ioctl_connect(struct lchan_ucmd *ucmd);

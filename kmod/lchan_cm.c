@@ -180,7 +180,8 @@ static void lchan_cm_conn_param(struct lchan_chan *chan,
 	param->responder_resources = min_t(int, attrs->max_qp_rd_atom, 16);
 	param->initiator_depth = min_t(int, attrs->max_qp_init_rd_atom, 16);
 	param->flow_control = 1;
-	param->retry_count = 7;
+	/* iWARP has none: TCP retransmits. */
+	param->retry_count = chan->retry_count;
 	param->rnr_retry_count = 7;	/* IB/RoCE: wait for a receive */
 }
 
@@ -274,8 +275,12 @@ int lchan_cm_check_fd_flags(u32 flags, u32 allowed)
 	return flags & ~allowed ? -EINVAL : 0;
 }
 
-/* What connect and accept both take: the new fd's flags and ring sizes. */
-int lchan_cm_check_open(u32 flags, const struct lchan_ring_sizes *rings)
+/*
+ * What connect and accept both take: the new fd's flags, ring sizes and
+ * RC timing.
+ */
+int lchan_cm_check_open(u32 flags, const struct lchan_ring_sizes *rings,
+			const struct lchan_rc_params *rc)
 {
 	int ret;
 
@@ -284,6 +289,10 @@ int lchan_cm_check_open(u32 flags, const struct lchan_ring_sizes *rings)
 				      LCHAN_DEFER_ESTABLISH);
 	if (ret)
 		return ret;
+	if (rc->resv0 || rc->resv1 ||
+	    rc->ack_timeout > LCHAN_ACK_TIMEOUT_MAX ||
+	    rc->retry_count > LCHAN_RETRY_COUNT_MAX)
+		return -EINVAL;
 	/* Refuse a bad request before it costs a peer its connection. */
 	return lchan_ring_sizes_check(rings);
 }
@@ -295,8 +304,27 @@ int lchan_cm_check_open(u32 flags, const struct lchan_ring_sizes *rings)
  * default timeout from when it starts.  On failure the caller aborts the
  * channel.
  */
+/*
+ * The RC timing @rc asks for, on the device the channel is bound to.  The
+ * local ACK timeout reaches the QP when rdma_cm moves it to RTS; the retry
+ * count goes out in the connection parameters.  iWARP has neither.
+ */
+static int lchan_cm_set_rc(struct lchan_chan *chan,
+			   const struct lchan_rc_params *rc)
+{
+	if (rdma_protocol_iwarp(chan->cm_id->device, chan->cm_id->port_num))
+		return rc->ack_timeout || rc->retry_count ? -EOPNOTSUPP : 0;
+	/* sysfs reads them lockless. */
+	WRITE_ONCE(chan->ack_timeout,
+		   rc->ack_timeout ?: LCHAN_ACK_TIMEOUT_DEFAULT);
+	WRITE_ONCE(chan->retry_count,
+		   rc->retry_count ?: LCHAN_RETRY_COUNT_DEFAULT);
+	return rdma_set_ack_timeout(chan->cm_id, chan->ack_timeout);
+}
+
 int lchan_cm_open_chan(struct lchan_chan *chan,
-		       const struct lchan_ring_sizes *rings, u32 flags,
+		       const struct lchan_ring_sizes *rings,
+		       const struct lchan_rc_params *rc, u32 flags,
 		       const unsigned long *deadline)
 {
 	u32 timeout_ms = LCHAN_CONNECT_TIMEOUT_MS;
@@ -310,6 +338,9 @@ int lchan_cm_open_chan(struct lchan_chan *chan,
 		goto out_unlock;
 	}
 	ret = lchan_chan_bind_dev(chan, cm_id->device);
+	if (ret)
+		goto out_unlock;
+	ret = lchan_cm_set_rc(chan, rc);
 	if (ret)
 		goto out_unlock;
 	ret = lchan_chan_create_qp(chan, rings);
@@ -339,7 +370,7 @@ int lchan_cm_check_connect(const struct lchan_ucmd *ucmd)
 	struct sockaddr_storage dst, src;
 	int ret;
 
-	ret = lchan_cm_check_open(req->flags, &req->rings);
+	ret = lchan_cm_check_open(req->flags, &req->rings, &req->rc);
 	if (ret)
 		return ret;
 	if (req->resv || req->timeout_ms > LCHAN_MAX_TIMEOUT_MS)
@@ -402,7 +433,8 @@ long lchan_ioctl_connect(struct lchan_ucmd *ucmd)
 	ret = lchan_cm_wait(chan, deadline);
 	if (ret)
 		goto err_abort;
-	ret = lchan_cm_open_chan(chan, &req->rings, req->flags, &deadline);
+	ret = lchan_cm_open_chan(chan, &req->rings, &req->rc, req->flags,
+				 &deadline);
 	if (ret)
 		goto err_abort;
 

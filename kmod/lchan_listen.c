@@ -239,7 +239,7 @@ int lchan_listen_check_accept(const struct lchan_ucmd *ucmd)
 {
 	const struct lchan_accept *req = ucmd->cmd;
 
-	return lchan_cm_check_open(req->flags, &req->rings);
+	return lchan_cm_check_open(req->flags, &req->rings, &req->rc);
 }
 
 long lchan_ioctl_accept(struct lchan_ucmd *ucmd)
@@ -271,7 +271,8 @@ long lchan_ioctl_accept(struct lchan_ucmd *ucmd)
 	lchan_cm_copy_sockaddr(&chan->remote, (struct sockaddr *)
 			       &id->route.addr.dst_addr);
 	mutex_unlock(&chan->lock);
-	ret = lchan_cm_open_chan(chan, &req->rings, req->flags, NULL);
+	ret = lchan_cm_open_chan(chan, &req->rings, &req->rc, req->flags,
+				 NULL);
 	if (ret)
 		goto err_abort;
 

@@ -31,8 +31,9 @@ static void lchan_main_check_abi(void)
 	BUILD_BUG_ON(sizeof(struct lchan_addr) != 24);
 	BUILD_BUG_ON(sizeof(struct lchan_listen) != 40);
 	BUILD_BUG_ON(sizeof(struct lchan_ring_sizes) != 16);
-	BUILD_BUG_ON(sizeof(struct lchan_connect) != 80);
-	BUILD_BUG_ON(sizeof(struct lchan_accept) != 48);
+	BUILD_BUG_ON(sizeof(struct lchan_rc_params) != 8);
+	BUILD_BUG_ON(sizeof(struct lchan_connect) != 88);
+	BUILD_BUG_ON(sizeof(struct lchan_accept) != 56);
 	BUILD_BUG_ON(sizeof(struct lchan_establish) != 16);
 	BUILD_BUG_ON(sizeof(struct lchan_ring_offsets) != 32);
 	BUILD_BUG_ON(sizeof(struct lchan_chan_info) != 200);

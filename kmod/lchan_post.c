@@ -170,6 +170,13 @@ static void lchan_post_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 		lchan_flow_send_done(chan, wr, quiet);
 	}
 	spin_unlock_bh(&chan->cq_lock);
+	/*
+	 * The peer stopped answering (lchan_rc_params): the QP is in error
+	 * and the channel with it, before its waiters look.
+	 */
+	if (wc->status == IB_WC_RETRY_EXC_ERR ||
+	    wc->status == IB_WC_RNR_RETRY_EXC_ERR)
+		lchan_chan_set_state(chan, LCHAN_STATE_ERROR);
 	lchan_ring_wake(chan);
 	lchan_post_recheck_soon(chan);
 }

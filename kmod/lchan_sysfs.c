@@ -229,6 +229,8 @@ LCHAN_CHAN_ATTR(recv_bytes, "%llu", READ_ONCE(chan->stats.recv_bytes));
 LCHAN_CHAN_ATTR(errors, "%llu", READ_ONCE(chan->stats.err_cqes));
 LCHAN_CHAN_ATTR(enters, "%llu", READ_ONCE(chan->stats.enters));
 LCHAN_CHAN_ATTR(pid, "%d", chan->tgid);
+LCHAN_CHAN_ATTR(ack_timeout, "%u", READ_ONCE(chan->ack_timeout));
+LCHAN_CHAN_ATTR(retry_count, "%u", READ_ONCE(chan->retry_count));
 LCHAN_CHAN_ATTR(mode, "%s", chan->ctx->poller ? "poller" : "doorbell");
 LCHAN_CHAN_ATTR(features, "0x%llx", (unsigned long long)chan->features);
 LCHAN_CHAN_ATTR(kmem_bytes, "%zu", lchan_chan_kmem_bytes(chan));
@@ -263,6 +265,8 @@ static struct attribute *lchan_chan_attrs[] = {
 	&chan_errors_attr.attr,
 	&chan_enters_attr.attr,
 	&chan_pid_attr.attr,
+	&chan_ack_timeout_attr.attr,
+	&chan_retry_count_attr.attr,
 	&chan_mode_attr.attr,
 	&chan_features_attr.attr,
 	&chan_kmem_bytes_attr.attr,

@@ -31,7 +31,8 @@ _Static_assert(sizeof(struct lchan_sge) * LCHAN_SQE_SGES ==
 	       sizeof(struct lchan_sqe), "SQE continuation layout");
 _Static_assert(sizeof(struct lchan_sge) * LCHAN_RQE_SGES ==
 	       sizeof(struct lchan_rqe), "RQE continuation layout");
-_Static_assert(sizeof(struct lchan_connect) == 80, "connect layout");
+_Static_assert(sizeof(struct lchan_connect) == 88, "connect layout");
+_Static_assert(sizeof(struct lchan_accept) == 56, "accept layout");
 _Static_assert(sizeof(struct lchan_enter) == 40, "enter layout");
 _Static_assert(sizeof(struct lchan_mr_reg) == 40, "mr_reg layout");
 
@@ -94,13 +95,23 @@ struct lchan_chan {
 	struct lchan_chan_info info;
 };
 
+/*
+ * lchan_opts.flags: ack_timeout and retry_count are set.  The library
+ * reads them only then: a caller built before they existed passes a
+ * shorter struct.
+ */
+#define LCHAN_OPTS_RC	(1U << 31)
+
 /* Options for connect and accept; zero means "default" everywhere. */
 struct lchan_opts {
 	unsigned sq_entries;
 	unsigned rq_entries;
 	unsigned cq_entries;
 	unsigned timeout_ms;
-	unsigned flags;			/* LCHAN_FD_*, LCHAN_DEFER_ESTABLISH */
+	unsigned flags;			/* LCHAN_FD_*, LCHAN_DEFER_ESTABLISH,
+					   LCHAN_OPTS_RC */
+	unsigned char ack_timeout;	/* lchan_rc_params */
+	unsigned char retry_count;
 };
 
 int lchan_ctx_open(struct lchan_ctx *ctx);

@@ -176,13 +176,24 @@ int lchan_listener_close(struct lchan_listener *lst)
 }
 
 static void lchan_opts_to_rings(const struct lchan_opts *opts,
-				struct lchan_ring_sizes *rings)
+				struct lchan_ring_sizes *rings,
+				struct lchan_rc_params *rc)
 {
 	if (!opts)
 		return;
 	rings->sq_entries = opts->sq_entries;
 	rings->rq_entries = opts->rq_entries;
 	rings->cq_entries = opts->cq_entries;
+	if (opts->flags & LCHAN_OPTS_RC) {
+		rc->ack_timeout = opts->ack_timeout;
+		rc->retry_count = opts->retry_count;
+	}
+}
+
+/* The kernel's flags of the new fd: the library's own bit stays here. */
+static unsigned lchan_opts_fd_flags(const struct lchan_opts *opts)
+{
+	return ((opts ? opts->flags : 0) & ~LCHAN_OPTS_RC) | LCHAN_FD_CLOEXEC;
 }
 
 /* Map the rings of a fresh channel fd and fill in the ring views. */
@@ -244,11 +255,11 @@ int lchan_accept(struct lchan_listener *lst, const struct lchan_opts *opts,
 {
 	struct lchan_accept req = {
 		.size = sizeof(req),
-		.flags = (opts ? opts->flags : 0) | LCHAN_FD_CLOEXEC,
+		.flags = lchan_opts_fd_flags(opts),
 	};
 	int fd;
 
-	lchan_opts_to_rings(opts, &req.rings);
+	lchan_opts_to_rings(opts, &req.rings, &req.rc);
 	fd = ioctl(lst->fd, LCHAN_IOC_ACCEPT, &req);
 	if (fd < 0)
 		return lchan_errno();
@@ -260,13 +271,13 @@ int lchan_connect_addr(struct lchan_ctx *ctx, const struct lchan_addr *dst,
 {
 	struct lchan_connect req = {
 		.size = sizeof(req),
-		.flags = (opts ? opts->flags : 0) | LCHAN_FD_CLOEXEC,
+		.flags = lchan_opts_fd_flags(opts),
 		.dst = *dst,
 		.timeout_ms = opts ? opts->timeout_ms : 0,
 	};
 	int fd;
 
-	lchan_opts_to_rings(opts, &req.rings);
+	lchan_opts_to_rings(opts, &req.rings, &req.rc);
 	fd = ioctl(ctx->fd, LCHAN_IOC_CONNECT, &req);
 	if (fd < 0)
 		return lchan_errno();

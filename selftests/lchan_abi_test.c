@@ -396,8 +396,10 @@ TEST_F_TIMEOUT(abi, connect, 90)
 	tmpl.size = sizeof(tmpl);
 	tmpl.timeout_ms = 5000;
 	abi_fresh_addr(_metadata, self, &tmpl.dst);
+	/* The first released layout ended before 'rc'. */
 	abi_check_sizes(_metadata, fd, LCHAN_IOC_CONNECT, &tmpl,
-			sizeof(tmpl), sizeof(tmpl), "CONNECT");
+			sizeof(tmpl), offsetof(struct lchan_connect, rc),
+			"CONNECT");
 
 	req = tmpl;
 	req.flags = 1U << 2;
@@ -412,6 +414,24 @@ TEST_F_TIMEOUT(abi, connect, 90)
 	EXPECT_EQ(-EINVAL, abi_ioctl(fd, LCHAN_IOC_CONNECT, &req));
 	req = tmpl;
 	req.timeout_ms = 600001;
+	EXPECT_EQ(-EINVAL, abi_ioctl(fd, LCHAN_IOC_CONNECT, &req));
+
+	/* RC timing out of range, or reserved bits set. */
+	req = tmpl;
+	req.rc.ack_timeout = 32;
+	EXPECT_EQ(-EINVAL, abi_ioctl(fd, LCHAN_IOC_CONNECT, &req));
+	req.rc.ack_timeout = 0xff;
+	EXPECT_EQ(-EINVAL, abi_ioctl(fd, LCHAN_IOC_CONNECT, &req));
+	req = tmpl;
+	req.rc.retry_count = 8;
+	EXPECT_EQ(-EINVAL, abi_ioctl(fd, LCHAN_IOC_CONNECT, &req));
+	req.rc.retry_count = 0xff;
+	EXPECT_EQ(-EINVAL, abi_ioctl(fd, LCHAN_IOC_CONNECT, &req));
+	req = tmpl;
+	req.rc.resv0 = 1;
+	EXPECT_EQ(-EINVAL, abi_ioctl(fd, LCHAN_IOC_CONNECT, &req));
+	req = tmpl;
+	req.rc.resv1 = 1U << 31;
 	EXPECT_EQ(-EINVAL, abi_ioctl(fd, LCHAN_IOC_CONNECT, &req));
 
 	/* Destination: none, unknown family, no port. */
@@ -487,9 +507,28 @@ TEST_F_TIMEOUT(abi, accept, 60)
 	req = tmpl;
 	req.rings.resv = 1;
 	EXPECT_EQ(-EINVAL, abi_ioctl(fd, LCHAN_IOC_ACCEPT, &req));
+	req = tmpl;
+	req.rc.ack_timeout = 32;
+	EXPECT_EQ(-EINVAL, abi_ioctl(fd, LCHAN_IOC_ACCEPT, &req));
+	req = tmpl;
+	req.rc.retry_count = 8;
+	EXPECT_EQ(-EINVAL, abi_ioctl(fd, LCHAN_IOC_ACCEPT, &req));
+	req = tmpl;
+	req.rc.resv0 = 0x8000;
+	EXPECT_EQ(-EINVAL, abi_ioctl(fd, LCHAN_IOC_ACCEPT, &req));
+	req = tmpl;
+	req.rc.resv1 = 1;
+	EXPECT_EQ(-EINVAL, abi_ioctl(fd, LCHAN_IOC_ACCEPT, &req));
 
 	/* Valid, and nobody is waiting on a non-blocking listener. */
 	req = tmpl;
+	EXPECT_EQ(-EAGAIN, abi_ioctl(fd, LCHAN_IOC_ACCEPT, &req));
+	/* The extremes of the RC timing are in range. */
+	req.rc.ack_timeout = 31;
+	req.rc.retry_count = 7;
+	EXPECT_EQ(-EAGAIN, abi_ioctl(fd, LCHAN_IOC_ACCEPT, &req));
+	req.rc.ack_timeout = 1;
+	req.rc.retry_count = 1;
 	EXPECT_EQ(-EAGAIN, abi_ioctl(fd, LCHAN_IOC_ACCEPT, &req));
 	req.flags = LCHAN_FD_CLOEXEC | LCHAN_FD_NONBLOCK |
 		    LCHAN_DEFER_ESTABLISH;

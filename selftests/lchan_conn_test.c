@@ -2,7 +2,7 @@
 /*
  * Connections: IPv4 and IPv6, refused and unreachable peers reported
  * promptly, receives posted at establish, many channels between two
- * processes.
+ * processes, the RC timing asked for (lchan_rc_params) in force.
  */
 #include <sys/wait.h>
 #include <arpa/inet.h>
@@ -138,6 +138,130 @@ TEST_F_TIMEOUT(conn, connect_defaults_and_nonblocking_accept, 60)
 		EXPECT_EQ(-EADDRINUSE, lchan_listen(&ctx, self->d.addr, port,
 						    0, 0, &dup));
 	}
+	lchan_listener_close(&lst);
+	lchan_ctx_close(&ctx);
+}
+
+/* The device's transport is iWARP: RC timing belongs to TCP there. */
+static bool dev_is_iwarp(struct __test_metadata *_metadata, const char *dev)
+{
+	char path[200], buf[32];
+
+	snprintf(path, sizeof(path), "/sys/kernel/lchan/devices/%s/transport",
+		 dev);
+	EXPECT_EQ(0, lchan_t_read_sysfs(path, buf, sizeof(buf)));
+	return !strcmp(buf, "iWARP");
+}
+
+/* Connect and accept both ask; sysfs shows it on both ends. */
+TEST_F_TIMEOUT(conn, rc_timing_in_force, 60)
+{
+	struct lchan_opts opts = { .flags = LCHAN_OPTS_RC, .ack_timeout = 14,
+				   .retry_count = 3 };
+	struct lchan_t_ep srv = { .slot = 4096, .nrecv = 4, .nsend = 4 };
+	struct lchan_t_ep cli = { .slot = 4096, .nrecv = 4, .nsend = 4 };
+	bool iwarp;
+	int ret;
+
+	LCHAN_T_BODY();
+	iwarp = dev_is_iwarp(_metadata, self->d.dev);
+	ret = lchan_t_ep_pair(&srv, &cli, self->d.addr, &opts);
+	if (iwarp) {
+		/* The connecting side refuses before it sends a request. */
+		EXPECT_EQ(-EOPNOTSUPP, ret) TH_LOG("got %s", strerror(-ret));
+	} else {
+		ASSERT_EQ(0, ret) TH_LOG("pair: %s", strerror(-ret));
+		EXPECT_EQ(14, lchan_t_chan_attr(&cli.chan, "ack_timeout"));
+		EXPECT_EQ(3, lchan_t_chan_attr(&cli.chan, "retry_count"));
+		EXPECT_EQ(14, lchan_t_chan_attr(&srv.chan, "ack_timeout"));
+		EXPECT_EQ(3, lchan_t_chan_attr(&srv.chan, "retry_count"));
+	}
+	lchan_t_ep_close(&cli);
+	lchan_t_ep_close(&srv);
+
+	/* Without the option: the defaults, or nothing on iWARP. */
+	memset(&srv, 0, sizeof(srv));
+	memset(&cli, 0, sizeof(cli));
+	srv = (struct lchan_t_ep){ .slot = 4096, .nrecv = 4, .nsend = 4 };
+	cli = (struct lchan_t_ep){ .slot = 4096, .nrecv = 4, .nsend = 4 };
+	ret = lchan_t_ep_pair(&srv, &cli, self->d.addr, NULL);
+	ASSERT_EQ(0, ret) TH_LOG("pair: %s", strerror(-ret));
+	EXPECT_EQ(iwarp ? 0 : 18, lchan_t_chan_attr(&cli.chan, "ack_timeout"));
+	EXPECT_EQ(iwarp ? 0 : 6, lchan_t_chan_attr(&cli.chan, "retry_count"));
+	EXPECT_EQ(iwarp ? 0 : 18, lchan_t_chan_attr(&srv.chan, "ack_timeout"));
+	EXPECT_EQ(iwarp ? 0 : 6, lchan_t_chan_attr(&srv.chan, "retry_count"));
+	lchan_t_ep_close(&cli);
+	lchan_t_ep_close(&srv);
+}
+
+/*
+ * Each end's timing is its own, not negotiated: a server that asks gets
+ * it while its client keeps the defaults.  On iWARP the asking accept is
+ * refused and so is the client.
+ */
+TEST_F_TIMEOUT(conn, rc_timing_accept_side, 60)
+{
+	struct lchan_opts opts = { .flags = LCHAN_OPTS_RC, .ack_timeout = 20,
+				   .retry_count = 7 };
+	struct lchan_opts copts = { .timeout_ms = 8000 };
+	struct lchan_listener lst;
+	struct lchan_chan chan;
+	struct lchan_ctx ctx;
+	struct pollfd pfd;
+	char port[16];
+	int sync[2];
+	bool iwarp;
+	pid_t pid;
+	int ret;
+
+	LCHAN_T_BODY();
+	iwarp = dev_is_iwarp(_metadata, self->d.dev);
+	ASSERT_EQ(0, pipe(sync));
+	ASSERT_EQ(0, lchan_ctx_open(&ctx));
+	snprintf(port, sizeof(port), "%u", lchan_t_port());
+	ASSERT_EQ(0, lchan_listen(&ctx, self->d.addr, port, 1,
+				  LCHAN_FD_NONBLOCK, &lst));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		struct lchan_ctx cctx;
+		struct lchan_chan cchan;
+		char b;
+
+		close(sync[1]);
+		if (lchan_ctx_open(&cctx))
+			_exit(lchan_t_child_fail(1, "ctx"));
+		ret = lchan_connect(&cctx, self->d.addr, port, &copts, &cchan);
+		if (iwarp)
+			_exit(ret ? 0 : lchan_t_child_fail(2, "connected"));
+		if (ret)
+			_exit(lchan_t_child_fail(3, "connect: %d", ret));
+		if (lchan_t_chan_attr(&cchan, "ack_timeout") != 18 ||
+		    lchan_t_chan_attr(&cchan, "retry_count") != 6)
+			_exit(lchan_t_child_fail(4, "client's not the defaults"));
+		/* Until the server has looked at its end. */
+		if (read(sync[0], &b, 1) < 0)
+			_exit(lchan_t_child_fail(5, "read"));
+		lchan_chan_close(&cchan);
+		_exit(0);
+	}
+	close(sync[0]);
+	pfd = (struct pollfd){ .fd = lst.fd, .events = POLLIN };
+	EXPECT_EQ(1, poll(&pfd, 1, 10000));
+	ret = lchan_accept(&lst, &opts, &chan);
+	if (iwarp) {
+		EXPECT_EQ(-EOPNOTSUPP, ret) TH_LOG("got %s", strerror(-ret));
+	} else {
+		EXPECT_EQ(0, ret) TH_LOG("accept: %s", strerror(-ret));
+		if (!ret) {
+			EXPECT_EQ(20, lchan_t_chan_attr(&chan, "ack_timeout"));
+			EXPECT_EQ(7, lchan_t_chan_attr(&chan, "retry_count"));
+		}
+	}
+	close(sync[1]);
+	EXPECT_EQ(0, lchan_t_wait_child(pid));
+	if (!iwarp && !ret)
+		lchan_chan_close(&chan);
 	lchan_listener_close(&lst);
 	lchan_ctx_close(&ctx);
 }

@@ -29,7 +29,7 @@ attrs() { # DIR NAME=VALUE...
 	for kv in "$@"; do printf '%s\n' "${kv#*=}" >"$dir/${kv%%=*}"; done
 }
 attrs "$fs" abi_version=1 features=0x1fff
-attrs "$fs/devices/rxe0" transport=RoCE ports=1 channels=2 max_qp_wr=1048576 max_send_sge=32
+attrs "$fs/devices/rxe0" transport=RoCE ports=1 channels=3 max_qp_wr=1048576 max_send_sge=32
 attrs "$fs/devices/siw0" transport=iWARP ports=1 channels=1 max_qp_wr=32768 max_send_sge=6
 chan() { # ID DEV LADDR LPORT RADDR RPORT MODE SEND RECV ERRORS [EXTRA=VALUE]
 	attrs "$fs/channels/$1" state=connected device="$2" port=1 local_addr="$3" \
@@ -39,8 +39,10 @@ chan() { # ID DEV LADDR LPORT RADDR RPORT MODE SEND RECV ERRORS [EXTRA=VALUE]
 		recv_ops="$9" recv_bytes=3200 errors="${10}" enters=7 pid=412 \
 		mode="$7" features=0x1fff "${@:11}"
 }
-chan 10 rxe0 10.0.2.15 18515 10.0.2.16 41000 doorbell 100 50 0
-chan 2 siw0 2001:db8:1::1 18516 2001:db8:1::2 41001 poller 5 6 1 zz_new=hello
+chan 10 rxe0 10.0.2.15 18515 10.0.2.16 41000 doorbell 100 50 0 ack_timeout=18 retry_count=6
+chan 2 siw0 2001:db8:1::1 18516 2001:db8:1::2 41001 poller 5 6 1 zz_new=hello ack_timeout=0 retry_count=0
+# An older module's channel: no RC timing attributes, none shown.
+chan 11 rxe0 10.0.2.15 18517 10.0.2.16 41002 doorbell 1 2 0
 mkdir -p "$fs/channels/2/subdir"	# not an attribute: ignored
 
 errors=0
@@ -61,11 +63,12 @@ expect() { # NAME EXPECTED-STATUS EXPECTED-OUTPUT ARGS...
 }
 
 expect list 0 \
-'chan 2 dev siw0/1 state connected [2001:db8:1::1]:18516 -> [2001:db8:1::2]:41001 pid 412 mode poller send 5 recv 6 errors 1
-chan 10 dev rxe0/1 state connected 10.0.2.15:18515 -> 10.0.2.16:41000 pid 412 mode doorbell send 100 recv 50 errors 0' \
+'chan 2 dev siw0/1 state connected [2001:db8:1::1]:18516 -> [2001:db8:1::2]:41001 pid 412 mode poller rc tcp send 5 recv 6 errors 1
+chan 10 dev rxe0/1 state connected 10.0.2.15:18515 -> 10.0.2.16:41000 pid 412 mode doorbell rc 18/6 (7.52 s) send 100 recv 50 errors 0
+chan 11 dev rxe0/1 state connected 10.0.2.15:18517 -> 10.0.2.16:41002 pid 412 mode doorbell send 1 recv 2 errors 0' \
 	-d "$fs"
 expect list-json 0 \
-'[{"id":2,"state":"connected","device":"siw0","port":1,"local_addr":"2001:db8:1::1","local_port":18516,"remote_addr":"2001:db8:1::2","remote_port":41001,"pid":412,"mode":"poller","send_ops":5,"recv_ops":6,"errors":1},{"id":10,"state":"connected","device":"rxe0","port":1,"local_addr":"10.0.2.15","local_port":18515,"remote_addr":"10.0.2.16","remote_port":41000,"pid":412,"mode":"doorbell","send_ops":100,"recv_ops":50,"errors":0}]' \
+'[{"id":2,"state":"connected","device":"siw0","port":1,"local_addr":"2001:db8:1::1","local_port":18516,"remote_addr":"2001:db8:1::2","remote_port":41001,"pid":412,"mode":"poller","ack_timeout":0,"retry_count":0,"send_ops":5,"recv_ops":6,"errors":1},{"id":10,"state":"connected","device":"rxe0","port":1,"local_addr":"10.0.2.15","local_port":18515,"remote_addr":"10.0.2.16","remote_port":41000,"pid":412,"mode":"doorbell","ack_timeout":18,"retry_count":6,"send_ops":100,"recv_ops":50,"errors":0},{"id":11,"state":"connected","device":"rxe0","port":1,"local_addr":"10.0.2.15","local_port":18517,"remote_addr":"10.0.2.16","remote_port":41002,"pid":412,"mode":"doorbell","send_ops":1,"recv_ops":2,"errors":0}]' \
 	--json --sysfs "$fs"
 expect show 0 \
 'chan 2
@@ -80,6 +83,8 @@ expect show 0 \
     remote_qpn      18
     pid             412
     mode            poller
+    ack_timeout     0
+    retry_count     0
     sq_entries      128
     rq_entries      128
     cq_entries      256
@@ -109,6 +114,8 @@ expect show-json-pretty 0 \
         "remote_qpn": 18,
         "pid": 412,
         "mode": "doorbell",
+        "ack_timeout": 18,
+        "retry_count": 6,
         "sq_entries": 128,
         "rq_entries": 128,
         "cq_entries": 256,
@@ -125,11 +132,11 @@ expect show-json-pretty 0 \
 ]' \
 	-j -p -d "$fs" show 10
 expect devices 0 \
-'rxe0: transport RoCE ports 1 channels 2 max_qp_wr 1048576 max_send_sge 32
+'rxe0: transport RoCE ports 1 channels 3 max_qp_wr 1048576 max_send_sge 32
 siw0: transport iWARP ports 1 channels 1 max_qp_wr 32768 max_send_sge 6' \
 	-d "$fs" devices
 expect devices-json 0 \
-'[{"name":"rxe0","transport":"RoCE","ports":1,"channels":2,"max_qp_wr":1048576,"max_send_sge":32},{"name":"siw0","transport":"iWARP","ports":1,"channels":1,"max_qp_wr":32768,"max_send_sge":6}]' \
+'[{"name":"rxe0","transport":"RoCE","ports":1,"channels":3,"max_qp_wr":1048576,"max_send_sge":32},{"name":"siw0","transport":"iWARP","ports":1,"channels":1,"max_qp_wr":32768,"max_send_sge":6}]' \
 	-j -d "$fs" devices
 LCHAN_SYSFS=$fs expect env-root 0 "$("$ctl" -d "$fs" devices)" devices
 LCHAN_SYSFS=$t/nonexistent expect option-wins 0 "$("$ctl" -d "$fs" devices)" -d "$fs" devices

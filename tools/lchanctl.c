@@ -48,7 +48,7 @@ struct opts {
 static const char *const chan_order[] = {
 	"state", "device", "port", "local_addr", "local_port", "remote_addr",
 	"remote_port", "local_qpn", "remote_qpn", "pid", "mode",
-	"sq_entries", "rq_entries", "cq_entries", "sq_outstanding",
+	"ack_timeout", "retry_count", "sq_entries", "rq_entries", "cq_entries", "sq_outstanding",
 	"rq_outstanding", "send_ops", "send_bytes", "recv_ops", "recv_bytes",
 	"errors", "enters", NULL,
 };
@@ -315,7 +315,8 @@ static void json_member(struct json *j, const char *key, const char *value)
 
 static const char *const chan_list_keys[] = {
 	"state", "device", "port", "local_addr", "local_port", "remote_addr",
-	"remote_port", "pid", "mode", "send_ops", "recv_ops", "errors", NULL,
+	"remote_port", "pid", "mode", "ack_timeout", "retry_count", "send_ops",
+	"recv_ops", "errors", NULL,
 };
 
 /* "addr:port", "[addr6]:port", or "-" when there is no address. */
@@ -337,6 +338,28 @@ static void format_endpoint(const struct obj *o, const char *side, char *buf,
 		snprintf(buf, len, "%s:%s", addr, port);
 }
 
+/*
+ * " rc T/R (S s)": the ACK timeout exponent, the retry count and the bound
+ * they put on noticing a silent peer, (R + 1) * 4.096 us * 2^T; " rc tcp"
+ * where they are 0 (iWARP: TCP retransmits).  Nothing from an older module.
+ */
+static void print_chan_rc(const struct obj *o)
+{
+	const char *t = get(o, "ack_timeout"), *r = get(o, "retry_count");
+	unsigned long timeout, retry;
+
+	if (!t || !r)
+		return;
+	timeout = strtoul(t, NULL, 10);
+	retry = strtoul(r, NULL, 10);
+	if (!timeout) {
+		printf(" rc tcp");
+		return;
+	}
+	printf(" rc %lu/%lu (%.3g s)", timeout, retry,
+	       (retry + 1) * 4.096e-6 * (double)(1ULL << (timeout & 63)));
+}
+
 static void print_chan_line(const struct obj *o)
 {
 	char local[96], remote[96];
@@ -349,6 +372,7 @@ static void print_chan_line(const struct obj *o)
 	       get_or(o, "state", "-"), local, remote, get_or(o, "pid", "-"));
 	if (mode)
 		printf(" mode %s", mode);
+	print_chan_rc(o);
 	printf(" send %s recv %s errors %s\n", get_or(o, "send_ops", "-"),
 	       get_or(o, "recv_ops", "-"), get_or(o, "errors", "-"));
 }

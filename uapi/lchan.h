@@ -206,8 +206,35 @@ struct lchan_ring_sizes {
 };
 
 /*
+ * RC transport timing of a channel, given to CONNECT and ACCEPT.  A packet
+ * the peer has not acknowledged within the local ACK timeout,
+ * 4.096 us * 2^ack_timeout, is sent again, at most retry_count times; then
+ * the request completes with LCHAN_CQE_RETRY_EXC_ERR and the channel goes
+ * to LCHAN_STATE_ERROR.  A peer that vanished (powered off, link cut) while
+ * traffic was in flight is so detected within
+ *   (retry_count + 1) * 4.096 us * 2^ack_timeout
+ * of the first unacknowledged packet (defaults: 7 * 1.07 s = 7.5 s).  An
+ * idle channel sends nothing and detects nothing.
+ *
+ *   ack_timeout   0 = the default (18: 1.07 s), else 1..31
+ *   retry_count   0 = the default (6), else 1..7; rxe reads 7 as "retry
+ *                 without end" (the IB reading is 7 retries)
+ *
+ * Out of range is EINVAL.  IB and RoCE only: an iWARP channel runs over
+ * TCP, whose own retransmission timeout decides (minutes); a nonzero value
+ * there is EOPNOTSUPP.  The receiver-not-ready retry stays unbounded: it
+ * waits for a live peer to post a receive.
+ */
+struct lchan_rc_params {
+	__u8 ack_timeout;
+	__u8 retry_count;
+	__u16 resv0;		/* must be 0 */
+	__u32 resv1;		/* must be 0 */
+};
+
+/*
  * LCHAN_IOC_CONNECT: returns a connected channel fd.  First released
- * size: 80 (through resv).
+ * size: 80 (through resv; a shorter caller gets the default rc).
  */
 struct lchan_connect {
 	__u32 size;
@@ -217,19 +244,22 @@ struct lchan_connect {
 	struct lchan_ring_sizes rings;
 	__u32 timeout_ms;	/* whole connect; 0 = a default */
 	__u32 resv;		/* must be 0 */
+	struct lchan_rc_params rc;
 };
 
 /*
  * LCHAN_IOC_ACCEPT (on a listener fd): returns a connected channel fd.  It
  * waits for a request unless the listener was made with LCHAN_FD_NONBLOCK
  * (then EAGAIN); LCHAN_FD_* in 'flags' apply to the new channel fd.
- * First released size: 24 (through rings; a shorter caller gets no peer).
+ * First released size: 24 (through rings; a shorter caller gets no peer
+ * and the default rc).
  */
 struct lchan_accept {
 	__u32 size;
 	__u32 flags;		/* LCHAN_FD_*, LCHAN_DEFER_ESTABLISH */
 	struct lchan_ring_sizes rings;
 	struct lchan_addr peer;	/* out */
+	struct lchan_rc_params rc;
 };
 
 /*
