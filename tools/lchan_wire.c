@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
+/*
+ * lchan_wire: a byte-checked stream both ways over one channel, for the
+ * failures of a wire (make check-2node).  Each side sends numbered
+ * messages for -t seconds, then one marked last, and checks that the
+ * peer's arrive in order, none lost, none twice, every byte as sent.  It
+ * reports the longest time without any completion (a cut link stalls the
+ * stream) and, when the channel fails, how long it took to notice: from
+ * the last good completion to the first error, beside the bound the
+ * channel's RC timing sets, (retry_count + 1) * 4.096 us * 2^ack_timeout.
+ *
+ *   lchan_wire -s [-a ADDR] [options]
+ *   lchan_wire -c ADDR [options]
+ *
+ * Exit status: 0 as expected (the stream whole; with -x, the peer lost,
+ * noticed within the bound, the data whole up to then; with -o, the data
+ * whole whether or not the loss was noticed within -L), 1 not.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "liblchan.h"
+
+#define WIRE_NRECV	32
+#define WIRE_LAST	1u	/* message flag: the sender's last */
+
+struct wire_hdr {
+	uint64_t seq;
+	uint32_t flags;
+	uint32_t size;
+};
+
+struct wire {
+	struct lchan_ctx ctx;
+	struct lchan_chan chan;
+	struct lchan_mr mr;
+	uint8_t *buf;		/* WIRE_NRECV receive slots, then window sends */
+	size_t size;
+	unsigned window;
+	double secs;		/* sending time */
+	double limit;		/* silence before giving up */
+	bool expect_loss;
+	bool observe;
+	struct lchan_opts opts;
+
+	uint64_t sent, send_done, received;
+	bool last_sent, last_done, peer_last;
+	double t_last_good, longest_gap, t_first_err;
+	unsigned first_err;
+	bool corrupt;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static uint8_t wire_pattern(uint64_t seq, size_t j)
+{
+	return (uint8_t)(seq * 131u + j * 7u + 3);
+}
+
+static uint8_t *recv_slot(struct wire *w, unsigned i)
+{
+	return w->buf + (size_t)i * w->size;
+}
+
+static uint8_t *send_slot(struct wire *w, uint64_t seq)
+{
+	return w->buf + (size_t)(WIRE_NRECV + seq % w->window) * w->size;
+}
+
+static int post_recv(struct wire *w, unsigned i)
+{
+	struct lchan_rqe *rqe = lchan_get_rqe(&w->chan);
+
+	if (!rqe)
+		return -ENOSPC;
+	lchan_prep_recv(rqe, &w->mr, recv_slot(w, i), w->size, i);
+	return 0;
+}
+
+static int send_next(struct wire *w, bool last)
+{
+	struct lchan_sqe *sqe = lchan_get_sqe(&w->chan);
+	uint8_t *p = send_slot(w, w->sent);
+	struct wire_hdr h = { .seq = w->sent, .flags = last ? WIRE_LAST : 0,
+			      .size = (uint32_t)w->size };
+	size_t j;
+
+	if (!sqe)
+		return -ENOSPC;
+	memcpy(p, &h, sizeof(h));
+	for (j = sizeof(h); j < w->size; j++)
+		p[j] = wire_pattern(w->sent, j);
+	lchan_prep_send(sqe, &w->mr, p, w->size, w->sent);
+	w->sent++;
+	w->last_sent = last;
+	return 0;
+}
+
+/* A received message: the next in order, whole. */
+static int check_recv(struct wire *w, const struct lchan_cqe *cqe)
+{
+	const uint8_t *p = recv_slot(w, (unsigned)cqe->user_data);
+	struct wire_hdr h;
+	size_t j;
+
+	if (cqe->byte_len != w->size) {
+		fprintf(stderr, "lchan_wire: message %" PRIu64 ": %u bytes, not %zu\n",
+			w->received, cqe->byte_len, w->size);
+		return -EIO;
+	}
+	memcpy(&h, p, sizeof(h));
+	if (h.seq != w->received) {
+		fprintf(stderr, "lchan_wire: message %" PRIu64 " came as number %" PRIu64 " (%s)\n",
+			w->received, h.seq,
+			h.seq < w->received ? "twice" : "some lost");
+		return -EIO;
+	}
+	for (j = sizeof(h); j < w->size; j++) {
+		if (p[j] != wire_pattern(h.seq, j)) {
+			fprintf(stderr, "lchan_wire: message %" PRIu64 " byte %zu wrong\n",
+				h.seq, j);
+			return -EIO;
+		}
+	}
+	w->received++;
+	if (h.flags & WIRE_LAST)
+		w->peer_last = true;
+	return post_recv(w, (unsigned)cqe->user_data);
+}
+
+static void note_good(struct wire *w)
+{
+	double t = now_s();
+
+	if (t - w->t_last_good > w->longest_gap)
+		w->longest_gap = t - w->t_last_good;
+	w->t_last_good = t;
+}
+
+static int handle_cqe(struct wire *w, const struct lchan_cqe *cqe)
+{
+	if (cqe->status) {
+		if (!w->t_first_err) {
+			w->t_first_err = now_s();
+			w->first_err = cqe->status;
+		}
+		return 0;
+	}
+	if (w->t_first_err)
+		return 0;	/* in flight before the error */
+	note_good(w);
+	if (cqe->opcode == LCHAN_CQE_SEND) {
+		w->send_done++;
+		if (w->last_sent && w->send_done == w->sent)
+			w->last_done = true;
+		return 0;
+	}
+	if (check_recv(w, cqe)) {
+		w->corrupt = true;
+		return -EIO;
+	}
+	return 0;
+}
+
+static double rc_bound(const struct lchan_chan *chan, unsigned *t,
+		       unsigned *r)
+{
+	char path[128], buf[32];
+	FILE *f;
+
+	*t = *r = 0;
+	snprintf(path, sizeof(path), "/sys/kernel/lchan/channels/%u/ack_timeout",
+		 chan->info.id);
+	f = fopen(path, "r");
+	if (f) {
+		if (fgets(buf, sizeof(buf), f))
+			*t = (unsigned)strtoul(buf, NULL, 10);
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "/sys/kernel/lchan/channels/%u/retry_count",
+		 chan->info.id);
+	f = fopen(path, "r");
+	if (f) {
+		if (fgets(buf, sizeof(buf), f))
+			*r = (unsigned)strtoul(buf, NULL, 10);
+		fclose(f);
+	}
+	if (!*t)
+		return 0;	/* iWARP: TCP decides */
+	return (*r + 1) * 4.096e-6 * (double)(1ULL << *t);
+}
+
+static const char *state_name(int state)
+{
+	switch (state) {
+	case LCHAN_STATE_CONNECTING: return "connecting";
+	case LCHAN_STATE_CONNECTED: return "connected";
+	case LCHAN_STATE_DISCONNECTED: return "disconnected";
+	case LCHAN_STATE_ERROR: return "error";
+	}
+	return "?";
+}
+
+/* The stream until both lasts are through, the channel fails, or silence. */
+static int run(struct wire *w)
+{
+	double t_start = now_s(), t_end = t_start + w->secs;
+	struct lchan_cqe *cqe;
+	int ret = 0;
+
+	w->t_last_good = t_start;
+	while (!(w->last_done && w->peer_last)) {
+		if (!w->t_first_err && !w->last_sent) {
+			while (w->sent - w->send_done < w->window && !w->last_sent) {
+				ret = send_next(w, now_s() >= t_end);
+				if (ret)
+					return ret;
+			}
+		}
+		ret = lchan_submit(&w->chan);
+		if (ret < 0 && !w->t_first_err)
+			return ret;
+		/* The blocked waiter: a failing channel must end this wait. */
+		ret = lchan_wait_cqe(&w->chan, &cqe, 500);
+		if (ret == -ETIMEDOUT) {
+			if (now_s() - w->t_last_good > w->limit)
+				return -ETIMEDOUT;
+			continue;
+		}
+		if (ret == -ENOTCONN)
+			return w->t_first_err ? 0 : -ENOTCONN;
+		if (ret)
+			return ret;
+		ret = handle_cqe(w, cqe);
+		lchan_cqe_seen(&w->chan);
+		if (ret)
+			return ret;
+		/* After an error, the flushed rest follows; then ENOTCONN. */
+		if (w->t_first_err && now_s() - w->t_first_err > 10)
+			return -ETIME;
+	}
+	return 0;
+}
+
+static int prepare(struct wire *w)
+{
+	unsigned i;
+	int ret;
+
+	ret = lchan_mr_reg(&w->ctx, &w->chan, w->buf,
+			   (size_t)(WIRE_NRECV + w->window) * w->size,
+			   LCHAN_ACCESS_LOCAL_WRITE, &w->mr);
+	for (i = 0; !ret && i < WIRE_NRECV; i++)
+		ret = post_recv(w, i);
+	if (!ret)
+		ret = lchan_submit(&w->chan) < 0 ? -EIO : 0;
+	if (!ret)
+		ret = lchan_establish(&w->chan, 10000);
+	return ret;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: lchan_wire -s [-a ADDR] [options]\n"
+		"       lchan_wire -c ADDR [options]\n"
+		"  -p PORT   port (default 18520)\n"
+		"  -S SIZE   message size, at least 16 (default 4096)\n"
+		"  -t SECS   send for SECS, then the last message (default 10)\n"
+		"  -w N      sends in flight (default 8)\n"
+		"  -T T      ACK timeout exponent (lchan_rc_params)\n"
+		"  -R R      retry count (lchan_rc_params)\n"
+		"  -L SECS   give up after SECS without a completion (default 30)\n"
+		"  -x        expect the peer to be lost, noticed within the bound\n"
+		"  -o        observe: the peer may be lost or not; report it\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct wire w = { .size = 4096, .window = 8, .secs = 10, .limit = 30 };
+	const char *addr = NULL, *port = "18520";
+	unsigned t, r;
+	int server = -1, opt, ret, state;
+	double bound, took = 0, t_close;
+	bool ok;
+
+	w.opts.flags = LCHAN_DEFER_ESTABLISH;
+	while ((opt = getopt(argc, argv, "sc:a:p:S:t:w:T:R:L:xoh")) != -1) {
+		switch (opt) {
+		case 's': server = 1; break;
+		case 'c': server = 0; addr = optarg; break;
+		case 'a': addr = optarg; break;
+		case 'p': port = optarg; break;
+		case 'S': w.size = strtoul(optarg, NULL, 0); break;
+		case 't': w.secs = strtod(optarg, NULL); break;
+		case 'w': w.window = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 'T':
+			w.opts.flags |= LCHAN_OPTS_RC;
+			w.opts.ack_timeout = (unsigned char)strtoul(optarg, NULL, 0);
+			break;
+		case 'R':
+			w.opts.flags |= LCHAN_OPTS_RC;
+			w.opts.retry_count = (unsigned char)strtoul(optarg, NULL, 0);
+			break;
+		case 'L': w.limit = strtod(optarg, NULL); break;
+		case 'x': w.expect_loss = true; break;
+		case 'o': w.observe = true; break;
+		default: usage(); return 2;
+		}
+	}
+	if (server < 0 || w.size < sizeof(struct wire_hdr) ||
+	    w.size > (1u << 24) || !w.window || w.window > 64) {
+		usage();
+		return 2;
+	}
+	w.buf = aligned_alloc(4096, ((WIRE_NRECV + w.window) * w.size + 4095) &
+				    ~(size_t)4095);
+	if (!w.buf)
+		return 1;
+	w.opts.sq_entries = w.window * 2;
+	w.opts.rq_entries = WIRE_NRECV;
+	ret = lchan_ctx_open(&w.ctx);
+	if (ret) {
+		fprintf(stderr, "lchan_wire: %s: %s\n", LCHAN_DEVICE_PATH,
+			strerror(-ret));
+		return 1;
+	}
+	if (server) {
+		struct lchan_listener lst;
+
+		ret = lchan_listen(&w.ctx, addr, port, 1, 0, &lst);
+		if (!ret) {
+			printf("listening\n");
+			fflush(stdout);
+			ret = lchan_accept(&lst, &w.opts, &w.chan);
+			lchan_listener_close(&lst);
+		}
+	} else {
+		ret = lchan_connect(&w.ctx, addr, port, &w.opts, &w.chan);
+	}
+	if (!ret)
+		ret = prepare(&w);
+	if (ret) {
+		fprintf(stderr, "lchan_wire: set-up: %s\n", strerror(-ret));
+		return 1;
+	}
+	bound = rc_bound(&w.chan, &t, &r);
+	ret = run(&w);
+	state = lchan_chan_state(&w.chan);
+	if (w.t_first_err)
+		took = w.t_first_err - w.t_last_good;
+	printf("sent %" PRIu64 " (%" PRIu64 " completed), received %" PRIu64
+	       " in order, byte-exact%s; longest silence %.2f s\n",
+	       w.sent, w.send_done, w.received, w.corrupt ? ": NO" : "",
+	       w.longest_gap);
+	if (t)
+		printf("rc %u/%u: bound %.3f s\n", t, r, bound);
+	else
+		printf("rc tcp: TCP's retransmission decides\n");
+	if (w.t_first_err)
+		printf("peer lost: %s after %.3f s without a completion; state %s; the blocked wait returned\n",
+		       lchan_cqe_status_str(w.first_err), took,
+		       state_name(state));
+	else if (ret == -ETIMEDOUT)
+		printf("nothing for %.0f s: no error yet; state %s\n", w.limit,
+		       state_name(state));
+	if (ret && ret != -ETIMEDOUT)
+		fprintf(stderr, "lchan_wire: %s\n", strerror(-ret));
+	t_close = now_s();
+	lchan_chan_close(&w.chan);
+	lchan_ctx_close(&w.ctx);
+	printf("closed in %.3f s\n", now_s() - t_close);
+	free(w.buf);
+
+	if (w.corrupt)
+		return 1;
+	if (w.observe)
+		ok = !ret || ret == -ETIMEDOUT;
+	else if (!w.expect_loss)
+		ok = !ret && !w.t_first_err;
+	else
+		/* One second over the bound: timer ticks and emulation. */
+		ok = !ret && w.t_first_err && state == LCHAN_STATE_ERROR &&
+		     bound > 0 && took <= bound + 1.0;
+	return ok ? 0 : 1;
+}
