@@ -6,7 +6,11 @@
 # siw1 on the second, in both guests.  Guest a runs the servers, guest b
 # the clients (job "2node", tools/rig/guest/2node.sh): connect/accept, every
 # data operation byte-checked, the message API, on rxe and siw over IPv4
-# and IPv6, and a latency row of lchan_perf beside ib_send_lat.
+# and IPv6, a latency row of lchan_perf beside ib_send_lat, and what only
+# a wire can break: the link cut short and long (QEMU monitor set_link),
+# and guest a powered off mid-stream (monitor quit).  Each guest's
+# monitor listens on a TCP port of 127.0.0.1; the guests ask for those
+# commands through the wire directory (req.NAME, done.NAME).
 #
 #   tools/rig/two-node.sh [-n]     (-n: build and stage, print the qemu
 #                                   command lines, boot nothing)
@@ -64,6 +68,14 @@ while :; do
 	udp_free "$p0" && udp_free $((p0 + 1)) && udp_free $((p0 + 2)) && udp_free $((p0 + 3)) && break
 done
 
+# A free TCP port on 127.0.0.1 for each guest's monitor.
+tcp_free() { ! ss -Hltn 2>/dev/null | awk '{ print $4 }' | grep -q ":$1\$"; }
+while :; do
+	m0=$((20000 + RANDOM % 30000))
+	[ "$m0" -lt "$p0" ] || [ "$m0" -gt $((p0 + 3)) ] || continue
+	tcp_free "$m0" && tcp_free $((m0 + 1)) && break
+done
+
 guest_timeout=$((timeout_s - boot_margin))
 vm_append "$job"
 # guest_qemu NODE N: the command line of guest NODE (a: N=1, b: N=2) in
@@ -80,7 +92,8 @@ guest_qemu() {
 			-device "virtio-net-pci,netdev=w$w,mac=52:54:00:4c:0$w:0$n,speed=10000,duplex=full,romfile=")
 	done
 	qemu+=(-virtfs "local,path=$wire,mount_tag=wire,security_model=none,id=wire"
-		-monitor none -serial "file:$run/$node/console.log"
+		-monitor "tcp:127.0.0.1:$((m0 + n - 1)),server=on,wait=off"
+		-serial "file:$run/$node/console.log"
 		-append "$append lchan.node=$node lchan.timeout=$guest_timeout")
 }
 rm -rf "$run"
@@ -117,8 +130,40 @@ trap on_signal INT TERM HUP
 # b's TAP (the cross-machine tests) as it comes.
 tail -n +1 -F --pid="${pid[b]}" "$top/b/out/tap.txt" 2>/dev/null &
 tailer=$!
+# monitor NODE COMMAND: give COMMAND to NODE's qemu monitor.  The reply
+# is read (and dropped) until the prompt comes back or qemu ends.
+declare -A mport=([a]=$m0 [b]=$((m0 + 1))) asked_off=()
+monitor() {
+	local fd line
+	exec {fd}<>"/dev/tcp/127.0.0.1/${mport[$1]}" || return 1
+	printf '%s\n' "$2" >&"$fd"
+	while IFS= read -r -t 5 -u "$fd" line; do
+		case $line in *"$2"*) break ;; esac
+	done
+	sleep 0.2
+	exec {fd}>&-
+}
+# Requests of the guests (guest/2node.sh): req.NAME holds "NODE COMMAND".
+serve_requests() {
+	local f name node cmd
+	for f in "$wire"/req.*; do
+		[ -e "$f" ] || continue
+		name=${f##*/req.}
+		[ ! -e "$wire/done.$name" ] || continue
+		read -r node cmd <"$f" || true
+		case $node in a | b) ;; *) continue ;; esac
+		case $cmd in
+		quit) asked_off[$node]=1 ;;
+		"set_link w"[12]" on" | "set_link w"[12]" off") ;;
+		*) continue ;;
+		esac
+		monitor "$node" "$cmd" || rig_log "monitor of $node: \"$cmd\" not delivered"
+		: >"$wire/done.$name"
+	done
+}
 # Tell each guest when the other's qemu has ended: its waits end early.
 while [ "${#qrc[@]}" -lt 2 ]; do
+	serve_requests
 	for g in a b; do
 		[ -z "${qrc[$g]:-}" ] || continue
 		! kill -0 "${pid[$g]}" 2>/dev/null || continue
@@ -127,7 +172,7 @@ while [ "${#qrc[@]}" -lt 2 ]; do
 		qrc[$g]=$q
 		: >"$wire/$g.exited"
 	done
-	sleep 1
+	sleep 0.2
 done
 wait "$tailer" 2>/dev/null || true
 trap - INT TERM HUP
@@ -146,6 +191,12 @@ echo "# guest a (servers):"
 cat "$run/a/tap.txt" 2>/dev/null || true
 tp=0 tf=0 ts=0 bad=0
 for g in a b; do
+	# A guest quit on request has no verdict of its own: it said how its
+	# part went before (a.verdict).
+	if [ -n "${asked_off[$g]:-}" ] && [ "${qrc[$g]}" = 0 ]; then
+		cp "$wire/$g.verdict" "$run/$g/poweroff-verdict" 2>/dev/null || true
+		qrc[$g]=off
+	fi
 	vm_judge "$run/$g" "$job-$g" "${qrc[$g]}" "$secs" "$timeout_s" "$guest_timeout" "rig $g"
 	tp=$((tp + passed)) tf=$((tf + failed)) ts=$((ts + skipped))
 	[ "${#reasons[@]}" = 0 ] || bad=1

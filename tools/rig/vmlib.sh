@@ -160,6 +160,13 @@ vm_judge() {
 		;;
 	3) reasons+=("guest-fail: the guest's verdict is fail (job exit status $(cat "$run/job-rc" 2>/dev/null || echo '?'))") ;;
 	0) reasons+=("no-verdict: guest gave no verdict (qemu exit 0: kernel panic or power-off before the job finished)") ;;
+	off)
+		# Powered off by the host as a test asked (check-2node): the
+		# guest wrote how its part went before.
+		if [ "$(cat "$run/poweroff-verdict" 2>/dev/null)" != pass ]; then
+			reasons+=("guest-fail: the guest powered off on request had not said its part passed")
+		fi
+		;;
 	124 | 137) reasons+=("hung: guest hung: no exit within ${timeout_s}s") ;;
 	*) reasons+=("qemu-error: qemu exit status $qrc: $(head -c 500 "$run/qemu.stderr")") ;;
 	esac
@@ -214,6 +221,13 @@ vm_judge() {
 		fi
 		case $qrc in
 		1) echo "ok - $label: guest verdict is pass" ;;
+		off)
+			if [ "$(cat "$run/poweroff-verdict" 2>/dev/null)" = pass ]; then
+				echo "ok - $label: guest verdict is pass (given before the power-off the test asked for)"
+			else
+				echo "not ok - $label: guest verdict is pass (powered off without one)"
+			fi
+			;;
 		124 | 137) echo "not ok - $label: guest verdict is pass (guest hung)" ;;
 		0) echo "not ok - $label: guest verdict is pass (guest gave no verdict)" ;;
 		3)

@@ -12,6 +12,10 @@
 #   srv.ID    a: the server's exit status (log.ID: its output)
 #   cli.ID    b: the client is done (a then ends a server still waiting)
 #   a.exited, b.exited   the host: that guest's qemu has ended
+#   req.NAME  b: a request to the host, "NODE MONITOR-COMMAND" (set_link
+#             w1 off, quit: what only a wire can break)
+#   done.NAME the host: request NAME was given to NODE's qemu monitor
+#   a.verdict a: "pass" before it is powered off (its own part went well)
 # Every wait is bounded, and ends early when the peer's qemu is gone.
 # shellcheck source=lib.sh
 . "$LCHAN_SHARE/guest/lib.sh"
@@ -26,6 +30,8 @@ READY_LIMIT=60	# b waits this long for a server to listen
 SRV_WAIT=30	# ... and this long for its exit status after the client
 LINGER=15	# a ends a server this long after its client is done
 PEER_LIMIT=120	# either waits this long for the other to answer a ping
+HOST_LIMIT=20	# b waits this long for the host to carry out a request
+ACT_AFTER=4	# a wire test's cut starts this long into its stream
 
 node=
 read -r _cmdline </proc/cmdline
@@ -154,6 +160,18 @@ plan() {
 		fi
 		echo "$_d.ipv4.lat.ib_send_lat|$_d|4|$_pk|latency row: ib_send_lat 64 B x 1000|ib_send_lat $_px -p @P@ -s 64 -n 1000|ib_send_lat $_px -p @P@ -s 64 -n 1000 @A@"
 	done
+	# What only a wire can break.  ACTION (b): cut:W:SECS cuts wire W at
+	# a's NIC ACT_AFTER s into the stream, for SECS.  A short cut (2 s,
+	# under the defaults' 7.5 s bound on rxe; TCP on siw) must leave the
+	# stream whole, a long one (8 s against a 1.6 s bound, rc 16/5) must
+	# end it on both sides within the bound, and a new channel must then
+	# connect over the same wire.
+	_w="$T/lchan_wire -t 12 -L 30"
+	echo "rxe.ipv4.cut_short|rxe|4|rdma|link cut 2 s mid-stream: the channel survives, stream byte-exact|$_w -s -a @A@ -p @P@|$_w -c @A@ -p @P@|cut:1:2"
+	echo "siw.ipv4.cut_short|siw|4|rdma|link cut 2 s mid-stream: the channel survives, stream byte-exact|$_w -s -a @A@ -p @P@|$_w -c @A@ -p @P@|cut:2:2"
+	_w="$T/lchan_wire -t 60 -T 16 -R 5 -x -L 30"
+	echo "rxe.ipv4.cut_long|rxe|4|rdma|link cut 8 s, rc 16/5: both ends fail within the bound|$_w -s -a @A@ -p @P@|$_w -c @A@ -p @P@|cut:1:8"
+	echo "rxe.ipv4.after_cut|rxe|4|rdma|a new channel after the link returned, stream byte-exact|$T/lchan_wire -t 3 -s -a @A@ -p @P@|$T/lchan_wire -t 3 -c @A@ -p @P@"
 }
 
 # Wait for FILE, at most SECS; early out when the peer's qemu is gone.
@@ -198,7 +216,7 @@ cmd_of() { # TEMPLATE DEV FAMILY PORT: the command, on this node
 
 serve() {
 	_seq=0
-	plan | while IFS='|' read -r _id _d _f _kind _name _srv _cli; do
+	plan | while IFS='|' read -r _id _d _f _kind _name _srv _cli _act; do
 		_port=$((BASE_PORT + _seq))
 		_seq=$((_seq + 1))
 		_log=$LOGS/$_id.server.log
@@ -244,6 +262,51 @@ lat_of() { # ID LOG
 	esac
 }
 
+# Ask the host for NODE's qemu monitor to run COMMAND, and wait until it
+# has.
+host_do() { # NAME NODE COMMAND...
+	_hn=$1
+	shift
+	put "$WIRE/req.$_hn" "$*"
+	if ! wait_file "$WIRE/done.$_hn" "$HOST_LIMIT"; then
+		echo "rig: the host did not carry out \"$*\" within ${HOST_LIMIT}s"
+		return 1
+	fi
+	echo "rig: host did \"$*\" at $(date +%s.%N | cut -c 1-14)"
+}
+
+# A wire test's ACTION (plan): cut:W:SECS.
+act() { # ID ACTION
+	case $2 in
+	cut:*)
+		_aw=$(echo "$2" | cut -d: -f2)
+		_as=$(echo "$2" | cut -d: -f3)
+		host_do "$1.off" a set_link "w$_aw" off || return 1
+		sleep "$_as"
+		host_do "$1.on" a set_link "w$_aw" on
+		;;
+	*) echo "rig: unknown action $2"; return 1 ;;
+	esac
+}
+
+# The stream stalled for at least half the cut: the cut hit it.
+cut_seen() { # ACTION LOG
+	_cs=$(echo "$1" | cut -d: -f3)
+	_gap=$(sed -n 's/.*longest silence \([0-9.]*\) s.*/\1/p' "$2" | head -n 1)
+	awk -v g="${_gap:-0}" -v c="$_cs" 'BEGIN { exit !(g >= c / 2) }'
+}
+
+# lchan_wire's findings, for the TAP line: the stall, the detection.
+wire_summary() { # CLIENT-LOG SERVER-LOG
+	_wc=$(sed -n 's/.*longest silence \([0-9.]*\) s.*/\1/p' "$1" | head -n 1)
+	[ -n "$_wc" ] || return 0
+	_wd=$(sed -n 's/^peer lost: .* after \([0-9.]*\) s .*/\1/p' "$1" | head -n 1)
+	_ws=$(sed -n 's/^peer lost: .* after \([0-9.]*\) s .*/\1/p' "$2" 2>/dev/null | head -n 1)
+	_wb=$(sed -n 's/^rc .*: bound \([0-9.]*\) s/\1/p' "$1" | head -n 1)
+	printf '; longest silence %s s' "$_wc"
+	[ -z "$_wd" ] || printf '; peer loss noticed after %s s (b), %s s (a), bound %s s' "$_wd" "${_ws:-?}" "${_wb:-?}"
+}
+
 # The last lines of a test's client log and of its server's (from a).
 show_logs() { # ID CLIENT-LOG
 	{
@@ -255,7 +318,7 @@ show_logs() { # ID CLIENT-LOG
 run_clients() {
 	_seq=0
 	: >/tmp/2node-failed
-	plan | while IFS='|' read -r _id _d _f _kind _name _srv _cli; do
+	plan | while IFS='|' read -r _id _d _f _kind _name _srv _cli _act; do
 		_port=$((BASE_PORT + _seq))
 		_seq=$((_seq + 1))
 		_log=$LOGS/$_id.client.log
@@ -275,9 +338,19 @@ run_clients() {
 		fi
 		echo "rig: selftest 2node $_id" >/dev/kmsg 2>/dev/null
 		_t0=$(date +%s)
-		# shellcheck disable=SC2046 # the command is a word list
-		timeout "$CLI_LIMIT" $(cmd_of "$_cli" "$_d" "$_f" "$_port") >"$_log" 2>&1
-		_crc=$?
+		if [ -n "$_act" ]; then
+			# shellcheck disable=SC2046 # the command is a word list
+			timeout "$CLI_LIMIT" $(cmd_of "$_cli" "$_d" "$_f" "$_port") >"$_log" 2>&1 &
+			_cpid=$!
+			sleep "$ACT_AFTER"
+			act "$_id" "$_act" >>"$_log" 2>&1 || echo "rig: $_act failed" >>"$_log"
+			wait "$_cpid"
+			_crc=$?
+		else
+			# shellcheck disable=SC2046 # the command is a word list
+			timeout "$CLI_LIMIT" $(cmd_of "$_cli" "$_d" "$_f" "$_port") >"$_log" 2>&1
+			_crc=$?
+		fi
 		_secs=$(($(date +%s) - _t0))
 		put "$WIRE/cli.$_id" "$_crc"
 		if wait_file "$WIRE/srv.$_id" $((SRV_WAIT + LINGER)); then
@@ -290,8 +363,13 @@ run_clients() {
 			# lchan_perf's skip (a test the device cannot run); the
 			# server ends as the client leaves.
 			tap "ok - $_what # SKIP $(grep -m 1 'skipped' "$_log" | sed 's/^lchan_perf: //')"
+		elif [ "$_crc" = 0 ] && [ "$_src" = 0 ] && [ -n "$_act" ] &&
+			! cut_seen "$_act" "$_log"; then
+			tap "not ok - $_what: the stream did not stall, so the cut missed it"
+			show_logs "$_id" "$_log"
+			echo "$_id" >>/tmp/2node-failed
 		elif [ "$_crc" = 0 ] && [ "$_src" = 0 ]; then
-			tap "ok - $_what (${_secs}s)"
+			tap "ok - $_what (${_secs}s)$(wire_summary "$_log" "$WIRE/log.$_id")"
 		elif [ "${_id##*.}" = ib_send_lat ]; then
 			# perftest is the yardstick, not the thing tested (its
 			# clock calibration fails now and then under emulation).
@@ -319,9 +397,97 @@ run_clients() {
 	[ ! -s /tmp/2node-failed ]
 }
 
+# ------------------------------------------------------------ power-off
+
+# Last, as a does not come back: a streams to b on three channels (rxe
+# with rc 16/5, rxe with the defaults, siw), and the host quits a's qemu
+# mid-stream (no FIN, no disconnect).  b's rxe channels must fail within
+# their bounds, its waiters return, and nothing be left behind (sysfs,
+# rdma resource).  siw learns only from TCP's retransmission timeout
+# (minutes): b watches 20 s, reports, and closes.
+PO_PORT=$((BASE_PORT + 900))
+po_plan() {
+	echo "po.rxe.rc|rxe|$PO_PORT|-T 16 -R 5 -x -L 30|rc 16/5"
+	echo "po.rxe.default|rxe|$((PO_PORT + 1))|-x -L 30|the default rc"
+	echo "po.siw|siw|$((PO_PORT + 2))|-o -L 20|TCP (watched 20 s)"
+}
+
+poweroff_serve() {
+	_ok=ok
+	po_plan >/tmp/po.plan
+	while IFS='|' read -r _id _d _port _opts _what; do
+		echo "rig: selftest 2node $_id" >/dev/kmsg 2>/dev/null
+		setsid "$T/lchan_wire" -s -a "$(addr "$_d" 4 1)" -p "$_port" -t 600 -L 600 \
+			>"$LOGS/$_id.server.log" 2>&1 &
+		wait_listen rdma "$_port" $! 2>>"$LOGS/$_id.server.log" || _ok=fail
+	done </tmp/po.plan
+	put "$WIRE/a.verdict" pass
+	put "$WIRE/ready.po" "$_ok"
+	# Until the host pulls the plug (or b is gone without asking).
+	while [ ! -e "$WIRE/b.exited" ]; do
+		sleep 1
+	done
+}
+
+# "rdma resource show" of this node's two devices: what channels hold.
+po_resources() {
+	rdma resource show 2>/dev/null | grep -E ' (rxe1|siw1):' | sort
+}
+
+poweroff() {
+	if ! wait_file "$WIRE/ready.po" "$READY_LIMIT" || [ "$(cat "$WIRE/ready.po")" != ok ]; then
+		tap "not ok - power-off: a's stream servers did not listen"
+		return 1
+	fi
+	_base=$(po_resources)
+	po_plan >/tmp/po.plan
+	_pids=
+	while IFS='|' read -r _id _d _port _opts _what; do
+		echo "rig: selftest 2node $_id" >/dev/kmsg 2>/dev/null
+		# shellcheck disable=SC2086 # options are a word list
+		timeout 90 "$T/lchan_wire" -c "$(addr "$_d" 4 1)" -p "$_port" -t 600 $_opts \
+			>"$LOGS/$_id.client.log" 2>&1 &
+		_pids="$_pids $!"
+		echo "$!" >"/tmp/$_id.pid"
+	done </tmp/po.plan
+	sleep "$ACT_AFTER"
+	host_do po a quit >>"$LOGS/po.host.log" 2>&1
+	_pf=0
+	while IFS='|' read -r _id _d _port _opts _what; do
+		wait "$(cat "/tmp/$_id.pid")"
+		_crc=$?
+		_log=$LOGS/$_id.client.log
+		_det=$(sed -n 's/^peer lost: \(.*\) after \([0-9.]*\) s .*/\2 s (\1)/p' "$_log")
+		_bnd=$(sed -n 's/^rc .*: bound \([0-9.]*\) s/\1 s/p' "$_log")
+		_cls=$(sed -n 's/^closed in \([0-9.]*\) s/\1 s/p' "$_log")
+		if [ "$_crc" = 0 ] && [ "$_d" = siw ]; then
+			tap "ok - $_d: peer powered off mid-stream, $_what: $(grep -m 1 -E '^(peer lost|nothing for)' "$_log"); closed in ${_cls:-?}"
+		elif [ "$_crc" = 0 ]; then
+			tap "ok - $_d: peer powered off mid-stream, $_what: error after ${_det:-?}, bound ${_bnd:-?}; blocked wait returned; closed in ${_cls:-?}"
+		else
+			tap "not ok - $_d: peer powered off mid-stream, $_what (exit $_crc)"
+			sed 's/^/# /' "$_log" | tee -a "$TAP"
+			_pf=1
+		fi
+	done </tmp/po.plan
+	sed 's/^/# /' "$LOGS/po.host.log" | tee -a "$TAP"
+	_left=$(find /sys/kernel/lchan/channels -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
+	_now=$(po_resources)
+	if [ "$_left" = 0 ] && [ "$_now" = "$_base" ]; then
+		tap "ok - power-off: nothing left behind (no channel in sysfs; rdma resource as before)"
+	else
+		tap "not ok - power-off: left behind: $_left channels in sysfs; rdma resource before/after:"
+		{ echo "$_base"; echo "--"; echo "$_now"; } | sed 's/^/# /' | tee -a "$TAP"
+		_pf=1
+	fi
+	return $_pf
+}
+
 if [ "$node" = a ]; then
 	serve
+	poweroff_serve
 	exit $failed
 fi
 run_clients || failed=1
+poweroff || failed=1
 exit $failed
