@@ -296,15 +296,21 @@ cut_seen() { # ACTION LOG
 	awk -v g="${_gap:-0}" -v c="$_cs" 'BEGIN { exit !(g >= c / 2) }'
 }
 
+# lchan_wire's "peer lost" line: seconds from the oldest unanswered send
+# to the error (what the bound counts), and from the last completion.
+lost_after() { # LOG
+	sed -n 's/^peer lost: .* after \([0-9.]*\) s without a completion, \([0-9.-]*\) s after the oldest.*/\2 s (\1 s after the last completion)/p' "$1" 2>/dev/null | head -n 1
+}
+
 # lchan_wire's findings, for the TAP line: the stall, the detection.
 wire_summary() { # CLIENT-LOG SERVER-LOG
 	_wc=$(sed -n 's/.*longest silence \([0-9.]*\) s.*/\1/p' "$1" | head -n 1)
 	[ -n "$_wc" ] || return 0
-	_wd=$(sed -n 's/^peer lost: .* after \([0-9.]*\) s .*/\1/p' "$1" | head -n 1)
-	_ws=$(sed -n 's/^peer lost: .* after \([0-9.]*\) s .*/\1/p' "$2" 2>/dev/null | head -n 1)
+	_wd=$(lost_after "$1")
+	_ws=$(lost_after "$2")
 	_wb=$(sed -n 's/^rc .*: bound \([0-9.]*\) s/\1/p' "$1" | head -n 1)
 	printf '; longest silence %s s' "$_wc"
-	[ -z "$_wd" ] || printf '; peer loss noticed after %s s (b), %s s (a), bound %s s' "$_wd" "${_ws:-?}" "${_wb:-?}"
+	[ -z "$_wd" ] || printf '; peer loss noticed on b after %s, on a after %s; bound %s s' "$_wd" "${_ws:-?}" "${_wb:-?}"
 }
 
 # The last lines of a test's client log and of its server's (from a).
@@ -457,7 +463,7 @@ poweroff() {
 		wait "$(cat "/tmp/$_id.pid")"
 		_crc=$?
 		_log=$LOGS/$_id.client.log
-		_det=$(sed -n 's/^peer lost: \(.*\) after \([0-9.]*\) s .*/\2 s (\1)/p' "$_log")
+		_det=$(lost_after "$_log")
 		_bnd=$(sed -n 's/^rc .*: bound \([0-9.]*\) s/\1 s/p' "$_log")
 		_cls=$(sed -n 's/^closed in \([0-9.]*\) s/\1 s/p' "$_log")
 		if [ "$_crc" = 0 ] && [ "$_d" = siw ]; then
