@@ -211,10 +211,12 @@ struct lchan_ring_sizes {
  * 4.096 us * 2^ack_timeout, is sent again, at most retry_count times; then
  * the request completes with LCHAN_CQE_RETRY_EXC_ERR and the channel goes
  * to LCHAN_STATE_ERROR.  A peer that vanished (powered off, link cut) while
- * traffic was in flight is so detected within
+ * traffic was in flight is so detected about
  *   (retry_count + 1) * 4.096 us * 2^ack_timeout
- * of the first unacknowledged packet (defaults: 7 * 1.07 s = 7.5 s).  An
- * idle channel sends nothing and detects nothing.
+ * after the first unacknowledged packet (defaults: 7 * 1.07 s = 7.5 s); a
+ * little later in practice, as each wait ends on a timer tick after the
+ * resend (rxe between two emulated machines: 0.1 s over).  An idle
+ * channel sends nothing and detects nothing.
  *
  *   ack_timeout   0 = the default (18: 1.07 s), else 1..31
  *   retry_count   0 = the default (6), else 1..7; rxe reads 7 as "retry

@@ -148,6 +148,9 @@ serve_requests() {
 	local f name node cmd
 	for f in "$wire"/req.*; do
 		[ -e "$f" ] || continue
+		# A request being written (guest/2node.sh put: NAME.tmp, then
+		# a rename).
+		case $f in *.tmp) continue ;; esac
 		name=${f##*/req.}
 		[ ! -e "$wire/done.$name" ] || continue
 		read -r node cmd <"$f" || true

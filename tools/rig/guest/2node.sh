@@ -289,8 +289,10 @@ act() { # ID ACTION
 	esac
 }
 
-# The stream stalled for at least half the cut: the cut hit it.
+# The stream stalled for at least half the cut, or ended with the peer
+# lost: the cut hit it.
 cut_seen() { # ACTION LOG
+	! grep -q '^peer lost: ' "$2" || return 0
 	_cs=$(echo "$1" | cut -d: -f3)
 	_gap=$(sed -n 's/.*longest silence \([0-9.]*\) s.*/\1/p' "$2" | head -n 1)
 	awk -v g="${_gap:-0}" -v c="$_cs" 'BEGIN { exit !(g >= c / 2) }'
