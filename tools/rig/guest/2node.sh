@@ -468,10 +468,11 @@ poweroff() {
 		_det=$(lost_after "$_log")
 		_bnd=$(sed -n 's/^rc .*: bound \([0-9.]*\) s/\1 s/p' "$_log")
 		_cls=$(sed -n 's/^closed in \([0-9.]*\) s/\1 s/p' "$_log")
+		_set=$(sed -n 's/.*returned ENOTCONN \([0-9.]*\) s after the error/\1 s/p' "$_log")
 		if [ "$_crc" = 0 ] && [ "$_d" = siw ]; then
 			tap "ok - $_d: peer powered off mid-stream, $_what: $(grep -m 1 -E '^(peer lost|nothing for)' "$_log"); closed in ${_cls:-?}"
 		elif [ "$_crc" = 0 ]; then
-			tap "ok - $_d: peer powered off mid-stream, $_what: error after ${_det:-?}, bound ${_bnd:-?}; blocked wait returned; closed in ${_cls:-?}"
+			tap "ok - $_d: peer powered off mid-stream, $_what: error after ${_det:-?}, bound ${_bnd:-?}; a wait without timeout returned ENOTCONN ${_set:-?} later; closed in ${_cls:-?}"
 		else
 			tap "not ok - $_d: peer powered off mid-stream, $_what (exit $_crc)"
 			sed 's/^/# /' "$_log" | tee -a "$TAP"
