@@ -60,6 +60,7 @@ struct wire {
 	double secs;		/* sending time */
 	double limit;		/* silence before giving up */
 	bool expect_loss;
+	bool loss_untimed;	/* -X: the time is reported, not judged */
 	bool observe;
 	struct lchan_opts opts;
 
@@ -337,6 +338,7 @@ static void usage(void)
 		"  -R R      retry count (lchan_rc_params)\n"
 		"  -L SECS   give up after SECS without a completion (default 30)\n"
 		"  -x        expect the peer to be lost, noticed within the bound\n"
+		"  -X        as -x, the time reported but not judged\n"
 		"  -o        observe: the peer may be lost or not; report it\n");
 }
 
@@ -350,7 +352,7 @@ int main(int argc, char **argv)
 	bool ok;
 
 	w.opts.flags = LCHAN_DEFER_ESTABLISH;
-	while ((opt = getopt(argc, argv, "sc:a:p:S:t:w:T:R:L:xoh")) != -1) {
+	while ((opt = getopt(argc, argv, "sc:a:p:S:t:w:T:R:L:xXoh")) != -1) {
 		switch (opt) {
 		case 's': server = 1; break;
 		case 'c': server = 0; addr = optarg; break;
@@ -369,6 +371,7 @@ int main(int argc, char **argv)
 			break;
 		case 'L': w.limit = strtod(optarg, NULL); break;
 		case 'x': w.expect_loss = true; break;
+		case 'X': w.expect_loss = w.loss_untimed = true; break;
 		case 'o': w.observe = true; break;
 		default: usage(); return 2;
 		}
@@ -448,7 +451,8 @@ int main(int argc, char **argv)
 	else
 		/* One second over the bound: timer ticks and emulation. */
 		ok = !ret && w.t_first_err && w.t_settled &&
-		     state == LCHAN_STATE_ERROR &&
-		     bound > 0 && since_send >= 0 && since_send <= bound + 1.0;
+		     state == LCHAN_STATE_ERROR && bound > 0 &&
+		     (w.loss_untimed ||
+		      (since_send >= 0 && since_send <= bound + 1.0));
 	return ok ? 0 : 1;
 }
