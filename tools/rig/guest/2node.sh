@@ -166,7 +166,7 @@ plan() {
 	# stream whole, a long one (8 s against a 1.6 s bound, rc 16/5) must
 	# end it cleanly on both sides, on b (whose link stays up) within the
 	# bound; a's time is reported, not judged (rxe there noticed in 1.7 to
-	# 3.9 s; why is not yet established).  Then a new channel must
+	# 6.4 s; why is not yet established).  Then a new channel must
 	# connect over the same wire.
 	_w="$T/lchan_wire -t 12 -L 30"
 	echo "rxe.ipv4.cut_short|rxe|4|rdma|link cut 2 s mid-stream: the channel survives, stream byte-exact|$_w -s -a @A@ -p @P@|$_w -c @A@ -p @P@|cut:1:2"
