@@ -4,12 +4,15 @@
  * of the process that opened it: a channel with large rings raises the
  * cgroup's memory.current by at least its ring mapping, closing it gives
  * the memory back, and at memory.max the opening call fails with ENOMEM
- * while nothing is OOM-killed.
+ * while nothing is OOM-killed: the connecting call, or the accepting one
+ * (whose peer then sees its connect refused).
  *
  * Each test runs its channels in a child moved into a fresh cgroup v2 of
  * its own; without cgroup2 at /sys/fs/cgroup, its memory controller or
  * root, the tests SKIP.
  */
+#include <dirent.h>
+#include <poll.h>
 #include <sys/mman.h>
 
 #include "kselftest_harness.h"
@@ -73,6 +76,56 @@ static long long cg_read_key(const char *dir, const char *file,
 			found = val;
 	fclose(f);
 	return found;
+}
+
+/*
+ * Where @cg's charge is (memory.stat), and lchan's channels that this
+ * process still has in sysfs with their own kernel memory: what a failed
+ * "released on close" check needs to tell a channel left open from memory
+ * that outlived its channel.  Returns the number of such channels.
+ */
+static int cg_dump(const char *cg)
+{
+	static const char *const keys[] = {
+		"anon", "file", "kernel", "kernel_stack", "pagetables",
+		"percpu", "sock", "vmalloc", "slab", "slab_unreclaimable",
+	};
+	char path[320], val[64], line[1024];
+	struct dirent *de;
+	size_t i, n = 0;
+	int chans = 0;
+	DIR *d;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		n += snprintf(line + n, sizeof(line) - n, " %s=%lld", keys[i],
+			      cg_read_key(cg, "memory.stat", keys[i]));
+	fprintf(stderr, "# memory.current %lld, memory.stat:%s\n",
+		cg_read_num(cg, "memory.current"), line);
+	d = opendir("/sys/kernel/lchan/channels");
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/kernel/lchan/channels/%s/pid",
+			 de->d_name);
+		if (lchan_t_read_sysfs(path, val, sizeof(val)) ||
+		    atoi(val) != getpid())
+			continue;
+		chans++;
+		snprintf(path, sizeof(path),
+			 "/sys/kernel/lchan/channels/%s/state", de->d_name);
+		if (lchan_t_read_sysfs(path, line, sizeof(line)))
+			line[0] = 0;
+		snprintf(path, sizeof(path),
+			 "/sys/kernel/lchan/channels/%s/kmem_bytes", de->d_name);
+		if (lchan_t_read_sysfs(path, val, sizeof(val)))
+			val[0] = 0;
+		fprintf(stderr, "# still open: channel %s state %s kmem_bytes %s\n",
+			de->d_name, line, val);
+	}
+	closedir(d);
+	return chans;
 }
 
 static long long vmstat_oom_kills(void)
@@ -144,9 +197,11 @@ static int child_charge(const char *cg, const char *host)
 		return lchan_t_child_fail(4, "two rings of %lld bytes raised"
 					  " memory.current by %lld only", ring,
 					  m1 - m0);
-	if (m2 - m0 >= 2 * ring)
+	if (m2 - m0 >= 2 * ring) {
+		cg_dump(cg);
 		return lchan_t_child_fail(5, "closing left %lld bytes charged",
 					  m2 - m0);
+	}
 	lchan_ctx_close(&sctx);
 	lchan_ctx_close(&cctx);
 	return 0;
@@ -204,6 +259,14 @@ static int child_limit(const char *cg, const char *host)
 		if (ret)
 			break;
 	}
+	/*
+	 * Whichever end of the pair met the limit, nothing of it may stay
+	 * charged.  Lift the limit before this process reads anything: at
+	 * the limit its own allocations (a cgroup file's read buffer) would
+	 * wake the OOM killer, which is no part of what lchan does.
+	 */
+	if (cg_write(cg, "memory.max", "max"))
+		return lchan_t_child_fail(9, "memory.max: %s", strerror(errno));
 	fprintf(stderr, "# a pair charges %lld bytes; limit %lld: pair %d"
 		" failed: %s; memory.current %lld\n", pair, limit, n + 1,
 		strerror(-ret), cg_read_num(cg, "memory.current"));
@@ -222,7 +285,7 @@ static int child_limit(const char *cg, const char *host)
 	end = cg_read_num(cg, "memory.current");
 	fprintf(stderr, "# after close: memory.current %lld (%lld before the"
 		" first pair)\n", end, m0);
-	if (end - m0 >= 2 * ring)
+	if (cg_dump(cg) || end - m0 >= 2 * ring)
 		return lchan_t_child_fail(8, "closing left %lld bytes charged",
 					  end - m0);
 	return 0;
@@ -238,6 +301,109 @@ TEST_F_TIMEOUT(memcg, limit_gives_enomem_not_oom, 180)
 	ASSERT_LE(0, pid);
 	if (!pid)
 		_exit(child_limit(self->cg, self->d.addr));
+	EXPECT_EQ(0, lchan_t_wait_child(pid));
+	EXPECT_EQ(0, cg_read_key(self->cg, "memory.events", "oom"));
+	EXPECT_EQ(0, cg_read_key(self->cg, "memory.events", "oom_kill"));
+	EXPECT_EQ(kills, vmstat_oom_kills());
+	EXPECT_LT(0, cg_read_key(self->cg, "memory.events", "max"));
+}
+
+struct memcg_establish {
+	struct lchan_chan *chan;
+	int ret;
+};
+
+static void *memcg_establish_thread(void *p)
+{
+	struct memcg_establish *e = p;
+
+	e->ret = lchan_establish(e->chan, 10000);
+	return NULL;
+}
+
+/*
+ * Child: join @cg and connect (deferred) to its own listener, then limit
+ * the cgroup to far less than a channel and accept.  The accept fails with
+ * ENOMEM part-way through building its channel, the peer sees its connect
+ * refused, and once everything is closed nothing stays charged: the
+ * accepting side's failure path, made certain instead of left to which end
+ * of a pair meets the limit first.
+ */
+static int child_accept_limit(const char *cg, const char *host)
+{
+	struct memcg_establish est = { 0 };
+	struct lchan_opts copts = big_rings;
+	struct lchan_ctx sctx, cctx;
+	struct lchan_listener lst;
+	struct lchan_chan srv, cli;
+	struct pollfd pfd;
+	long long m0, end, ring;
+	char port[16], val[32];
+	pthread_t thr;
+	int ret, left;
+
+	if (cg_write(cg, "cgroup.procs", "0"))
+		return lchan_t_child_fail(1, "join %s: %s", cg, strerror(errno));
+	if (lchan_ctx_open(&sctx) || lchan_ctx_open(&cctx))
+		return lchan_t_child_fail(2, "ctx open");
+	m0 = cg_read_num(cg, "memory.current");
+	snprintf(port, sizeof(port), "%u", lchan_t_port());
+	ret = lchan_listen(&sctx, host, port, 4, LCHAN_FD_NONBLOCK, &lst);
+	if (ret)
+		return lchan_t_child_fail(3, "listen: %s", strerror(-ret));
+	copts.flags |= LCHAN_DEFER_ESTABLISH;
+	ret = lchan_connect(&cctx, host, port, &copts, &cli);
+	if (ret)
+		return lchan_t_child_fail(4, "connect: %s", strerror(-ret));
+	ring = cli.info.mmap_size;
+	est.chan = &cli;
+	if (pthread_create(&thr, NULL, memcg_establish_thread, &est))
+		return lchan_t_child_fail(5, "pthread_create");
+	/* Room for the accepting channel's object, not for its rings. */
+	snprintf(val, sizeof(val), "%lld",
+		 cg_read_num(cg, "memory.current") + ring / 2);
+	if (cg_write(cg, "memory.max", val))
+		return lchan_t_child_fail(6, "memory.max: %s", strerror(errno));
+
+	pfd.fd = lst.fd;
+	pfd.events = POLLIN;
+	left = poll(&pfd, 1, 20000);
+	ret = left == 1 ? lchan_accept(&lst, &big_rings, &srv) : -ETIMEDOUT;
+	if (cg_write(cg, "memory.max", "max"))
+		return lchan_t_child_fail(7, "memory.max: %s", strerror(errno));
+	pthread_join(thr, NULL);
+	fprintf(stderr, "# limit %s: accept: %s; the peer's establish: %s\n",
+		val, strerror(-ret), strerror(-est.ret));
+	if (ret != -ENOMEM)
+		return lchan_t_child_fail(8, "accept at the limit: %s, not ENOMEM",
+					  strerror(-ret));
+	if (est.ret != -ECONNREFUSED && est.ret != -ECONNRESET)
+		return lchan_t_child_fail(9, "peer of a failed accept: %s",
+					  strerror(-est.ret));
+
+	lchan_chan_close(&cli);
+	lchan_listener_close(&lst);
+	lchan_ctx_close(&sctx);
+	lchan_ctx_close(&cctx);
+	end = cg_read_num(cg, "memory.current");
+	fprintf(stderr, "# after close: memory.current %lld (%lld before)\n",
+		end, m0);
+	if (cg_dump(cg) || end - m0 >= 2 * ring)
+		return lchan_t_child_fail(10, "closing left %lld bytes charged",
+					  end - m0);
+	return 0;
+}
+
+TEST_F_TIMEOUT(memcg, accept_at_limit_refuses_peer, 120)
+{
+	long long kills = vmstat_oom_kills();
+	pid_t pid;
+
+	LCHAN_T_BODY();
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(child_accept_limit(self->cg, self->d.addr));
 	EXPECT_EQ(0, lchan_t_wait_child(pid));
 	EXPECT_EQ(0, cg_read_key(self->cg, "memory.events", "oom"));
 	EXPECT_EQ(0, cg_read_key(self->cg, "memory.events", "oom_kill"));
