@@ -63,6 +63,15 @@
 #include "../uapi/lchan.h"
 #include "lchan_compat.h"
 
+/*
+ * What a user's call makes the kernel hold is charged to the caller's
+ * memory cgroup.  At the cgroup's limit the call fails with -ENOMEM,
+ * quietly, rather than waking the cgroup's OOM killer
+ * (__GFP_RETRY_MAYFAIL gives up where the killer would be called).
+ */
+#define LCHAN_GFP_USER	(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | \
+			 __GFP_NOWARN)
+
 #define LCHAN_MAX_ENTRIES	4096
 #define LCHAN_DEFAULT_ENTRIES	128
 #define LCHAN_DEFAULT_BACKLOG	16
@@ -231,8 +240,10 @@ struct lchan_queue {
  * typed: only lchan_wr.c reads them, each array with its own parser.
  */
 struct lchan_ring {
-	void *mem;			/* vmalloc_user(), mapped by the app */
+	void *mem;			/* vmap() of pages, mapped by the app */
 	size_t size;
+	struct page **pages;		/* charged to the caller's memcg */
+	unsigned int nr_pages;
 	struct lchan_chan_info info;	/* offsets, filled at setup */
 
 	struct lchan_queue sq, rq;

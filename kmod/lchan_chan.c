@@ -20,7 +20,7 @@ struct lchan_chan *lchan_chan_alloc(struct lchan_ctx *ctx)
 	struct lchan_chan *chan;
 	int id;
 
-	chan = kzalloc(sizeof(*chan), GFP_KERNEL);
+	chan = kzalloc(sizeof(*chan), LCHAN_GFP_USER);
 	if (!chan)
 		return ERR_PTR(-ENOMEM);
 	id = ida_alloc(&lchan_chan_ida, GFP_KERNEL);

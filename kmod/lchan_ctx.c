@@ -14,7 +14,7 @@ static int lchan_ctx_open(struct inode *inode, struct file *file)
 {
 	struct lchan_ctx *ctx;
 
-	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+	ctx = kzalloc(sizeof(*ctx), LCHAN_GFP_USER);
 	if (!ctx)
 		return -ENOMEM;
 	kref_init(&ctx->ref);
@@ -107,7 +107,7 @@ struct lchan_pd *lchan_ctx_get_pd(struct lchan_ctx *ctx, struct lchan_dev *dev)
 		}
 	}
 
-	pd = kzalloc(sizeof(*pd), GFP_KERNEL);
+	pd = kzalloc(sizeof(*pd), LCHAN_GFP_USER);
 	if (!pd) {
 		pd = ERR_PTR(-ENOMEM);
 		goto out_unlock;

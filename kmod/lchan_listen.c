@@ -358,7 +358,7 @@ long lchan_ioctl_listen(struct lchan_ucmd *ucmd)
 	/* lchan_listen_check_listen() found the address good. */
 	lchan_cm_addr_to_sockaddr(&req->addr, &ss);
 
-	lst = kzalloc(sizeof(*lst), GFP_KERNEL);
+	lst = kzalloc(sizeof(*lst), LCHAN_GFP_USER);
 	if (!lst)
 		return -ENOMEM;
 	lst->kind = LCHAN_CM_LISTENER;

@@ -116,7 +116,7 @@ long lchan_ioctl_mr_reg(struct lchan_ucmd *ucmd)
 	if (ret)
 		goto err_put_pd;
 
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = kzalloc(sizeof(*mr), LCHAN_GFP_USER);
 	if (!mr) {
 		ret = -ENOMEM;
 		goto err_put_pd;
@@ -151,7 +151,7 @@ long lchan_ioctl_mr_reg(struct lchan_ucmd *ucmd)
 	 * Publish only the fully built MR.  From here another thread may
 	 * deregister it at any time, so only locals are used below.
 	 */
-	ret = xa_alloc(&ctx->mrs, &handle, mr, xa_limit_31b, GFP_KERNEL);
+	ret = xa_alloc(&ctx->mrs, &handle, mr, xa_limit_31b, LCHAN_GFP_USER);
 	if (ret)
 		goto err_put_mr;
 

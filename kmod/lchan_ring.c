@@ -92,8 +92,8 @@ struct lchan_ring_hdr {
  * hard-code none, but a program that saved or hard-coded them would break
  * silently; so the offsets are pinned here and change only on purpose,
  * never through an edit to the struct or a config.  The SQEs start at
- * sizeof(), a whole number of lines; vmalloc_user() memory is page-aligned,
- * so the struct's alignment holds in the mapping.
+ * sizeof(), a whole number of lines; the ring's vmap() view is
+ * page-aligned, so the struct's alignment holds in the mapping.
  */
 static_assert(LCHAN_RING_OFF(sq_head) == 0);
 static_assert(LCHAN_RING_OFF(sq_tail) == 64);
@@ -143,6 +143,48 @@ int lchan_ring_sizes_check(const struct lchan_ring_sizes *sizes)
 	return 0;
 }
 
+/*
+ * The ring's pages, charged to the caller's memory cgroup (LCHAN_GFP_USER)
+ * the way the kernel charges its own user-mapped rings: whole pages, a
+ * vmap() view for the kernel, the same pages inserted into the process's
+ * mapping at mmap().  At the cgroup's limit this fails with -ENOMEM.
+ */
+static void lchan_ring_free_pages(struct lchan_ring *ring)
+{
+	unsigned int i;
+
+	for (i = 0; i < ring->nr_pages; i++)
+		__free_page(ring->pages[i]);
+	kvfree(ring->pages);
+	ring->pages = NULL;
+	ring->nr_pages = 0;
+}
+
+static int lchan_ring_alloc_mem(struct lchan_ring *ring, size_t size)
+{
+	unsigned int nr = size >> PAGE_SHIFT;
+
+	ring->pages = kvcalloc(nr, sizeof(*ring->pages), LCHAN_GFP_USER);
+	if (!ring->pages)
+		return -ENOMEM;
+	for (ring->nr_pages = 0; ring->nr_pages < nr; ring->nr_pages++) {
+		struct page *page = alloc_page(LCHAN_GFP_USER | __GFP_ZERO);
+
+		if (!page)
+			goto err_free_pages;
+		ring->pages[ring->nr_pages] = page;
+	}
+	ring->mem = vmap(ring->pages, nr, VM_MAP, PAGE_KERNEL);
+	if (!ring->mem)
+		goto err_free_pages;
+	ring->size = size;
+	return 0;
+
+err_free_pages:
+	lchan_ring_free_pages(ring);
+	return -ENOMEM;
+}
+
 int lchan_ring_alloc(struct lchan_chan *chan,
 		     const struct lchan_ring_sizes *sizes)
 {
@@ -173,15 +215,14 @@ int lchan_ring_alloc(struct lchan_chan *chan,
 	cq_off = rq_off + ring->rq.entries * sizeof(struct lchan_rqe);
 	size = PAGE_ALIGN(cq_off + ring->cq_entries * sizeof(struct lchan_cqe));
 
-	ring->mem = vmalloc_user(size);
-	if (!ring->mem)
-		return -ENOMEM;
-	ring->size = size;
+	ret = lchan_ring_alloc_mem(ring, size);
+	if (ret)
+		return ret;
 
 	ring->sq.wr = kvcalloc(ring->sq.entries, sizeof(*ring->sq.wr),
-			       GFP_KERNEL);
+			       LCHAN_GFP_USER);
 	ring->rq.wr = kvcalloc(ring->rq.entries, sizeof(*ring->rq.wr),
-			       GFP_KERNEL);
+			       LCHAN_GFP_USER);
 	if (!ring->sq.wr || !ring->rq.wr) {
 		lchan_ring_free(ring);
 		return -ENOMEM;
@@ -236,10 +277,12 @@ void lchan_ring_free(struct lchan_ring *ring)
 {
 	kvfree(ring->sq.wr);
 	kvfree(ring->rq.wr);
-	vfree(ring->mem);
 	ring->sq.wr = NULL;
 	ring->rq.wr = NULL;
+	if (ring->mem)
+		vunmap(ring->mem);
 	ring->mem = NULL;
+	lchan_ring_free_pages(ring);
 }
 
 /*
@@ -254,6 +297,8 @@ void lchan_ring_free(struct lchan_ring *ring)
 int lchan_ring_mmap(struct lchan_chan *chan, struct vm_area_struct *vma)
 {
 	struct lchan_ring *ring = &chan->ring;
+	unsigned long nr;
+	int ret;
 
 	if (!(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
@@ -265,7 +310,10 @@ int lchan_ring_mmap(struct lchan_chan *chan, struct vm_area_struct *vma)
 		return -EINVAL;
 	vm_flags_clear(vma, VM_MAYEXEC);
 	vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
-	return remap_vmalloc_range(vma, ring->mem, 0);
+	nr = ring->nr_pages;
+	ret = vm_insert_pages(vma, vma->vm_start, ring->pages, &nr);
+	/* On error the caller unmaps what was inserted. */
+	return ret ?: (nr ? -EFAULT : 0);
 }
 
 /* Entries the app has published and the kernel not taken, or -1 if bogus. */

@@ -11,6 +11,7 @@
 #define LCHAN_TEST_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -348,7 +349,9 @@ static inline unsigned lchan_t_port(void)
 /*
  * A connected pair in one process: a thread accepts while the caller
  * connects.  Both sides defer the establish so @prepare (may be NULL) can
- * register memory and post receives first, which iWARP needs.
+ * register memory and post receives first, which iWARP needs.  On failure
+ * neither channel is left open, and the error is the side's that failed
+ * first: a connect the peer refused or reset reports why the accept failed.
  */
 typedef int (*lchan_t_prepare_fn)(struct lchan_ctx *ctx,
 				  struct lchan_chan *chan, void *arg);
@@ -382,12 +385,13 @@ static inline void *lchan_t_accept_thread(void *p)
 	} while (s->ret == -EAGAIN || s->ret == -EINTR);
 	if (s->ret)
 		return NULL;
-	if (s->prepare) {
+	if (s->prepare)
 		s->ret = s->prepare(s->ctx, s->chan, s->arg);
-		if (s->ret)
-			return NULL;
-	}
-	s->ret = lchan_establish(s->chan, 10000);
+	if (!s->ret)
+		s->ret = lchan_establish(s->chan, 10000);
+	/* A pair that failed leaves no channel open (and none charged). */
+	if (s->ret)
+		lchan_chan_close(s->chan);
 	return NULL;
 }
 
@@ -400,6 +404,7 @@ static inline int lchan_t_pair(struct lchan_ctx *sctx, struct lchan_ctx *cctx,
 	struct lchan_listener lst;
 	struct lchan_t_side side = { 0 };
 	char port[16];
+	bool connected;
 	pthread_t thr;
 	int ret;
 
@@ -431,6 +436,7 @@ static inline int lchan_t_pair(struct lchan_ctx *sctx, struct lchan_ctx *cctx,
 
 		copts.flags |= LCHAN_DEFER_ESTABLISH;
 		ret = lchan_connect(cctx, host, port, &copts, cli);
+		connected = !ret;
 		if (!ret && prepare)
 			ret = prepare(cctx, cli, carg);
 		if (!ret)
@@ -439,6 +445,8 @@ static inline int lchan_t_pair(struct lchan_ctx *sctx, struct lchan_ctx *cctx,
 	if (ret) {
 		uint64_t one = 1;
 
+		if (connected)
+			lchan_chan_close(cli);
 		if (write(side.cancel_fd, &one, sizeof(one)) < 0)
 			ret = ret ? ret : -errno;
 		pthread_join(thr, NULL);
@@ -446,6 +454,9 @@ static inline int lchan_t_pair(struct lchan_ctx *sctx, struct lchan_ctx *cctx,
 			lchan_chan_close(srv);
 		lchan_listener_close(&lst);
 		close(side.cancel_fd);
+		if ((ret == -ECONNREFUSED || ret == -ECONNRESET) && side.ret &&
+		    side.ret != -ECANCELED)
+			ret = side.ret;
 		return ret;
 	}
 	pthread_join(thr, NULL);

@@ -22,6 +22,8 @@ mount -t tmpfs tmpfs /tmp
 mount -t tmpfs tmpfs /run
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t configfs configfs /sys/kernel/config 2>/dev/null
+# cgroup v2: lchan_memcg_test charges rings to a memory cgroup.
+mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
 # In case the initramfs had no /dev/console node.
 exec </dev/console >/dev/console 2>&1
 
