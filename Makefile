@@ -3,13 +3,13 @@
 # Top-level make for people; kbuild reads Kbuild.  Everything that is not
 # the module lands in build/.
 
-# The rig's guest kernel, a name from tools/rig/kernels (6.1, 6.12, 6.1-rt,
+# The rig's guest kernel, a name from rig/kernels (6.1, 6.12, 6.1-rt,
 # 6.12-rt; default its first entry).  KVER, its Debian release, follows it,
 # and so does KDIR when KERNEL is given; else KDIR is the running kernel's
 # build tree if there is one.
 KERNEL ?= $(LCHAN_KERNEL)
 LCHAN_KERNEL := $(KERNEL)
-KVER ?= $(shell tools/rig/kver.sh $(KERNEL))
+KVER ?= $(shell rig/kver.sh $(KERNEL))
 RUNNING_KDIR := /lib/modules/$(shell uname -r)/build
 KDIR ?= $(if $(KERNEL)$(if $(wildcard $(RUNNING_KDIR)/Makefile),,none),/usr/src/linux-headers-$(KVER),$(RUNNING_KDIR))
 B ?= $(CURDIR)/build
@@ -31,7 +31,7 @@ lib:
 
 # kselftest_harness.h comes from the kernel's linux-source at build time.
 ksft-headers:
-	tools/rig/ksft-headers.sh $(B)/ksft
+	rig/ksft-headers.sh $(B)/ksft
 
 selftests: lib ksft-headers
 	$(MAKE) -C selftests KSFT_INC=$(B)/ksft OUT=$(B)/selftests
@@ -44,27 +44,27 @@ fabric: lib
 	$(MAKE) -C fabric OUT=$(B)/fabric
 
 checkpatch:
-	tools/rig/checkpatch.sh
+	rig/checkpatch.sh
 
 # Zero sparse (and compiler) warnings; log in $(B)/sparse.log.
 sparse:
-	KDIR=$(KDIR) tools/rig/sparse.sh
+	KDIR=$(KDIR) rig/sparse.sh
 
 # The whole suite on KERNEL, or without it on every kernel of
-# tools/rig/kernels (6.1, 6.12 and their PREEMPT_RT builds); check-rt on
+# rig/kernels (6.1, 6.12 and their PREEMPT_RT builds); check-rt on
 # the rt lane alone (6.1-rt, 6.12-rt).  One combined last line; run
 # directories build/runs/<job>-<kernel>.
 check:
-	tools/rig/check.sh $(KERNEL)
+	rig/check.sh $(KERNEL)
 
 check-rt:
-	tools/rig/check.sh --lane rt
+	rig/check.sh --lane rt
 
 demo:
-	tools/rig/demo.sh
+	rig/demo.sh
 
 vm-shell:
-	tools/rig/vm-shell.sh
+	rig/vm-shell.sh
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
@@ -151,8 +151,8 @@ dkms-uninstall:
 
 # The packaging checks of `make check` alone (no guest): DKMS, install and
 # pkg-config, man pages, lchanctl on a made-up sysfs tree.
-HOST_CHECKS = tools/check-dkms.sh tools/check-install.sh tools/check-man.sh \
-	tools/check-abi-doc.sh tools/check-lchanctl.sh
+HOST_CHECKS = rig/check-dkms.sh rig/check-install.sh rig/check-man.sh \
+	rig/check-abi-doc.sh rig/check-lchanctl.sh
 
 host-checks:
 	@rc=0; for c in $(HOST_CHECKS); do \
@@ -164,7 +164,7 @@ host-checks:
 check-tests:
 	$(MAKE) KDIR=/usr/src/linux-headers-$(KVER) all
 	LCHAN_APPEND="lchan.tests=$$(echo $(TESTS) | tr ' ' ,) $(foreach e,$(TEST_ENV),lchan.env=$(e))" \
-		tools/rig/run-vm.sh tests 2400
+		rig/run-vm.sh tests 2400
 .PHONY: check-tests
 
 # The chosen programs REPEAT times in one boot, over both devices, with a
@@ -177,14 +177,14 @@ SOAK_TIMEOUT ?= $(shell echo $$((600 + $(REPEAT) * 900)))
 soak:
 	$(MAKE) KDIR=/usr/src/linux-headers-$(KVER) all
 	LCHAN_APPEND="$(if $(TESTS),lchan.tests=$$(echo $(TESTS) | tr ' ' ,)) lchan.repeat=$(REPEAT) $(foreach e,$(TEST_ENV),lchan.env=$(e))" \
-		tools/rig/run-vm.sh soak $(SOAK_TIMEOUT)
+		rig/run-vm.sh soak $(SOAK_TIMEOUT)
 .PHONY: soak
 
 # lchan across a virtual wire: two guests (1 vCPU, 1 GiB each) joined by
 # QEMU dgram wires, rxe and siw on them, servers in one guest and clients in
-# the other (tools/rig/two-node.sh); runs in build/runs/2node-<kernel>/{a,b}.
+# the other (rig/two-node.sh); runs in build/runs/2node-<kernel>/{a,b}.
 check-2node:
-	tools/rig/two-node.sh
+	rig/two-node.sh
 .PHONY: check-2node
 
 # A longer fuzz run than make check's: make fuzz SEED=1234 N=1000000
@@ -193,26 +193,26 @@ N ?= 1000000
 fuzz:
 	$(MAKE) KDIR=/usr/src/linux-headers-$(KVER) all
 	LCHAN_APPEND="lchan.fuzz_seed=$(SEED) lchan.fuzz_n=$(N)" \
-		LCHAN_TEST_TIMEOUT=3000 tools/rig/run-vm.sh fuzz 3600
+		LCHAN_TEST_TIMEOUT=3000 rig/run-vm.sh fuzz 3600
 .PHONY: fuzz
 
 # lchan against perftest and TCP on rxe and siw in one guest run (about 25
 # minutes) on KERNEL: bench/<kernel>/results.md, results.json, latency.png.
 # README, "Benchmarks".
 bench:
-	tools/rig/bench.sh
+	rig/bench.sh
 .PHONY: bench
 
 # Where the time goes: perf profiles in the guest, bench/profile/*.txt.
 profile:
-	tools/rig/profile.sh
+	rig/profile.sh
 .PHONY: profile
 
 # ---------------------------------------------------------------- debug kernel
 #
 # make check-debug: the whole selftest suite on a 6.1 kernel built from
 # linux-source-6.1 with KASAN, lockdep, DEBUG_OBJECTS, sleep-in-atomic and
-# kmemleak checks (tools/rig/debug-kernel.sh, tools/rig/debug.config; built
+# kmemleak checks (rig/debug-kernel.sh, rig/debug.config; built
 # once under nice and cached in ~/.cache/lchan), then a kmemleak scan.  Any
 # report fails it.  README, "Testing".
 #
@@ -229,17 +229,17 @@ DEBUG_TEST_TIMEOUT ?= 5400
 DEBUG_ENV ?= LCHAN_FUZZ_ENTRIES=20000 LCHAN_FUZZ_IOCTLS=2000 LCHAN_T_DIVIDE=20
 
 debug-kernel:
-	tools/rig/debug-kernel.sh >/dev/null
+	rig/debug-kernel.sh >/dev/null
 
 module-debug: debug-kernel
 	mkdir -p $(DEBUG_KMOD)
 	cp -p --parents $(filter-out dkms.conf,$(DKMS_FILES)) $(DEBUG_KMOD)/
-	tree=$$(tools/rig/debug-kernel.sh --tree) && \
+	tree=$$(rig/debug-kernel.sh --tree) && \
 		nice -n 19 $(MAKE) -C "$$tree" M=$(DEBUG_KMOD) modules
 
 check-debug: module-debug
 	$(MAKE) KDIR=/usr/src/linux-headers-$(KVER) lib selftests tools
 	LCHAN_KERNEL=debug LCHAN_TEST_TIMEOUT=$(DEBUG_TEST_TIMEOUT) \
 		LCHAN_APPEND="$(strip $(LCHAN_APPEND) $(foreach e,$(DEBUG_ENV),lchan.env=$(e)))" \
-		tools/rig/run-vm.sh tests $(DEBUG_TIMEOUT)
+		rig/run-vm.sh tests $(DEBUG_TIMEOUT)
 .PHONY: debug-kernel module-debug check-debug

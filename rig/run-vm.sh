@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # Boot the test guest for one job and judge the run.
 #
-#   tools/rig/run-vm.sh [-i] JOB [TIMEOUT_SECS]
+#   rig/run-vm.sh [-i] JOB [TIMEOUT_SECS]
 #
-# JOB is tools/rig/guest/JOB.sh, run inside the guest by its /init.  Fresh
+# JOB is rig/guest/JOB.sh, run inside the guest by its /init.  Fresh
 # build outputs (kmod/lchan.ko, build/selftests, build/tools, lib/liblchan.so*,
 # siw.ko, the rig self-test pieces) are staged into build/share/, the 9p
 # share; the guest writes out/ there.  Everything of a run is kept under
@@ -15,9 +15,9 @@
 # gave no verdict, or the kernel log shows BUG/WARNING/Oops/... lines.
 # -i: interactive (serial console on stdio, no timeout, no judging).
 #
-# LCHAN_KERNEL=<name> boots that kernel of tools/rig/kernels (default: its
+# LCHAN_KERNEL=<name> boots that kernel of rig/kernels (default: its
 # first entry) and keeps the run in build/runs/JOB-<name>.
-# LCHAN_KERNEL=debug boots the debug kernel of tools/rig/debug-kernel.sh
+# LCHAN_KERNEL=debug boots the debug kernel of rig/debug-kernel.sh
 # (KASAN, lockdep, kmemleak; built beforehand) with its own siw.ko and
 # initramfs, and lchan.ko from $B/debug-kmod (make module-debug).
 set -euo pipefail
@@ -34,7 +34,7 @@ fi
 [ $# -ge 1 ] && [ $# -le 2 ] || { echo "usage: $0 [-i] JOB [TIMEOUT_SECS]" >&2; exit 2; }
 job=$1
 timeout_s=${2:-600}
-[ -f "$RIG_DIR/guest/$job.sh" ] || rig_die "no such job: $job (tools/rig/guest/$job.sh)"
+[ -f "$RIG_DIR/guest/$job.sh" ] || rig_die "no such job: $job (rig/guest/$job.sh)"
 case $timeout_s in '' | *[!0-9]*) rig_die "timeout must be a number of seconds" ;; esac
 vm_prepare
 [ "$timeout_s" -gt $((boot_margin + 10)) ] || rig_die "timeout must exceed $((boot_margin + 10)) s"

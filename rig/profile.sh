@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # `make profile`: perf profiles of a 64-byte send ping-pong and a 64-byte
 # send stream, lchan against perftest on rxe0, in one guest run (job
-# "profile", tools/rig/guest/profile.sh).  Copies the reports to
+# "profile", rig/guest/profile.sh).  Copies the reports to
 # bench/profile/ (LCHAN_BENCH_DIR/profile).
 set -euo pipefail
 # shellcheck source=lib.sh

@@ -1,16 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # `make check`: everything, from a bare Debian 12 machine to the guest test
-# results, on one or more guest kernels (tools/rig/kernels):
-#   tools/rig/check.sh [KERNEL...]    (default: LCHAN_KERNEL, else every
-#   tools/rig/check.sh --lane LANE     kernel of the list; a lane: check,
+# results, on one or more guest kernels (rig/kernels):
+#   rig/check.sh [KERNEL...]    (default: LCHAN_KERNEL, else every
+#   rig/check.sh --lane LANE     kernel of the list; a lane: check,
 #                                      6.1 and 6.12, or rt, their RT builds)
 # Phases:
 #   setup        host packages, the kernels' headers, sources and images
-#                (tools/rig/setup.sh)
+#                (rig/setup.sh)
 #   host checks  DKMS aside, the packaging and documentation checks do not
 #                depend on a kernel: make install, man pages, sysfs ABI
-#                document, lchanctl (tools/check-*.sh), once
+#                document, lchanctl (rig/check-*.sh), once
 # then for each kernel K (its runs in build/runs/<job>-K, logs in
 # build/check/K/):
 #   K host checks  checkpatch (K's linux-source), sparse and W=1 against K's
@@ -36,7 +36,7 @@ case ${1:-} in
 --lane)
 	[ $# = 2 ] || rig_die "usage: $0 [--lane LANE | KERNEL...]"
 	mapfile -t kernels < <(rig_kernel_names "$2")
-	[ "${#kernels[@]}" -gt 0 ] || rig_die "no kernel in lane $2 (tools/rig/kernels)"
+	[ "${#kernels[@]}" -gt 0 ] || rig_die "no kernel in lane $2 (rig/kernels)"
 	;;
 -*) rig_die "usage: $0 [--lane LANE | KERNEL...]" ;;
 '')
@@ -126,12 +126,12 @@ for k in "${kernels[@]}"; do
 	echo "# guest kernel $k: $("$RIG_DIR/kver.sh" "$k")"
 done
 
-# Packaging and documentation (tools/check-*.sh): DKMS, make install and
+# Packaging and documentation (rig/check-*.sh): DKMS, make install and
 # pkg-config, man pages, the sysfs ABI document, lchanctl's output.  Each
 # prints its verdict as its last line; exit status 4 is a skip.
 host_check() { # NAME [TAP-PREFIX]
 	local rc=0 log=$L/check-$1.log last
-	"$REPO/tools/check-$1.sh" >"$log" 2>&1 || rc=$?
+	"$REPO/rig/check-$1.sh" >"$log" 2>&1 || rc=$?
 	last=$(tail -n1 "$log" | sed "s/^$1: //")
 	case $rc in
 	0) ok "${2:-}$1: $last" ;;

@@ -17,8 +17,8 @@
 #
 # The last line of output is the summary; exit status 0 pass, 1 fail.
 set -uo pipefail
-# shellcheck source-path=SCRIPTDIR source=rig/lib.sh
-. "$(dirname "$0")/rig/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
 cd "$REPO" || exit 1
 
 errors=0
@@ -26,7 +26,7 @@ err() { echo "# $*"; errors=$((errors + 1)); }
 fail() { echo "install: FAIL: $*"; exit 1; }
 
 for tool in pkg-config readelf cc; do
-	command -v "$tool" >/dev/null || fail "$tool is not installed (tools/rig/setup.sh)"
+	command -v "$tool" >/dev/null || fail "$tool is not installed (rig/setup.sh)"
 done
 
 d=$B/install-check

@@ -4,7 +4,7 @@
 
 # Repository root, whatever the caller's working directory.
 RIG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-REPO=$(cd "$RIG_DIR/../.." && pwd)
+REPO=$(cd "$RIG_DIR/.." && pwd)
 B=${B:-$REPO/build}
 # Per-user cache that outlives `make clean` and fresh clones.
 LCHAN_CACHE=${LCHAN_CACHE:-$HOME/.cache/lchan}
@@ -63,7 +63,7 @@ rig_kernel_field() {
 	*) rig_die "no kernel field $2" ;;
 	esac
 	v=$(rig_kernel_entries | awk -v n="$1" -v c="$col" '$1 == n { print $c; exit }')
-	[ -n "$v" ] || rig_die "unknown kernel '$1' (tools/rig/kernels: $(rig_kernel_names | paste -sd ' '))"
+	[ -n "$v" ] || rig_die "unknown kernel '$1' (rig/kernels: $(rig_kernel_names | paste -sd ' '))"
 	printf '%s\n' "$v"
 }
 
@@ -73,7 +73,7 @@ rig_kver() {
 	if [ -z "${KVER:-}" ]; then
 		KVER=$("$RIG_DIR/kver.sh" "$(rig_kernel)")
 	fi
-	[ -n "$KVER" ] || rig_die "cannot resolve the Debian kernel version (run tools/rig/setup.sh)"
+	[ -n "$KVER" ] || rig_die "cannot resolve the Debian kernel version (run rig/setup.sh)"
 	printf '%s\n' "$KVER"
 }
 
@@ -119,7 +119,7 @@ rig_src_cache() {
 	tarball=$(rig_src_tarball "$series")
 	ver=$(rig_src_version "$series")
 	[ -n "$ver" ] && [ -r "$tarball" ] ||
-		rig_die "linux-source-$series is not installed (run tools/rig/setup.sh)"
+		rig_die "linux-source-$series is not installed (run rig/setup.sh)"
 	dir=$LCHAN_CACHE/src/$ver
 	if [ ! -f "$dir/.complete" ]; then
 		mkdir -p "$LCHAN_CACHE/src"

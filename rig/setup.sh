@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Install everything the rig needs on a Debian 12 host, then fetch the guest
 # kernels:
-#   tools/rig/setup.sh [KERNEL...]   (names from tools/rig/kernels; default
+#   rig/setup.sh [KERNEL...]   (names from rig/kernels; default
 #                                     LCHAN_KERNEL, else the first entry)
 # Each kernel needs its headers (linux-headers-<release>) and its
 # linux-source-<series> (kselftest headers, checkpatch, siw).

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""The report of `make bench`: tools/rig/bench_report.py DIR
+"""The report of `make bench`: rig/bench_report.py DIR
 
 Reads the guest's raw data in DIR: rows.tsv (one line per measurement),
 sweep.tsv (latency against message size) and info.txt (what ran where).
@@ -310,7 +310,7 @@ def verdict(goal, target, value, spec, cmp, limit, missing, detail):
 REPORT = """\
 # lchan benchmark results
 
-Produced by `make bench` (tools/rig/bench.sh): one run of the QEMU guest, rxe0
+Produced by `make bench` (rig/bench.sh): one run of the QEMU guest, rxe0
 (soft-RoCE) and then siw0 (soft-iWARP), lchan_perf against perftest and TCP on
 the same device and address.  The guest is emulated (TCG, 2 vCPUs): absolute
 numbers are far below real hardware; the ratios are what this is for.  How to
@@ -546,7 +546,7 @@ def plot(directory, sweep):
     """latency.png: one log-log panel per device; sweep is None without
     sweep.tsv, which is an error."""
     if shutil.which("gnuplot") is None:
-        warn("no gnuplot (tools/rig/setup.sh installs gnuplot-nox): no plot")
+        warn("no gnuplot (rig/setup.sh installs gnuplot-nox): no plot")
         return
     if sweep is None:
         sys.exit(f"bench_report.py: cannot read {directory}/sweep.tsv: no plot")

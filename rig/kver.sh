@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Print the Debian kernel release (e.g. 6.1.0-57-amd64) of a kernel of
-# tools/rig/kernels:
-#   tools/rig/kver.sh [NAME]   (default: LCHAN_KERNEL, else the first entry)
+# rig/kernels:
+#   rig/kver.sh [NAME]   (default: LCHAN_KERNEL, else the first entry)
 # It is the dependency of the entry's meta package (linux-image-amd64 for
 # 6.1), or else the newest linux-image-<abi> in apt's lists.  Security
 # updates move it and old images leave the mirror, so it is resolved from

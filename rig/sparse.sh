@@ -10,7 +10,7 @@ set -euo pipefail
 
 KVER=$(rig_kver)
 KDIR=${KDIR:-/usr/src/linux-headers-$KVER}
-command -v sparse >/dev/null || rig_die "sparse is not installed (run tools/rig/setup.sh)"
+command -v sparse >/dev/null || rig_die "sparse is not installed (run rig/setup.sh)"
 mkdir -p "$B"
 log=$B/sparse.log
 if ! make -C "$KDIR" M="$REPO" W=1 C=2 CHECK=sparse modules >"$log" 2>&1; then

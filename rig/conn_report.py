@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""The connection set-up report of `make bench`: tools/rig/conn_report.py DIR
+"""The connection set-up report of `make bench`: rig/conn_report.py DIR
 
 Reads DIR/connect.tsv ("dev round tool key value": lchan_conntime's JSON
 members and cmtime's microseconds per connection of each step, one line per

@@ -124,7 +124,7 @@ put_with_libs() {
 
 : >"$work/libs"
 for p in "${PROGRAMS[@]}" "${DLOPENED[@]}"; do
-	[ -e "$p" ] || rig_die "$p missing on the host (run tools/rig/setup.sh)"
+	[ -e "$p" ] || rig_die "$p missing on the host (run rig/setup.sh)"
 	put_with_libs "$p"
 	case $p in *.so*) printf '%s\n' "$(basename "$p")" >>"$work/libs" ;; esac
 done

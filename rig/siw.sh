@@ -11,7 +11,7 @@ set -euo pipefail
 
 KVER=$(rig_kver)
 KDIR=/usr/src/linux-headers-$KVER
-[ -f "$KDIR/Makefile" ] || rig_die "$KDIR missing (run tools/rig/setup.sh)"
+[ -f "$KDIR/Makefile" ] || rig_die "$KDIR missing (run rig/setup.sh)"
 src=$(rig_src_cache)/drivers/infiniband/sw/siw
 out=$LCHAN_CACHE/$KVER/siw
 ko=$out/siw.ko

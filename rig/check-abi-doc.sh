@@ -13,8 +13,8 @@
 # tree; this catches an undocumented attribute before any guest boots.
 # The last line of output is the summary; exit status 0 pass, 1 fail.
 set -uo pipefail
-# shellcheck source-path=SCRIPTDIR source=rig/lib.sh
-. "$(dirname "$0")/rig/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
 cd "$REPO" || exit 1
 
 doc=Documentation/ABI/testing/sysfs-kernel-lchan
@@ -78,7 +78,7 @@ while read -r line; do err "$src: ${line#error: }"; done < <(grep '^error:' <<<"
 documented=$(grep -v '^error:' <<<"$documented")
 defined=$(grep -v '^error:' <<<"$defined")
 ndef=$(grep -c . <<<"$defined")
-[ "$ndef" -ge 20 ] || err "found only $ndef attributes in $src: has its layout changed? (update tools/check-abi-doc.sh)"
+[ "$ndef" -ge 20 ] || err "found only $ndef attributes in $src: has its layout changed? (update rig/check-abi-doc.sh)"
 
 while read -r key mode; do
 	[ -n "$key" ] || continue

@@ -17,15 +17,15 @@
 #
 # The last line of output is the summary; exit status 0 pass, 1 fail.
 set -uo pipefail
-# shellcheck source-path=SCRIPTDIR source=rig/lib.sh
-. "$(dirname "$0")/rig/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
 cd "$REPO" || exit 1
 
 errors=0
 err() { echo "# $*"; errors=$((errors + 1)); }
 
 for tool in nm perl groff man; do
-	command -v "$tool" >/dev/null || { echo "man: FAIL: $tool is not installed (tools/rig/setup.sh)"; exit 1; }
+	command -v "$tool" >/dev/null || { echo "man: FAIL: $tool is not installed (rig/setup.sh)"; exit 1; }
 done
 if ! out=$(make --no-print-directory -C lib 2>&1); then
 	printf '%s\n' "$out" | tail -n 20 | sed 's/^/#   /'

@@ -7,8 +7,8 @@
 #
 # The last line of output is the summary; exit status 0 pass, 1 fail.
 set -uo pipefail
-# shellcheck source-path=SCRIPTDIR source=rig/lib.sh
-. "$(dirname "$0")/rig/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
 cd "$REPO" || exit 1
 
 t=$B/lchanctl-check

@@ -2,19 +2,19 @@
 # SPDX-License-Identifier: GPL-2.0
 # `make bench`: lchan against raw verbs (perftest) and TCP (sockperf,
 # qperf) on the same device and address, in one guest run (job "bench",
-# tools/rig/guest/bench.sh), on rxe0 and then siw0; and liblchan's message
+# rig/guest/bench.sh), on rxe0 and then siw0; and liblchan's message
 # API against lchan itself, rsockets and TCP (rstream).  Then the report, in
-# bench/<kernel>/ (the guest kernel, tools/rig/kernels: KERNEL= of make):
+# bench/<kernel>/ (the guest kernel, rig/kernels: KERNEL= of make):
 #
 #   results.md    tables with lchan/peer ratios, the issues' goals
 #   results.json  the same, machine-readable
 #   latency.png   latency against message size (lchan, verbs, TCP)
 #   rows.tsv, sweep.tsv, info.txt   the guest's raw data
 #
-#   tools/rig/bench.sh            build, boot, measure, report
-#   tools/rig/bench.sh --report   report again from the .tsv files (no guest)
+#   rig/bench.sh            build, boot, measure, report
+#   rig/bench.sh --report   report again from the .tsv files (no guest)
 #
-# tools/rig/bench_report.py makes the report.  Ratios are lchan over the peer
+# rig/bench_report.py makes the report.  Ratios are lchan over the peer
 # named in the row (median latency for latency rows, message rate for
 # bandwidth rows) and over TCP on the same address.
 #
@@ -23,7 +23,7 @@
 # LCHAN_BENCH_QUICK=1: few iterations (a smoke test of the bench itself).
 # LCHAN_BENCH_ONLY=connect: only the connection set-up rows (issue 17:
 # lchan_conntime beside cmtime), into connect.tsv, connect-info.txt and
-# their report connect.md / connect.json (tools/rig/conn_report.py); a
+# their report connect.md / connect.json (rig/conn_report.py); a
 # whole run makes those too.
 set -euo pipefail
 # shellcheck source=lib.sh

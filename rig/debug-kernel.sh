@@ -1,13 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Build (once) the debug guest kernel: linux-source-6.1 with KASAN, lockdep,
-# DEBUG_OBJECTS, kmemleak and rxe/siw as modules (tools/rig/debug.config),
-# plus the fixes in tools/rig/debug-patches/ (bugs of the 6.1 tree that the
+# DEBUG_OBJECTS, kmemleak and rxe/siw as modules (rig/debug.config),
+# plus the fixes in rig/debug-patches/ (bugs of the 6.1 tree that the
 # checkers report, none of them in lchan).
 #
-#   tools/rig/debug-kernel.sh            build if needed; print the tree
-#   tools/rig/debug-kernel.sh --tree     print the built tree, or fail
-#   tools/rig/debug-kernel.sh --release  print its kernel release, or fail
+#   rig/debug-kernel.sh            build if needed; print the tree
+#   rig/debug-kernel.sh --tree     print the built tree, or fail
+#   rig/debug-kernel.sh --release  print its kernel release, or fail
 #
 # The tree with its objects (~2 GB) is cached in
 # ~/.cache/lchan/debug-<source version>-<hash>/linux, the hash covering this
@@ -33,7 +33,7 @@ config=$RIG_DIR/debug.config
 srcver=$(rig_src_version 6.1)
 tarball=$(rig_src_tarball 6.1)
 [ -n "$srcver" ] && [ -r "$tarball" ] ||
-	rig_die "linux-source-6.1 is not installed (run tools/rig/setup.sh)"
+	rig_die "linux-source-6.1 is not installed (run rig/setup.sh)"
 # Fixes to the 6.1 tree that the checkers need, applied in name order.
 patches=("$RIG_DIR"/debug-patches/*.patch)
 [ -e "${patches[0]}" ] || patches=()
@@ -44,7 +44,7 @@ tree=$dir/linux
 
 if [ "$mode" != build ]; then
 	[ -f "$dir/.complete" ] ||
-		rig_die "no debug kernel built for this config (run tools/rig/debug-kernel.sh or make check-debug)"
+		rig_die "no debug kernel built for this config (run rig/debug-kernel.sh or make check-debug)"
 	case $mode in
 	tree) printf '%s\n' "$tree" ;;
 	release) cat "$dir/kernelrelease" ;;

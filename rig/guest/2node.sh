@@ -1,7 +1,7 @@
 # shellcheck shell=sh
 # SPDX-License-Identifier: GPL-2.0
 # Job "2node": one of the two guests of `make check-2node`
-# (tools/rig/two-node.sh), joined by two virtual wires: rxe1 on the first,
+# (rig/two-node.sh), joined by two virtual wires: rxe1 on the first,
 # siw1 on the second.  lchan.node=a runs the servers, lchan.node=b the
 # clients; both print the TAP of their own set-up, and b the TAP of every
 # cross-machine test, whose verdict takes in the server's exit status too.

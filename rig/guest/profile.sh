@@ -5,7 +5,7 @@
 # emulated CPU has no hardware counters).  Writes out/profile/:
 #   <row>.txt   top symbols (kernel and user) with their share of samples
 #   <row>.log   the benchmark's own output
-# tools/rig/profile.sh copies them to bench/profile/.
+# rig/profile.sh copies them to bench/profile/.
 # shellcheck source=lib.sh
 . "$LCHAN_SHARE/guest/lib.sh"
 

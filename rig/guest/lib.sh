@@ -22,7 +22,7 @@ load_ko() {
 	[ -f "$_ko" ] || { echo "load_ko: $_ko does not exist" >&2; return 1; }
 	for _d in $(strings "$_ko" | sed -n 's/^depends=//p' | tr ',' ' '); do
 		modprobe "$_d" || {
-			echo "load_ko: cannot load $_d, needed by $_ko: add it to MODULES in tools/rig/initramfs.sh" >&2
+			echo "load_ko: cannot load $_d, needed by $_ko: add it to MODULES in rig/initramfs.sh" >&2
 			return 1
 		}
 	done

@@ -4,7 +4,7 @@
 # 1 vCPU and 1 GiB each) are joined by two wires, QEMU's `-netdev dgram`
 # over UDP on 127.0.0.1 (shared/RIG.md, "Two guests"): rxe1 on the first,
 # siw1 on the second, in both guests.  Guest a runs the servers, guest b
-# the clients (job "2node", tools/rig/guest/2node.sh): connect/accept, every
+# the clients (job "2node", rig/guest/2node.sh): connect/accept, every
 # data operation byte-checked, the message API, on rxe and siw over IPv4
 # and IPv6, a latency row of lchan_perf beside ib_send_lat, and what only
 # a wire can break: the link cut short and long (QEMU monitor set_link),
@@ -12,7 +12,7 @@
 # monitor listens on a TCP port of 127.0.0.1; the guests ask for those
 # commands through the wire directory (req.NAME, done.NAME).
 #
-#   tools/rig/two-node.sh [-n]     (-n: build and stage, print the qemu
+#   rig/two-node.sh [-n]     (-n: build and stage, print the qemu
 #                                   command lines, boot nothing)
 #
 # Each guest is booted, staged and judged as run-vm.sh does one

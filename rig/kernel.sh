@@ -35,7 +35,7 @@ if ! download; then
 	# Lists older than the mirror: the image may have been superseded.
 	rig_log "download failed; running apt-get update and retrying"
 	rig_root apt-get update -qq || true
-	download || rig_die "cannot download linux-image-$KVER (has the mirror moved on? run tools/rig/setup.sh)"
+	download || rig_die "cannot download linux-image-$KVER (has the mirror moved on? run rig/setup.sh)"
 fi
 
 dpkg -x "$tmp"/linux-image-*.deb "$tmp/root"
@@ -46,7 +46,7 @@ rm -rf "$dir/root"
 mv "$tmp/root" "$dir/root"
 rig_log "guest kernel ready in $dir/root"
 # Superseded releases of this kernel (~400 MB each) are of no further use;
-# the other kernels of tools/rig/kernels keep theirs.
+# the other kernels of rig/kernels keep theirs.
 abi=$(rig_kernel_field "$(rig_kernel)" abi)
 # A KVER that is not LCHAN_KERNEL's says nothing about which are old.
 grep -E -q -x "$abi" <<<"$KVER" || exit 0

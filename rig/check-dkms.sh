@@ -3,7 +3,7 @@
 # Host check: the DKMS package builds the same module as `make`.
 #
 # Runs `make dkms-install` and `make dkms-uninstall` against the Debian
-# headers the rig uses (tools/rig/kver.sh), with private DKMS trees under
+# headers the rig uses (rig/kver.sh), with private DKMS trees under
 # build/dkms so the machine's own /usr/src, /var/lib/dkms and /lib/modules
 # are left alone, then compares the installed module with kmod/lchan.ko from
 # `make module`: modinfo's vermagic, depends, name and license, and the CRCs
@@ -13,8 +13,8 @@
 # Exit status: 0 pass, 1 fail, 4 skip (dkms not installed, or not root and
 # no sudo: dkms insists on root).  The last line of output is the summary.
 set -uo pipefail
-# shellcheck source-path=SCRIPTDIR source=rig/lib.sh
-. "$(dirname "$0")/rig/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
 cd "$REPO" || exit 1
 
 KVER=$(rig_kver) || exit 1
@@ -25,7 +25,7 @@ fail() { echo "dkms: FAIL: $*"; exit 1; }
 skip() { echo "dkms: SKIP: $*"; exit 4; }
 
 if ! command -v dkms >/dev/null; then
-	skip "dkms is not installed (tools/rig/setup.sh installs the Debian package)"
+	skip "dkms is not installed (rig/setup.sh installs the Debian package)"
 fi
 [ -f "$KDIR/Makefile" ] || skip "no kernel headers in $KDIR"
 SUDO=()

@@ -8,7 +8,7 @@
 #   sweep.tsv   latency against message size (send_lat, ib_send_lat, TCP)
 #   info.txt    what ran where
 #   logs/       every program's own output
-# tools/rig/bench_report.py turns these into bench/<kernel>/results.{md,json}
+# rig/bench_report.py turns these into bench/<kernel>/results.{md,json}
 # and latency.png.
 #
 # Each row is measured four times: the run whose numbers are reported, a
@@ -580,7 +580,7 @@ device() { # DEV ADDR
 # CONN_ROUNDS rounds, the two alternating, CONN_N connections a run (and
 # CONN_PAR in flight in lchan's parallel phase; cmtime connects all of its
 # N at once).  Every figure goes to connect.tsv as "dev round tool key
-# value"; tools/rig/conn_report.py takes the medians over the rounds.
+# value"; rig/conn_report.py takes the medians over the rounds.
 CONN_TSV=$OUT/connect.tsv
 if [ "$quick" = 1 ]; then
 	CONN_ROUNDS=2 CONN_N=20 CONN_PAR=4

@@ -3,7 +3,7 @@
 # checkpatch over the module and uapi sources, using checkpatch.pl from the
 # guest kernel's cached linux-source (no kernel tree needed).  Clean means
 # zero errors and zero warnings; CHECK-level notes are shown but do not fail.
-#   tools/rig/checkpatch.sh [FILE...]   (default: kmod/*.[ch] uapi/*.h)
+#   rig/checkpatch.sh [FILE...]   (default: kmod/*.[ch] uapi/*.h)
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
