@@ -133,6 +133,33 @@ static long long vmstat_oom_kills(void)
 	return cg_read_key("/proc", "vmstat", "oom_kill");
 }
 
+/*
+ * After a child closed everything: what @cg holds must be back below two
+ * rings of @ring bytes above @m0, and no channel of the child may be left.
+ */
+static int memcg_check_returned(const char *cg, long long m0, long long ring,
+				int code)
+{
+	long long end = cg_read_num(cg, "memory.current");
+
+	fprintf(stderr, "# after close: memory.current %lld (%lld before)\n",
+		end, m0);
+	if (cg_dump(cg) || end - m0 >= 2 * ring)
+		return lchan_t_child_fail(code, "closing left %lld bytes charged",
+					  end - m0);
+	return 0;
+}
+
+/* The limit was reached and held: no OOM, no kill, anywhere. */
+static void memcg_expect_limit_not_oom(struct __test_metadata *_metadata,
+				       const char *cg, long long kills)
+{
+	EXPECT_EQ(0, cg_read_key(cg, "memory.events", "oom"));
+	EXPECT_EQ(0, cg_read_key(cg, "memory.events", "oom_kill"));
+	EXPECT_EQ(kills, vmstat_oom_kills());
+	EXPECT_LT(0, cg_read_key(cg, "memory.events", "max"));
+}
+
 FIXTURE_SETUP(memcg)
 {
 	char ctl[256];
@@ -230,7 +257,7 @@ static int child_limit(const char *cg, const char *host)
 {
 	static struct lchan_chan srv[MAX_PAIRS], cli[MAX_PAIRS];
 	struct lchan_ctx sctx, cctx;
-	long long m0, m1, pair, limit, end, ring;
+	long long m0, m1, pair, limit, ring;
 	char val[32];
 	int i, n, ret = 0;
 
@@ -282,13 +309,7 @@ static int child_limit(const char *cg, const char *host)
 	}
 	lchan_ctx_close(&sctx);
 	lchan_ctx_close(&cctx);
-	end = cg_read_num(cg, "memory.current");
-	fprintf(stderr, "# after close: memory.current %lld (%lld before the"
-		" first pair)\n", end, m0);
-	if (cg_dump(cg) || end - m0 >= 2 * ring)
-		return lchan_t_child_fail(8, "closing left %lld bytes charged",
-					  end - m0);
-	return 0;
+	return memcg_check_returned(cg, m0, ring, 8);
 }
 
 TEST_F_TIMEOUT(memcg, limit_gives_enomem_not_oom, 180)
@@ -302,10 +323,7 @@ TEST_F_TIMEOUT(memcg, limit_gives_enomem_not_oom, 180)
 	if (!pid)
 		_exit(child_limit(self->cg, self->d.addr));
 	EXPECT_EQ(0, lchan_t_wait_child(pid));
-	EXPECT_EQ(0, cg_read_key(self->cg, "memory.events", "oom"));
-	EXPECT_EQ(0, cg_read_key(self->cg, "memory.events", "oom_kill"));
-	EXPECT_EQ(kills, vmstat_oom_kills());
-	EXPECT_LT(0, cg_read_key(self->cg, "memory.events", "max"));
+	memcg_expect_limit_not_oom(_metadata, self->cg, kills);
 }
 
 struct memcg_establish {
@@ -337,7 +355,7 @@ static int child_accept_limit(const char *cg, const char *host)
 	struct lchan_listener lst;
 	struct lchan_chan srv, cli;
 	struct pollfd pfd;
-	long long m0, end, ring;
+	long long m0, ring;
 	char port[16], val[32];
 	pthread_t thr;
 	int ret, left;
@@ -385,13 +403,7 @@ static int child_accept_limit(const char *cg, const char *host)
 	lchan_listener_close(&lst);
 	lchan_ctx_close(&sctx);
 	lchan_ctx_close(&cctx);
-	end = cg_read_num(cg, "memory.current");
-	fprintf(stderr, "# after close: memory.current %lld (%lld before)\n",
-		end, m0);
-	if (cg_dump(cg) || end - m0 >= 2 * ring)
-		return lchan_t_child_fail(10, "closing left %lld bytes charged",
-					  end - m0);
-	return 0;
+	return memcg_check_returned(cg, m0, ring, 10);
 }
 
 TEST_F_TIMEOUT(memcg, accept_at_limit_refuses_peer, 120)
@@ -405,10 +417,7 @@ TEST_F_TIMEOUT(memcg, accept_at_limit_refuses_peer, 120)
 	if (!pid)
 		_exit(child_accept_limit(self->cg, self->d.addr));
 	EXPECT_EQ(0, lchan_t_wait_child(pid));
-	EXPECT_EQ(0, cg_read_key(self->cg, "memory.events", "oom"));
-	EXPECT_EQ(0, cg_read_key(self->cg, "memory.events", "oom_kill"));
-	EXPECT_EQ(kills, vmstat_oom_kills());
-	EXPECT_LT(0, cg_read_key(self->cg, "memory.events", "max"));
+	memcg_expect_limit_not_oom(_metadata, self->cg, kills);
 }
 
 TEST_HARNESS_MAIN
