@@ -175,9 +175,9 @@ int lchan_listener_close(struct lchan_listener *lst)
 	return ret;
 }
 
-static void lchan_opts_to_rings(const struct lchan_opts *opts,
-				struct lchan_ring_sizes *rings,
-				struct lchan_rc_params *rc)
+static void lchan_opts_to_sizes_rc(const struct lchan_opts *opts,
+				   struct lchan_ring_sizes *rings,
+				   struct lchan_rc_params *rc)
 {
 	if (!opts)
 		return;
@@ -259,7 +259,7 @@ int lchan_accept(struct lchan_listener *lst, const struct lchan_opts *opts,
 	};
 	int fd;
 
-	lchan_opts_to_rings(opts, &req.rings, &req.rc);
+	lchan_opts_to_sizes_rc(opts, &req.rings, &req.rc);
 	fd = ioctl(lst->fd, LCHAN_IOC_ACCEPT, &req);
 	if (fd < 0)
 		return lchan_errno();
@@ -277,7 +277,7 @@ int lchan_connect_addr(struct lchan_ctx *ctx, const struct lchan_addr *dst,
 	};
 	int fd;
 
-	lchan_opts_to_rings(opts, &req.rings, &req.rc);
+	lchan_opts_to_sizes_rc(opts, &req.rings, &req.rc);
 	fd = ioctl(ctx->fd, LCHAN_IOC_CONNECT, &req);
 	if (fd < 0)
 		return lchan_errno();
