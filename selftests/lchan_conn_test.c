@@ -142,6 +142,40 @@ TEST_F_TIMEOUT(conn, connect_defaults_and_nonblocking_accept, 60)
 	lchan_ctx_close(&ctx);
 }
 
+/*
+ * A connecting channel takes its local port from the ephemeral range
+ * (rdma_cm shares it with TCP): a listener asking for that port is
+ * refused.  Tests that pick their own ports stay below that range, and a
+ * pair listens on port 0 and connects to the port read back.
+ */
+TEST_F_TIMEOUT(conn, listen_refused_on_a_connected_local_port, 60)
+{
+	struct lchan_t_ep srv = { .slot = 4096, .nrecv = 4, .nsend = 4 };
+	struct lchan_t_ep cli = { .slot = 4096, .nrecv = 4, .nsend = 4 };
+	struct lchan_listener lst;
+	unsigned low, high, i;
+	char port[16];
+	int ret;
+
+	LCHAN_T_BODY();
+	ASSERT_EQ(0, lchan_t_ephemeral_range(&low, &high));
+	for (i = 0; i < 64; i++)
+		ASSERT_LT(lchan_t_port(), low);
+	ret = lchan_t_ep_pair(&srv, &cli, self->d.addr, NULL);
+	ASSERT_EQ(0, ret) TH_LOG("pair: %s", strerror(-ret));
+	EXPECT_GE(cli.chan.info.local.port, low);
+	EXPECT_LE(cli.chan.info.local.port, high);
+	EXPECT_GE(srv.chan.info.local.port, low) TH_LOG("pair listened on %u",
+						       srv.chan.info.local.port);
+	snprintf(port, sizeof(port), "%u", cli.chan.info.local.port);
+	ret = lchan_listen(&srv.ctx, self->d.addr, port, 0, 0, &lst);
+	EXPECT_EQ(-EADDRINUSE, ret) TH_LOG("got %s", strerror(-ret));
+	if (!ret)
+		lchan_listener_close(&lst);
+	lchan_t_ep_close(&cli);
+	lchan_t_ep_close(&srv);
+}
+
 /* The device's transport is iWARP: RC timing belongs to TCP there. */
 static bool dev_is_iwarp(struct __test_metadata *_metadata, const char *dev)
 {

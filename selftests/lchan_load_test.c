@@ -151,6 +151,7 @@ static int run_process(const char *host)
 		return 10;
 	for (p = 0; p < NPAIR; p++) {
 		struct flow *f = &fl[p];
+		int ret;
 
 		f->srv = (struct lchan_t_ep){ .slot = 2048, .nrecv = 16,
 					      .nsend = 1,
@@ -159,8 +160,13 @@ static int run_process(const char *host)
 					      .nsend = WINDOW * 2,
 					      .access = LCHAN_ACCESS_ALL };
 		f->seen = calloc(nmsg / 64 + 1, 8);
-		if (!f->seen || lchan_t_ep_pair(&f->srv, &f->cli, host, &opts))
+		if (!f->seen)
+			return 10;
+		ret = lchan_t_ep_pair(&f->srv, &f->cli, host, &opts);
+		if (ret) {
+			fprintf(stderr, "# pair %u: %s\n", p, strerror(-ret));
 			return 11;
+		}
 		lchan_t_fill(lchan_t_send_slot(&f->srv, 0), 4242 + p, 2048);
 	}
 	stall = lchan_t_now();

@@ -338,12 +338,32 @@ static inline int lchan_t_join_watch(pthread_t *thr, unsigned n,
 	return 0;
 }
 
-/* A port no other test of this run uses. */
+/* The kernel's ephemeral port range, from which connects take ports. */
+static inline int lchan_t_ephemeral_range(unsigned *low, unsigned *high)
+{
+	FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+	int n;
+
+	if (!f)
+		return -errno;
+	n = fscanf(f, "%u %u", low, high);
+	fclose(f);
+	return n == 2 ? 0 : -EINVAL;
+}
+
+/*
+ * A port no other test of this run uses, and below the ephemeral range:
+ * a connecting channel elsewhere may hold any port in that range, and a
+ * listener on it is then refused.
+ */
 static inline unsigned lchan_t_port(void)
 {
 	static unsigned next;
+	unsigned low = 32768, high, slots;
 
-	return 20000 + (getpid() % 2000) * 8 + (next++ % 8);
+	lchan_t_ephemeral_range(&low, &high);
+	slots = low > 20008 ? (low - 20000) / 8 : 1;
+	return 20000 + (getpid() % slots) * 8 + (next++ % 8);
 }
 
 /*
@@ -408,10 +428,11 @@ static inline int lchan_t_pair(struct lchan_ctx *sctx, struct lchan_ctx *cctx,
 	pthread_t thr;
 	int ret;
 
-	snprintf(port, sizeof(port), "%u", lchan_t_port());
-	ret = lchan_listen(sctx, host, port, 4, LCHAN_FD_NONBLOCK, &lst);
+	/* Port 0: the kernel picks one no other channel holds. */
+	ret = lchan_listen(sctx, host, "0", 4, LCHAN_FD_NONBLOCK, &lst);
 	if (ret)
 		return ret;
+	snprintf(port, sizeof(port), "%u", lst.addr.port);
 	side.cancel_fd = eventfd(0, EFD_CLOEXEC);
 	if (side.cancel_fd < 0) {
 		lchan_listener_close(&lst);
