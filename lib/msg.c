@@ -782,6 +782,23 @@ static int msg_start(struct lchan_msg *m, unsigned timeout_ms)
 	return ret ? ret : m->err;
 }
 
+/*
+ * The second half of connect and accept: @ret is how making the channel
+ * went.  Start the layer on it and hand it out in @out, or free it all.
+ */
+static int msg_open(struct lchan_msg *m, int ret, unsigned timeout_ms,
+		    struct lchan_msg **out)
+{
+	if (!ret)
+		ret = msg_start(m, timeout_ms);
+	if (ret) {
+		msg_free(m);
+		return ret;
+	}
+	*out = m;
+	return 0;
+}
+
 int lchan_msg_connect(struct lchan_ctx *ctx, const char *host,
 		      const char *port, const struct lchan_msg_opts *opts,
 		      struct lchan_msg **out)
@@ -793,14 +810,7 @@ int lchan_msg_connect(struct lchan_ctx *ctx, const char *host,
 	if (!m)
 		return -errno;
 	ret = lchan_connect(ctx, host, port, &copts, &m->chan);
-	if (!ret)
-		ret = msg_start(m, copts.timeout_ms);
-	if (ret) {
-		msg_free(m);
-		return ret;
-	}
-	*out = m;
-	return 0;
+	return msg_open(m, ret, copts.timeout_ms, out);
 }
 
 int lchan_msg_accept(struct lchan_ctx *ctx, struct lchan_listener *lst,
@@ -813,14 +823,7 @@ int lchan_msg_accept(struct lchan_ctx *ctx, struct lchan_listener *lst,
 	if (!m)
 		return -errno;
 	ret = lchan_accept(lst, &copts, &m->chan);
-	if (!ret)
-		ret = msg_start(m, copts.timeout_ms);
-	if (ret) {
-		msg_free(m);
-		return ret;
-	}
-	*out = m;
-	return 0;
+	return msg_open(m, ret, copts.timeout_ms, out);
 }
 
 /*
