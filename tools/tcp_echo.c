@@ -11,35 +11,12 @@
 #include <errno.h>
 #include <netdb.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
-static void fill(unsigned char *p, unsigned i, size_t len)
-{
-	for (size_t j = 0; j < len; j++)
-		p[j] = (unsigned char)(i * 31 + j * 7 + 1);
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int die(const char *what, long ret)
-{
-	fprintf(stderr, "tcp_echo: %s: %s\n", what,
-		ret ? strerror((int)-ret) : "bad data");
-	return 1;
-}
+#include "echo_util.h"
 
 /* The framing TCP needs: all of [p, p + len) or an error. */
 static long io_all(int fd, void *p, size_t len, int out)
@@ -106,79 +83,55 @@ static int tcp_socket(const char *host, const char *port, int server)
 
 int main(int argc, char **argv)
 {
-	const char *host = NULL, *addr = NULL, *port = "18517";
-	size_t size = 0;
-	unsigned count = 1000;
-	int server = 0, opt;
+	struct echo_opts o;
 	unsigned char *out, *in;
 	int fd, one = 1;
 	long ret;
 
-	while ((opt = getopt(argc, argv, "sc:a:p:n:S:")) != -1) {
-		switch (opt) {
-		case 's': server = 1; break;
-		case 'c': host = optarg; break;
-		case 'a': addr = optarg; break;
-		case 'p': port = optarg; break;
-		case 'n': count = strtoul(optarg, NULL, 0); break;
-		case 'S': size = strtoul(optarg, NULL, 0); break;
-		default: return 2;
-		}
-	}
-	if (!size)	/* the server takes any message up to 4 MiB */
-		size = server ? 4u << 20 : 64;
-	if (server == !!host) {
-		fprintf(stderr, "usage: tcp_echo -s [-a ADDR] [-p PORT] | -c HOST [-p PORT] [-n COUNT] [-S SIZE]\n");
-		return 2;
-	}
-	out = malloc(size);
-	in = malloc(size);
-	if (!out || !in)
-		return die("malloc", -ENOMEM);
+	ret = echo_opts_parse(&o, "tcp_echo", "18517", argc, argv);
+	if (!ret)
+		ret = echo_buffers(&o, &out, &in);
+	if (ret)
+		return ret;
 
 	/* Set-up: listen + accept, or connect. */
-	if (server) {
-		int lst = tcp_socket(addr, port, 1);
+	if (o.server) {
+		int lst = tcp_socket(o.addr, o.port, 1);
 
 		if (lst < 0)
-			return die("listen", lst);
+			return echo_die(&o, "listen", lst);
 		fd = accept(lst, NULL, NULL);
 		close(lst);
 		if (fd < 0)
-			return die("accept", -errno);
+			return echo_die(&o, "accept", -errno);
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		/* Echo every message until the client closes. */
-		while ((ret = msg_recv(fd, in, size)) > 0) {
+		while ((ret = msg_recv(fd, in, o.size)) > 0) {
 			ret = msg_send(fd, in, ret);
 			if (ret < 0)
-				return die("send", ret);
+				return echo_die(&o, "send", ret);
 		}
 		if (ret < 0)
-			return die("recv", ret);
+			return echo_die(&o, "recv", ret);
 		close(fd);
 		return 0;
 	}
 
-	fd = tcp_socket(host, port, 0);
+	fd = tcp_socket(o.host, o.port, 0);
 	if (fd < 0)
-		return die("connect", fd);
-	double t0 = now();
+		return echo_die(&o, "connect", fd);
+	double t0 = echo_now();
 
-	for (unsigned i = 0; i < count; i++) {
-		fill(out, i, size);
-		ret = msg_send(fd, out, size);
+	for (unsigned i = 0; i < o.count; i++) {
+		echo_fill(out, i, o.size);
+		ret = msg_send(fd, out, o.size);
 		if (ret < 0)
-			return die("send", ret);
-		ret = msg_recv(fd, in, size);
-		if (ret < 0)
-			return die("recv", ret);
-		if ((size_t)ret != size || memcmp(in, out, size))
-			return die("echo differs", 0);
+			return echo_die(&o, "send", ret);
+		ret = echo_check(&o, out, in, msg_recv(fd, in, o.size));
+		if (ret)
+			return ret;
 	}
-	double secs = now() - t0;
-
-	printf("%u echoes of %zu bytes: %.2f us round trip, %.1f MB/s each way\n",
-	       count, size, secs * 1e6 / count, count * (double)size / secs / 1e6);
+	echo_report(&o, t0);
 	close(fd);
 	return 0;
 }
