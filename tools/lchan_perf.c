@@ -322,18 +322,26 @@ static int reap(struct perf *p, bool wait, bool event, struct recvd *r)
 	return 0;
 }
 
+/* Reap one completion where no message may arrive: 0, or <0. */
+static int reap_no_msg(struct perf *p, bool wait, bool event)
+{
+	struct recvd r;
+	int ret = reap(p, wait, event, &r);
+
+	if (ret == 1) {
+		fprintf(stderr, "lchan_perf: unexpected message\n");
+		return -EPROTO;
+	}
+	return ret;
+}
+
 /* Reap everything ready without waiting. */
 static int reap_ready(struct perf *p)
 {
-	struct recvd r;
 	int ret;
 
-	while ((ret = reap(p, false, false, &r)) >= 0) {
-		if (ret == 1) {
-			fprintf(stderr, "lchan_perf: unexpected message\n");
-			return -EPROTO;
-		}
-	}
+	while (!(ret = reap_no_msg(p, false, false)))
+		;
 	return ret == -EAGAIN ? 0 : ret;
 }
 
@@ -346,15 +354,10 @@ static int send_ctrl(struct perf *p, struct perf_msg *m)
 
 	/* A control buffer is reused only after its SEND completed. */
 	while (p->ctrl_sent - p->ctrl_done >= CTRL_BUFS) {
-		struct recvd r;
-		int ret = reap(p, true, true, &r);
+		int ret = reap_no_msg(p, true, true);
 
-		if (ret < 0)
+		if (ret)
 			return ret;
-		if (ret == 1) {
-			fprintf(stderr, "lchan_perf: unexpected message\n");
-			return -EPROTO;
-		}
 	}
 	buf = p->ctrl + (p->ctrl_sent % CTRL_BUFS) * CTRL_SIZE;
 	m->magic = PERF_MAGIC;
@@ -548,15 +551,10 @@ static int establish(struct perf *p)
 static int drain(struct perf *p)
 {
 	while (p->data_done < p->data_posted) {
-		struct recvd r;
-		int ret = reap(p, true, false, &r);
+		int ret = reap_no_msg(p, true, false);
 
-		if (ret < 0)
+		if (ret)
 			return ret;
-		if (ret == 1) {
-			fprintf(stderr, "lchan_perf: unexpected message\n");
-			return -EPROTO;
-		}
 	}
 	return 0;
 }
@@ -618,17 +616,24 @@ static int wait_recv(struct perf *p, bool event, struct recvd *r)
 static int window_wait(struct perf *p, bool event)
 {
 	while (p->data_posted - p->data_done >= p->o.tx_depth - 1) {
-		struct recvd r;
-		int ret = reap(p, true, event, &r);
+		int ret = reap_no_msg(p, true, event);
 
-		if (ret < 0)
+		if (ret)
 			return ret;
-		if (ret == 1) {
-			fprintf(stderr, "lchan_perf: unexpected message\n");
-			return -EPROTO;
-		}
 	}
 	return 0;
+}
+
+/* The test's operation @i of @n, handed to the kernel. */
+static int post_data(struct perf *p, size_t size, unsigned long i,
+		     unsigned long n)
+{
+	struct lchan_sqe *sqe = get_sqe(p);
+
+	if (!sqe)
+		return -ENOSPC;
+	prep_data(p, sqe, size, i, n);
+	return submit(p);
 }
 
 static int client_send_lat(struct perf *p, struct perf_round *rd)
@@ -641,16 +646,10 @@ static int client_send_lat(struct perf *p, struct perf_round *rd)
 
 	for (i = 0; i < n; i++) {
 		uint64_t t0 = ticks();
-		struct lchan_sqe *sqe;
 
 		ret = window_wait(p, p->o.event);
-		if (ret)
-			return ret;
-		sqe = get_sqe(p);
-		if (!sqe)
-			return -ENOSPC;
-		prep_data(p, sqe, size, i, n);
-		ret = submit(p);
+		if (!ret)
+			ret = post_data(p, size, i, n);
 		if (!ret)
 			ret = wait_recv(p, p->o.event, &r);
 		if (ret)
@@ -701,20 +700,14 @@ static uint8_t marker(unsigned long i)
 static int write_ping(struct perf *p, size_t size, unsigned long i,
 		      unsigned long n)
 {
-	struct lchan_sqe *sqe;
-	int ret;
+	int ret = reap_ready(p);
 
-	ret = reap_ready(p);
 	if (!ret)
 		ret = window_wait(p, false);
 	if (ret)
 		return ret;
 	p->src[size - 1] = marker(i);
-	sqe = get_sqe(p);
-	if (!sqe)
-		return -ENOSPC;
-	prep_data(p, sqe, size, i, n);
-	return submit(p);
+	return post_data(p, size, i, n);
 }
 
 static int client_write_lat(struct perf *p, struct perf_round *rd)
@@ -747,21 +740,10 @@ static int client_one_sided_lat(struct perf *p, struct perf_round *rd)
 
 	for (i = 0; i < n; i++) {
 		uint64_t t0 = ticks(), want = p->data_posted + 1;
-		struct lchan_sqe *sqe = get_sqe(p);
 
-		if (!sqe)
-			return -ENOSPC;
-		prep_data(p, sqe, size, i, n);
-		ret = submit(p);
-		while (!ret && p->data_done < want) {
-			struct recvd r;
-
-			ret = reap(p, true, p->o.event, &r);
-			if (ret == 1) {
-				fprintf(stderr, "lchan_perf: unexpected message\n");
-				ret = -EPROTO;
-			}
-		}
+		ret = post_data(p, size, i, n);
+		while (!ret && p->data_done < want)
+			ret = reap_no_msg(p, true, p->o.event);
 		if (ret)
 			return ret;
 		t[i] = ticks() - t0;
@@ -913,6 +895,26 @@ out:
 
 /* --------------------------------------------------------- server side */
 
+/* The client's message @i of the round: its size, and (@verify) its data. */
+static int server_recv(struct perf *p, const struct perf_round *rd,
+		       unsigned long i, bool verify, struct recvd *r)
+{
+	int ret = wait_recv(p, p->flags_event, r);
+
+	if (ret)
+		return ret;
+	if (r->len != rd->size) {
+		fprintf(stderr, "lchan_perf: message %lu has %u bytes, not %zu\n",
+			i, r->len, rd->size);
+		return -EIO;
+	}
+	if (verify && !check_pattern(r->buf, rd->size, rd->size)) {
+		fprintf(stderr, "lchan_perf: message %lu corrupt\n", i);
+		return -EIO;
+	}
+	return 0;
+}
+
 static int server_send_lat(struct perf *p, struct perf_round *rd)
 {
 	size_t size = rd->size;
@@ -921,28 +923,11 @@ static int server_send_lat(struct perf *p, struct perf_round *rd)
 	int ret;
 
 	for (i = 0; i < n; i++) {
-		struct lchan_sqe *sqe;
-
-		ret = wait_recv(p, p->flags_event, &r);
-		if (ret)
-			return ret;
-		if (r.len != size) {
-			fprintf(stderr, "lchan_perf: message %lu has %u bytes, not %zu\n",
-				i, r.len, size);
-			return -EIO;
-		}
-		if (p->flags_verify && !check_pattern(r.buf, size, size)) {
-			fprintf(stderr, "lchan_perf: message %lu corrupt\n", i);
-			return -EIO;
-		}
-		ret = window_wait(p, p->flags_event);
-		if (ret)
-			return ret;
-		sqe = get_sqe(p);
-		if (!sqe)
-			return -ENOSPC;
-		prep_data(p, sqe, size, i, n);
-		ret = submit(p);
+		ret = server_recv(p, rd, i, p->flags_verify, &r);
+		if (!ret)
+			ret = window_wait(p, p->flags_event);
+		if (!ret)
+			ret = post_data(p, size, i, n);
 		if (ret)
 			return ret;
 	}
@@ -973,20 +958,14 @@ static int server_send_bw(struct perf *p, struct perf_round *rd)
 {
 	uint64_t base = p->rq_posted, granted = 0;
 	unsigned quarter = p->o.rx_depth / 4 ? p->o.rx_depth / 4 : 1;
-	size_t size = rd->size;
 	unsigned long n = rd->n, i;
 	struct recvd r;
 	int ret;
 
 	for (i = 0; i < n; i++) {
-		ret = wait_recv(p, p->flags_event, &r);
+		ret = server_recv(p, rd, i, false, &r);
 		if (ret)
 			return ret;
-		if (r.len != size) {
-			fprintf(stderr, "lchan_perf: message %lu has %u bytes, not %zu\n",
-				i, r.len, size);
-			return -EIO;
-		}
 		rd->last = r.buf;
 		/* reap() prepared a new receive; hand a quarter over at once. */
 		if (p->rq_posted - base - granted >= quarter && i + 1 < n) {
