@@ -505,11 +505,6 @@ static void print_header(struct mp *p)
 	perf_print_columns(&p->o, p->o.test == T_LAT ? "RTT/2 (one way)" : NULL);
 }
 
-static void print_row(struct mp *p, const struct perf_result *r)
-{
-	perf_print_row(r, p->o.test == T_LAT);
-}
-
 static void print_json(struct mp *p, const struct perf_result *res, unsigned n)
 {
 	struct perf_json j = { 0 };
@@ -526,22 +521,17 @@ static void print_json(struct mp *p, const struct perf_result *res, unsigned n)
 static int run_client(struct mp *p)
 {
 	struct lchan_msg_opts o;
-	struct perf_result *res;
+	struct perf_results rs;
 	struct ctl c;
-	size_t max = 0;
-	unsigned i, done = 0;
-	bool bad = false;
+	unsigned i;
 	int ret;
 
-	res = calloc(p->o.nsizes, sizeof(*res));
-	if (!res)
-		return -ENOMEM;
-	for (i = 0; i < p->o.nsizes; i++)
-		if (p->o.sizes[i] > max)
-			max = p->o.sizes[i];
+	ret = perf_results_init(&rs, &p->o);
+	if (ret)
+		return ret;
 
 	/* The library's largest message must hold ours (default 4 MiB). */
-	msg_opts(p, &o, max > (4u << 20) ? max : 0);
+	msg_opts(p, &o, rs.max > (4u << 20) ? rs.max : 0);
 	ret = lchan_msg_connect(&p->ctx, p->o.host, p->o.port, &o, &p->m);
 	if (ret) {
 		fail("connect", ret);
@@ -549,7 +539,7 @@ static int run_client(struct mp *p)
 	}
 	perf_chan_device(lchan_msg_chan(p->m)->info.id, p->device,
 			 sizeof(p->device));
-	ret = setup_buffers(p, max, p->o.zcopy);
+	ret = setup_buffers(p, rs.max, p->o.zcopy);
 	if (ret)
 		goto out;
 	c = (struct ctl){
@@ -557,7 +547,7 @@ static int run_client(struct mp *p)
 		.test = (uint32_t)p->o.test,
 		.flags = (p->o.verify ? F_VERIFY : 0) | (p->o.event ? F_EVENT : 0) |
 			 (p->o.zcopy ? F_ZCOPY : 0),
-		.size = max,
+		.size = rs.max,
 	};
 	ret = send_ctl(p, &c);
 	if (!ret)
@@ -572,14 +562,10 @@ static int run_client(struct mp *p)
 	if (!p->o.json)
 		print_header(p);
 	for (i = 0; i < p->o.nsizes; i++) {
-		ret = client_round(p, p->o.sizes[i], p->o.iters, &res[done]);
+		ret = client_round(p, p->o.sizes[i], p->o.iters, &rs.res[rs.n]);
 		if (ret)
 			break;
-		if (!strcmp(res[done].verify, "fail"))
-			bad = true;
-		if (!p->o.json)
-			print_row(p, &res[done]);
-		done++;
+		perf_results_add(&rs, &p->o, p->o.test == T_LAT);
 	}
 	if (!ret) {
 		c = (struct ctl){ .type = C_BYE };
@@ -588,11 +574,11 @@ static int run_client(struct mp *p)
 			ret = recv_ctl(p, &c, C_BYE, false);
 	}
 	if (!ret && p->o.json)
-		print_json(p, res, done);
-	if (!ret && bad)
+		print_json(p, rs.res, rs.n);
+	if (!ret && rs.bad)
 		ret = -EIO;
 out:
-	free(res);
+	free(rs.res);
 	return ret;
 }
 
@@ -666,8 +652,7 @@ int main(int argc, char **argv)
 		usage();
 		return 2;
 	}
-	p.tsc_per_us = calibrate();
-	p.timeout_tsc = (uint64_t)(p.tsc_per_us * 1e6 * p.o.timeout_s);
+	p.timeout_tsc = perf_calibrate(p.o.timeout_s, &p.tsc_per_us);
 	p.ctx.fd = -1;
 
 	ret = perf_open_ctx(&p.ctx, &p.o, "lchan_msg_perf");

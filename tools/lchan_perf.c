@@ -1236,11 +1236,6 @@ static void print_header(struct perf *p)
 			   "RTT/2 (one way)" : "whole operation");
 }
 
-static void print_row(struct perf *p, const struct perf_result *r)
-{
-	perf_print_row(r, p->ops->lat);
-}
-
 static void print_json(struct perf *p, const struct perf_result *res,
 		       unsigned n, const char *skipped)
 {
@@ -1264,20 +1259,15 @@ static void print_json(struct perf *p, const struct perf_result *res,
 static int run_client(struct perf *p)
 {
 	struct lchan_opts opts;
-	struct perf_result *res;
+	struct perf_results rs;
 	struct perf_msg m;
 	const char *skipped = NULL;
-	size_t max = 0;
-	unsigned i, done = 0;
-	bool bad = false;
+	unsigned i;
 	int ret;
 
-	res = calloc(p->o.nsizes, sizeof(*res));
-	if (!res)
-		return -ENOMEM;
-	for (i = 0; i < p->o.nsizes; i++)
-		if (p->o.sizes[i] > max)
-			max = p->o.sizes[i];
+	ret = perf_results_init(&rs, &p->o);
+	if (ret)
+		return ret;
 
 	chan_opts(p, &opts);
 	ret = lchan_connect(&p->ctx, p->o.host, p->o.port, &opts, &p->chan);
@@ -1287,7 +1277,7 @@ static int run_client(struct perf *p)
 	}
 	ret = setup_ctrl(p);
 	if (!ret)
-		ret = setup_data(p, max);
+		ret = setup_data(p, rs.max);
 	if (!ret)
 		ret = fill_rq(p);
 	if (!ret)
@@ -1299,7 +1289,7 @@ static int run_client(struct perf *p)
 		.type = M_HELLO,
 		.test = (uint32_t)p->o.test,
 		.flags = (p->o.verify ? F_VERIFY : 0) | (p->o.event ? F_EVENT : 0),
-		.size = max,
+		.size = rs.max,
 	};
 	describe_self(p, &m);
 	ret = send_ctrl(p, &m);
@@ -1324,14 +1314,10 @@ static int run_client(struct perf *p)
 				size, p->chan.info.max_msg_size);
 			continue;
 		}
-		ret = client_run(p, size, p->o.iters, &res[done]);
+		ret = client_run(p, size, p->o.iters, &rs.res[rs.n]);
 		if (ret)
 			break;
-		if (!strcmp(res[done].verify, "fail"))
-			bad = true;
-		if (!p->o.json)
-			print_row(p, &res[done]);
-		done++;
+		perf_results_add(&rs, &p->o, p->ops->lat);
 	}
 	if (!ret) {
 		m = (struct perf_msg){ .type = M_BYE };
@@ -1343,13 +1329,13 @@ static int run_client(struct perf *p)
 		printf("lchan_perf: %s: skipped: %s\n", p->ops->name,
 		       skipped);
 	if (!ret && p->o.json)
-		print_json(p, res, done, skipped);
-	if (!ret && bad)
+		print_json(p, rs.res, rs.n, skipped);
+	if (!ret && rs.bad)
 		ret = -EIO;
 	if (!ret && skipped)
 		ret = 1;
 out:
-	free(res);
+	free(rs.res);
 	return ret;
 }
 
@@ -1450,8 +1436,7 @@ int main(int argc, char **argv)
 		usage();
 		return 2;
 	}
-	p.tsc_per_us = calibrate();
-	p.timeout_tsc = (uint64_t)(p.tsc_per_us * 1e6 * p.o.timeout_s);
+	p.timeout_tsc = perf_calibrate(p.o.timeout_s, &p.tsc_per_us);
 	p.chan.fd = -1;
 	p.ctx.fd = -1;
 

@@ -27,6 +27,12 @@ double calibrate(void)
 	return (double)(t1 - t0) * 1000.0 / (double)(n1 - n0);
 }
 
+uint64_t perf_calibrate(unsigned timeout_s, double *tsc_per_us)
+{
+	*tsc_per_us = calibrate();
+	return (uint64_t)(*tsc_per_us * 1e6 * timeout_s);
+}
+
 double cpu_secs(void)
 {
 	struct rusage ru;
@@ -226,6 +232,30 @@ void perf_print_columns(const struct perf_opts *o, const char *latency)
 	else
 		printf(" #bytes #iterations  BW[Gb/s]  BW[MB/s]  MsgRate[Mpps]  cpu[usec/op]\n");
 	fflush(stdout);
+}
+
+int perf_results_init(struct perf_results *rs, const struct perf_opts *o)
+{
+	unsigned i;
+
+	*rs = (struct perf_results){ .res = calloc(o->nsizes, sizeof(*rs->res)) };
+	if (!rs->res)
+		return -ENOMEM;
+	for (i = 0; i < o->nsizes; i++)
+		if (o->sizes[i] > rs->max)
+			rs->max = o->sizes[i];
+	return 0;
+}
+
+void perf_results_add(struct perf_results *rs, const struct perf_opts *o,
+		      bool lat)
+{
+	const struct perf_result *r = &rs->res[rs->n++];
+
+	if (!strcmp(r->verify, "fail"))
+		rs->bad = true;
+	if (!o->json)
+		perf_print_row(r, lat);
 }
 
 void perf_print_row(const struct perf_result *r, bool lat)

@@ -41,6 +41,8 @@ static inline uint64_t ticks(void)
 
 /* Ticks per microsecond, over a short sleep. */
 double calibrate(void);
+/* calibrate() into *@tsc_per_us; returns @timeout_s in ticks. */
+uint64_t perf_calibrate(unsigned timeout_s, double *tsc_per_us);
 /* User plus system time of this process, in seconds. */
 double cpu_secs(void);
 /* This process's kernel poller thread, or -1 when there is none. */
@@ -160,6 +162,20 @@ void perf_print_columns(const struct perf_opts *o, const char *latency);
 
 /* The text row; the JSON "results" array, which closes the object. */
 void perf_print_row(const struct perf_result *r, bool lat);
+
+/* A client's results, one a size of its -S list. */
+struct perf_results {
+	struct perf_result *res;
+	unsigned n;		/* the sizes done */
+	size_t max;		/* the largest size */
+	bool bad;		/* a data check failed */
+};
+
+/* Room for every size of @o, and its largest; 0 or -ENOMEM. */
+int perf_results_init(struct perf_results *rs, const struct perf_opts *o);
+/* res[n] is done: count it, and its text row unless --json. */
+void perf_results_add(struct perf_results *rs, const struct perf_opts *o,
+		      bool lat);
 void perf_json_results(struct perf_json *j, const struct perf_result *res,
 		       unsigned n, bool lat);
 
