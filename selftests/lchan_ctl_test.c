@@ -10,7 +10,6 @@
  * beside this program (build/selftests -> build/tools).
  */
 #include <dirent.h>
-#include <libgen.h>
 #include <limits.h>
 #include <sys/wait.h>
 
@@ -194,16 +193,12 @@ static int json_find(const char *text, const char *key, const char *want,
 static int find_tool(char *buf, size_t len)
 {
 	const char *dir = getenv("LCHAN_TOOLS");
-	char exe[PATH_MAX];
-	ssize_t n;
 
 	if (dir && *dir) {
 		snprintf(buf, len, "%s/lchanctl", dir);
 		return 0;
 	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = 0;
-	snprintf(buf, len, "%s/../tools/lchanctl", dirname(exe));
+	lchan_t_beside_me(buf, len, "../tools/lchanctl");
 	return access(buf, X_OK) ? -ENOENT : 0;
 }
 
@@ -212,49 +207,18 @@ static int ctl(const char *tool, char *out, size_t len, const char *a1,
 	       const char *a2, const char *a3)
 {
 	const char *argv[] = { tool, a1, a2, a3, NULL };
-	int pfd[2], status;
-	size_t got = 0;
-	ssize_t n;
-	pid_t pid;
+	struct lchan_t_child c;
 
-	if (pipe(pfd))
+	if (lchan_t_spawn(&c, (char *const *)argv, NULL))
 		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		dup2(pfd[1], 1);
-		close(pfd[0]);
-		close(pfd[1]);
-		execv(tool, (char *const *)argv);
-		_exit(127);
-	}
-	close(pfd[1]);
-	while (got < len - 1 &&
-	       (n = read(pfd[0], out + got, len - 1 - got)) > 0)
-		got += n;
-	out[got] = 0;
-	close(pfd[0]);
-	if (waitpid(pid, &status, 0) != pid)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+	return lchan_t_collect(&c, out, len);
 }
 
 /* Show @what in the log, each line behind "# ". */
 static void show(const char *what, const char *out)
 {
-	const char *p = out;
-
 	printf("# $ %s\n", what);
-	while (*p) {
-		int n = (int)strcspn(p, "\n");
-
-		printf("#   %.*s\n", n, p);
-		p += n;
-		if (*p)
-			p++;
-	}
-	fflush(stdout);
+	lchan_t_show_lines(out);
 }
 
 /* The line of @out that starts with @prefix, copied to @line. */

@@ -35,19 +35,12 @@ LCHAN_T_VARIANTS(fapi);
 
 FIXTURE_SETUP(fapi)
 {
-	const char *dir = getenv("LCHAN_FABRIC");
-	char so[300];
+	char why[320];
 
 	LCHAN_T_NEED_DEV(&self->d, variant->kind);
-	if (!dir || !*dir)
-		SKIP(return, "LCHAN_FABRIC does not name the provider's directory");
-	snprintf(so, sizeof(so), "%s/liblchan-fi.so", dir);
-	if (access(so, R_OK))
-		SKIP(return, "no %s", so);
-	if (!lchan_t_module_loaded())
-		SKIP(return, "lchan not loaded");
-	/* Before the first libfabric call: it reads the path once. */
-	setenv("FI_PROVIDER_PATH", dir, 1);
+	/* Before the first libfabric call. */
+	if (lchan_t_fabric_provider(why, sizeof(why)))
+		SKIP(return, "%s", why);
 }
 
 FIXTURE_TEARDOWN(fapi)

@@ -17,28 +17,19 @@
 
 FIXTURE(fabric) {
 	struct lchan_t_dev d;
-	char provdir[256];
 };
 
 LCHAN_T_VARIANTS(fabric);
 
 FIXTURE_SETUP(fabric)
 {
-	const char *dir = getenv("LCHAN_FABRIC");
-	char so[300];
+	char why[320];
 
 	LCHAN_T_NEED_DEV(&self->d, variant->kind);
 	if (access(FI_T_INFO, X_OK) || access(FI_T_PINGPONG, X_OK))
 		SKIP(return, "no fi_info/fi_pingpong (libfabric-bin)");
-	if (!dir || !*dir)
-		SKIP(return, "LCHAN_FABRIC does not name the provider's directory");
-	snprintf(so, sizeof(so), "%s/liblchan-fi.so", dir);
-	if (access(so, R_OK))
-		SKIP(return, "no %s", so);
-	if (!lchan_t_module_loaded())
-		SKIP(return, "lchan not loaded");
-	snprintf(self->provdir, sizeof(self->provdir), "%s", dir);
-	setenv("FI_PROVIDER_PATH", self->provdir, 1);
+	if (lchan_t_fabric_provider(why, sizeof(why)))
+		SKIP(return, "%s", why);
 }
 
 FIXTURE_TEARDOWN(fabric)

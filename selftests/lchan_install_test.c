@@ -9,97 +9,28 @@
  * liblchan.so.1, open /dev/lchan and report what sysfs reports;
  * quickstart must deliver its message to a channel this test accepts.
  */
-#include <libgen.h>
-#include <limits.h>
-#include <sys/wait.h>
-
 #include "kselftest_harness.h"
 #include "lchan_test.h"
 
 #define STAGE_LIB "pkgconfig/stage/opt/lchan/lib"
-
-/* @rel resolved against the directory of this program. */
-static void beside_me(char *buf, size_t len, const char *rel)
-{
-	char exe[PATH_MAX];
-	ssize_t n;
-
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = 0;
-	snprintf(buf, len, "%s/%s", dirname(exe), rel);
-}
-
-struct child {
-	pid_t pid;
-	int out_fd;	/* its stdout */
-};
-
-/* Start @argv[0] with exactly @envp, its stdout into a pipe. */
-static int spawn(struct child *c, char *const argv[], char *const envp[])
-{
-	int pfd[2];
-
-	if (pipe(pfd))
-		return -1;
-	c->pid = fork();
-	if (c->pid < 0)
-		return -1;
-	if (c->pid == 0) {
-		dup2(pfd[1], 1);
-		close(pfd[0]);
-		close(pfd[1]);
-		execve(argv[0], argv, envp);
-		_exit(127);
-	}
-	close(pfd[1]);
-	c->out_fd = pfd[0];
-	return 0;
-}
-
-/* Its whole stdout into @out, then its exit status (or -1). */
-static int collect(struct child *c, char *out, size_t len)
-{
-	size_t got = 0;
-	ssize_t n;
-	int status;
-
-	while (got < len - 1 &&
-	       (n = read(c->out_fd, out + got, len - 1 - got)) > 0)
-		got += n;
-	out[got] = 0;
-	close(c->out_fd);
-	if (waitpid(c->pid, &status, 0) != c->pid)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-}
 
 /* Run @prog with exactly @envp; its stdout in @out.  Exit status or -1. */
 static int run_capture(const char *prog, char *const envp[], char *out,
 		       size_t len)
 {
 	char *const argv[] = { (char *)prog, NULL };
-	struct child c;
+	struct lchan_t_child c;
 
-	if (spawn(&c, argv, envp))
+	if (lchan_t_spawn(&c, argv, envp))
 		return -1;
-	return collect(&c, out, len);
+	return lchan_t_collect(&c, out, len);
 }
 
 /* What @prog printed, each line behind "# " in the log. */
 static void show(const char *prog, const char *out)
 {
-	const char *p = out;
-
 	printf("# %s says:\n", prog);
-	while (*p) {
-		int n = (int)strcspn(p, "\n");
-
-		printf("#   %.*s\n", n, p);
-		p += n;
-		if (*p)
-			p++;
-	}
-	fflush(stdout);
+	lchan_t_show_lines(out);
 }
 
 /* The value after "@key: " in @text, copied to @val; -1 if absent. */
@@ -129,8 +60,8 @@ TEST(staged_install_runs)
 	char *envp[] = { env, NULL };
 	int rc;
 
-	beside_me(hello, sizeof(hello), "pkgconfig/hello");
-	beside_me(lib, sizeof(lib), STAGE_LIB);
+	lchan_t_beside_me(hello, sizeof(hello), "pkgconfig/hello");
+	lchan_t_beside_me(lib, sizeof(lib), STAGE_LIB);
 	ASSERT_EQ(0, access(hello, X_OK))
 		TH_LOG("%s: %s (did the selftests build stage the install?)",
 		       hello, strerror(errno));
@@ -168,7 +99,7 @@ TEST(staged_install_needs_its_library)
 	char *envp[] = { "LD_LIBRARY_PATH=/nonexistent", NULL };
 	int rc;
 
-	beside_me(hello, sizeof(hello), "pkgconfig/hello");
+	lchan_t_beside_me(hello, sizeof(hello), "pkgconfig/hello");
 	ASSERT_EQ(0, access(hello, X_OK)) TH_LOG("%s", hello);
 	/* Only meaningful where no liblchan is installed system-wide. */
 	if (!access("/usr/lib/liblchan.so.1", F_OK) ||
@@ -214,13 +145,13 @@ TEST_F_TIMEOUT(quickstart, sends_one_message, 60)
 	struct lchan_cqe cqe, *c;
 	struct lchan_rqe *rqe;
 	struct pollfd pfd;
-	struct child child;
+	struct lchan_t_child child;
 	char *buf;
 	int rc;
 
 	LCHAN_T_BODY();
-	beside_me(prog, sizeof(prog), "pkgconfig/quickstart");
-	beside_me(lib, sizeof(lib), STAGE_LIB);
+	lchan_t_beside_me(prog, sizeof(prog), "pkgconfig/quickstart");
+	lchan_t_beside_me(lib, sizeof(lib), STAGE_LIB);
 	ASSERT_EQ(0, access(prog, X_OK)) TH_LOG("%s", prog);
 	snprintf(env, sizeof(env), "LD_LIBRARY_PATH=%s", lib);
 	snprintf(port, sizeof(port), "%u", lchan_t_port());
@@ -232,7 +163,7 @@ TEST_F_TIMEOUT(quickstart, sends_one_message, 60)
 	ASSERT_EQ(0, lchan_ctx_open(&ctx));
 	ASSERT_EQ(0, lchan_listen(&ctx, self->d.addr, port, 1,
 				  LCHAN_FD_NONBLOCK, &lst));
-	ASSERT_EQ(0, spawn(&child, argv, envp));
+	ASSERT_EQ(0, lchan_t_spawn(&child, argv, envp));
 	pfd.fd = lst.fd;
 	pfd.events = POLLIN;
 	rc = poll(&pfd, 1, 20000);
@@ -258,7 +189,7 @@ TEST_F_TIMEOUT(quickstart, sends_one_message, 60)
 	EXPECT_EQ(sizeof(msg), cqe.byte_len);
 	EXPECT_STREQ(msg, buf);
 
-	rc = collect(&child, out, sizeof(out));
+	rc = lchan_t_collect(&child, out, sizeof(out));
 	show("quickstart", out);
 	EXPECT_EQ(0, rc);
 	EXPECT_STREQ("send: success\n", out);

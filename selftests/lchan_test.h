@@ -29,6 +29,8 @@
 #include <unistd.h>
 #include <time.h>
 #include <dirent.h>
+#include <libgen.h>
+#include <limits.h>
 
 #include "liblchan.h"
 
@@ -488,6 +490,114 @@ static inline int lchan_t_pair(struct lchan_ctx *sctx, struct lchan_ctx *cctx,
 		return side.ret;
 	}
 	return 0;
+}
+
+/*
+ * The libfabric provider for the fabric tests: 0 when LCHAN_FABRIC names
+ * the directory of liblchan-fi.so and lchan is loaded, with
+ * FI_PROVIDER_PATH set to it (libfabric reads it once, at its first
+ * call); else -1 and why not in @why.
+ */
+static inline int lchan_t_fabric_provider(char *why, size_t len)
+{
+	const char *dir = getenv("LCHAN_FABRIC");
+	char so[300];
+
+	if (!dir || !*dir) {
+		snprintf(why, len, "LCHAN_FABRIC does not name the provider's directory");
+		return -1;
+	}
+	snprintf(so, sizeof(so), "%s/liblchan-fi.so", dir);
+	if (access(so, R_OK)) {
+		snprintf(why, len, "no %s", so);
+		return -1;
+	}
+	if (!lchan_t_module_loaded()) {
+		snprintf(why, len, "lchan not loaded");
+		return -1;
+	}
+	setenv("FI_PROVIDER_PATH", dir, 1);
+	return 0;
+}
+
+/* @rel resolved against the directory of this program, into @buf. */
+static inline void lchan_t_beside_me(char *buf, size_t len, const char *rel)
+{
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = 0;
+	snprintf(buf, len, "%s/%s", dirname(exe), rel);
+}
+
+/* A program the test runs, its stdout into a pipe. */
+struct lchan_t_child {
+	pid_t pid;
+	int out_fd;
+};
+
+/* Start @argv[0] with @envp (NULL: this environment), stdout to a pipe. */
+static inline int lchan_t_spawn(struct lchan_t_child *c, char *const argv[],
+				char *const envp[])
+{
+	int pfd[2];
+
+	if (pipe(pfd))
+		return -1;
+	c->pid = fork();
+	if (c->pid < 0)
+		return -1;
+	if (c->pid == 0) {
+		dup2(pfd[1], 1);
+		close(pfd[0]);
+		close(pfd[1]);
+		if (envp)
+			execve(argv[0], argv, envp);
+		else
+			execv(argv[0], argv);
+		_exit(127);
+	}
+	close(pfd[1]);
+	c->out_fd = pfd[0];
+	return 0;
+}
+
+/*
+ * Its whole stdout into @out (a string, cut to @len - 1 bytes), then its
+ * exit status, 128 when a signal ended it, or -1.
+ */
+static inline int lchan_t_collect(struct lchan_t_child *c, char *out,
+				  size_t len)
+{
+	size_t got = 0;
+	ssize_t n;
+	int status;
+
+	while (got < len - 1 &&
+	       (n = read(c->out_fd, out + got, len - 1 - got)) > 0)
+		got += n;
+	out[got] = 0;
+	close(c->out_fd);
+	if (waitpid(c->pid, &status, 0) != c->pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+/* A program's output in the log: each line of @out behind "#   ". */
+static inline void lchan_t_show_lines(const char *out)
+{
+	const char *p = out;
+
+	while (*p) {
+		int n = (int)strcspn(p, "\n");
+
+		printf("#   %.*s\n", n, p);
+		p += n;
+		if (*p)
+			p++;
+	}
+	fflush(stdout);
 }
 
 /* Tests that pin several MiB: siw applies RLIMIT_MEMLOCK even to root. */
