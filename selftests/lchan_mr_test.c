@@ -107,6 +107,26 @@ static char *mr_map(size_t len, int prot)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/* mr_map() read-write, or the test fails. */
+static char *mr_map_rw(struct __test_metadata *_metadata, size_t len)
+{
+	char *mem = mr_map(len, PROT_READ | PROT_WRITE);
+
+	ASSERT_TRUE(mem != NULL);
+	return mem;
+}
+
+/* A page mapped and registered in ctx on cli for local writes, as @r. */
+static char *mr_reg_page(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(mr) *self, struct lchan_mr_reg *r)
+{
+	char *mem = mr_map_rw(_metadata, self->page);
+
+	ASSERT_EQ(0, mr_reg(self->ctx.fd, self->cli.fd, mr_addr(mem),
+			    self->page, LCHAN_ACCESS_LOCAL_WRITE, r));
+	return mem;
+}
+
 /* VmPin of this process in kB (mm->pinned_vm), or -1. */
 static long vm_pin_kb(void)
 {
@@ -184,8 +204,7 @@ TEST_F_TIMEOUT(mr, access_combinations, 60)
 	char *mem;
 
 	LCHAN_T_BODY();
-	mem = mr_map(4 * page, PROT_READ | PROT_WRITE);
-	ASSERT_TRUE(mem != NULL);
+	mem = mr_map_rw(_metadata, 4 * page);
 	for (b = 0; b < 2; b++) {
 		/* All at once, so that handles and rkeys must differ. */
 		for (i = 0; i < N; i++) {
@@ -239,8 +258,7 @@ TEST_F_TIMEOUT(mr, access_rules, 60)
 	char *mem;
 
 	LCHAN_T_BODY();
-	mem = mr_map(self->page, PROT_READ | PROT_WRITE);
-	ASSERT_TRUE(mem != NULL);
+	mem = mr_map_rw(_metadata, self->page);
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		EXPECT_EQ(-EINVAL, mr_reg(self->ctx.fd, self->cli.fd,
 					  mr_addr(mem), self->page, bad[i],
@@ -258,8 +276,7 @@ TEST_F_TIMEOUT(mr, bad_ranges, 60)
 	char *mem;
 
 	LCHAN_T_BODY();
-	mem = mr_map(page, PROT_READ | PROT_WRITE);
-	ASSERT_TRUE(mem != NULL);
+	mem = mr_map_rw(_metadata, page);
 	EXPECT_EQ(-EINVAL, mr_reg(ctx, chan, mr_addr(mem), 0, lw, NULL));
 	EXPECT_EQ(-EINVAL, mr_reg(ctx, chan, 0, 0, 0, NULL));
 	/* addr + length wraps around. */
@@ -281,8 +298,7 @@ TEST_F_TIMEOUT(mr, unmapped_range, 60)
 
 	LCHAN_T_BODY();
 	/* A hole with mappings on both sides: nothing can grow into it. */
-	mem = mr_map(3 * page, PROT_READ | PROT_WRITE);
-	ASSERT_TRUE(mem != NULL);
+	mem = mr_map_rw(_metadata, 3 * page);
 	memset(mem, 1, 3 * page);
 	ASSERT_EQ(0, munmap(mem + page, page));
 	pin0 = vm_pin_kb();
@@ -348,10 +364,7 @@ TEST_F_TIMEOUT(mr, handle_belongs_to_its_context, 60)
 	char *mem;
 
 	LCHAN_T_BODY();
-	mem = mr_map(self->page, PROT_READ | PROT_WRITE);
-	ASSERT_TRUE(mem != NULL);
-	ASSERT_EQ(0, mr_reg(self->ctx.fd, self->cli.fd, mr_addr(mem),
-			    self->page, LCHAN_ACCESS_LOCAL_WRITE, &r));
+	mem = mr_reg_page(_metadata, self, &r);
 	/* sctx registered nothing, so the same number means nothing there. */
 	EXPECT_EQ(-ENOENT, mr_dereg(self->sctx.fd, r.handle));
 	/* Nor may sctx register on a channel of ctx. */
@@ -368,10 +381,7 @@ TEST_F_TIMEOUT(mr, double_dereg, 60)
 	char *mem;
 
 	LCHAN_T_BODY();
-	mem = mr_map(self->page, PROT_READ | PROT_WRITE);
-	ASSERT_TRUE(mem != NULL);
-	ASSERT_EQ(0, mr_reg(self->ctx.fd, self->cli.fd, mr_addr(mem),
-			    self->page, LCHAN_ACCESS_LOCAL_WRITE, &r));
+	mem = mr_reg_page(_metadata, self, &r);
 	EXPECT_EQ(0, mr_dereg(self->ctx.fd, r.handle));
 	EXPECT_EQ(-ENOENT, mr_dereg(self->ctx.fd, r.handle));
 	/* Handle 0 is never issued. */
@@ -427,8 +437,7 @@ TEST_F_TIMEOUT(mr, forked_child_gets_eperm, 60)
 	pid_t pid;
 
 	LCHAN_T_BODY();
-	mem = mr_map(self->page, PROT_READ | PROT_WRITE);
-	ASSERT_TRUE(mem != NULL);
+	mem = mr_map_rw(_metadata, self->page);
 	snprintf(port, sizeof(port), "%u", lchan_t_port());
 	ASSERT_EQ(0, lchan_listen(&self->sctx, self->d.addr, port, 4,
 				  LCHAN_FD_NONBLOCK, &lst));
@@ -557,8 +566,7 @@ TEST_F_TIMEOUT(mr, pins_released_on_dereg, 60)
 	char *mem;
 
 	LCHAN_T_BODY();
-	mem = mr_map(MIB, PROT_READ | PROT_WRITE);
-	ASSERT_TRUE(mem != NULL);
+	mem = mr_map_rw(_metadata, MIB);
 	pin0 = vm_pin_kb();
 	ASSERT_GE(pin0, 0);
 	ASSERT_EQ(0, mr_reg(self->ctx.fd, self->cli.fd, mr_addr(mem), MIB,
@@ -579,8 +587,7 @@ TEST_F_TIMEOUT(mr, pins_released_on_close, 60)
 	char *mem;
 
 	LCHAN_T_BODY();
-	mem = mr_map(MIB, PROT_READ | PROT_WRITE);
-	ASSERT_TRUE(mem != NULL);
+	mem = mr_map_rw(_metadata, MIB);
 	pin0 = vm_pin_kb();
 	ASSERT_GE(pin0, 0);
 	/* sctx owns srv: register there and never deregister. */
