@@ -100,6 +100,16 @@ static uint64_t fuzz_u64(struct rng *r, const struct lchan_t_ep *ep)
 	return rnd(r) % 3 ? pick(r, edges, ARRAY_SIZE(edges)) : rnd(r);
 }
 
+/* Pure noise in every byte of an entry of @len bytes (a multiple of 8). */
+static void fuzz_noise(struct rng *r, void *entry, size_t len)
+{
+	uint64_t *raw = entry;
+	size_t i;
+
+	for (i = 0; i < len / 8; i++)
+		raw[i] = rnd(r);
+}
+
 static void fuzz_sqe(struct rng *r, struct lchan_sqe *sqe,
 		     const struct lchan_t_ep *ep, const struct lchan_t_ep *peer,
 		     const struct lchan_t_ep *other)
@@ -108,13 +118,9 @@ static void fuzz_sqe(struct rng *r, struct lchan_sqe *sqe,
 		0, ep->mr.handle, other->mr.handle, ep->mr.handle + 1,
 		0x7fffffff, 0xffffffff,
 	};
-	uint64_t *raw = (uint64_t *)sqe;
-	unsigned i;
 
 	if (rnd(r) % 8 == 0) {
-		/* Pure noise in every byte. */
-		for (i = 0; i < sizeof(*sqe) / 8; i++)
-			raw[i] = rnd(r);
+		fuzz_noise(r, sqe, sizeof(*sqe));
 		return;
 	}
 	memset(sqe, 0, sizeof(*sqe));
@@ -141,12 +147,9 @@ static void fuzz_rqe(struct rng *r, struct lchan_rqe *rqe,
 	const uint64_t handles[] = {
 		0, ep->mr.handle, other->mr.handle, 0x7fffffff,
 	};
-	uint64_t *raw = (uint64_t *)rqe;
-	unsigned i;
 
 	if (rnd(r) % 8 == 0) {
-		for (i = 0; i < sizeof(*rqe) / 8; i++)
-			raw[i] = rnd(r);
+		fuzz_noise(r, rqe, sizeof(*rqe));
 		return;
 	}
 	memset(rqe, 0, sizeof(*rqe));
@@ -188,6 +191,18 @@ static int is_down(struct lchan_t_ep *ep)
 }
 
 /* One batch of random entries on the fuzzed client (and server RQ). */
+/* Garbage broke the fuzzed channel's own connection: build another. */
+static void fuzz_rebuild(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(fuzz) *self)
+{
+	lchan_t_ep_close(&self->fc);
+	lchan_t_ep_close(&self->fs);
+	memset(&self->fc, 0, sizeof(self->fc));
+	memset(&self->fs, 0, sizeof(self->fs));
+	ASSERT_EQ(0, fuzz_pair(&self->d, &self->fs, &self->fc));
+	self->rebuilt++;
+}
+
 static void fuzz_batch(struct __test_metadata *_metadata,
 		       FIXTURE_DATA(fuzz) *self, unsigned *done)
 {
@@ -273,15 +288,8 @@ TEST_F_TIMEOUT(fuzz, ring_entries, 900)
 			valid_round(_metadata, self);
 			since_valid = 0;
 		}
-		if (is_down(&self->fc) || is_down(&self->fs)) {
-			/* Garbage broke its own connection: build another. */
-			lchan_t_ep_close(&self->fc);
-			lchan_t_ep_close(&self->fs);
-			memset(&self->fc, 0, sizeof(self->fc));
-			memset(&self->fs, 0, sizeof(self->fs));
-			ASSERT_EQ(0, fuzz_pair(&self->d, &self->fs, &self->fc));
-			self->rebuilt++;
-		}
+		if (is_down(&self->fc) || is_down(&self->fs))
+			fuzz_rebuild(_metadata, self);
 	}
 	valid_round(_metadata, self);
 	TH_LOG("%u entries, %lu CQEs, %lu valid messages checked, fuzzed channel rebuilt %lu times",
@@ -366,14 +374,8 @@ TEST_F_TIMEOUT(fuzz, ioctls, 900)
 			lchan_ctx_close(&scratch);
 			ASSERT_EQ(0, lchan_ctx_open(&scratch));
 		}
-		if (is_down(&self->fc)) {
-			lchan_t_ep_close(&self->fc);
-			lchan_t_ep_close(&self->fs);
-			memset(&self->fc, 0, sizeof(self->fc));
-			memset(&self->fs, 0, sizeof(self->fs));
-			ASSERT_EQ(0, fuzz_pair(&self->d, &self->fs, &self->fc));
-			self->rebuilt++;
-		}
+		if (is_down(&self->fc))
+			fuzz_rebuild(_metadata, self);
 	}
 	valid_round(_metadata, self);
 	lchan_listener_close(&lst);
