@@ -50,6 +50,26 @@ static int run1(struct lchan_t_ep *ep, struct lchan_cqe *cqe)
 	return lchan_t_reap(ep, cqe, 10000);
 }
 
+/* The client's next SQE, which must be there. */
+static struct lchan_sqe *ops_cli_sqe(struct __test_metadata *_metadata,
+				     FIXTURE_DATA(ops) *self)
+{
+	struct lchan_sqe *sqe = lchan_get_sqe(&self->cli.chan);
+
+	ASSERT_NE(NULL, sqe);
+	return sqe;
+}
+
+/* run1() of the client's prepared operation of @size bytes: it must succeed. */
+static void ops_run_ok(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(ops) *self, unsigned size,
+		       struct lchan_cqe *cqe)
+{
+	ASSERT_EQ(0, run1(&self->cli, cqe));
+	ASSERT_EQ(LCHAN_CQE_OK, cqe->status)
+		TH_LOG("%u bytes: %s", size, lchan_cqe_status_str(cqe->status));
+}
+
 static const unsigned sizes[] = { 1, 7, 64, 4096, 4097, 65536, SLOT };
 
 TEST_F_TIMEOUT(ops, write_1b_to_1mib, 300)
@@ -61,17 +81,13 @@ TEST_F_TIMEOUT(ops, write_1b_to_1mib, 300)
 
 	LCHAN_T_BODY();
 	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
-		struct lchan_sqe *sqe = lchan_get_sqe(&self->cli.chan);
+		struct lchan_sqe *sqe = ops_cli_sqe(_metadata, self);
 
-		ASSERT_NE(NULL, sqe);
 		lchan_t_fill(src, i + 1, sizes[i]);
 		memset(dst, 0, sizes[i] + (sizes[i] < SLOT));
 		lchan_prep_write(sqe, &self->cli.mr, src, sizes[i],
 				 (uintptr_t)dst, self->srv.mr.rkey, i);
-		ASSERT_EQ(0, run1(&self->cli, &cqe));
-		ASSERT_EQ(LCHAN_CQE_OK, cqe.status)
-			TH_LOG("%u bytes: %s", sizes[i],
-			       lchan_cqe_status_str(cqe.status));
+		ops_run_ok(_metadata, self, sizes[i], &cqe);
 		EXPECT_EQ(LCHAN_CQE_WRITE, cqe.opcode);
 		EXPECT_EQ(sizes[i], cqe.byte_len);
 		EXPECT_EQ(-1, lchan_t_wait_check(dst, i + 1, sizes[i]))
@@ -93,17 +109,13 @@ TEST_F_TIMEOUT(ops, read_1b_to_1mib, 300)
 
 	LCHAN_T_BODY();
 	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
-		struct lchan_sqe *sqe = lchan_get_sqe(&self->cli.chan);
+		struct lchan_sqe *sqe = ops_cli_sqe(_metadata, self);
 
-		ASSERT_NE(NULL, sqe);
 		lchan_t_fill(remote, i + 50, sizes[i]);
 		memset(local, 0, sizes[i]);
 		lchan_prep_read(sqe, &self->cli.mr, local, sizes[i],
 				(uintptr_t)remote, self->srv.mr.rkey, i);
-		ASSERT_EQ(0, run1(&self->cli, &cqe));
-		ASSERT_EQ(LCHAN_CQE_OK, cqe.status)
-			TH_LOG("%u bytes: %s", sizes[i],
-			       lchan_cqe_status_str(cqe.status));
+		ops_run_ok(_metadata, self, sizes[i], &cqe);
 		EXPECT_EQ(LCHAN_CQE_READ, cqe.opcode);
 		EXPECT_EQ(-1, lchan_t_check(local, i + 50, sizes[i]));
 	}
