@@ -7,13 +7,8 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$REPO"
 
-"$RIG_DIR/setup.sh"
-KVER=$("$RIG_DIR/kver.sh")
-export KVER
-make -s KVER="$KVER" KDIR="/usr/src/linux-headers-$KVER" module lib
 # tools are optional for the demo (the module side may not have them yet).
-make -s KVER="$KVER" KDIR="/usr/src/linux-headers-$KVER" tools ||
-	rig_log "warning: make tools failed; the demo runs without build/tools"
+rig_build_for_guest module lib --may-fail tools
 
 rc=0
 "$RIG_DIR/run-vm.sh" demo "${LCHAN_DEMO_TIMEOUT:-600}" || rc=$?

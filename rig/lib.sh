@@ -149,6 +149,26 @@ rig_src_cache() {
 	printf '%s\n' "$dir"
 }
 
+# Ready the guest kernel (rig/setup.sh), export its KVER, and build each
+# TARGET against it; a make that fails stops the caller, except for the
+# TARGETs after --may-fail, which warn: the guest gets what there is.
+rig_build_for_guest() { # TARGET... [--may-fail TARGET...]
+	local t may_fail=0
+	"$RIG_DIR/setup.sh"
+	KVER=$("$RIG_DIR/kver.sh")
+	export KVER
+	for t in "$@"; do
+		if [ "$t" = --may-fail ]; then
+			may_fail=1
+		elif [ "$may_fail" = 1 ]; then
+			make -s KVER="$KVER" KDIR="/usr/src/linux-headers-$KVER" "$t" ||
+				rig_log "warning: make $t failed; the guest gets what there is"
+		else
+			make -s KVER="$KVER" KDIR="/usr/src/linux-headers-$KVER" "$t"
+		fi
+	done
+}
+
 # The run directory of a job: build/runs/JOB, or build/runs/JOB-<name> when
 # LCHAN_KERNEL names a kernel (or is "debug").
 rig_run_dir() {

@@ -10,10 +10,7 @@ set -euo pipefail
 cd "$REPO"
 
 dest=${LCHAN_BENCH_DIR:-$REPO/bench}/profile
-"$RIG_DIR/setup.sh"
-KVER=$("$RIG_DIR/kver.sh")
-export KVER
-make -s KVER="$KVER" KDIR="/usr/src/linux-headers-$KVER" module lib tools
+rig_build_for_guest module lib tools
 rc=0
 "$RIG_DIR/run-vm.sh" profile 1200 || rc=$?
 mkdir -p "$dest"

@@ -8,11 +8,5 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 cd "$REPO"
 
-"$RIG_DIR/setup.sh"
-KVER=$("$RIG_DIR/kver.sh")
-export KVER
-for target in module lib selftests tools; do
-	make -s KVER="$KVER" KDIR="/usr/src/linux-headers-$KVER" "$target" ||
-		rig_log "warning: make $target failed; the guest gets what there is"
-done
+rig_build_for_guest --may-fail module lib selftests tools
 exec "$RIG_DIR/run-vm.sh" -i shell
