@@ -203,6 +203,13 @@ bench:
 	rig/bench.sh
 .PHONY: bench
 
+# Only the libfabric rows of make bench (a few minutes): fi_pingpong over
+# the lchan provider beside libfabric's verbs and tcp providers and
+# lchan_perf, on rxe and siw: bench/<kernel>/fabric.md, fabric.json.
+bench-fabric:
+	LCHAN_BENCH_ONLY=fabric rig/bench.sh
+.PHONY: bench-fabric
+
 # Where the time goes: perf profiles in the guest, bench/profile/*.txt.
 profile:
 	rig/profile.sh

@@ -19,12 +19,16 @@
 # bandwidth rows) and over TCP on the same address.
 #
 # LCHAN_BENCH_DIR: where the report goes (default bench/<kernel>/).
-# LCHAN_BENCH_TIMEOUT: guest time limit in seconds (default 1500).
+# LCHAN_BENCH_TIMEOUT: guest time limit in seconds (default 2400).
 # LCHAN_BENCH_QUICK=1: few iterations (a smoke test of the bench itself).
 # LCHAN_BENCH_ONLY=connect: only the connection set-up rows (issue 17:
 # lchan_conntime beside cmtime), into connect.tsv, connect-info.txt and
 # their report connect.md / connect.json (rig/conn_report.py); a
 # whole run makes those too.
+# LCHAN_BENCH_ONLY=fabric: only the libfabric rows (issue 18: fi_pingpong
+# over lchan, verbs and tcp, beside lchan_perf), into fabric.tsv and
+# fabric-info.txt, reported as fabric.md / fabric.json
+# (rig/fabric_report.py); a whole run makes those too.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -46,7 +50,7 @@ measure() {
 	"$RIG_DIR/setup.sh"
 	KVER=$("$RIG_DIR/kver.sh")
 	export KVER
-	make -s KVER="$KVER" KDIR="/usr/src/linux-headers-$KVER" module lib tools
+	make -s KVER="$KVER" KDIR="/usr/src/linux-headers-$KVER" module lib tools fabric
 	local append=${LCHAN_APPEND:-} load sampler
 	[ "${LCHAN_BENCH_QUICK:-0}" != 1 ] || append="$append lchan.bench_quick=1"
 	[ -z "${LCHAN_BENCH_ONLY:-}" ] || append="$append lchan.bench_only=$LCHAN_BENCH_ONLY"
@@ -56,7 +60,7 @@ measure() {
 		echo "$(cut -d ' ' -f 1 /proc/loadavg) $(pgrep -c -x qemu-system-x86 || true)"
 	done >"$load" &
 	sampler=$!
-	LCHAN_APPEND=$append "$RIG_DIR/run-vm.sh" bench "${LCHAN_BENCH_TIMEOUT:-1500}" || rc=$?
+	LCHAN_APPEND=$append "$RIG_DIR/run-vm.sh" bench "${LCHAN_BENCH_TIMEOUT:-2400}" || rc=$?
 	kill "$sampler" 2>/dev/null || true
 	wait "$sampler" 2>/dev/null || true
 	if [ ! -s "$run/bench/rows.tsv" ]; then
@@ -66,13 +70,17 @@ measure() {
 	fi
 	mkdir -p "$dest"
 	info=$dest/info.txt
-	if [ "${LCHAN_BENCH_ONLY:-}" = connect ]; then
-		info=$dest/connect-info.txt
+	case ${LCHAN_BENCH_ONLY:-} in
+	connect | fabric)
+		info=$dest/$LCHAN_BENCH_ONLY-info.txt
 		cp "$run/bench/info.txt" "$info"
-	else
-		cp "$run/bench/rows.tsv" "$run/bench/sweep.tsv" "$run/bench/info.txt" "$dest/"
-	fi
-	[ ! -s "$run/bench/connect.tsv" ] || cp "$run/bench/connect.tsv" "$dest/"
+		;;
+	*) cp "$run/bench/rows.tsv" "$run/bench/sweep.tsv" "$run/bench/info.txt" "$dest/" ;;
+	esac
+	[ "${LCHAN_BENCH_ONLY:-}" = fabric ] || [ ! -s "$run/bench/connect.tsv" ] ||
+		cp "$run/bench/connect.tsv" "$dest/"
+	[ "${LCHAN_BENCH_ONLY:-}" = connect ] || [ ! -s "$run/bench/fabric.tsv" ] ||
+		cp "$run/bench/fabric.tsv" "$dest/"
 	{
 		echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 		echo "commit: $(git -C "$REPO" describe --always --dirty 2>/dev/null || echo unknown)"
@@ -92,7 +100,7 @@ measure() {
 
 # rows.tsv, sweep.tsv, info.txt -> results.md, results.json, latency.png.
 report() {
-	if [ "${LCHAN_BENCH_ONLY:-}" != connect ]; then
+	if [ -z "${LCHAN_BENCH_ONLY:-}" ]; then
 		[ -s "$dest/rows.tsv" ] || rig_die "no $dest/rows.tsv: run make bench first"
 		python3 "$RIG_DIR/bench_report.py" "$dest"
 		rig_log "report: $dest/results.md, results.json, latency.png"
@@ -101,12 +109,16 @@ report() {
 		python3 "$RIG_DIR/conn_report.py" "$dest"
 		rig_log "report: $dest/connect.md, connect.json"
 	fi
+	if [ -s "$dest/fabric.tsv" ]; then
+		python3 "$RIG_DIR/fabric_report.py" "$dest"
+		rig_log "report: $dest/fabric.md, fabric.json"
+	fi
 }
 
 rc=0
 if [ "$report_only" = 0 ]; then
 	measure || rc=$?
-	[ -s "$dest/rows.tsv" ] || [ -s "$dest/connect.tsv" ] || exit 1
+	[ -s "$dest/rows.tsv" ] || [ -s "$dest/connect.tsv" ] || [ -s "$dest/fabric.tsv" ] || exit 1
 fi
 report
 exit "$rc"

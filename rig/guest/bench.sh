@@ -645,20 +645,135 @@ connect_rows() { # DEV ADDR
 	done
 }
 
-# lchan.bench_only=connect on the kernel command line: only those rows.
+# ------------------------------------------------------------- libfabric
+
+# Issue 18: fi_pingpong (libfabric-bin) over the lchan provider beside
+# fi_pingpong over libfabric's own verbs and tcp providers, all with
+# FI_EP_MSG endpoints on the same device and address, and lchan_perf's
+# send_lat of the same size and mode; FAB_ROUNDS rounds, the tools
+# alternating within each.  fi_pingpong polls its CQs with fi_cq_read (it
+# has no option to wait for events) and prints the mean time per transfer
+# (RTT/2) and MB/s; lchan_perf the mean and median of RTT/2.  Every figure
+# goes to fabric.tsv as "dev round tool key value"; rig/fabric_report.py
+# takes the medians over the rounds.
+FAB_TSV=$OUT/fabric.tsv
+FAB_PORT=47700
+FAB_TIMEOUT=90
+FAB_SIZES="64 65536"
+if [ "$quick" = 1 ]; then
+	FAB_ROUNDS=2 FAB_N_SMALL=200 FAB_N_LARGE=20
+else
+	FAB_ROUNDS=5 FAB_N_SMALL=2000 FAB_N_LARGE=200
+fi
+printf 'dev\tround\ttool\tkey\tvalue\n' >"$FAB_TSV"
+
+fab_iters() { # SIZE
+	if [ "$1" -ge 65536 ]; then echo "$FAB_N_LARGE"; else echo "$FAB_N_SMALL"; fi
+}
+
+# fi_pingpong's result row: "bytes #sent #ack total time MB/sec usec/xfer
+# Mxfers/sec", after its header.
+fab_pingpong() { # DEV ADDR ROUND TOOL SIZE PROVIDER DOMAIN [VAR=VALUE...]
+	_d=$1 _a=$2 _r=$3 _t=$4 _s=$5 _pv=$6 _dm=$7
+	shift 7
+	_n=$(fab_iters "$_s")
+	_log=$LOGS/$_d.fabric.$_t.$_s.$_r.log
+	_x="-p $_pv -e msg -d $_dm -S $_s -I $_n"
+	# shellcheck disable=SC2086 # option and environment lists
+	env FI_PROVIDER_PATH="$LCHAN_FABRIC" "$@" timeout "$FAB_TIMEOUT" \
+		fi_pingpong $_x -B "$FAB_PORT" >"$_log.server" 2>&1 &
+	_spid=$!
+	if ! wait_listen tcp "$FAB_PORT" "$_spid" 2>>"$_log.server"; then
+		kill "$_spid" 2>/dev/null
+		wait "$_spid"
+		tap "ok - bench: $_d fabric round $_r: $_t $_s: no server (reported in the table)"
+		return 0
+	fi
+	# shellcheck disable=SC2086
+	env FI_PROVIDER_PATH="$LCHAN_FABRIC" "$@" timeout "$FAB_TIMEOUT" \
+		fi_pingpong $_x -P "$FAB_PORT" "$_a" >"$_log" 2>&1
+	_rc=$?
+	[ "$_rc" = 0 ] || kill "$_spid" 2>/dev/null
+	wait "$_spid"
+	_src=$?
+	awk -v d="$_d" -v r="$_r" -v t="$_t" -v s="$_s" \
+		'$1 == "bytes" { h = 1; next }
+		h && NF >= 8 && $6 ~ /^[0-9.]+$/ && $7 ~ /^[0-9.]+$/ {
+		printf "%s\t%s\t%s\tlat_%s_avg_us\t%s\n", d, r, t, s, $7
+		printf "%s\t%s\t%s\tbw_%s_mbps\t%s\n", d, r, t, s, $6; exit }' \
+		"$_log" >>"$FAB_TSV"
+	if [ "$_rc" = 0 ] && [ "$_src" = 0 ] && grep -q '^bytes' "$_log"; then
+		tap "ok - bench: $_d fabric round $_r: $_t $_s"
+	elif [ "${_t#fi_pingpong.lchan}" != "$_t" ]; then
+		tap "not ok - bench: $_d fabric round $_r: $_t $_s: client $(status_of "$_rc"), server $(status_of "$_src"): $(why "$_log")"
+		failed=1
+	else
+		# A peer that fails is a row of the table, not a failed bench.
+		tap "ok - bench: $_d fabric round $_r: $_t $_s: client $(status_of "$_rc"), server $(status_of "$_src") (reported in the table)"
+	fi
+}
+
+# lchan_perf send_lat in the same terms: mean and median of RTT/2, and
+# MB/s as fi_pingpong counts them (bytes over the mean time of a transfer).
+fab_perf() { # DEV ADDR ROUND MODE SIZE
+	_n=$(fab_iters "$5")
+	_log=$LOGS/$1.fabric.lchan_perf.$4.$5.$3.log
+	SRV="$PERF -s -a $2 -p $PORT --mode $4"
+	SRV_KIND=rdma
+	pair_once "$_log" "" "" -- "$PERF" -c "$2" -p "$PORT" -t send_lat -S "$5" \
+		-n "$_n" --mode "$4" --json
+	SRV=
+	_avg=$(jget "$_log" t_avg_us) _med=$(jget "$_log" t_median_us)
+	if [ "$rc" = 0 ] && [ "$_avg" != - ]; then
+		{
+			printf '%s\t%s\tlchan_perf.%s\tlat_%s_avg_us\t%s\n' "$1" "$3" "$4" "$5" "$_avg"
+			printf '%s\t%s\tlchan_perf.%s\tlat_%s_median_us\t%s\n' "$1" "$3" "$4" "$5" "$_med"
+			printf '%s\t%s\tlchan_perf.%s\tbw_%s_mbps\t%s\n' "$1" "$3" "$4" "$5" \
+				"$(calc "$5 / $_avg")"
+		} >>"$FAB_TSV"
+		tap "ok - bench: $1 fabric round $3: lchan_perf $4 $5"
+	else
+		tap "not ok - bench: $1 fabric round $3: lchan_perf $4 $5: $(status_of "$rc"): $(why "$_log")"
+		failed=1
+	fi
+}
+
+fabric_rows() { # DEV ADDR NETDEV
+	echo "rig: bench $1 fabric" >/dev/kmsg 2>/dev/null
+	_fr=1
+	while [ "$_fr" -le "$FAB_ROUNDS" ]; do
+		for _fs in $FAB_SIZES; do
+			fab_pingpong "$1" "$2" "$_fr" fi_pingpong.lchan "$_fs" lchan "$1"
+			fab_pingpong "$1" "$2" "$_fr" fi_pingpong.verbs "$_fs" verbs "$1"
+			fab_pingpong "$1" "$2" "$_fr" fi_pingpong.tcp "$_fs" tcp "$3"
+			fab_perf "$1" "$2" "$_fr" doorbell "$_fs"
+			fab_pingpong "$1" "$2" "$_fr" fi_pingpong.lchan.poller "$_fs" lchan "$1" FI_LCHAN_POLLER=1
+			fab_perf "$1" "$2" "$_fr" poller "$_fs"
+		done
+		_fr=$((_fr + 1))
+	done
+}
+
+# lchan.bench_only=connect (or fabric) on the kernel command line: only those rows.
 only=
 for _arg in $(cat /proc/cmdline); do
 	case $_arg in lchan.bench_only=*) only=${_arg#*=} ;; esac
 done
 echo "connect: $CONN_ROUNDS rounds of $CONN_N connections, $CONN_PAR in flight (lchan parallel)" >>"$OUT/info.txt"
+{
+	echo "fabric: $FAB_ROUNDS rounds; sizes $FAB_SIZES; $FAB_N_SMALL round trips below 64 KiB, $FAB_N_LARGE from 64 KiB"
+	echo "libfabric: $(fi_info --version 2>&1 | tr '\n' ' ')"
+} >>"$OUT/info.txt"
 
 start=$(date +%s)
-[ "$only" = connect ] || device "$LCHAN_RXE_DEV" "$LCHAN_RXE_ADDR"
-connect_rows "$LCHAN_RXE_DEV" "$LCHAN_RXE_ADDR"
+[ -n "$only" ] || device "$LCHAN_RXE_DEV" "$LCHAN_RXE_ADDR"
+[ -n "$only" ] && [ "$only" != connect ] || connect_rows "$LCHAN_RXE_DEV" "$LCHAN_RXE_ADDR"
+[ -n "$only" ] && [ "$only" != fabric ] || fabric_rows "$LCHAN_RXE_DEV" "$LCHAN_RXE_ADDR" "$LCHAN_RXE_NETDEV"
 echo "rxe seconds: $(($(date +%s) - start))" >>"$OUT/info.txt"
 mid=$(date +%s)
-[ "$only" = connect ] || device "$LCHAN_SIW_DEV" "$LCHAN_SIW_ADDR"
-connect_rows "$LCHAN_SIW_DEV" "$LCHAN_SIW_ADDR"
+[ -n "$only" ] || device "$LCHAN_SIW_DEV" "$LCHAN_SIW_ADDR"
+[ -n "$only" ] && [ "$only" != connect ] || connect_rows "$LCHAN_SIW_DEV" "$LCHAN_SIW_ADDR"
+[ -n "$only" ] && [ "$only" != fabric ] || fabric_rows "$LCHAN_SIW_DEV" "$LCHAN_SIW_ADDR" "$LCHAN_SIW_NETDEV"
 echo "siw seconds: $(($(date +%s) - mid))" >>"$OUT/info.txt"
 
 if rmmod lchan; then

@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The libfabric report of `make bench`: rig/fabric_report.py DIR
+
+Reads DIR/fabric.tsv ("dev round tool key value", one line per figure and
+round) and writes DIR/fabric.md and DIR/fabric.json: per device the median
+of each figure over the rounds, fi_pingpong over the lchan provider against
+fi_pingpong over libfabric's verbs and tcp providers and against lchan_perf,
+with ratios, and issue 18's goals on rxe0.
+
+fi_pingpong polls its completion queues with fi_cq_read and prints only the
+mean time of a transfer (RTT/2) and MB/s (bytes over that time); the
+lchan_perf rows are its send_lat in the same terms, so means are compared
+with means.
+"""
+
+import json
+import math
+import os
+import statistics
+import sys
+
+GOAL_DEVICE = "rxe0"
+GOAL_SIZE = "64"
+PP = "fi_pingpong."
+# (row, tool) in table order; the lchan rows name their lchan_perf peer.
+TOOLS = [
+    ("fi_pingpong, lchan (doorbell)", PP + "lchan", "lchan_perf.doorbell"),
+    ("fi_pingpong, lchan (poller)", PP + "lchan.poller", "lchan_perf.poller"),
+    ("fi_pingpong, verbs", PP + "verbs", None),
+    ("fi_pingpong, tcp", PP + "tcp", None),
+    ("lchan_perf send_lat, doorbell", "lchan_perf.doorbell", None),
+    ("lchan_perf send_lat, poller", "lchan_perf.poller", None),
+]
+
+
+def read(path):
+    data = {}
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f):
+            cells = line.rstrip("\n").split("\t")
+            if n == 0 or len(cells) != 5:
+                continue
+            dev, rnd, tool, key, value = cells
+            try:
+                v = float(value)
+            except ValueError:
+                continue
+            if math.isfinite(v):
+                data.setdefault(dev, {}).setdefault(tool, {}).setdefault(
+                    key, {})[rnd] = v
+    return data
+
+
+def fmt(v, digits=1):
+    return "-" if v is None else f"{v:.{digits}f}"
+
+
+def ratio(a, b):
+    return None if a is None or not b else a / b
+
+
+class Device:
+    def __init__(self, name, tools):
+        self.name = name
+        self.tools = tools
+
+    def rounds(self, tool, key):
+        return self.tools.get(tool, {}).get(key, {})
+
+    def med(self, tool, key):
+        values = list(self.rounds(tool, key).values())
+        return statistics.median(values) if values else None
+
+    def sizes(self):
+        keys = {k for t in self.tools.values() for k in t}
+        return sorted({int(k.split("_")[1]) for k in keys
+                       if k.startswith("lat_") and k.endswith("_avg_us")})
+
+
+def rows(d):
+    """Per size and tool: latency, bandwidth and the ratios."""
+    out = []
+    for size in d.sizes():
+        lat = f"lat_{size}_avg_us"
+        bw = f"bw_{size}_mbps"
+        verbs = d.med(PP + "verbs", lat)
+        tcp = d.med(PP + "tcp", lat)
+        verbs_bw = d.med(PP + "verbs", bw)
+        for label, tool, perf in TOOLS:
+            v = d.med(tool, lat)
+            out.append({
+                "size": size, "row": label, "tool": tool,
+                "rounds": len(d.rounds(tool, lat)),
+                "lat_avg_us": v,
+                "lat_median_us": d.med(tool, f"lat_{size}_median_us"),
+                "bw_mbps": d.med(tool, bw),
+                "vs_verbs": ratio(v, verbs) if tool != PP + "verbs" else None,
+                "vs_tcp": ratio(v, tcp) if tool.startswith(PP + "lchan") else None,
+                "vs_lchan_perf": ratio(v, d.med(perf, lat)) if perf else None,
+                "bw_vs_verbs": ratio(d.med(tool, bw), verbs_bw)
+                if tool.startswith(PP + "lchan") else None,
+            })
+    return out
+
+
+def goals(devs):
+    lat = f"lat_{GOAL_SIZE}_avg_us"
+    out = []
+    for d in devs:
+        lc = d.med(PP + "lchan", lat)
+        checks = [
+            ("fi_pingpong latency, lchan (doorbell) / verbs, busy polling",
+             "<= 1.00x", ratio(lc, d.med(PP + "verbs", lat)), 1.0),
+            ("fi_pingpong latency, lchan (doorbell) / lchan_perf send_lat "
+             "doorbell (means)", "<= 1.10x",
+             ratio(lc, d.med("lchan_perf.doorbell", lat)), 1.1),
+        ]
+        for what, target, r, limit in checks:
+            verdict = "no data" if r is None else (
+                "met" if r <= limit else "missed")
+            out.append({"device": d.name, "what": what, "target": target,
+                        "ratio": r, "goal": d.name == GOAL_DEVICE,
+                        "verdict": verdict})
+        out.append({"device": d.name,
+                    "what": "fi_pingpong latency, lchan / verbs, with events",
+                    "target": "<= 1.00x", "ratio": None,
+                    "goal": d.name == GOAL_DEVICE,
+                    "verdict": "not measured: fi_pingpong has no event mode"})
+    return out
+
+
+def device_md(d):
+    lines = [f"### {d.name}", ""]
+    lines.append("Medians over the rounds of the mean one-way time of a "
+                 "transfer (RTT/2, us) and of MB/s; lchan_perf's median "
+                 "RTT/2 beside its mean. Ratios: latency of the row over "
+                 "the peer's (lower is better); bandwidth of the row over "
+                 "verbs' (higher is better).")
+    lines.append("")
+    lines.append("| size | tool | rounds | mean us | median us | MB/s | "
+                 "/verbs | /tcp | /lchan_perf | MB/s /verbs |")
+    lines.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- "
+                 "| --- |")
+    for r in rows(d):
+        lines.append(
+            f"| {r['size']} | {r['row']} | {r['rounds']} | "
+            f"{fmt(r['lat_avg_us'])} | {fmt(r['lat_median_us'])} | "
+            f"{fmt(r['bw_mbps'], 2)} | {fmt(r['vs_verbs'], 2)} | "
+            f"{fmt(r['vs_tcp'], 2)} | {fmt(r['vs_lchan_perf'], 2)} | "
+            f"{fmt(r['bw_vs_verbs'], 2)} |")
+    lines.append("")
+    return lines
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: rig/fabric_report.py DIR")
+    directory = sys.argv[1]
+    data = read(os.path.join(directory, "fabric.tsv"))
+    devs = [Device(n, t) for n, t in sorted(data.items())]
+    md = ["# libfabric: fi_pingpong over lchan, verbs and tcp", ""]
+    md.append(f"Issue 18's goals on {GOAL_DEVICE}, {GOAL_SIZE} B (other "
+              "devices reported, not judged): the lchan provider's latency "
+              "<= 1.0x the verbs provider's with events, and no worse than "
+              "lchan_perf + 10%. fi_pingpong (libfabric-bin) polls its "
+              "completion queues with fi_cq_read and has no option to wait "
+              "for events, so only busy polling is measured.")
+    md.append("")
+    md.append("| device | goal | target | ratio | verdict |")
+    md.append("| --- | --- | --- | --- | --- |")
+    g = goals(devs)
+    for x in g:
+        v = x["verdict"] if x["goal"] else f"({x['verdict']}, not judged)"
+        md.append(f"| {x['device']} | {x['what']} | {x['target']} | "
+                  f"{fmt(x['ratio'], 2)} | {v} |")
+    md.append("")
+    for d in devs:
+        md += device_md(d)
+    info = os.path.join(directory, "fabric-info.txt")
+    if not os.path.exists(info):
+        info = os.path.join(directory, "info.txt")
+    if os.path.exists(info):
+        md += ["## Run", "", "```"]
+        with open(info, encoding="utf-8", errors="replace") as f:
+            md += [line.rstrip("\n") for line in f]
+        md += ["```", ""]
+    with open(os.path.join(directory, "fabric.md"), "w",
+              encoding="utf-8") as f:
+        f.write("\n".join(md))
+    js = {"goals": g, "devices": {}}
+    for d in devs:
+        js["devices"][d.name] = {"rows": rows(d), "rounds": d.tools}
+    with open(os.path.join(directory, "fabric.json"), "w",
+              encoding="utf-8") as f:
+        json.dump(js, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
