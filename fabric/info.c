@@ -47,6 +47,10 @@ FI_EXT_INI
 	fi_param_define(&lfi_prov, "connect_timeout_ms", FI_PARAM_INT,
 			"Milliseconds fi_connect and fi_accept wait for the "
 			"peer (default 30000)");
+	fi_param_define(&lfi_prov, "device", FI_PARAM_STRING,
+			"Offer only this RDMA device (default: every device); "
+			"for programs that take the first entry fi_getinfo "
+			"returns and cannot name a domain");
 	return &lfi_prov;
 }
 
@@ -94,8 +98,12 @@ static bool lfi_info_dev_ok(const struct lfi_dev *dev,
 {
 	const struct fi_domain_attr *d = hints ? hints->domain_attr : NULL;
 	const struct fi_fabric_attr *f = hints ? hints->fabric_attr : NULL;
+	char *only = NULL;
 
 	if (d && d->name && strcmp(d->name, dev->name))
+		return false;
+	if (fi_param_get_str(&lfi_prov, "device", &only) == FI_SUCCESS &&
+	    only && *only && strcmp(only, dev->name))
 		return false;
 	if (f && f->name && strcmp(f->name, LFI_FABRIC_NAME))
 		return false;

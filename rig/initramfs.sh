@@ -39,6 +39,7 @@ PROGRAMS=(
 	/usr/bin/qperf /usr/bin/sockperf /usr/bin/strace /usr/bin/setpriv
 	/usr/bin/bash /usr/bin/perf
 	/usr/bin/fi_info /usr/bin/fi_pingpong
+	/usr/bin/mpirun /usr/bin/orted
 )
 MULTIARCH=/usr/lib/x86_64-linux-gnu
 # Loaded with dlopen, so ldd of the programs does not show them.
@@ -48,10 +49,15 @@ DLOPENED=(
 	"$MULTIARCH/libibverbs/libsiw-rdmav34.so"
 )
 DRIVER_FILES=(/etc/libibverbs.d/rxe.driver /etc/libibverbs.d/siw.driver)
+# Open MPI loads its components and PMIx's with dlopen from its own
+# directories, and reads its help and parameter files at run time.
+OMPI_PLUGIN_DIRS=("$MULTIARCH/openmpi/lib/openmpi3" "$MULTIARCH/pmix2/lib/pmix")
+OMPI_DATA_DIRS=(/usr/share/openmpi /etc/openmpi "$MULTIARCH/pmix2/share")
 # Packages that provide the files above: their versions key the cache.
 SRC_PKGS=(busybox-static iproute2 ibverbs-utils ibverbs-providers
 	rdmacm-utils perftest qperf sockperf strace util-linux bash libc6 libgcc-s1
-	libibverbs1 librdmacm1 linux-perf libfabric-bin libfabric1)
+	libibverbs1 librdmacm1 linux-perf libfabric-bin libfabric1
+	openmpi-bin openmpi-common libopenmpi3 libpmix2)
 
 hash=$( {
 	cat "$RIG_DIR/initramfs.sh" "$RIG_DIR/init.sh"
@@ -131,6 +137,15 @@ done
 for f in "${DRIVER_FILES[@]}"; do
 	put "$f"
 done
+for d in "${OMPI_PLUGIN_DIRS[@]}"; do
+	[ -d "$d" ] || rig_die "$d missing on the host (run rig/setup.sh)"
+	for p in "$d"/*.so; do
+		put_with_libs "$p"
+	done
+done
+while read -r f; do
+	put "$f"
+done < <(find "${OMPI_DATA_DIRS[@]}" -type f)
 # Without a cache ld.so may not search the multiarch dir.
 printf '%s\n' /usr/lib/x86_64-linux-gnu /usr/lib >"$r/etc/ld.so.conf"
 ldconfig -r "$r"

@@ -32,7 +32,7 @@ PKGS=(
 	sparse strace qperf sockperf util-linux
 	pkgconf groff-base man-db binutils
 	gnuplot-nox linux-perf python3
-	libfabric-dev libfabric-bin
+	libfabric-dev libfabric-bin openmpi-bin libopenmpi-dev
 )
 # Wanted but not required: the host check that needs it SKIPs without it.
 OPTIONAL_PKGS=(dkms)
