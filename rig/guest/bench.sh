@@ -655,9 +655,10 @@ connect_rows() { # DEV ADDR
 # has no option to wait for events) and prints the mean time per transfer
 # (RTT/2) and MB/s; lchan_perf the mean and median of RTT/2.  Every figure
 # goes to fabric.tsv as "dev round tool key value"; rig/fabric_report.py
-# takes the medians over the rounds.
+# takes the medians over the rounds.  fi_pingpong's control connection
+# (TCP) listens on FAB_PORT, below the ephemeral port range.
 FAB_TSV=$OUT/fabric.tsv
-FAB_PORT=47700
+FAB_PORT=18600
 FAB_TIMEOUT=90
 FAB_SIZES="64 65536"
 if [ "$quick" = 1 ]; then
