@@ -6,7 +6,8 @@
  * ofi_rxm over the provider "lchan" on the variant's device
  * (FI_LCHAN_DEVICE).  The ranks check a ping-pong and an allreduce byte by
  * byte; while they hold their connections, lchanctl must list the job's
- * channels on that device.  SKIPs without mpirun (openmpi-bin), the ranks
+ * channels on that device, one of each rank, each having sent at least
+ * the ping-pong's messages.  SKIPs without mpirun (openmpi-bin), the ranks
  * program (built when libopenmpi-dev is there), lchanctl or the provider.
  */
 #include <libgen.h>
@@ -20,6 +21,8 @@
 #define MPI_T_MPIRUN	"/usr/bin/mpirun"
 /* The whole job: start-up under emulation is slow. */
 #define MPI_T_TIMEOUT_S	300
+/* The ranks' ping-pong round trips (MPI_R_ROUNDS of lchan_mpi_ranks). */
+#define MPI_T_ROUNDS	200
 
 FIXTURE(mpi) {
 	struct lchan_t_dev d;
@@ -122,12 +125,19 @@ static pid_t mpi_t_start(FIXTURE_DATA(mpi) *self, const char *log)
 	_exit(127);
 }
 
-/* lchanctl's lines for connected channels on @dev; the output in @out. */
+/*
+ * lchanctl's lines for connected channels on @dev that have sent at least
+ * the ping-pong's messages, from two processes other than this one; the
+ * output in @out.
+ */
 static int mpi_t_channels(const char *ctl, const char *dev, char *out,
 			  size_t len)
 {
 	char line[512], want[96];
+	long pid, first = getpid();
+	unsigned long sent;
 	size_t got = 0;
+	const char *f;
 	int n = 0;
 	FILE *p;
 
@@ -137,9 +147,18 @@ static int mpi_t_channels(const char *ctl, const char *dev, char *out,
 	if (!p)
 		return -errno;
 	while (fgets(line, sizeof(line), p)) {
+		f = strstr(line, " pid ");
+		pid = f ? strtol(f + 5, NULL, 10) : 0;
+		f = strstr(line, " send ");
+		sent = f ? strtoul(f + 6, NULL, 10) : 0;
 		if (!strncmp(line, "chan ", 5) && strstr(line, want) &&
-		    strstr(line, " state connected "))
+		    strstr(line, " state connected ") && pid > 0 &&
+		    pid != getpid() && pid != first && sent >= MPI_T_ROUNDS) {
+			/* One channel per rank: the second from another pid. */
+			if (first == getpid())
+				first = pid;
 			n++;
+		}
 		if (got + strlen(line) < len) {
 			memcpy(out + got, line, strlen(line) + 1);
 			got += strlen(line);
