@@ -99,11 +99,12 @@
 #define LCHAN_PEER_FIRST_WAIT_MS	200
 /*
  * Requests of the kernel's own beside the ring's: the drain marker of each
- * queue at teardown, and the iWARP opening exchange (lchan_post.c), three
- * per channel and at most two on one queue.
+ * queue at teardown, the iWARP opening exchange (lchan_post.c), three per
+ * channel and at most two on one queue, and one keepalive probe on the SQ
+ * (lchan_keepalive.c).
  */
-#define LCHAN_QP_OWN_PER_QUEUE	3
-#define LCHAN_CQ_OWN		5
+#define LCHAN_QP_OWN_PER_QUEUE	4
+#define LCHAN_CQ_OWN		6
 
 #define LCHAN_FEATURES	(LCHAN_FEATURE_SEND | LCHAN_FEATURE_SEND_IMM | \
 			 LCHAN_FEATURE_IPV6 | LCHAN_FEATURE_ENTER_WAIT | \
@@ -299,6 +300,19 @@ struct lchan_chan {
 	/* In force on IB/RoCE, 0 on iWARP; under lock, READ_ONCE in sysfs. */
 	u8 ack_timeout;
 	u8 retry_count;
+	/*
+	 * Keepalive (lchan_keepalive.c).  keepalive_ms is set before the
+	 * channel connects and read lockless; heard is written by every
+	 * completion and read by the keepalive work, a plain stamp.
+	 */
+	u32 keepalive_ms;		/* 0: off */
+	unsigned long heard;		/* jiffies; READ/WRITE_ONCE */
+	unsigned long ka_looked;	/* jiffies of the last look; work only */
+	bool ka_probing;		/* a probe is out: release/acquire */
+	unsigned long ka_flags;		/* LCHAN_KA_* bits */
+	u64 ka_probes;			/* under lock, read lockless */
+	struct ib_cqe ka_cqe;
+	struct delayed_work ka_work;
 
 	wait_queue_head_t wq;
 	spinlock_t cq_lock;
@@ -563,6 +577,13 @@ bool lchan_post_rtr_pending(const struct lchan_chan *chan);
 int lchan_post_rtr_wait_open(struct lchan_chan *chan, unsigned long deadline);
 int lchan_post_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done);
 bool lchan_post_has_work(struct lchan_chan *chan);
+void lchan_post_recheck_soon(struct lchan_chan *chan);
+int lchan_post_own_send(struct lchan_chan *chan, const struct ib_send_wr *wr);
+
+/* lchan_keepalive.c */
+void lchan_keepalive_work(struct work_struct *work);
+void lchan_keepalive_start(struct lchan_chan *chan);
+void lchan_keepalive_stop(struct lchan_chan *chan);
 
 /* lchan_poller.c */
 void lchan_poller_kick(struct lchan_poller *poller);

@@ -38,6 +38,7 @@ struct lchan_chan *lchan_chan_alloc(struct lchan_ctx *ctx)
 	INIT_WORK(&chan->repost_work, lchan_post_repost_work);
 	INIT_DELAYED_WORK(&chan->cq_recheck_work, lchan_post_cq_recheck);
 	INIT_DELAYED_WORK(&chan->rtr_wait_work, lchan_post_rtr_wait_end);
+	INIT_DELAYED_WORK(&chan->ka_work, lchan_keepalive_work);
 	INIT_LIST_HEAD(&chan->dev_node);
 	INIT_LIST_HEAD(&chan->poll_node);
 	chan->state = LCHAN_STATE_CONNECTING;
@@ -260,6 +261,7 @@ static void lchan_chan_destroy(struct lchan_chan *chan)
 		lchan_chan_put(chan);
 	if (cancel_delayed_work_sync(&chan->rtr_wait_work))
 		lchan_chan_put(chan);
+	lchan_keepalive_stop(chan);
 
 	lchan_sysfs_del_chan(chan);
 	lchan_chan_unbind_dev(chan);

@@ -129,6 +129,7 @@ static int lchan_cm_chan_event(struct lchan_chan *chan, struct rdma_cm_id *id,
 		 */
 		lchan_post_kick(chan);
 		lchan_post_rtr_connected(chan);
+		lchan_keepalive_start(chan);
 		lchan_cm_report(chan, 0);
 		break;
 	case RDMA_CM_EVENT_REJECTED:
@@ -289,9 +290,12 @@ int lchan_cm_check_open(u32 flags, const struct lchan_ring_sizes *rings,
 				      LCHAN_DEFER_ESTABLISH);
 	if (ret)
 		return ret;
-	if (rc->resv0 || rc->resv1 ||
+	if (rc->resv0 ||
 	    rc->ack_timeout > LCHAN_ACK_TIMEOUT_MAX ||
 	    rc->retry_count > LCHAN_RETRY_COUNT_MAX)
+		return -EINVAL;
+	if (rc->keepalive_ms && (rc->keepalive_ms < LCHAN_KEEPALIVE_MIN_MS ||
+				 rc->keepalive_ms > LCHAN_KEEPALIVE_MAX_MS))
 		return -EINVAL;
 	/* Refuse a bad request before it costs a peer its connection. */
 	return lchan_ring_sizes_check(rings);
@@ -307,11 +311,14 @@ int lchan_cm_check_open(u32 flags, const struct lchan_ring_sizes *rings,
 /*
  * The RC timing @rc asks for, on the device the channel is bound to.  The
  * local ACK timeout reaches the QP when rdma_cm moves it to RTS; the retry
- * count goes out in the connection parameters.  iWARP has neither.
+ * count goes out in the connection parameters.  iWARP has neither.  The
+ * keepalive is lchan's own, on every device.
  */
 static int lchan_cm_set_rc(struct lchan_chan *chan,
 			   const struct lchan_rc_params *rc)
 {
+	/* Every device: the keepalive is lchan's own (lchan_keepalive.c). */
+	WRITE_ONCE(chan->keepalive_ms, rc->keepalive_ms);
 	if (rdma_protocol_iwarp(chan->cm_id->device, chan->cm_id->port_num))
 		return rc->ack_timeout || rc->retry_count ? -EOPNOTSUPP : 0;
 	/* sysfs reads them lockless. */

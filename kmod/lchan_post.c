@@ -61,7 +61,7 @@ void lchan_post_repost_work(struct work_struct *work)
  * after a batch of completions, so on such a device each batch makes lchan
  * ask the CQ again a little later, and run it when it has CQEs.
  */
-static void lchan_post_recheck_soon(struct lchan_chan *chan)
+void lchan_post_recheck_soon(struct lchan_chan *chan)
 {
 	if (!chan->dev->cq_recheck)
 		return;
@@ -132,6 +132,8 @@ static void lchan_post_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 		.byte_len = wr->length,
 	};
 
+	/* The keepalive's stamp: one store, whatever the channel's setting. */
+	WRITE_ONCE(chan->heard, jiffies);
 	if (is_recv && !wc->status) {
 		cqe.opcode = lchan_post_recv_op(wc);
 		cqe.byte_len = wc->byte_len;
@@ -457,6 +459,17 @@ int lchan_post_rtr_prepare(struct lchan_chan *chan)
 	return ib_post_recv(chan->qp, &wr, NULL);
 }
 
+/* Post a request of the kernel's own on the SQ.  lock held. */
+int lchan_post_own_send(struct lchan_chan *chan, const struct ib_send_wr *wr)
+{
+	int ret;
+
+	lchan_post_bh_off(chan);
+	ret = ib_post_send(chan->qp, wr, NULL);
+	lchan_post_bh_on(chan);
+	return ret;
+}
+
 /* One zero-length SEND of the exchange.  lock held. */
 static void lchan_post_rtr_send(struct lchan_chan *chan, const char *which)
 {
@@ -467,9 +480,7 @@ static void lchan_post_rtr_send(struct lchan_chan *chan, const char *which)
 	};
 	int ret;
 
-	lchan_post_bh_off(chan);
-	ret = ib_post_send(chan->qp, &wr, NULL);
-	lchan_post_bh_on(chan);
+	ret = lchan_post_own_send(chan, &wr);
 	/* Only a QP in error refuses it; its requests report that. */
 	if (ret)
 		lchan_dbg_chan(chan, "%s SEND of the exchange: %d\n", which,

@@ -226,13 +226,32 @@ struct lchan_ring_sizes {
  * TCP, whose own retransmission timeout decides (minutes); a nonzero value
  * there is EOPNOTSUPP.  The receiver-not-ready retry stays unbounded: it
  * waits for a live peer to post a receive.
+ *
+ * keepalive_ms finds a peer that vanished while the channel was idle, on
+ * every device.  0 = off (the default), else LCHAN_KEEPALIVE_MIN_MS..
+ * LCHAN_KEEPALIVE_MAX_MS (out of range is EINVAL).  Every keepalive_ms
+ * the kernel looks whether the channel completed anything since its last
+ * look; if not, it sends a probe that only the peer can answer (a
+ * zero-length RDMA WRITE on IB/RoCE, which the peer acknowledges; a
+ * zero-length RDMA READ on iWARP, whose response the peer sends).  A
+ * probe unanswered at the next look, or failed, ends the channel: state
+ * LCHAN_STATE_ERROR, one CQE { opcode LCHAN_CQE_KEEPALIVE, status
+ * LCHAN_CQE_RETRY_EXC_ERR, user_data 0 } (when the CQ ring has room;
+ * the state tells in any case), the connection is disconnected and what
+ * was posted is flushed.  A peer that vanishes is so found at most
+ * 2 * keepalive_ms later.  While completions come nothing is sent.  A
+ * request that takes longer than keepalive_ms without any completion (a
+ * SEND waiting for the peer to post a receive) counts as a dead peer too.
  */
 struct lchan_rc_params {
 	__u8 ack_timeout;
 	__u8 retry_count;
 	__u16 resv0;		/* must be 0 */
-	__u32 resv1;		/* must be 0 */
+	__u32 keepalive_ms;	/* 0 = off */
 };
+
+#define LCHAN_KEEPALIVE_MIN_MS	100
+#define LCHAN_KEEPALIVE_MAX_MS	600000
 
 /*
  * LCHAN_IOC_CONNECT: returns a connected channel fd.  First released
@@ -450,6 +469,7 @@ enum lchan_cqe_op {
 	LCHAN_CQE_CMP_SWAP,
 	LCHAN_CQE_FETCH_ADD,
 	LCHAN_CQE_RECV_WRITE_IMM, /* a WRITE_IMM arrived: imm_data, byte_len */
+	LCHAN_CQE_KEEPALIVE,	/* the peer stopped answering (keepalive_ms) */
 };
 
 /* CQE flags. */
