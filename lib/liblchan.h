@@ -101,6 +101,8 @@ struct lchan_chan {
  * shorter struct.
  */
 #define LCHAN_OPTS_RC	(1U << 31)
+/* lchan_opts.flags: keepalive_ms is set (same reason). */
+#define LCHAN_OPTS_KEEPALIVE	(1U << 30)
 
 /* Options for connect and accept; zero means "default" everywhere. */
 struct lchan_opts {
@@ -109,9 +111,10 @@ struct lchan_opts {
 	unsigned cq_entries;
 	unsigned timeout_ms;
 	unsigned flags;			/* LCHAN_FD_*, LCHAN_DEFER_ESTABLISH,
-					   LCHAN_OPTS_RC */
+					   LCHAN_OPTS_RC, LCHAN_OPTS_KEEPALIVE */
 	unsigned char ack_timeout;	/* lchan_rc_params */
 	unsigned char retry_count;
+	unsigned keepalive_ms;		/* lchan_rc_params; 0 = off */
 };
 
 int lchan_ctx_open(struct lchan_ctx *ctx);

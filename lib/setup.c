@@ -188,12 +188,15 @@ static void lchan_opts_to_sizes_rc(const struct lchan_opts *opts,
 		rc->ack_timeout = opts->ack_timeout;
 		rc->retry_count = opts->retry_count;
 	}
+	if (opts->flags & LCHAN_OPTS_KEEPALIVE)
+		rc->keepalive_ms = opts->keepalive_ms;
 }
 
 /* The kernel's flags of the new fd: the library's own bit stays here. */
 static unsigned lchan_opts_fd_flags(const struct lchan_opts *opts)
 {
-	return ((opts ? opts->flags : 0) & ~LCHAN_OPTS_RC) | LCHAN_FD_CLOEXEC;
+	return ((opts ? opts->flags : 0) &
+		~(LCHAN_OPTS_RC | LCHAN_OPTS_KEEPALIVE)) | LCHAN_FD_CLOEXEC;
 }
 
 /* Map the rings of a fresh channel fd and fill in the ring views. */

@@ -39,8 +39,8 @@ chan() { # ID DEV LADDR LPORT RADDR RPORT MODE SEND RECV ERRORS [EXTRA=VALUE]
 		recv_ops="$9" recv_bytes=3200 errors="${10}" enters=7 pid=412 \
 		mode="$7" features=0x1fff "${@:11}"
 }
-chan 10 rxe0 10.0.2.15 18515 10.0.2.16 41000 doorbell 100 50 0 ack_timeout=18 retry_count=6
-chan 2 siw0 2001:db8:1::1 18516 2001:db8:1::2 41001 poller 5 6 1 zz_new=hello ack_timeout=0 retry_count=0
+chan 10 rxe0 10.0.2.15 18515 10.0.2.16 41000 doorbell 100 50 0 ack_timeout=18 retry_count=6 keepalive_ms=1000 keepalive_probes=3
+chan 2 siw0 2001:db8:1::1 18516 2001:db8:1::2 41001 poller 5 6 1 zz_new=hello ack_timeout=0 retry_count=0 keepalive_ms=0 keepalive_probes=0
 # An older module's channel: no RC timing attributes, none shown.
 chan 11 rxe0 10.0.2.15 18517 10.0.2.16 41002 doorbell 1 2 0
 mkdir -p "$fs/channels/2/subdir"	# not an attribute: ignored
@@ -63,12 +63,12 @@ expect() { # NAME EXPECTED-STATUS EXPECTED-OUTPUT ARGS...
 }
 
 expect list 0 \
-'chan 2 dev siw0/1 state connected [2001:db8:1::1]:18516 -> [2001:db8:1::2]:41001 pid 412 mode poller rc tcp send 5 recv 6 errors 1
-chan 10 dev rxe0/1 state connected 10.0.2.15:18515 -> 10.0.2.16:41000 pid 412 mode doorbell rc 18/6 (7.52 s) send 100 recv 50 errors 0
+'chan 2 dev siw0/1 state connected [2001:db8:1::1]:18516 -> [2001:db8:1::2]:41001 pid 412 mode poller rc tcp keepalive off send 5 recv 6 errors 1
+chan 10 dev rxe0/1 state connected 10.0.2.15:18515 -> 10.0.2.16:41000 pid 412 mode doorbell rc 18/6 (7.52 s) keepalive 1000 ms send 100 recv 50 errors 0
 chan 11 dev rxe0/1 state connected 10.0.2.15:18517 -> 10.0.2.16:41002 pid 412 mode doorbell send 1 recv 2 errors 0' \
 	-d "$fs"
 expect list-json 0 \
-'[{"id":2,"state":"connected","device":"siw0","port":1,"local_addr":"2001:db8:1::1","local_port":18516,"remote_addr":"2001:db8:1::2","remote_port":41001,"pid":412,"mode":"poller","ack_timeout":0,"retry_count":0,"send_ops":5,"recv_ops":6,"errors":1},{"id":10,"state":"connected","device":"rxe0","port":1,"local_addr":"10.0.2.15","local_port":18515,"remote_addr":"10.0.2.16","remote_port":41000,"pid":412,"mode":"doorbell","ack_timeout":18,"retry_count":6,"send_ops":100,"recv_ops":50,"errors":0},{"id":11,"state":"connected","device":"rxe0","port":1,"local_addr":"10.0.2.15","local_port":18517,"remote_addr":"10.0.2.16","remote_port":41002,"pid":412,"mode":"doorbell","send_ops":1,"recv_ops":2,"errors":0}]' \
+'[{"id":2,"state":"connected","device":"siw0","port":1,"local_addr":"2001:db8:1::1","local_port":18516,"remote_addr":"2001:db8:1::2","remote_port":41001,"pid":412,"mode":"poller","ack_timeout":0,"retry_count":0,"keepalive_ms":0,"send_ops":5,"recv_ops":6,"errors":1},{"id":10,"state":"connected","device":"rxe0","port":1,"local_addr":"10.0.2.15","local_port":18515,"remote_addr":"10.0.2.16","remote_port":41000,"pid":412,"mode":"doorbell","ack_timeout":18,"retry_count":6,"keepalive_ms":1000,"send_ops":100,"recv_ops":50,"errors":0},{"id":11,"state":"connected","device":"rxe0","port":1,"local_addr":"10.0.2.15","local_port":18517,"remote_addr":"10.0.2.16","remote_port":41002,"pid":412,"mode":"doorbell","send_ops":1,"recv_ops":2,"errors":0}]' \
 	--json --sysfs "$fs"
 expect show 0 \
 'chan 2
@@ -85,6 +85,8 @@ expect show 0 \
     mode            poller
     ack_timeout     0
     retry_count     0
+    keepalive_ms    0
+    keepalive_probes 0
     sq_entries      128
     rq_entries      128
     cq_entries      256
@@ -116,6 +118,8 @@ expect show-json-pretty 0 \
         "mode": "doorbell",
         "ack_timeout": 18,
         "retry_count": 6,
+        "keepalive_ms": 1000,
+        "keepalive_probes": 3,
         "sq_entries": 128,
         "rq_entries": 128,
         "cq_entries": 256,

@@ -48,7 +48,8 @@ struct opts {
 static const char *const chan_order[] = {
 	"state", "device", "port", "local_addr", "local_port", "remote_addr",
 	"remote_port", "local_qpn", "remote_qpn", "pid", "mode",
-	"ack_timeout", "retry_count", "sq_entries", "rq_entries", "cq_entries", "sq_outstanding",
+	"ack_timeout", "retry_count", "keepalive_ms", "keepalive_probes",
+	"sq_entries", "rq_entries", "cq_entries", "sq_outstanding",
 	"rq_outstanding", "send_ops", "send_bytes", "recv_ops", "recv_bytes",
 	"errors", "enters", NULL,
 };
@@ -315,8 +316,8 @@ static void json_member(struct json *j, const char *key, const char *value)
 
 static const char *const chan_list_keys[] = {
 	"state", "device", "port", "local_addr", "local_port", "remote_addr",
-	"remote_port", "pid", "mode", "ack_timeout", "retry_count", "send_ops",
-	"recv_ops", "errors", NULL,
+	"remote_port", "pid", "mode", "ack_timeout", "retry_count",
+	"keepalive_ms", "send_ops", "recv_ops", "errors", NULL,
 };
 
 /* "addr:port", "[addr6]:port", or "-" when there is no address. */
@@ -360,6 +361,19 @@ static void print_chan_rc(const struct obj *o)
 	       (retry + 1) * 4.096e-6 * (double)(1ULL << (timeout & 63)));
 }
 
+/* " keepalive N ms" or " keepalive off"; nothing from an older module. */
+static void print_chan_keepalive(const struct obj *o)
+{
+	const char *ms = get(o, "keepalive_ms");
+
+	if (!ms)
+		return;
+	if (!strtoul(ms, NULL, 10))
+		printf(" keepalive off");
+	else
+		printf(" keepalive %s ms", ms);
+}
+
 static void print_chan_line(const struct obj *o)
 {
 	char local[96], remote[96];
@@ -373,6 +387,7 @@ static void print_chan_line(const struct obj *o)
 	if (mode)
 		printf(" mode %s", mode);
 	print_chan_rc(o);
+	print_chan_keepalive(o);
 	printf(" send %s recv %s errors %s\n", get_or(o, "send_ops", "-"),
 	       get_or(o, "recv_ops", "-"), get_or(o, "errors", "-"));
 }
