@@ -430,8 +430,16 @@ TEST_F_TIMEOUT(abi, connect, 90)
 	req = tmpl;
 	req.rc.resv0 = 1;
 	EXPECT_EQ(-EINVAL, abi_ioctl(fd, LCHAN_IOC_CONNECT, &req));
+
+	/* Keepalive period below, above its range. */
 	req = tmpl;
-	req.rc.resv1 = 1U << 31;
+	req.rc.keepalive_ms = 1;
+	EXPECT_EQ(-EINVAL, abi_ioctl(fd, LCHAN_IOC_CONNECT, &req));
+	req.rc.keepalive_ms = LCHAN_KEEPALIVE_MIN_MS - 1;
+	EXPECT_EQ(-EINVAL, abi_ioctl(fd, LCHAN_IOC_CONNECT, &req));
+	req.rc.keepalive_ms = LCHAN_KEEPALIVE_MAX_MS + 1;
+	EXPECT_EQ(-EINVAL, abi_ioctl(fd, LCHAN_IOC_CONNECT, &req));
+	req.rc.keepalive_ms = 1U << 31;
 	EXPECT_EQ(-EINVAL, abi_ioctl(fd, LCHAN_IOC_CONNECT, &req));
 
 	/* Destination: none, unknown family, no port. */
@@ -517,7 +525,9 @@ TEST_F_TIMEOUT(abi, accept, 60)
 	req.rc.resv0 = 0x8000;
 	EXPECT_EQ(-EINVAL, abi_ioctl(fd, LCHAN_IOC_ACCEPT, &req));
 	req = tmpl;
-	req.rc.resv1 = 1;
+	req.rc.keepalive_ms = LCHAN_KEEPALIVE_MIN_MS - 1;
+	EXPECT_EQ(-EINVAL, abi_ioctl(fd, LCHAN_IOC_ACCEPT, &req));
+	req.rc.keepalive_ms = LCHAN_KEEPALIVE_MAX_MS + 1;
 	EXPECT_EQ(-EINVAL, abi_ioctl(fd, LCHAN_IOC_ACCEPT, &req));
 
 	/* Valid, and nobody is waiting on a non-blocking listener. */
@@ -530,6 +540,12 @@ TEST_F_TIMEOUT(abi, accept, 60)
 	req.rc.ack_timeout = 1;
 	req.rc.retry_count = 1;
 	EXPECT_EQ(-EAGAIN, abi_ioctl(fd, LCHAN_IOC_ACCEPT, &req));
+	/* And those of the keepalive period. */
+	req.rc.keepalive_ms = LCHAN_KEEPALIVE_MIN_MS;
+	EXPECT_EQ(-EAGAIN, abi_ioctl(fd, LCHAN_IOC_ACCEPT, &req));
+	req.rc.keepalive_ms = LCHAN_KEEPALIVE_MAX_MS;
+	EXPECT_EQ(-EAGAIN, abi_ioctl(fd, LCHAN_IOC_ACCEPT, &req));
+	req.rc.keepalive_ms = 0;
 	req.flags = LCHAN_FD_CLOEXEC | LCHAN_FD_NONBLOCK |
 		    LCHAN_DEFER_ESTABLISH;
 	EXPECT_EQ(-EAGAIN, abi_ioctl(fd, LCHAN_IOC_ACCEPT, &req));

@@ -345,6 +345,96 @@ static int many_client(const char *host, const char *port, int go_fd)
 	return 0;
 }
 
+
+/* One SEND from @cli that @srv receives, its receive posted again. */
+static int keepalive_round(struct lchan_t_ep *srv, struct lchan_t_ep *cli,
+			   unsigned i)
+{
+	struct lchan_sqe *sqe = lchan_get_sqe(&cli->chan);
+	struct lchan_cqe cqe;
+	int ret;
+
+	if (!sqe)
+		return -ENOSPC;
+	lchan_prep_send(sqe, &cli->mr, lchan_t_send_slot(cli, 0), 64, i);
+	ret = lchan_submit(&cli->chan);
+	if (ret < 0)
+		return ret;
+	ret = lchan_t_reap(cli, &cqe, 5000);
+	if (ret || cqe.status)
+		return ret ?: -EIO;
+	ret = lchan_t_reap(srv, &cqe, 5000);
+	if (ret || cqe.status)
+		return ret ?: -EIO;
+	ret = lchan_t_post_recv(srv, i);
+	if (ret)
+		return ret;
+	ret = lchan_submit(&srv->chan);
+	return ret < 0 ? ret : 0;
+}
+
+/*
+ * A keepalive on both ends: sysfs shows it; an idle channel is probed
+ * every period, the live peer answers, and it stays connected with no CQE
+ * (no false alarm); while traffic flows no probe is sent.
+ */
+TEST_F_TIMEOUT(conn, keepalive_idle_live_peer, 60)
+{
+	struct lchan_opts opts = { .flags = LCHAN_OPTS_KEEPALIVE,
+				   .keepalive_ms = 500 };
+	struct lchan_t_ep srv = { .slot = 4096, .nrecv = 4, .nsend = 4 };
+	struct lchan_t_ep cli = { .slot = 4096, .nrecv = 4, .nsend = 4 };
+	unsigned long long cli_probes, srv_probes;
+	struct lchan_cqe *cqe;
+	unsigned i;
+	double t0;
+	int ret;
+
+	LCHAN_T_BODY();
+	ret = lchan_t_ep_pair(&srv, &cli, self->d.addr, &opts);
+	ASSERT_EQ(0, ret) TH_LOG("pair: %s", strerror(-ret));
+	EXPECT_EQ(500, lchan_t_chan_attr(&cli.chan, "keepalive_ms"));
+	EXPECT_EQ(500, lchan_t_chan_attr(&srv.chan, "keepalive_ms"));
+
+	/* Eight periods idle: a probe each, answered. */
+	usleep(4000 * 1000);
+	EXPECT_EQ(LCHAN_STATE_CONNECTED, lchan_chan_state(&cli.chan));
+	EXPECT_EQ(LCHAN_STATE_CONNECTED, lchan_chan_state(&srv.chan));
+	EXPECT_NE(0, lchan_peek_cqe(&cli.chan, &cqe));
+	EXPECT_NE(0, lchan_peek_cqe(&srv.chan, &cqe));
+	cli_probes = lchan_t_chan_attr(&cli.chan, "keepalive_probes");
+	srv_probes = lchan_t_chan_attr(&srv.chan, "keepalive_probes");
+	EXPECT_LE(3, cli_probes);
+	EXPECT_LE(3, srv_probes);
+	TH_LOG("idle 4 s: %llu and %llu probes", cli_probes, srv_probes);
+
+	/* Five periods of traffic: not one probe more after the first. */
+	ASSERT_EQ(0, keepalive_round(&srv, &cli, 0));
+	cli_probes = lchan_t_chan_attr(&cli.chan, "keepalive_probes");
+	srv_probes = lchan_t_chan_attr(&srv.chan, "keepalive_probes");
+	t0 = lchan_t_now();
+	for (i = 1; lchan_t_now() - t0 < 2.5; i++)
+		ASSERT_EQ(0, keepalive_round(&srv, &cli, i)) TH_LOG("round %u", i);
+	EXPECT_EQ(cli_probes, lchan_t_chan_attr(&cli.chan, "keepalive_probes"));
+	EXPECT_EQ(srv_probes, lchan_t_chan_attr(&srv.chan, "keepalive_probes"));
+	TH_LOG("traffic 2.5 s: %u rounds", i);
+	EXPECT_EQ(LCHAN_STATE_CONNECTED, lchan_chan_state(&cli.chan));
+	EXPECT_EQ(LCHAN_STATE_CONNECTED, lchan_chan_state(&srv.chan));
+	lchan_t_ep_close(&cli);
+	lchan_t_ep_close(&srv);
+
+	/* Without the option: off. */
+	srv = (struct lchan_t_ep){ .slot = 4096, .nrecv = 4, .nsend = 4 };
+	cli = (struct lchan_t_ep){ .slot = 4096, .nrecv = 4, .nsend = 4 };
+	ret = lchan_t_ep_pair(&srv, &cli, self->d.addr, NULL);
+	ASSERT_EQ(0, ret) TH_LOG("pair: %s", strerror(-ret));
+	EXPECT_EQ(0, lchan_t_chan_attr(&cli.chan, "keepalive_ms"));
+	EXPECT_EQ(0, lchan_t_chan_attr(&srv.chan, "keepalive_ms"));
+	usleep(1000 * 1000);
+	EXPECT_EQ(0, lchan_t_chan_attr(&cli.chan, "keepalive_probes"));
+	lchan_t_ep_close(&cli);
+	lchan_t_ep_close(&srv);
+}
 /*
  * Receives published before ESTABLISH (lchan_publish, no ENTER) are posted
  * by it, before the connection exists: the peer's first SENDs land with no
