@@ -11,6 +11,10 @@
  * the bound the channel's RC timing sets,
  * (retry_count + 1) * 4.096 us * 2^ack_timeout.
  *
+ * With -i the channel stays idle instead: nothing is sent, and only its
+ * keepalive (-k) can notice a peer that vanished.  The wall-clock time of
+ * the first error is printed, for comparing with when the wire was cut.
+ *
  * iWARP breaks the connection on a SEND that finds no receive, and a send
  * completes there once TCP has it, not once the peer has consumed it: so
  * each message says how many the sender has received and re-posted, and
@@ -62,6 +66,7 @@ struct wire {
 	bool expect_loss;
 	bool loss_untimed;	/* -X: the time is reported, not judged */
 	bool observe;
+	bool idle;		/* -i: send nothing */
 	struct lchan_opts opts;
 
 	uint64_t sent, send_done, received;
@@ -74,6 +79,8 @@ struct wire {
 	double t_oldest_at_err;	/* posting time of the oldest unanswered */
 	double t_settled;	/* a wait without timeout ended: ENOTCONN */
 	unsigned first_err;
+	unsigned first_err_op;
+	struct timespec wall_first_err;
 	bool corrupt;
 };
 
@@ -204,7 +211,9 @@ static int handle_cqe(struct wire *w, const struct lchan_cqe *cqe)
 			return 0;
 		if (!w->t_first_err) {
 			w->t_first_err = now_s();
+			clock_gettime(CLOCK_REALTIME, &w->wall_first_err);
 			w->first_err = cqe->status;
+			w->first_err_op = cqe->opcode;
 			/* Sends complete in order: send_done is the oldest. */
 			if (w->sent > w->send_done)
 				w->t_oldest_at_err =
@@ -276,7 +285,7 @@ static int run(struct wire *w)
 
 	w->t_last_good = t_start;
 	while (!(w->last_done && w->peer_last)) {
-		if (!w->t_first_err) {
+		if (!w->t_first_err && !w->idle) {
 			ret = send_some(w, t_end);
 			if (ret)
 				return ret;
@@ -291,7 +300,7 @@ static int run(struct wire *w)
 		ret = lchan_wait_cqe(&w->chan, &cqe, w->t_first_err ? -1 : 500);
 		if (ret == -ETIMEDOUT) {
 			if (now_s() - w->t_last_good > w->limit)
-				return -ETIMEDOUT;
+				return w->idle ? 0 : -ETIMEDOUT;
 			continue;
 		}
 		if (ret == -ENOTCONN) {
@@ -339,7 +348,9 @@ static void usage(void)
 		"  -L SECS   give up after SECS without a completion (default 30)\n"
 		"  -x        expect the peer to be lost, noticed within the bound\n"
 		"  -X        as -x, the time reported but not judged\n"
-		"  -o        observe: the peer may be lost or not; report it\n");
+		"  -o        observe: the peer may be lost or not; report it\n"
+		"  -k MS     keepalive period (lchan_rc_params)\n"
+		"  -i        idle: send nothing, for -L SECS or until the channel fails\n");
 }
 
 int main(int argc, char **argv)
@@ -352,7 +363,7 @@ int main(int argc, char **argv)
 	bool ok;
 
 	w.opts.flags = LCHAN_DEFER_ESTABLISH;
-	while ((opt = getopt(argc, argv, "sc:a:p:S:t:w:T:R:L:xXoh")) != -1) {
+	while ((opt = getopt(argc, argv, "sc:a:p:S:t:w:T:R:L:xXok:ih")) != -1) {
 		switch (opt) {
 		case 's': server = 1; break;
 		case 'c': server = 0; addr = optarg; break;
@@ -373,6 +384,11 @@ int main(int argc, char **argv)
 		case 'x': w.expect_loss = true; break;
 		case 'X': w.expect_loss = w.loss_untimed = true; break;
 		case 'o': w.observe = true; break;
+		case 'k':
+			w.opts.flags |= LCHAN_OPTS_KEEPALIVE;
+			w.opts.keepalive_ms = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		case 'i': w.idle = true; break;
 		default: usage(); return 2;
 		}
 	}
@@ -431,9 +447,17 @@ int main(int argc, char **argv)
 		printf("peer lost: %s after %.3f s without a completion, %.3f s after the oldest unanswered send; state %s; a wait without timeout returned ENOTCONN %.3f s after the error\n",
 		       lchan_cqe_status_str(w.first_err), took, since_send,
 		       state_name(state), w.t_settled - w.t_first_err);
-	else if (ret == -ETIMEDOUT)
+	else if (ret == -ETIMEDOUT || (w.idle && !ret))
 		printf("nothing for %.0f s: no error yet; state %s\n", w.limit,
 		       state_name(state));
+	if (w.opts.keepalive_ms)
+		printf("keepalive %u ms%s\n", w.opts.keepalive_ms,
+		       w.first_err_op == LCHAN_CQE_KEEPALIVE ?
+		       ": its CQE was the first error" : "");
+	if (w.t_first_err)
+		printf("first error at %lld.%03ld (wall clock)\n",
+		       (long long)w.wall_first_err.tv_sec,
+		       w.wall_first_err.tv_nsec / 1000000);
 	if (ret && ret != -ETIMEDOUT)
 		fprintf(stderr, "lchan_wire: %s\n", strerror(-ret));
 	t_close = now_s();
@@ -446,6 +470,13 @@ int main(int argc, char **argv)
 		return 1;
 	if (w.observe)
 		ok = !ret || ret == -ETIMEDOUT;
+	else if (w.idle && w.expect_loss)
+		/* When the wire was cut is the caller's to compare. */
+		ok = !ret && w.t_first_err && w.t_settled &&
+		     state == LCHAN_STATE_ERROR &&
+		     w.first_err_op == LCHAN_CQE_KEEPALIVE;
+	else if (w.idle)
+		ok = !ret && !w.t_first_err && state == LCHAN_STATE_CONNECTED;
 	else if (!w.expect_loss)
 		ok = !ret && !w.t_first_err;
 	else

@@ -239,9 +239,12 @@ struct lchan_ring_sizes {
  * LCHAN_CQE_RETRY_EXC_ERR, user_data 0 } (when the CQ ring has room;
  * the state tells in any case), the connection is disconnected and what
  * was posted is flushed.  A peer that vanishes is so found at most
- * 2 * keepalive_ms later.  While completions come nothing is sent.  A
- * request that takes longer than keepalive_ms without any completion (a
- * SEND waiting for the peer to post a receive) counts as a dead peer too.
+ * 2 * keepalive_ms later on a channel idle for a period before, and at
+ * most 3 * keepalive_ms after the last completion in any case (each look
+ * may come up to 1/8 of a period late, the kernel timer's slack).  While
+ * completions come nothing is sent.  A request that takes longer than
+ * keepalive_ms without any completion (a SEND waiting for the peer to
+ * post a receive) counts as a dead peer too.
  */
 struct lchan_rc_params {
 	__u8 ack_timeout;

@@ -32,6 +32,11 @@ LINGER=15	# a ends a server this long after its client is done
 PEER_LIMIT=120	# either waits this long for the other to answer a ping
 HOST_LIMIT=20	# b waits this long for the host to carry out a request
 ACT_AFTER=4	# a wire test's cut starts this long into its stream
+KA_MS=1000	# the keepalive tests' period
+# ... and what they allow from asking for the cut to b's error: two
+# periods (an idle channel), each look up to 1/8 late (timer slack), and
+# 0.5 s for the host to carry out the cut and for emulation.
+KA_LIMIT=$(awk -v k="$KA_MS" 'BEGIN { printf "%.2f", 2.25 * k / 1000 + 0.5 }')
 
 node=
 read -r _cmdline </proc/cmdline
@@ -174,6 +179,13 @@ plan() {
 	_w="$T/lchan_wire -t 60 -T 16 -R 5 -L 30"
 	echo "rxe.ipv4.cut_long|rxe|4|rdma|link cut 8 s, rc 16/5: both ends fail cleanly, b within the bound|$_w -X -s -a @A@ -p @P@|$_w -x -c @A@ -p @P@|cut:1:8"
 	echo "rxe.ipv4.after_cut|rxe|4|rdma|a new channel after the link returned, stream byte-exact|$T/lchan_wire -t 3 -s -a @A@ -p @P@|$T/lchan_wire -t 3 -c @A@ -p @P@"
+	# An idle channel sends nothing, so only its keepalive can notice
+	# that the peer vanished: the link cut 8 s, both ends must fail
+	# with the keepalive's CQE, b within KA_LIMIT of asking for the cut.
+	_w="$T/lchan_wire -i -x -k $KA_MS -L 30"
+	echo "rxe.ipv4.keepalive|rxe|4|rdma|idle channel, keepalive $KA_MS ms, link cut 8 s: both ends fail, b within ${KA_LIMIT} s|$_w -s -a @A@ -p @P@|$_w -c @A@ -p @P@|cut:1:8"
+	echo "siw.ipv4.keepalive|siw|4|rdma|idle channel, keepalive $KA_MS ms, link cut 8 s: both ends fail, b within ${KA_LIMIT} s|$_w -s -a @A@ -p @P@|$_w -c @A@ -p @P@|cut:2:8"
+	echo "siw.ipv4.after_keepalive|siw|4|rdma|a new channel after the link returned, stream byte-exact|$T/lchan_wire -t 3 -s -a @A@ -p @P@|$T/lchan_wire -t 3 -c @A@ -p @P@"
 }
 
 # Wait for FILE, at most SECS; early out when the peer's qemu is gone.
@@ -269,6 +281,7 @@ lat_of() { # ID LOG
 host_do() { # NAME NODE COMMAND...
 	_hn=$1
 	shift
+	echo "rig: asking for \"$*\" at $(date +%s.%N | cut -c 1-14)"
 	put "$WIRE/req.$_hn" "$*"
 	if ! wait_file "$WIRE/done.$_hn" "$HOST_LIMIT"; then
 		echo "rig: the host did not carry out \"$*\" within ${HOST_LIMIT}s"
@@ -315,6 +328,14 @@ wire_summary() { # CLIENT-LOG SERVER-LOG
 	_wb=$(sed -n 's/^rc .*: bound \([0-9.]*\) s/\1/p' "$1" | head -n 1)
 	printf '; longest silence %s s' "$_wc"
 	[ -z "$_wd" ] || printf '; peer loss noticed on b after %s, on a after %s; bound %s s' "$_wd" "${_ws:-?}" "${_wb:-?}"
+}
+
+# A keepalive test: seconds from asking for the cut to b's first error.
+keepalive_after() { # LOG
+	_ka=$(sed -n 's/^rig: asking for "a set_link w[12] off" at \([0-9.]*\)$/\1/p' "$1" | head -n 1)
+	_ke=$(sed -n 's/^first error at \([0-9.]*\) (wall clock)$/\1/p' "$1" | head -n 1)
+	[ -n "$_ka" ] && [ -n "$_ke" ] || return 1
+	awk -v a="$_ka" -v e="$_ke" 'BEGIN { printf "%.3f", e - a }'
 }
 
 # The last lines of a test's client log and of its server's (from a).
@@ -378,6 +399,16 @@ run_clients() {
 			tap "not ok - $_what: the stream did not stall, so the cut missed it"
 			show_logs "$_id" "$_log"
 			echo "$_id" >>/tmp/2node-failed
+		elif [ "$_crc" = 0 ] && [ "$_src" = 0 ] &&
+			[ "${_id##*.}" = keepalive ]; then
+			_kt=$(keepalive_after "$_log") || _kt=
+			if [ -n "$_kt" ] && awk -v t="$_kt" -v l="$KA_LIMIT" 'BEGIN { exit !(t >= 0 && t <= l) }'; then
+				tap "ok - $_what (${_secs}s); b's keepalive noticed ${_kt} s after asking for the cut, limit ${KA_LIMIT} s"
+			else
+				tap "not ok - $_what: b noticed ${_kt:-?} s after asking for the cut, limit ${KA_LIMIT} s"
+				show_logs "$_id" "$_log"
+				echo "$_id" >>/tmp/2node-failed
+			fi
 		elif [ "$_crc" = 0 ] && [ "$_src" = 0 ]; then
 			tap "ok - $_what (${_secs}s)$(wire_summary "$_log" "$WIRE/log.$_id")"
 		elif [ "${_id##*.}" = ib_send_lat ]; then
