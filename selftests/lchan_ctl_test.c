@@ -365,6 +365,8 @@ static void check_listed(struct __test_metadata *_metadata,
 	snprintf(want, sizeof(want), "%u", recv_ops);
 	EXPECT_TRUE(has_pair(line, "recv", want)) TH_LOG("%s", line);
 	EXPECT_TRUE(has_pair(line, "errors", "0")) TH_LOG("%s", line);
+	/* No keepalive asked for: it says so. */
+	EXPECT_TRUE(has_pair(line, "keepalive", "off")) TH_LOG("%s", line);
 
 	ASSERT_TRUE(json_is_array(json)) TH_LOG("not a JSON array");
 	snprintf(want, sizeof(want), "%u", ep->chan.info.id);
@@ -383,6 +385,7 @@ static void check_listed(struct __test_metadata *_metadata,
 	JSON_EQ("send_ops", "%u", send_ops);
 	JSON_EQ("recv_ops", "%u", recv_ops);
 	JSON_EQ("errors", "%u", 0U);
+	JSON_EQ("keepalive_ms", "%u", 0U);
 	JSON_EQ("local_port", "%u", (unsigned)ep->chan.info.local.port);
 	JSON_EQ("remote_port", "%u", (unsigned)ep->chan.info.remote.port);
 #undef JSON_EQ
