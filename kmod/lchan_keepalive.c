@@ -10,7 +10,9 @@
  * RoCE: RC completes it on the peer's acknowledgement.  On iWARP a WRITE
  * completes once TCP has taken it, so the probe is a zero-length RDMA
  * READ, which completes on the peer's response.  Neither needs memory or
- * an rkey of the peer's, and neither touches the rings.  A probe still out
+ * an rkey of the peer's, and neither touches the rings.  (A zero-length
+ * READ on rxe would not do: rxe of Linux 6.1 looks up the rkey of a READ
+ * sent again after a lost response, and a zero-length one has none.)  A probe still out
  * at the next look, or one that failed, ends the channel; RC's own retries
  * (IB/RoCE) may end it sooner, and TCP's (iWARP) would take minutes, which
  * is why lchan keeps its own deadline.
