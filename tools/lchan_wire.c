@@ -12,8 +12,9 @@
  * (retry_count + 1) * 4.096 us * 2^ack_timeout.
  *
  * With -i the channel stays idle instead: nothing is sent, and only its
- * keepalive (-k) can notice a peer that vanished.  The wall-clock time of
- * the first error is printed, for comparing with when the wire was cut.
+ * keepalive (-k) can notice a peer that vanished.  The time of the first
+ * error on the boot clock (/proc/uptime's) is printed, for comparing with
+ * when the wire was cut.
  *
  * iWARP breaks the connection on a SEND that finds no receive, and a send
  * completes there once TCP has it, not once the peer has consumed it: so
@@ -80,7 +81,7 @@ struct wire {
 	double t_settled;	/* a wait without timeout ended: ENOTCONN */
 	unsigned first_err;
 	unsigned first_err_op;
-	struct timespec wall_first_err;
+	struct timespec boot_first_err;
 	bool corrupt;
 };
 
@@ -211,7 +212,7 @@ static int handle_cqe(struct wire *w, const struct lchan_cqe *cqe)
 			return 0;
 		if (!w->t_first_err) {
 			w->t_first_err = now_s();
-			clock_gettime(CLOCK_REALTIME, &w->wall_first_err);
+			clock_gettime(CLOCK_BOOTTIME, &w->boot_first_err);
 			w->first_err = cqe->status;
 			w->first_err_op = cqe->opcode;
 			/* Sends complete in order: send_done is the oldest. */
@@ -455,9 +456,9 @@ int main(int argc, char **argv)
 		       w.first_err_op == LCHAN_CQE_KEEPALIVE ?
 		       ": its CQE was the first error" : "");
 	if (w.t_first_err)
-		printf("first error at %lld.%03ld (wall clock)\n",
-		       (long long)w.wall_first_err.tv_sec,
-		       w.wall_first_err.tv_nsec / 1000000);
+		printf("first error at %lld.%03ld (boot clock)\n",
+		       (long long)w.boot_first_err.tv_sec,
+		       w.boot_first_err.tv_nsec / 1000000);
 	if (ret && ret != -ETIMEDOUT)
 		fprintf(stderr, "lchan_wire: %s\n", strerror(-ret));
 	t_close = now_s();

@@ -281,7 +281,8 @@ lat_of() { # ID LOG
 host_do() { # NAME NODE COMMAND...
 	_hn=$1
 	shift
-	echo "rig: asking for \"$*\" at $(date +%s.%N | cut -c 1-14)"
+	# The boot clock, as lchan_wire -i prints it (busybox date has no %N).
+	echo "rig: asking for \"$*\" at $(cut -d ' ' -f 1 /proc/uptime) (boot clock)"
 	put "$WIRE/req.$_hn" "$*"
 	if ! wait_file "$WIRE/done.$_hn" "$HOST_LIMIT"; then
 		echo "rig: the host did not carry out \"$*\" within ${HOST_LIMIT}s"
@@ -332,8 +333,8 @@ wire_summary() { # CLIENT-LOG SERVER-LOG
 
 # A keepalive test: seconds from asking for the cut to b's first error.
 keepalive_after() { # LOG
-	_ka=$(sed -n 's/^rig: asking for "a set_link w[12] off" at \([0-9.]*\)$/\1/p' "$1" | head -n 1)
-	_ke=$(sed -n 's/^first error at \([0-9.]*\) (wall clock)$/\1/p' "$1" | head -n 1)
+	_ka=$(sed -n 's/^rig: asking for "a set_link w[12] off" at \([0-9.]*\) (boot clock)$/\1/p' "$1.act" | head -n 1)
+	_ke=$(sed -n 's/^first error at \([0-9.]*\) (boot clock)$/\1/p' "$1" | head -n 1)
 	[ -n "$_ka" ] && [ -n "$_ke" ] || return 1
 	awk -v a="$_ka" -v e="$_ke" 'BEGIN { printf "%.3f", e - a }'
 }
@@ -374,9 +375,12 @@ run_clients() {
 			timeout "$CLI_LIMIT" $(cmd_of "$_cli" "$_d" "$_f" "$_port") >"$_log" 2>&1 &
 			_cpid=$!
 			sleep "$ACT_AFTER"
-			act "$_id" "$_act" >>"$_log" 2>&1 || echo "rig: $_act failed" >>"$_log"
+			# A file of its own: the client, writing from offset 0
+			# when it ends, would overwrite what act appended.
+			act "$_id" "$_act" >"$_log.act" 2>&1 || echo "rig: $_act failed" >>"$_log.act"
 			wait "$_cpid"
 			_crc=$?
+			cat "$_log.act" >>"$_log"
 		else
 			# shellcheck disable=SC2046 # the command is a word list
 			timeout "$CLI_LIMIT" $(cmd_of "$_cli" "$_d" "$_f" "$_port") >"$_log" 2>&1
