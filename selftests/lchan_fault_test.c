@@ -60,14 +60,20 @@ static double wait_down(struct lchan_chan *chan, double secs)
 	return -1;
 }
 
-/* Every CQE until the ring is quiet; counts flushed ones. */
-static unsigned drain_all(struct lchan_t_ep *ep, unsigned *flushed)
+/*
+ * Every CQE until the ring is quiet; returns the receives' and counts the
+ * flushed ones among them (all of them when @recvs_only is false).
+ */
+static unsigned drain_all(struct lchan_t_ep *ep, unsigned *flushed,
+			  bool recvs_only)
 {
 	struct lchan_cqe cqe;
 	unsigned n = 0;
 
 	*flushed = 0;
 	while (!lchan_t_reap(ep, &cqe, 500)) {
+		if (recvs_only && cqe.opcode != LCHAN_CQE_RECV)
+			continue;
 		n++;
 		if (cqe.status == LCHAN_CQE_WR_FLUSH_ERR)
 			(*flushed)++;
@@ -75,14 +81,22 @@ static unsigned drain_all(struct lchan_t_ep *ep, unsigned *flushed)
 	return n;
 }
 
+/*
+ * The busy peer keeps at most this many SENDs unanswered: the survivor
+ * answers each once it has posted a receive in its place, so a SEND never
+ * finds the receives used up (on iWARP that would end the connection).
+ */
+#define KILL_WINDOW	16
+
 /* Child: connect, register 1 MiB, keep sends going until killed. */
 static void busy_child(const char *host, const char *port, int ready_fd)
 {
-	struct lchan_t_ep ep = { .slot = 65536, .nrecv = 8, .nsend = 8 };
+	struct lchan_t_ep ep = { .slot = 4096, .nrecv = KILL_WINDOW,
+				 .nsend = 8 };
 	struct lchan_opts opts = { .flags = LCHAN_DEFER_ESTABLISH };
 	void *big = aligned_alloc(4096, 1 << 20);
 	struct lchan_mr mr;
-	unsigned i = 0;
+	unsigned i = 0, answered = 0;
 
 	if (!big || lchan_ctx_open(&ep.ctx) ||
 	    lchan_connect(&ep.ctx, host, port, &opts, &ep.chan) ||
@@ -94,17 +108,26 @@ static void busy_child(const char *host, const char *port, int ready_fd)
 	if (write(ready_fd, &ep.chan.info.id, 4) != 4)
 		_exit(2);
 	for (;;) {
-		struct lchan_sqe *sqe = lchan_get_sqe(&ep.chan);
+		struct lchan_sqe *sqe = NULL;
 		struct lchan_cqe *c;
 
+		/* Answers first: their receives go back before a new SEND. */
+		while (!lchan_peek_cqe(&ep.chan, &c)) {
+			if (c->opcode == LCHAN_CQE_RECV) {
+				answered++;
+				if (lchan_t_post_recv(&ep, c->user_data))
+					_exit(3);
+			}
+			lchan_cqe_seen(&ep.chan);
+		}
+		if (i - answered < KILL_WINDOW)
+			sqe = lchan_get_sqe(&ep.chan);
 		if (sqe) {
 			lchan_prep_send(sqe, &ep.mr, lchan_t_send_slot(&ep, i),
 					1000, i);
 			i++;
-			lchan_submit(&ep.chan);
 		}
-		while (!lchan_peek_cqe(&ep.chan, &c))
-			lchan_cqe_seen(&ep.chan);
+		lchan_submit(&ep.chan);
 		usleep(1000);
 	}
 }
@@ -112,7 +135,8 @@ static void busy_child(const char *host, const char *port, int ready_fd)
 static void kill_peer(struct __test_metadata *_metadata,
 		      struct lchan_t_dev *d)
 {
-	struct lchan_t_ep srv = { .slot = 65536, .nrecv = 16, .nsend = 1 };
+	struct lchan_t_ep srv = { .slot = 4096, .nrecv = KILL_WINDOW,
+				  .nsend = 1 };
 	struct lchan_opts opts = { .flags = LCHAN_DEFER_ESTABLISH };
 	struct lchan_listener lst;
 	char port[16], dir[160];
@@ -140,11 +164,21 @@ static void kill_peer(struct __test_metadata *_metadata,
 	while (lchan_t_now() - t0 < 0.5) {
 		struct lchan_cqe cqe;
 
+		struct lchan_sqe *sqe;
+
 		if (lchan_t_reap(&srv, &cqe, 100))
 			continue;
-		ASSERT_EQ(LCHAN_CQE_OK, cqe.status);
+		ASSERT_EQ(LCHAN_CQE_OK, cqe.status)
+			TH_LOG("opcode %u", cqe.opcode);
+		if (cqe.opcode != LCHAN_CQE_RECV)
+			continue;	/* an answer was sent */
 		got++;
 		ASSERT_EQ(0, lchan_t_post_recv(&srv, cqe.user_data));
+		/* Posted with the receive, after it: the peer may send again. */
+		sqe = lchan_get_sqe(&srv.chan);
+		ASSERT_NE(NULL, sqe);
+		lchan_prep_send(sqe, &srv.mr, lchan_t_send_slot(&srv, 0), 0,
+				cqe.user_data);
 		lchan_submit(&srv.chan);
 	}
 	EXPECT_LT(0, got);
@@ -158,9 +192,10 @@ static void kill_peer(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, lchan_t_wait_path(dir, 0, 10));
 	TH_LOG("its channel was gone %.2f s after the kill",
 	       lchan_t_now() - t0);
-	n = drain_all(&srv, &flushed);
+	n = drain_all(&srv, &flushed, true);
 	/* Every posted receive completes: data still in flight, or flushed. */
-	EXPECT_EQ(16, n) TH_LOG("%u CQEs, %u flushed", n, flushed);
+	EXPECT_EQ(KILL_WINDOW, n) TH_LOG("%u receive CQEs, %u flushed", n,
+					 flushed);
 	lchan_listener_close(&lst);
 	lchan_t_ep_close(&srv);
 }
@@ -256,13 +291,13 @@ static void device_goes(struct __test_metadata *_metadata,
 	EXPECT_STREQ("error", buf);
 	EXPECT_LE(0, wait_down(&srv.chan, 5));
 	/* Everything posted came back, as data or flushed. */
-	drain_all(&srv, &flushed);
+	drain_all(&srv, &flushed, false);
 	EXPECT_LE(8, flushed);
 	/* Work submitted now is answered, not lost. */
 	{
 		struct lchan_sqe *sqe = lchan_get_sqe(&cli.chan);
 
-		drain_all(&cli, &flushed);
+		drain_all(&cli, &flushed, false);
 		ASSERT_NE(NULL, sqe);
 		lchan_prep_send(sqe, &cli.mr, lchan_t_send_slot(&cli, 0), 8, 77);
 		ASSERT_LE(0, lchan_submit(&cli.chan));
