@@ -15,10 +15,11 @@ with means.
 """
 
 import json
-import math
 import os
-import statistics
 import sys
+
+# The same raw format and the same cells as the connection report's.
+from conn_report import fmt, median, ratio, read
 
 GOAL_DEVICE = "rxe0"
 GOAL_SIZE = "64"
@@ -34,32 +35,6 @@ TOOLS = [
 ]
 
 
-def read(path):
-    data = {}
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f):
-            cells = line.rstrip("\n").split("\t")
-            if n == 0 or len(cells) != 5:
-                continue
-            dev, rnd, tool, key, value = cells
-            try:
-                v = float(value)
-            except ValueError:
-                continue
-            if math.isfinite(v):
-                data.setdefault(dev, {}).setdefault(tool, {}).setdefault(
-                    key, {})[rnd] = v
-    return data
-
-
-def fmt(v, digits=1):
-    return "-" if v is None else f"{v:.{digits}f}"
-
-
-def ratio(a, b):
-    return None if a is None or not b else a / b
-
-
 class Device:
     def __init__(self, name, tools):
         self.name = name
@@ -69,8 +44,7 @@ class Device:
         return self.tools.get(tool, {}).get(key, {})
 
     def med(self, tool, key):
-        values = list(self.rounds(tool, key).values())
-        return statistics.median(values) if values else None
+        return median(list(self.rounds(tool, key).values()))
 
     def sizes(self):
         keys = {k for t in self.tools.values() for k in t}
