@@ -227,6 +227,7 @@ struct lchan_wr {
  */
 struct lchan_queue {
 	u32 *head, *tail;		/* in the mapping */
+	u32 *posted;			/* in the mapping; RQ only, else NULL */
 	u32 entries;
 	u32 head_k;			/* kernel copy of *head; under chan->lock */
 	struct lchan_wr *wr;		/* entries slots */

@@ -280,6 +280,15 @@ static void lchan_post_link(struct lchan_chan *chan, struct lchan_queue *q,
 		last->rdma.wr.next = &wr->rdma.wr;
 }
 
+/* The receives up to the head can match a SEND now. */
+static void lchan_post_mark_posted(struct lchan_queue *q)
+{
+	if (!q->posted)
+		return;
+	/* After the post: pairs with the app's acquire in lchan_submit(). */
+	smp_store_release(q->posted, q->head_k);
+}
+
 /*
  * Take published entries of queue @q, post the good ones as one chain.
  * @post false: answer every entry with a flush error instead (the channel
@@ -351,8 +360,10 @@ static int lchan_post_take(struct lchan_chan *chan, struct lchan_queue *q,
 	/* The slots are read: give them back.  Pairs with app acquire. */
 	smp_store_release(q->head, q->head_k);
 
-	if (!first)
+	if (!first) {
+		lchan_post_mark_posted(q);
 		return taken;
+	}
 
 	lchan_post_bh_off(chan);
 	if (is_recv) {
@@ -369,6 +380,7 @@ static int lchan_post_take(struct lchan_chan *chan, struct lchan_queue *q,
 	lchan_post_bh_on(chan);
 	if (ret)
 		lchan_post_failed(chan, q, first, bad, ret);
+	lchan_post_mark_posted(q);
 	return taken;
 }
 

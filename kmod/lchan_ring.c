@@ -81,6 +81,7 @@ struct lchan_ring_hdr {
 	struct {			/* kernel-written */
 		u32 flags;		/* LCHAN_SQ_NEED_WAKEUP */
 		u32 cq_overflow;	/* never written: stays 0 */
+		u32 rq_posted;		/* rq.head once at the QP */
 	} __aligned(LCHAN_RING_LINE);
 };
 
@@ -109,6 +110,7 @@ static_assert(LCHAN_RING_OFF(cq_ring_mask) == 400);
 static_assert(LCHAN_RING_OFF(cq_ring_entries) == 404);
 static_assert(LCHAN_RING_OFF(flags) == 448);
 static_assert(LCHAN_RING_OFF(cq_overflow) == 452);
+static_assert(LCHAN_RING_OFF(rq_posted) == 456);
 static_assert(sizeof(struct lchan_ring_hdr) == 512);
 static_assert(__alignof__(struct lchan_ring_hdr) == LCHAN_RING_LINE);
 
@@ -232,6 +234,7 @@ int lchan_ring_alloc(struct lchan_chan *chan,
 	ring->sq.head = &hdr->sq_head;
 	ring->sq.tail = &hdr->sq_tail;
 	ring->rq.head = &hdr->rq_head;
+	ring->rq.posted = &hdr->rq_posted;
 	ring->rq.tail = &hdr->rq_tail;
 	ring->cq_head = &hdr->cq_head;
 	ring->cq_tail = &hdr->cq_tail;
@@ -258,6 +261,7 @@ int lchan_ring_alloc(struct lchan_chan *chan,
 			    LCHAN_RING_OFF(cq_tail), LCHAN_RING_OFF(cq_ring_mask),
 			    LCHAN_RING_OFF(cq_ring_entries), cq_off);
 	info->cq_off.overflow = LCHAN_RING_OFF(cq_overflow);
+	info->rq_off.posted = LCHAN_RING_OFF(rq_posted);
 	return 0;
 }
 

@@ -68,6 +68,7 @@ struct lchan_sq {
 struct lchan_rq {
 	unsigned *khead;
 	unsigned *ktail;
+	unsigned *kposted;		/* kernel writes; NULL: not reported */
 	unsigned mask;
 	unsigned entries;
 	unsigned tail;

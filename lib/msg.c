@@ -42,6 +42,7 @@
 #include <time.h>
 
 #include "liblchan.h"
+#include "cpu_relax.h"
 #include "liblchan_msg.h"
 
 enum {
@@ -330,15 +331,6 @@ static long long now_ms(void)
 	return now_us() / 1000;
 }
 
-static inline void cpu_pause(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
-}
-
 /*
  * Spin until a CQE is there (0), @deadline (ms, < 0: none) passes
  * (-ETIMEDOUT) or @budget_us of spinning is spent (-EAGAIN; < 0: no
@@ -360,7 +352,7 @@ static int spin_cqe(struct lchan_msg *m, long long deadline, int budget_us)
 			if (stop >= 0 && t >= stop)
 				return -EAGAIN;
 		}
-		cpu_pause();
+		lchan_cpu_relax();
 	}
 	return 0;
 }

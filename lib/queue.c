@@ -4,9 +4,14 @@
  * batch) and waiting for completions.
  */
 #include <poll.h>
+#include <stdbool.h>
 #include <sys/ioctl.h>
 
 #include "liblchan.h"
+#include "cpu_relax.h"
+
+/* About 10-100 us of polling: a poller with a CPU of its own is faster. */
+#define LCHAN_POSTED_SPINS 4096
 
 static int lchan_enter(struct lchan_chan *chan, struct lchan_enter *req)
 {
@@ -20,23 +25,51 @@ static int lchan_enter(struct lchan_chan *chan, struct lchan_enter *req)
 }
 
 /*
+ * Poller mode: spin until the kernel thread has posted the receives just
+ * published.  true when they are at the queue pair; false when the thread
+ * is too slow (it sleeps, or shares our CPU), or the kernel does not say.
+ */
+static bool lchan_rq_wait_posted(const struct lchan_chan *chan)
+{
+	unsigned spins;
+
+	if (!chan->rq.kposted)
+		return false;
+	for (spins = 0; spins < LCHAN_POSTED_SPINS; spins++) {
+		if (lchan_load_acquire(chan->rq.kposted) == chan->rq.published)
+			return true;
+		lchan_cpu_relax();
+	}
+	return false;
+}
+
+/*
  * Post every entry filled since the last call.  Doorbell mode: one ioctl,
  * returns how many entries the kernel took.  Poller mode: no system call
- * unless the kernel thread sleeps; returns how many were published.
+ * unless the kernel thread sleeps or is slow to post new receives;
+ * returns how many were published.
+ *
+ * Receives are at the queue pair when this returns, in both modes: the
+ * caller may then tell its peer to send by a path the poller does not see
+ * (a socket, another channel), and a SEND that finds no receive ends an
+ * iWARP connection and waits out the receiver-not-ready timer on IB/RoCE.
  */
 int lchan_submit(struct lchan_chan *chan)
 {
 	struct lchan_enter req = { 0 };
+	bool new_recvs;
 	int n;
 
 	if (!(chan->info.chan_flags & LCHAN_CHAN_POLLER))
 		return lchan_enter(chan, &req);
+	new_recvs = chan->rq.tail != chan->rq.published;
 	n = (int)((chan->sq.tail - chan->sq.published) +
 		  (chan->rq.tail - chan->rq.published));
 	lchan_publish(chan);
 	chan->sq.published = chan->sq.tail;
 	chan->rq.published = chan->rq.tail;
-	if (lchan_poller_needs_wakeup(chan)) {
+	if (lchan_poller_needs_wakeup(chan) ||
+	    (new_recvs && !lchan_rq_wait_posted(chan))) {
 		int ret = lchan_enter(chan, &req);
 
 		if (ret < 0)

@@ -236,6 +236,8 @@ static int lchan_chan_setup(struct lchan_chan *chan, int fd)
 	chan->rq.mask = *(unsigned *)(map + info->rq_off.ring_mask);
 	chan->rq.entries = *(unsigned *)(map + info->rq_off.ring_entries);
 	chan->rq.rqes = (struct lchan_rqe *)(map + info->rq_off.entries);
+	chan->rq.kposted = info->rq_off.posted ?
+			   (unsigned *)(map + info->rq_off.posted) : NULL;
 	chan->rq.tail = *chan->rq.ktail;
 	chan->rq.published = chan->rq.tail;
 

@@ -5,6 +5,7 @@
  * and the rules of LCHAN_IOC_CTX_SETUP.
  */
 #include <dirent.h>
+#include <sched.h>
 #include <sys/ioctl.h>
 
 #include "kselftest_harness.h"
@@ -221,6 +222,75 @@ TEST_F_TIMEOUT(poller, eight_channels_one_thread, 300)
 	/* The last context gone, the thread is gone. */
 	usleep(200000);
 	EXPECT_EQ(before, count_pollers());
+}
+
+/*
+ * A receive published in poller mode must be at the queue pair when
+ * lchan_submit() returns if the transport cannot make a SEND wait for one
+ * (iWARP): the peer may be told to send by a path the poller does not
+ * see.  Here the test thread shares the receiver's poller CPU, so the
+ * SEND right after each re-post goes out before that thread can run;
+ * on IB/RoCE receiver-not-ready retry covers the same race.
+ */
+TEST_F_TIMEOUT(poller, receive_at_qp_when_submit_returns, 300)
+{
+	struct lchan_t_ep srv = { .slot = 256, .nrecv = 1, .nsend = 1 };
+	struct lchan_t_ep cli = { .slot = 256, .nrecv = 1, .nsend = 1 };
+	const unsigned rounds = lchan_t_count(2000);
+	struct lchan_cqe cqe;
+	cpu_set_t cpus;
+	unsigned i;
+	int ret;
+
+	LCHAN_T_BODY();
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpus), &cpus));
+	ret = lchan_ctx_open(&srv.ctx);
+	if (!ret)
+		ret = lchan_ctx_open(&cli.ctx);
+	if (!ret)
+		ret = lchan_ctx_setup_poller(&srv.ctx, 5000, 0, NULL);
+	if (!ret)
+		ret = lchan_t_pair(&srv.ctx, &cli.ctx, self->d.addr, NULL,
+				   &srv.chan, &cli.chan, lchan_t_ep_prepare,
+				   &srv, &cli);
+	ASSERT_EQ(0, ret) TH_LOG("%s", strerror(-ret));
+	ASSERT_NE(0, srv.chan.info.chan_flags & LCHAN_CHAN_POLLER);
+	ASSERT_NE(0, srv.chan.info.rq_off.posted);
+	EXPECT_EQ(0, srv.chan.info.sq_off.posted);
+	EXPECT_EQ(0, srv.chan.info.cq_off.posted);
+	for (i = 0; i < rounds; i++) {
+		struct lchan_sqe *sqe = lchan_get_sqe(&cli.chan);
+		uint8_t *p = lchan_t_send_slot(&cli, 0);
+
+		ASSERT_NE(NULL, sqe);
+		lchan_t_fill(p, i, 64);
+		lchan_prep_send(sqe, &cli.mr, p, 64, i);
+		ASSERT_LE(0, lchan_submit(&cli.chan));
+		ret = lchan_t_reap(&srv, &cqe, 10000);
+		ASSERT_EQ(0, ret) TH_LOG("round %u: receiver: %s, state %d", i,
+					 strerror(-ret),
+					 lchan_chan_state(&srv.chan));
+		ASSERT_EQ(LCHAN_CQE_OK, cqe.status)
+			TH_LOG("round %u: receive %s", i,
+			       lchan_cqe_status_str(cqe.status));
+		ASSERT_EQ(64, cqe.byte_len);
+		ASSERT_EQ(-1, lchan_t_check(lchan_t_recv_slot(&srv, 0), i, 64));
+		/* Re-posted, and the SEND of the next round follows at once. */
+		ASSERT_EQ(0, lchan_t_post_recv(&srv, 0));
+		ASSERT_LE(0, lchan_submit(&srv.chan));
+		ASSERT_EQ((unsigned)srv.recv_posted,
+			  lchan_load_acquire(srv.chan.rq.kposted));
+		ret = lchan_t_reap(&cli, &cqe, 10000);
+		ASSERT_EQ(0, ret) TH_LOG("round %u: sender: %s", i,
+					 strerror(-ret));
+		ASSERT_EQ(LCHAN_CQE_OK, cqe.status)
+			TH_LOG("round %u: send %s", i,
+			       lchan_cqe_status_str(cqe.status));
+	}
+	lchan_t_ep_close(&cli);
+	lchan_t_ep_close(&srv);
 }
 
 static int setup_ioctl(int fd, struct lchan_ctx_setup *req, unsigned size)

@@ -319,8 +319,17 @@ struct lchan_ring_offsets {
 	__u32 flags;
 	__u32 entries;
 	__u32 overflow;		/* CQ only: completions lost; stays 0 */
-	__u32 resv;
+	__u32 posted;		/* RQ only, 0 elsewhere: see below */
 };
+
+/*
+ * rq_off.posted is the offset of a __u32 count, kept like head, of the
+ * receives the kernel has handed to the queue pair (or answered with an
+ * error completion).  head moves when the kernel has read an RQE; posted
+ * follows once the receive can match a SEND.  In poller mode it is how the
+ * application learns that a receive is really posted, without a system
+ * call.
+ */
 
 #define LCHAN_OFF_RINGS		0ULL
 
