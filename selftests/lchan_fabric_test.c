@@ -334,6 +334,21 @@ TEST_F_TIMEOUT(fabric, pingpong_msg_all_sizes_checked, FI_T_TIMEOUT_S + 60)
 }
 
 /*
+ * The same in poller mode: fi_pingpong's peers agree over their socket
+ * and send at once, so each receive the provider re-posts must be at the
+ * queue pair when its submit returns (on iWARP a SEND that finds none
+ * ends the connection).
+ */
+TEST_F_TIMEOUT(fabric, pingpong_msg_poller_all_sizes_checked,
+	       FI_T_TIMEOUT_S + 60)
+{
+	LCHAN_T_BODY();
+	setenv("FI_LCHAN_POLLER", "1", 1);
+	fi_t_pingpong(_metadata, self, fi_t_port(variant->kind, 3), "lchan",
+		      "msg", "-c", "all", "2", "6m");
+}
+
+/*
  * libfabric's ofi_rxm over lchan: reliable datagram endpoints made of
  * lchan connections (their connection data goes in the channels' first
  * messages), fi_pingpong's default sizes, data checked.  Sizes above
