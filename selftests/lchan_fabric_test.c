@@ -88,20 +88,6 @@ static int fi_t_wait(struct fi_t_proc *p, double deadline)
 	}
 }
 
-static void fi_t_dump(struct __test_metadata *_metadata, const char *log)
-{
-	char line[512];
-	FILE *f = fopen(log, "r");
-
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = 0;
-		TH_LOG("%s: %s", strrchr(log, '.') ? log : log, line);
-	}
-	fclose(f);
-}
-
 static int fi_t_slurp(const char *log, char *buf, size_t len)
 {
 	FILE *f = fopen(log, "r");
@@ -218,8 +204,8 @@ static void fi_t_pingpong(struct __test_metadata *_metadata,
 	ss = fi_t_wait(&s, lchan_t_now() + 30);
 	fi_t_slurp(c.log, out, sizeof(out));
 	if (cs || ss) {
-		fi_t_dump(_metadata, s.log);
-		fi_t_dump(_metadata, c.log);
+		lchan_t_dump_log(_metadata, s.log, s.log);
+		lchan_t_dump_log(_metadata, c.log, c.log);
 	}
 	EXPECT_EQ(0, ss);
 	EXPECT_EQ(0, cs);

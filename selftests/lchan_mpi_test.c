@@ -167,20 +167,6 @@ static int mpi_t_channels(const char *ctl, const char *dev, char *out,
 	return pclose(p) ? -EIO : n;
 }
 
-static void mpi_t_dump(struct __test_metadata *_metadata, const char *log)
-{
-	char line[512];
-	FILE *f = fopen(log, "r");
-
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = 0;
-		TH_LOG("mpirun: %s", line);
-	}
-	fclose(f);
-}
-
 static int mpi_t_count(const char *log, const char *what)
 {
 	char line[512];
@@ -236,7 +222,7 @@ TEST_F_TIMEOUT(mpi, pingpong_allreduce, MPI_T_TIMEOUT_S + 60)
 	}
 	if (!done || !WIFEXITED(st) || WEXITSTATUS(st) ||
 	    mpi_t_count(log, ": ok: ") != 2 || chans < 2)
-		mpi_t_dump(_metadata, log);
+		lchan_t_dump_log(_metadata, "mpirun", log);
 	EXPECT_TRUE(done) TH_LOG("mpirun still running after %d s",
 				 MPI_T_TIMEOUT_S);
 	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
@@ -250,7 +236,7 @@ TEST_F_TIMEOUT(mpi, pingpong_allreduce, MPI_T_TIMEOUT_S + 60)
 	if (chans >= 2)
 		TH_LOG("lchanctl while the job ran:\n%s", out);
 	if (!access(log, F_OK) && mpi_t_count(log, ": ok: ") == 2)
-		mpi_t_dump(_metadata, log);
+		lchan_t_dump_log(_metadata, "mpirun", log);
 }
 
 TEST_HARNESS_MAIN

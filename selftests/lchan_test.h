@@ -164,6 +164,22 @@ static inline int lchan_t_wait_path(const char *path, int want, double secs)
 	return -ETIMEDOUT;
 }
 
+/* Every line of the file @log into the test's output, each after @tag. */
+static inline void lchan_t_dump_log(struct __test_metadata *_metadata,
+				    const char *tag, const char *log)
+{
+	char line[512];
+	FILE *f = fopen(log, "r");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		TH_LOG("%s: %s", tag, line);
+	}
+	fclose(f);
+}
+
 static inline int lchan_t_read_sysfs(const char *path, char *buf, size_t len)
 {
 	FILE *f = fopen(path, "r");
