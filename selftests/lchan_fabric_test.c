@@ -48,21 +48,8 @@ static int fi_t_start(struct fi_t_proc *p, const char *tag, char *const argv[])
 
 	snprintf(p->log, sizeof(p->log), "/tmp/lchan_fabric.%d.%d.%s.log",
 		 getpid(), seq++, tag);
-	p->pid = fork();
-	if (p->pid < 0)
-		return -errno;
-	if (!p->pid) {
-		int fd = open(p->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		if (fd < 0)
-			_exit(126);
-		dup2(fd, 1);
-		dup2(fd, 2);
-		setpgid(0, 0);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	return 0;
+	p->pid = lchan_t_spawn_logged(argv, p->log);
+	return p->pid < 0 ? p->pid : 0;
 }
 
 /* Exit status of @p, or -ETIMEDOUT after killing it at @deadline. */

@@ -106,23 +106,11 @@ static pid_t mpi_t_start(FIXTURE_DATA(mpi) *self, const char *log)
 		"-x", provpath, "-x", dev, "-x", "LD_LIBRARY_PATH",
 		self->ranks, self->dir, NULL
 	};
-	pid_t pid;
-	int fd;
 
 	snprintf(provpath, sizeof(provpath), "FI_PROVIDER_PATH=%s",
 		 self->provdir);
 	snprintf(dev, sizeof(dev), "FI_LCHAN_DEVICE=%s", self->d.dev);
-	pid = fork();
-	if (pid)
-		return pid;
-	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0)
-		_exit(126);
-	dup2(fd, 1);
-	dup2(fd, 2);
-	setpgid(0, 0);
-	execv(argv[0], argv);
-	_exit(127);
+	return lchan_t_spawn_logged(argv, log);
 }
 
 /*

@@ -164,6 +164,28 @@ static inline int lchan_t_wait_path(const char *path, int want, double secs)
 	return -ETIMEDOUT;
 }
 
+/*
+ * Start argv[0] with stdout and stderr into a fresh file @log, in a
+ * process group of its own (a kill of the group ends what it started).
+ * The child's pid, or -errno.
+ */
+static inline pid_t lchan_t_spawn_logged(char *const argv[], const char *log)
+{
+	pid_t pid = fork();
+	int fd;
+
+	if (pid)
+		return pid < 0 ? -errno : pid;
+	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		_exit(126);
+	dup2(fd, 1);
+	dup2(fd, 2);
+	setpgid(0, 0);
+	execv(argv[0], argv);
+	_exit(127);
+}
+
 /* Every line of the file @log into the test's output, each after @tag. */
 static inline void lchan_t_dump_log(struct __test_metadata *_metadata,
 				    const char *tag, const char *log)
