@@ -234,16 +234,23 @@ static int child_charge(const char *cg, const char *host)
 	return 0;
 }
 
-TEST_F_TIMEOUT(memcg, rings_charged_to_caller, 120)
+/* @child in a process of its own (it joins the cgroup), which must pass. */
+static void memcg_run_child(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(memcg) *self,
+			    int (*child)(const char *cg, const char *host))
 {
-	pid_t pid;
+	pid_t pid = fork();
 
-	LCHAN_T_BODY();
-	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid)
-		_exit(child_charge(self->cg, self->d.addr));
+		_exit(child(self->cg, self->d.addr));
 	EXPECT_EQ(0, lchan_t_wait_child(pid));
+}
+
+TEST_F_TIMEOUT(memcg, rings_charged_to_caller, 120)
+{
+	LCHAN_T_BODY();
+	memcg_run_child(_metadata, self, child_charge);
 }
 
 #define MAX_PAIRS 24
@@ -315,14 +322,9 @@ static int child_limit(const char *cg, const char *host)
 TEST_F_TIMEOUT(memcg, limit_gives_enomem_not_oom, 180)
 {
 	long long kills = vmstat_oom_kills();
-	pid_t pid;
 
 	LCHAN_T_BODY();
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid)
-		_exit(child_limit(self->cg, self->d.addr));
-	EXPECT_EQ(0, lchan_t_wait_child(pid));
+	memcg_run_child(_metadata, self, child_limit);
 	memcg_expect_limit_not_oom(_metadata, self->cg, kills);
 }
 
@@ -409,14 +411,9 @@ static int child_accept_limit(const char *cg, const char *host)
 TEST_F_TIMEOUT(memcg, accept_at_limit_refuses_peer, 120)
 {
 	long long kills = vmstat_oom_kills();
-	pid_t pid;
 
 	LCHAN_T_BODY();
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid)
-		_exit(child_accept_limit(self->cg, self->d.addr));
-	EXPECT_EQ(0, lchan_t_wait_child(pid));
+	memcg_run_child(_metadata, self, child_accept_limit);
 	memcg_expect_limit_not_oom(_metadata, self->cg, kills);
 }
 
