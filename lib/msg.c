@@ -43,6 +43,7 @@
 
 #include "liblchan.h"
 #include "cpu_relax.h"
+#include "queue.h"
 #include "liblchan_msg.h"
 
 enum {
@@ -136,7 +137,7 @@ static int msg_flush(struct lchan_msg *m)
 		return 0;
 	m->sq_dirty = false;
 	m->rq_dirty = false;
-	ret = lchan_submit(&m->chan);
+	ret = lchan_submit_in_band(&m->chan);
 	if (ret < 0 && !m->err && !m->peer_eos)
 		m->err = ret == -ENOTCONN ? -ECONNRESET : ret;
 	return ret < 0 ? ret : 0;

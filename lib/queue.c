@@ -9,6 +9,7 @@
 
 #include "liblchan.h"
 #include "cpu_relax.h"
+#include "queue.h"
 
 /* About 10-100 us of polling: a poller with a CPU of its own is faster. */
 #define LCHAN_POSTED_SPINS 4096
@@ -43,18 +44,7 @@ static bool lchan_rq_wait_posted(const struct lchan_chan *chan)
 	return false;
 }
 
-/*
- * Post every entry filled since the last call.  Doorbell mode: one ioctl,
- * returns how many entries the kernel took.  Poller mode: no system call
- * unless the kernel thread sleeps or is slow to post new receives;
- * returns how many were published.
- *
- * Receives are at the queue pair when this returns, in both modes: the
- * caller may then tell its peer to send by a path the poller does not see
- * (a socket, another channel), and a SEND that finds no receive ends an
- * iWARP connection and waits out the receiver-not-ready timer on IB/RoCE.
- */
-int lchan_submit(struct lchan_chan *chan)
+static int lchan_submit_common(struct lchan_chan *chan, bool recvs_at_qp)
 {
 	struct lchan_enter req = { 0 };
 	bool new_recvs;
@@ -69,13 +59,34 @@ int lchan_submit(struct lchan_chan *chan)
 	chan->sq.published = chan->sq.tail;
 	chan->rq.published = chan->rq.tail;
 	if (lchan_poller_needs_wakeup(chan) ||
-	    (new_recvs && !lchan_rq_wait_posted(chan))) {
+	    (recvs_at_qp && new_recvs && !lchan_rq_wait_posted(chan))) {
 		int ret = lchan_enter(chan, &req);
 
 		if (ret < 0)
 			return ret;
 	}
 	return n;
+}
+
+/*
+ * Post every entry filled since the last call.  Doorbell mode: one ioctl,
+ * returns how many entries the kernel took.  Poller mode: no system call
+ * unless the kernel thread sleeps or is slow to post new receives;
+ * returns how many were published.
+ *
+ * Receives are at the queue pair when this returns, in both modes: the
+ * caller may then tell its peer to send by a path the poller does not see
+ * (a socket, another channel), and a SEND that finds no receive ends an
+ * iWARP connection and waits out the receiver-not-ready timer on IB/RoCE.
+ */
+int lchan_submit(struct lchan_chan *chan)
+{
+	return lchan_submit_common(chan, true);
+}
+
+int lchan_submit_in_band(struct lchan_chan *chan)
+{
+	return lchan_submit_common(chan, false);
 }
 
 /* Submit, then wait for @min_complete CQEs (@timeout_ns < 0: forever). */
