@@ -11,7 +11,7 @@
 #include "cpu_relax.h"
 #include "queue.h"
 
-/* About 10-100 us of polling: a poller with a CPU of its own is faster. */
+/* Tens to a few hundred us of polling, as the pause's length varies by CPU. */
 #define LCHAN_POSTED_SPINS 4096
 
 static int lchan_enter(struct lchan_chan *chan, struct lchan_enter *req)

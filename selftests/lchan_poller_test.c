@@ -226,11 +226,11 @@ TEST_F_TIMEOUT(poller, eight_channels_one_thread, 300)
 
 /*
  * A receive published in poller mode must be at the queue pair when
- * lchan_submit() returns if the transport cannot make a SEND wait for one
- * (iWARP): the peer may be told to send by a path the poller does not
- * see.  Here the test thread shares the receiver's poller CPU, so the
- * SEND right after each re-post goes out before that thread can run;
- * on IB/RoCE receiver-not-ready retry covers the same race.
+ * lchan_submit() returns: the peer may be told to send by a path the
+ * poller does not see.  Here the test thread shares the receiver's poller
+ * CPU, so the SEND right after each re-post leaves before that thread can
+ * run.  Losing that race ends the connection on iWARP and costs a
+ * receiver-not-ready wait (655 ms by default) on IB/RoCE.
  */
 TEST_F_TIMEOUT(poller, receive_at_qp_when_submit_returns, 300)
 {
