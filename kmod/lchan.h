@@ -8,7 +8,7 @@
  *   dev->lock		mutex	dev->chans, lsts, pds, nr_chans, dying; the
  *				MR list of each PD on it and the release of
  *				its ib_pd and ib_mr objects
- *   ctx->lock		mutex	ctx->pds, setup_done, has_chans, poller
+ *   ctx->lock		mutex	ctx->pds, setup_done, has_chans, poller_mode
  *   chan->lock		mutex	cm_id, cq, qp, posting from the rings (the
  *				kernel's SQ/RQ heads, WR slots taken),
  *				establish and teardown
@@ -22,26 +22,30 @@
  *   lst->mutex		mutex	lst->cm_id: close and device removal both
  *				shut the listener down
  *   lst->lock		spin	the backlog of connection requests
+ *   lchan_pool_lock	mutex	the poller threads, their CPUs, which thread
+ *				serves which channel (lchan_poller.c)
  *   poller->lock	mutex	poller->chans and the rings' flags words
  * and rdma_cm's handler lock of each cm_id (rdma_lock_handler(), held
  * while our cm handler runs; rdma_destroy_id() waits for it).
  *
  * Nesting, outer first (each line nests in the one it is indented under):
- *   poller->lock
- *     chan->lock			the poller only trylocks it
- *       rdma_cm handler lock		accept, establish, rdma_destroy_id()
- *         lst->lock			cm handler of a request not accepted
- *       lchan_devices_lock
- *         dev->lock
- *       ctx->lock
- *         dev->lock
- *       chan->cq_lock
+ *   lchan_pool_lock
+ *     poller->lock
+ *       chan->lock			the poller only trylocks it
+ *         rdma_cm handler lock	accept, establish, rdma_destroy_id()
+ *           lst->lock			cm handler of a request not accepted
+ *         lchan_devices_lock
+ *           dev->lock
+ *         ctx->lock
+ *           dev->lock
+ *         chan->cq_lock
  *   lst->mutex
  *     rdma_cm handler lock		rdma_destroy_id() of the listening id
  * The cm handlers take no mutex: teardown calls rdma_destroy_id() with
  * chan->lock held.  A channel's works take chan->lock, so they are
- * cancelled only without it; the poller thread takes poller->lock and
- * chan->lock, so it is stopped only with neither held.
+ * cancelled only without it; a poller thread takes poller->lock and
+ * chan->lock, so it is stopped only with neither held (it never takes
+ * lchan_pool_lock, which is held to stop it).
  */
 #ifndef LCHAN_H
 #define LCHAN_H
@@ -146,25 +150,11 @@ struct lchan_dev {
 	enum ib_poll_context cq_poll;	/* how our CQs are polled (same) */
 };
 
-/*
- * A kernel thread that submits for the channels of one or more contexts.
- */
-struct lchan_poller {
-	struct kref ref;		/* each context using it */
-	struct task_struct *task;
-	struct mutex lock;		/* chans */
-	struct list_head chans;
-	wait_queue_head_t wq;
-	bool wake;			/* READ/WRITE_ONCE */
-	u32 idle_ms;
-	int cpu;
-	u64 rounds, posts, sleeps;	/* for sysfs and tests */
-};
-
 /* The /dev/lchan file: owner of PDs and MRs. */
 struct lchan_ctx {
 	struct kref ref;
-	struct lchan_poller *poller;	/* counted; set once, before chans */
+	bool poller_mode;		/* set once, before chans */
+	u32 poll_idle_ms;		/* poller mode: spin after work */
 	bool setup_done;		/* under lock */
 	bool has_chans;			/* under lock */
 	struct mm_struct *mm;		/* owner; grabbed, for identity */
@@ -333,8 +323,10 @@ struct lchan_chan {
 	u32 max_msg_size;
 	u32 max_send_sge, max_recv_sge, max_read_sge;
 	u64 features;			/* LCHAN_FEATURE_* on this device */
-	struct lchan_poller *poller;	/* counted, poller mode only */
+	struct lchan_poller *poller;	/* pool thread; READ/WRITE_ONCE */
 	struct list_head poll_node;	/* poller->chans */
+	u64 poll_ns;			/* pool CPU time; READ/WRITE_ONCE */
+	u32 poll_sq_seen, poll_rq_seen;	/* heads at the pool's last look */
 };
 
 /* A pending connection request waiting in a listener's backlog. */
@@ -587,11 +579,10 @@ void lchan_keepalive_start(struct lchan_chan *chan);
 void lchan_keepalive_stop(struct lchan_chan *chan);
 
 /* lchan_poller.c */
+int lchan_poller_init(void);
+void lchan_poller_exit(void);
 void lchan_poller_kick(struct lchan_poller *poller);
-void lchan_poller_put(struct lchan_poller *poller);
-struct lchan_poller *lchan_poller_create(u32 idle_ms, int cpu, pid_t tgid);
-void lchan_poller_add_chan(struct lchan_poller *poller,
-			   struct lchan_chan *chan);
+void lchan_poller_add_chan(struct lchan_chan *chan);
 void lchan_poller_del_chan(struct lchan_chan *chan);
 
 #endif /* LCHAN_H */

@@ -407,7 +407,7 @@ long lchan_ioctl_chan_info(struct lchan_ucmd *ucmd)
 	info->max_send_sge = chan->max_send_sge;
 	info->max_recv_sge = chan->max_recv_sge;
 	info->max_read_sge = chan->max_read_sge;
-	info->chan_flags = chan->ctx->poller ? LCHAN_CHAN_POLLER : 0;
+	info->chan_flags = chan->ctx->poller_mode ? LCHAN_CHAN_POLLER : 0;
 	lchan_cm_sockaddr_to_addr(&chan->local, &info->local);
 	lchan_cm_sockaddr_to_addr(&chan->remote, &info->remote);
 	return lchan_ioctl_respond(ucmd);
@@ -437,7 +437,7 @@ long lchan_ioctl_enter(struct lchan_ucmd *ucmd)
 	WRITE_ONCE(chan->stats.enters, chan->stats.enters + 1);
 	mutex_unlock(&chan->lock);
 	/* In poller mode ENTER is also the doorbell that wakes the thread. */
-	lchan_poller_kick(chan->poller);
+	lchan_poller_kick(READ_ONCE(chan->poller));
 	if (ret)
 		return ret;
 	req->sq_consumed = sq_done;
@@ -557,8 +557,8 @@ int lchan_chan_install_fd(struct lchan_chan *chan, u32 flags)
 		goto err_del_sysfs;
 	}
 	/* Fully built: the poller may look at it now. */
-	if (chan->ctx->poller)
-		lchan_poller_add_chan(chan->ctx->poller, chan);
+	if (chan->ctx->poller_mode)
+		lchan_poller_add_chan(chan);
 	trace_lchan_chan_step(chan->id, LCHAN_STEP_FD);
 	fd_install(fd, file);
 	return fd;

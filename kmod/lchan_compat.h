@@ -68,4 +68,13 @@ lchan_compat_cq_poll(const struct ib_device *ibdev)
 	return IB_POLL_SOFTIRQ;
 }
 
+/*
+ * The poller pool tells a busy application from the driver's own threads
+ * by who takes its CPU (a preempt notifier).  Every distribution kernel
+ * built with KVM has them.
+ */
+#ifndef CONFIG_PREEMPT_NOTIFIERS
+#error "lchan needs CONFIG_PREEMPT_NOTIFIERS (selected by CONFIG_KVM)"
+#endif
+
 #endif /* LCHAN_COMPAT_H */

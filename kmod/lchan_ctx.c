@@ -44,7 +44,6 @@ static void lchan_ctx_release_ref(struct kref *ref)
 	}
 	mutex_unlock(&ctx->lock);
 
-	lchan_poller_put(ctx->poller);
 	mmdrop(ctx->mm);
 	kfree(ctx);
 }
@@ -188,61 +187,64 @@ static int lchan_ctx_check_setup(const struct lchan_ucmd *ucmd)
 	if ((req->flags & ~LCHAN_CTX_POLLER) || req->resv ||
 	    req->idle_ms > LCHAN_MAX_TIMEOUT_MS)
 		return -EINVAL;
+	/* A CPU the caller may run on; the pool decides where it polls. */
 	if (req->cpu < -1 || (req->cpu >= 0 && (req->cpu >= nr_cpu_ids ||
-						!cpu_online(req->cpu))))
+						!cpu_online(req->cpu) ||
+						!cpumask_test_cpu(req->cpu,
+							current->cpus_ptr))))
 		return -EINVAL;
 	if (req->attach_fd != -1 && !(req->flags & LCHAN_CTX_POLLER))
 		return -EINVAL;
 	return 0;
 }
 
+/*
+ * Poller mode puts the context's channels on the administrator's pool of
+ * poller threads (lchan_poller.c): no thread is made or pinned here.
+ * idle_ms is capped by the default, the threads being shared; cpu is only
+ * checked.
+ */
 long lchan_ioctl_ctx_setup(struct lchan_ucmd *ucmd)
 {
 	struct lchan_ctx *ctx = ucmd->file->private_data;
 	const struct lchan_ctx_setup *req = ucmd->cmd;
-	struct lchan_poller *p = NULL;
+	bool poller = req->flags & LCHAN_CTX_POLLER;
+	u32 idle_ms = min_t(u32, req->idle_ms ?: LCHAN_POLLER_IDLE_MS,
+			    LCHAN_POLLER_IDLE_MS);
 
-	if (req->flags & LCHAN_CTX_POLLER) {
-		if (req->attach_fd != -1) {
-			struct fd f = fdget(req->attach_fd);
-			struct lchan_ctx *other;
+	if (poller && req->attach_fd != -1) {
+		struct fd f = fdget(req->attach_fd);
+		struct lchan_ctx *other;
 
-			if (!fd_file(f))
-				return -EBADF;
-			if (fd_file(f)->f_op != &lchan_ctx_fops) {
-				fdput(f);
-				return -EINVAL;
-			}
-			other = fd_file(f)->private_data;
-			/* A poller thread serves one process: the caller. */
-			if (!lchan_ctx_owned(other)) {
-				fdput(f);
-				return -EPERM;
-			}
-			mutex_lock(&other->lock);
-			p = other->poller;
-			if (p)
-				kref_get(&p->ref);
-			mutex_unlock(&other->lock);
+		if (!fd_file(f))
+			return -EBADF;
+		if (fd_file(f)->f_op != &lchan_ctx_fops) {
 			fdput(f);
-			if (!p)
-				return -EINVAL;
-		} else {
-			p = lchan_poller_create(req->idle_ms, req->cpu,
-						task_tgid_vnr(current));
-			if (IS_ERR(p))
-				return PTR_ERR(p);
+			return -EINVAL;
 		}
+		other = fd_file(f)->private_data;
+		/* Only the caller's own contexts lend their settings. */
+		if (!lchan_ctx_owned(other)) {
+			fdput(f);
+			return -EPERM;
+		}
+		mutex_lock(&other->lock);
+		poller = other->poller_mode;
+		idle_ms = other->poll_idle_ms;
+		mutex_unlock(&other->lock);
+		fdput(f);
+		if (!poller)
+			return -EINVAL;
 	}
 
 	mutex_lock(&ctx->lock);
 	if (ctx->setup_done || ctx->has_chans) {
 		mutex_unlock(&ctx->lock);
-		lchan_poller_put(p);
 		return -EBUSY;
 	}
 	ctx->setup_done = true;
-	ctx->poller = p;
+	ctx->poller_mode = poller;
+	ctx->poll_idle_ms = idle_ms;
 	mutex_unlock(&ctx->lock);
 	return 0;
 }

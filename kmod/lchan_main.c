@@ -65,9 +65,13 @@ static int __init lchan_main_init(void)
 	if (ret)
 		goto err_destroy_wq;
 
-	ret = lchan_dev_init();
+	ret = lchan_poller_init();
 	if (ret)
 		goto err_sysfs;
+
+	ret = lchan_dev_init();
+	if (ret)
+		goto err_poller;
 
 	ret = misc_register(&lchan_miscdev);
 	if (ret)
@@ -77,6 +81,8 @@ static int __init lchan_main_init(void)
 
 err_unregister_client:
 	lchan_dev_exit();
+err_poller:
+	lchan_poller_exit();
 err_sysfs:
 	lchan_sysfs_exit();
 err_destroy_wq:
@@ -90,6 +96,7 @@ static void __exit lchan_main_exit(void)
 	misc_deregister(&lchan_miscdev);
 	flush_workqueue(lchan_wq);	/* MR releases still queued */
 	lchan_dev_exit();
+	lchan_poller_exit();
 	destroy_workqueue(lchan_wq);
 	lchan_sysfs_exit();
 }

@@ -1,35 +1,136 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Poller mode: a kernel thread takes what the application publishes in
- * the rings of its channels, so steady traffic needs no system call.  One
- * thread may serve several contexts (LCHAN_IOC_CTX_SETUP attach_fd).
+ * Poller mode: a pool of kernel threads, sized and placed by the
+ * administrator, takes what applications publish in the rings of
+ * poller-mode channels, so steady traffic needs no system call.
+ *
+ * The pool: `pollers` threads (default 1, at most LCHAN_POLLERS_MAX) that
+ * may run on the CPUs of `poller_cpus` (a CPU list, or "all", the default).
+ * Both are module parameters, writable at run time by root in
+ * /sys/module/lchan/parameters/.  The threads are made when the module
+ * loads and when the administrator asks for more; no user call makes,
+ * pins or stops one.  A channel goes to the thread that serves the fewest
+ * channels when its file is made; when the pool grows or shrinks the
+ * channels are spread again so that no thread serves two more than another.
+ *
+ * Spinning and sleeping: a round in which any of a thread's queues moved
+ * (whoever posted: the thread, an ENTER, the completion path) is traffic,
+ * and the thread keeps polling for the idle time of that channel's
+ * context, as long as its CPU is its own.  When another task waits for
+ * that CPU and there is nothing to do, the thread lets it run.  A preempt
+ * notifier sees who takes the CPU from the runnable thread: when a user
+ * task keeps it LCHAN_POLLER_AWAY_NS or more, LCHAN_POLLER_LONG_AWAYS times
+ * with no more than LCHAN_POLLER_STREAK_NS between them, the applications
+ * want this CPU, so the thread stops spinning and sleeps, and they kick it
+ * (the protocol below).  A short absence ends the streak; the driver's
+ * own threads (siw's transmit thread, ksoftirqd) doing the work the poller
+ * handed them neither add to it nor end it.  The thread remembers: woken
+ * while its CPU is still wanted, it sleeps again after one empty round,
+ * until it finds its CPU free.  So a poller on a busy CPU costs what
+ * doorbell mode costs and never holds the CPU that the processes it serves
+ * need.  `poller_sleeps` (read-only) counts the sleeps of each kind.
  *
  * Going to sleep (the other half is in liblchan's lchan_submit()):
  *   poller: WRITE_ONCE(flags, NEED_WAKEUP); smp_mb(); read every tail
  *   app:    store-release tail; full fence; read flags
  * With both full barriers either the poller sees the new tail and stays
- * awake, or the app sees NEED_WAKEUP and issues ENTER, which wakes it.
+ * awake, or the app sees NEED_WAKEUP and issues ENTER, which posts and
+ * wakes the thread.  ENTER posts itself, so a kick that reaches a thread
+ * the channel has just left loses no work.
+ *
+ * CPU time: each round's time (local_clock()) is shared equally among the
+ * channels it looked at; a channel's sum is its poller_ns in sysfs.
+ *
+ * Locks: lchan_pool_lock (the threads, the CPU mask, which thread serves
+ * which channel) nests outside each poller's lock, which nests outside
+ * the channels' locks (the thread only trylocks those).  A thread takes
+ * no pool lock, so it is stopped with the pool lock held.
  */
+#include <linux/cpumask.h>
 #include <linux/kthread.h>
+#include <linux/moduleparam.h>
+#include <linux/preempt.h>
 #include <linux/sched.h>
+#include <linux/sched/clock.h>
+#include <linux/sched/stat.h>
 #include <linux/slab.h>
 
 #include "lchan.h"
 
-static void lchan_poller_set_flags(struct lchan_poller *p, u32 flags)
+#define LCHAN_POLLERS_MAX		16
+#define LCHAN_POLLER_AWAY_NS		NSEC_PER_MSEC
+#define LCHAN_POLLER_LONG_AWAYS		3
+#define LCHAN_POLLER_STREAK_NS		(20 * NSEC_PER_MSEC)
+
+enum lchan_poller_sleep {
+	LCHAN_POLLER_SLEEP_IDLE,
+	LCHAN_POLLER_SLEEP_PRESSURE,
+	LCHAN_POLLER_SLEEP_KINDS
+};
+
+/* A thread of the pool; the slots live as long as the module. */
+struct lchan_poller {
+	struct task_struct *task;	/* NULL when stopped; pool lock */
+	struct mutex lock;		/* chans, nr_chans, rings' flags */
+	struct list_head chans;
+	u32 nr_chans;			/* under lock; READ_ONCE outside */
+	wait_queue_head_t wq;
+	bool wake;			/* READ/WRITE_ONCE */
+	/*
+	 * The thread's own: the notifier runs in its context, switching it
+	 * out or back in.
+	 */
+	struct preempt_notifier pn;
+	u64 away_at;			/* when it last left the CPU */
+	bool away_runnable;		/* it left wanting to run */
+	bool away_to_user;		/* ... for a user task */
+	unsigned int long_aways;	/* the streak */
+	u64 long_away_at;		/* the streak's last */
+	bool contended;			/* slept for a user task */
+};
+
+static struct lchan_poller lchan_pollers[LCHAN_POLLERS_MAX];
+static DEFINE_MUTEX(lchan_pool_lock);
+static bool lchan_pool_ready;		/* under pool lock: init done */
+static unsigned int lchan_pool_size = 1; /* the parameter; pool lock */
+static unsigned int lchan_pool_running;	/* threads started; pool lock */
+static cpumask_var_t lchan_pool_cpus;	/* allowed CPUs; pool lock */
+static char lchan_pool_cpulist[256] = "all"; /* as given */
+static atomic_long_t lchan_pool_sleeps[LCHAN_POLLER_SLEEP_KINDS];
+
+/* Set every ring's flags word; the longest idle time of the channels. */
+static u32 lchan_poller_set_flags(struct lchan_poller *p, u32 flags)
 {
 	struct lchan_chan *chan;
+	u32 idle_ms = 0;
 
 	list_for_each_entry(chan, &p->chans, poll_node) {
 		u32 *word = chan->ring.mem + chan->ring.info.sq_off.flags;
 
 		WRITE_ONCE(*word, flags);
+		idle_ms = max(idle_ms, chan->ctx->poll_idle_ms);
 	}
+	return idle_ms;
 }
 
-/* One pass over the channels; true when anything was posted. */
-static bool lchan_poller_round(struct lchan_poller *p)
+/* Whether @chan's queues moved since the last look.  chan->lock held. */
+static bool lchan_poller_chan_moved(struct lchan_chan *chan)
 {
+	u32 sq = chan->ring.sq.head_k, rq = chan->ring.rq.head_k;
+	bool moved = sq != chan->poll_sq_seen || rq != chan->poll_rq_seen;
+
+	chan->poll_sq_seen = sq;
+	chan->poll_rq_seen = rq;
+	return moved;
+}
+
+/*
+ * One pass over the channels; true when any queue moved, and then
+ * @idle_ms is the longest idle time of a context whose queues moved.
+ */
+static bool lchan_poller_round(struct lchan_poller *p, u32 *idle_ms)
+{
+	u64 start = local_clock(), share;
 	struct lchan_chan *chan;
 	u32 sq_done, rq_done;
 	bool did = false;
@@ -38,15 +139,19 @@ static bool lchan_poller_round(struct lchan_poller *p)
 		/* Whoever holds the lock (ENTER, teardown) does the work. */
 		if (!mutex_trylock(&chan->lock))
 			continue;
-		if (lchan_post_has_work(chan) &&
-		    !lchan_post_submit(chan, &sq_done, &rq_done) &&
-		    (sq_done || rq_done)) {
+		if (lchan_post_has_work(chan))
+			lchan_post_submit(chan, &sq_done, &rq_done);
+		if (lchan_poller_chan_moved(chan)) {
 			did = true;
-			p->posts += sq_done + rq_done;
+			*idle_ms = max(*idle_ms, chan->ctx->poll_idle_ms);
 		}
 		mutex_unlock(&chan->lock);
 	}
-	p->rounds++;
+	if (!p->nr_chans)
+		return did;
+	share = div_u64(local_clock() - start, p->nr_chans);
+	list_for_each_entry(chan, &p->chans, poll_node)
+		WRITE_ONCE(chan->poll_ns, chan->poll_ns + share);
 	return did;
 }
 
@@ -60,21 +165,93 @@ static bool lchan_poller_any_work(struct lchan_poller *p)
 	return false;
 }
 
+static void lchan_poller_sched_out(struct preempt_notifier *pn,
+				   struct task_struct *next)
+{
+	struct lchan_poller *p = container_of(pn, struct lchan_poller, pn);
+
+	p->away_runnable = task_is_running(current);
+	p->away_to_user = next->mm && !(next->flags & PF_KTHREAD);
+	p->away_at = local_clock();
+}
+
+static void lchan_poller_sched_in(struct preempt_notifier *pn, int cpu)
+{
+	struct lchan_poller *p = container_of(pn, struct lchan_poller, pn);
+	u64 now;
+
+	if (!p->away_runnable || !p->away_to_user)
+		return;
+	now = local_clock();
+	if (now - p->away_at < LCHAN_POLLER_AWAY_NS) {
+		p->long_aways = 0;
+		return;
+	}
+	p->long_aways++;
+	p->long_away_at = now;
+}
+
+static struct preempt_ops lchan_poller_preempt_ops = {
+	.sched_in = lchan_poller_sched_in,
+	.sched_out = lchan_poller_sched_out,
+};
+
+/*
+ * Whether to poll again rather than sleep, after a round; if not, @why
+ * says for what.
+ */
+static bool lchan_poller_keep_spinning(struct lchan_poller *p, bool did,
+				       unsigned long idle_until,
+				       enum lchan_poller_sleep *why)
+{
+	*why = LCHAN_POLLER_SLEEP_PRESSURE;
+	if (p->long_aways &&
+	    local_clock() - p->long_away_at > LCHAN_POLLER_STREAK_NS)
+		p->long_aways = 0;
+	if (p->long_aways >= LCHAN_POLLER_LONG_AWAYS) {
+		p->long_aways = 0;
+		p->contended = true;
+		return false;
+	}
+	if (did)
+		return true;
+	if (!READ_ONCE(p->nr_chans) || !time_before(jiffies, idle_until)) {
+		*why = LCHAN_POLLER_SLEEP_IDLE;
+		return false;
+	}
+	if (single_task_running()) {
+		p->contended = false;
+		return true;
+	}
+	/* Someone waits for this CPU and there is nothing to do. */
+	if (p->contended)
+		return false;
+	schedule();
+	return true;
+}
+
 static int lchan_poller_fn(void *data)
 {
 	struct lchan_poller *p = data;
-	unsigned long idle_until = jiffies + msecs_to_jiffies(p->idle_ms);
+	unsigned long idle_until = jiffies;
+
+	/* The scheduler walks this list on the thread's CPU. */
+	preempt_notifier_init(&p->pn, &lchan_poller_preempt_ops);
+	preempt_disable();
+	preempt_notifier_register(&p->pn);
+	preempt_enable();
 
 	while (!kthread_should_stop()) {
+		enum lchan_poller_sleep why;
+		u32 idle_ms = 0;
 		bool did;
 
 		mutex_lock(&p->lock);
-		did = lchan_poller_round(p);
+		did = lchan_poller_round(p, &idle_ms);
 		mutex_unlock(&p->lock);
-		if (did || time_before(jiffies, idle_until)) {
-			if (did)
-				idle_until = jiffies +
-					     msecs_to_jiffies(p->idle_ms);
+		if (did)
+			idle_until = jiffies + msecs_to_jiffies(idle_ms);
+		if (lchan_poller_keep_spinning(p, did, idle_until, &why)) {
 			cond_resched();
 			continue;
 		}
@@ -89,17 +266,21 @@ static int lchan_poller_fn(void *data)
 			mutex_unlock(&p->lock);
 			continue;
 		}
-		p->sleeps++;
 		mutex_unlock(&p->lock);
 
+		atomic_long_inc(&lchan_pool_sleeps[why]);
 		wait_event_idle(p->wq, READ_ONCE(p->wake) ||
 				kthread_should_stop());
 
 		mutex_lock(&p->lock);
-		lchan_poller_set_flags(p, 0);
+		idle_ms = lchan_poller_set_flags(p, 0);
 		mutex_unlock(&p->lock);
-		idle_until = jiffies + msecs_to_jiffies(p->idle_ms);
+		idle_until = jiffies + msecs_to_jiffies(idle_ms);
 	}
+
+	preempt_disable();
+	preempt_notifier_unregister(&p->pn);
+	preempt_enable();
 	return 0;
 }
 
@@ -111,71 +292,304 @@ void lchan_poller_kick(struct lchan_poller *p)
 	wake_up(&p->wq);
 }
 
-static void lchan_poller_release(struct kref *ref)
+/* The running thread with the fewest channels.  Pool lock held. */
+static struct lchan_poller *lchan_poller_least_loaded(void)
 {
-	struct lchan_poller *p = container_of(ref, struct lchan_poller, ref);
+	struct lchan_poller *best = &lchan_pollers[0];
+	unsigned int i;
 
-	kthread_stop(p->task);
-	put_task_struct(p->task);
-	kfree(p);
+	for (i = 1; i < lchan_pool_running; i++)
+		if (lchan_pollers[i].nr_chans < best->nr_chans)
+			best = &lchan_pollers[i];
+	return best;
 }
 
-void lchan_poller_put(struct lchan_poller *p)
+static struct lchan_poller *lchan_poller_most_loaded(void)
 {
-	if (p)
-		kref_put(&p->ref, lchan_poller_release);
+	struct lchan_poller *best = &lchan_pollers[0];
+	unsigned int i;
+
+	for (i = 1; i < lchan_pool_running; i++)
+		if (lchan_pollers[i].nr_chans > best->nr_chans)
+			best = &lchan_pollers[i];
+	return best;
 }
 
-struct lchan_poller *lchan_poller_create(u32 idle_ms, int cpu,
-					 pid_t tgid)
+/* @chan joins @p and @p looks at it.  Pool lock held. */
+static void lchan_poller_link(struct lchan_poller *p, struct lchan_chan *chan)
 {
-	struct lchan_poller *p;
-	struct task_struct *task;
+	u32 *word = chan->ring.mem + chan->ring.info.sq_off.flags;
 
-	p = kzalloc(sizeof(*p), GFP_KERNEL);
-	if (!p)
-		return ERR_PTR(-ENOMEM);
-	kref_init(&p->ref);
-	mutex_init(&p->lock);
-	INIT_LIST_HEAD(&p->chans);
-	init_waitqueue_head(&p->wq);
-	p->idle_ms = idle_ms ?: LCHAN_POLLER_IDLE_MS;
-	p->cpu = cpu;
-
-	task = kthread_create(lchan_poller_fn, p, "lchan-poll/%d", tgid);
-	if (IS_ERR(task)) {
-		kfree(p);
-		return ERR_CAST(task);
-	}
-	if (cpu >= 0)
-		kthread_bind(task, cpu);
-	get_task_struct(task);
-	p->task = task;
-	wake_up_process(task);
-	return p;
-}
-
-/* A new channel joins; the poller wakes to look at it. */
-void lchan_poller_add_chan(struct lchan_poller *p, struct lchan_chan *chan)
-{
-	kobject_get(&chan->kobj);
 	mutex_lock(&p->lock);
-	chan->poller = p;
 	list_add_tail(&chan->poll_node, &p->chans);
+	WRITE_ONCE(p->nr_chans, p->nr_chans + 1);
+	WRITE_ONCE(*word, 0);
+	WRITE_ONCE(chan->poller, p);
 	mutex_unlock(&p->lock);
 	lchan_poller_kick(p);
 }
 
-/* The channel leaves before its teardown; never while the poller uses it. */
-void lchan_poller_del_chan(struct lchan_chan *chan)
+static void lchan_poller_unlink(struct lchan_chan *chan)
 {
 	struct lchan_poller *p = chan->poller;
 
-	if (!p)
-		return;
 	mutex_lock(&p->lock);
 	list_del_init(&chan->poll_node);
-	chan->poller = NULL;
+	WRITE_ONCE(p->nr_chans, p->nr_chans - 1);
 	mutex_unlock(&p->lock);
-	lchan_chan_put(chan);
+}
+
+/* Move channels until no thread serves two more than another. */
+static void lchan_poller_balance(void)
+{
+	for (;;) {
+		struct lchan_poller *from = lchan_poller_most_loaded();
+		struct lchan_poller *to = lchan_poller_least_loaded();
+		struct lchan_chan *chan;
+
+		if (from->nr_chans <= to->nr_chans + 1)
+			return;
+		chan = list_last_entry(&from->chans, struct lchan_chan,
+				       poll_node);
+		lchan_poller_unlink(chan);
+		lchan_poller_link(to, chan);
+	}
+}
+
+static int lchan_poller_start(struct lchan_poller *p, unsigned int index)
+{
+	struct task_struct *task;
+
+	task = kthread_create(lchan_poller_fn, p, "lchan-poll/%u", index);
+	if (IS_ERR(task))
+		return PTR_ERR(task);
+	set_cpus_allowed_ptr(task, lchan_pool_cpus);
+	get_task_struct(task);
+	p->task = task;
+	wake_up_process(task);
+	return 0;
+}
+
+static void lchan_poller_stop(struct lchan_poller *p)
+{
+	kthread_stop(p->task);
+	/*
+	 * kthread_stop() returns at the thread's exit_mm(), before its pid
+	 * is released: wait for that, so that a resize that returned has
+	 * no stopped thread left in /proc.
+	 */
+	while (pid_alive(p->task))
+		schedule_timeout_uninterruptible(1);
+	put_task_struct(p->task);
+	p->task = NULL;
+}
+
+/* Run @n threads.  Pool lock held. */
+static int lchan_poller_resize(unsigned int n)
+{
+	int ret = 0;
+
+	while (lchan_pool_running < n) {
+		ret = lchan_poller_start(&lchan_pollers[lchan_pool_running],
+					 lchan_pool_running);
+		if (ret)
+			break;
+		lchan_pool_running++;
+	}
+	while (lchan_pool_running > n) {
+		struct lchan_poller *p = &lchan_pollers[--lchan_pool_running];
+
+		/* Its channels go to the threads that stay. */
+		while (p->nr_chans) {
+			struct lchan_chan *chan;
+
+			chan = list_first_entry(&p->chans, struct lchan_chan,
+						poll_node);
+			lchan_poller_unlink(chan);
+			lchan_poller_link(lchan_poller_least_loaded(), chan);
+		}
+		lchan_poller_stop(p);
+	}
+	lchan_poller_balance();
+	return ret;
+}
+
+/* A new channel of a poller context: a thread of the pool takes it. */
+void lchan_poller_add_chan(struct lchan_chan *chan)
+{
+	kobject_get(&chan->kobj);
+	mutex_lock(&lchan_pool_lock);
+	lchan_poller_link(lchan_poller_least_loaded(), chan);
+	mutex_unlock(&lchan_pool_lock);
+}
+
+/* The channel leaves before its teardown; never while a thread uses it. */
+void lchan_poller_del_chan(struct lchan_chan *chan)
+{
+	bool had;
+
+	if (!chan->ctx->poller_mode)
+		return;
+	mutex_lock(&lchan_pool_lock);
+	had = chan->poller;
+	if (had) {
+		lchan_poller_unlink(chan);
+		WRITE_ONCE(chan->poller, NULL);
+	}
+	mutex_unlock(&lchan_pool_lock);
+	if (had)
+		lchan_chan_put(chan);
+}
+
+static int lchan_poller_param_set_size(const char *val,
+				       const struct kernel_param *kp)
+{
+	unsigned int n;
+	int ret;
+
+	ret = kstrtouint(val, 0, &n);
+	if (ret)
+		return ret;
+	if (n < 1 || n > LCHAN_POLLERS_MAX)
+		return -EINVAL;
+	mutex_lock(&lchan_pool_lock);
+	if (lchan_pool_ready)
+		ret = lchan_poller_resize(n);
+	lchan_pool_size = ret ? lchan_pool_running : n;
+	mutex_unlock(&lchan_pool_lock);
+	return ret;
+}
+
+static int lchan_poller_param_get_size(char *buf,
+				       const struct kernel_param *kp)
+{
+	return scnprintf(buf, PAGE_SIZE, "%u\n", READ_ONCE(lchan_pool_size));
+}
+
+static const struct kernel_param_ops lchan_poller_size_ops = {
+	.set = lchan_poller_param_set_size,
+	.get = lchan_poller_param_get_size,
+};
+module_param_cb(pollers, &lchan_poller_size_ops, NULL, 0644);
+MODULE_PARM_DESC(pollers, "Poller threads for all poller-mode channels (1-16, default 1)");
+
+/*
+ * The CPUs of @list ("all" or "": every CPU) into @mask; -EINVAL if none
+ * is online.
+ */
+static int lchan_poller_parse_cpus(const char *list, struct cpumask *mask)
+{
+	int ret;
+
+	if (!*list || !strcmp(list, "all")) {
+		cpumask_copy(mask, cpu_possible_mask);
+		return 0;
+	}
+	ret = cpulist_parse(list, mask);
+	if (ret)
+		return ret;
+	return cpumask_intersects(mask, cpu_online_mask) ? 0 : -EINVAL;
+}
+
+static int lchan_poller_param_set_cpus(const char *val,
+				       const struct kernel_param *kp)
+{
+	char list[sizeof(lchan_pool_cpulist)];
+	cpumask_var_t mask;
+	unsigned int i;
+	char *cpus;
+	int ret;
+
+	if (strscpy(list, val, sizeof(list)) < 0)
+		return -EINVAL;
+	cpus = strim(list);
+	if (!alloc_cpumask_var(&mask, GFP_KERNEL))
+		return -ENOMEM;
+	ret = lchan_poller_parse_cpus(cpus, mask);
+	if (ret)
+		goto out_free;
+	mutex_lock(&lchan_pool_lock);
+	strscpy(lchan_pool_cpulist, *cpus ? cpus : "all",
+		sizeof(lchan_pool_cpulist));
+	if (lchan_pool_ready) {
+		cpumask_copy(lchan_pool_cpus, mask);
+		for (i = 0; i < lchan_pool_running; i++)
+			set_cpus_allowed_ptr(lchan_pollers[i].task, mask);
+	}
+	mutex_unlock(&lchan_pool_lock);
+out_free:
+	free_cpumask_var(mask);
+	return ret;
+}
+
+static int lchan_poller_param_get_cpus(char *buf,
+				       const struct kernel_param *kp)
+{
+	int ret;
+
+	mutex_lock(&lchan_pool_lock);
+	ret = scnprintf(buf, PAGE_SIZE, "%s\n", lchan_pool_cpulist);
+	mutex_unlock(&lchan_pool_lock);
+	return ret;
+}
+
+static const struct kernel_param_ops lchan_poller_cpus_ops = {
+	.set = lchan_poller_param_set_cpus,
+	.get = lchan_poller_param_get_cpus,
+};
+module_param_cb(poller_cpus, &lchan_poller_cpus_ops, NULL, 0644);
+MODULE_PARM_DESC(poller_cpus, "CPU list the poller threads may run on, or all (default)");
+
+static int lchan_poller_param_get_sleeps(char *buf,
+					 const struct kernel_param *kp)
+{
+	return scnprintf(buf, PAGE_SIZE, "idle %ld pressure %ld\n",
+		atomic_long_read(&lchan_pool_sleeps[LCHAN_POLLER_SLEEP_IDLE]),
+		atomic_long_read(&lchan_pool_sleeps[LCHAN_POLLER_SLEEP_PRESSURE]));
+}
+
+static const struct kernel_param_ops lchan_poller_sleeps_ops = {
+	.get = lchan_poller_param_get_sleeps,
+};
+module_param_cb(poller_sleeps, &lchan_poller_sleeps_ops, NULL, 0444);
+MODULE_PARM_DESC(poller_sleeps, "How often the poller threads went to sleep: idle, or for a busy user task on their CPU");
+
+int lchan_poller_init(void)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < LCHAN_POLLERS_MAX; i++) {
+		mutex_init(&lchan_pollers[i].lock);
+		INIT_LIST_HEAD(&lchan_pollers[i].chans);
+		init_waitqueue_head(&lchan_pollers[i].wq);
+	}
+	if (!alloc_cpumask_var(&lchan_pool_cpus, GFP_KERNEL))
+		return -ENOMEM;
+	preempt_notifier_inc();
+	mutex_lock(&lchan_pool_lock);
+	ret = lchan_poller_parse_cpus(lchan_pool_cpulist, lchan_pool_cpus);
+	if (!ret)
+		ret = lchan_poller_resize(lchan_pool_size);
+	if (!ret)
+		lchan_pool_ready = true;
+	else
+		lchan_poller_resize(0);
+	mutex_unlock(&lchan_pool_lock);
+	if (ret) {
+		preempt_notifier_dec();
+		free_cpumask_var(lchan_pool_cpus);
+	}
+	return ret;
+}
+
+/* Every channel is gone: the module has no users left. */
+void lchan_poller_exit(void)
+{
+	mutex_lock(&lchan_pool_lock);
+	lchan_pool_ready = false;
+	lchan_poller_resize(0);
+	mutex_unlock(&lchan_pool_lock);
+	preempt_notifier_dec();
+	free_cpumask_var(lchan_pool_cpus);
 }

@@ -28,8 +28,9 @@ int lchan_ctx_open(struct lchan_ctx *ctx)
 }
 
 /*
- * Make @ctx a poller context (before its first channel): a kernel thread
- * submits for its channels.  @share: use that context's thread instead.
+ * Make @ctx a poller context (before its first channel): the kernel's pool
+ * of poller threads submits for its channels.  @share: take that
+ * context's settings.
  */
 int lchan_ctx_setup_poller(struct lchan_ctx *ctx, unsigned idle_ms, int cpu,
 			   const struct lchan_ctx *share)

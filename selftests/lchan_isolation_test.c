@@ -384,7 +384,7 @@ static int iso_child_attach(const struct lchan_ctx_setup *setup)
 	return 0;
 }
 
-/* A poller thread serves one process: no sharing with a child's context. */
+/* A context lends its poller settings to its owner's contexts only. */
 TEST_F_TIMEOUT(iso, child_cannot_share_owner_poller, 60)
 {
 	struct lchan_ctx_setup setup = {
@@ -410,6 +410,78 @@ TEST_F_TIMEOUT(iso, child_cannot_share_owner_poller, 60)
 	EXPECT_EQ(0, iso_ioctl(mine, LCHAN_IOC_CTX_SETUP, &setup));
 	close(mine);
 	close(pctx);
+}
+
+/*
+ * Child as nobody: poller contexts naming every CPU, sharing, and a pair
+ * whose channels the pool serves.  No thread is made or moved, and the
+ * pool's parameters cannot be written.  Exit 0 or the step that failed.
+ */
+static int iso_unprivileged_poller(const char *host, int threads,
+				   const char *cpus)
+{
+	struct lchan_t_ep srv = { .slot = 4096, .nrecv = 4, .nsend = 4 };
+	struct lchan_t_ep cli = { .slot = 4096, .nrecv = 4, .nsend = 4 };
+	struct rlimit rl = { 1 << 20, 1 << 20 };
+	long cpu, ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	struct lchan_ctx ctx[4];
+	pid_t pids[32];
+	char buf[256];
+	int i, n;
+
+	if (setrlimit(RLIMIT_MEMLOCK, &rl) || setgroups(0, NULL) ||
+	    setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+		return lchan_t_child_fail(1, "become nobody");
+	for (cpu = -1; cpu < ncpu && cpu < 3; cpu++) {
+		i = (int)cpu + 1;
+		if (lchan_ctx_open(&ctx[i]) ||
+		    lchan_ctx_setup_poller(&ctx[i], 600000, (int)cpu,
+					   i ? &ctx[0] : NULL))
+			return lchan_t_child_fail(2, "poller ctx, cpu %ld", cpu);
+	}
+	if (lchan_ctx_open(&srv.ctx) || lchan_ctx_open(&cli.ctx) ||
+	    lchan_ctx_setup_poller(&cli.ctx, 0, ncpu - 1, NULL) ||
+	    lchan_t_pair(&srv.ctx, &cli.ctx, host, NULL, &srv.chan, &cli.chan,
+			 lchan_t_ep_prepare, &srv, &cli))
+		return lchan_t_child_fail(3, "poller pair");
+	if (!(cli.chan.info.chan_flags & LCHAN_CHAN_POLLER))
+		return lchan_t_child_fail(4, "not in poller mode");
+	n = lchan_t_poller_pids(pids, 32);
+	if (n != threads)
+		return lchan_t_child_fail(5, "%d poller threads, %d before",
+					  n, threads);
+	for (i = 0; i < n && i < 32; i++)
+		if (lchan_t_task_cpus(pids[i], buf, sizeof(buf)) ||
+		    strcmp(buf, cpus))
+			return lchan_t_child_fail(6, "thread %d on %s, not %s",
+						  pids[i], buf, cpus);
+	if (lchan_t_set_param("pollers", "4") != -EACCES ||
+	    lchan_t_set_param("poller_cpus", "0") != -EACCES)
+		return lchan_t_child_fail(7, "module parameter written");
+	lchan_t_ep_close(&cli);
+	lchan_t_ep_close(&srv);
+	return 0;
+}
+
+/* Poller mode uses the administrator's threads; a user makes or pins none. */
+TEST_F_TIMEOUT(iso, unprivileged_cannot_make_or_pin_pollers, 60)
+{
+	pid_t pids[32];
+	char cpus[256];
+	int n;
+	pid_t pid;
+
+	LCHAN_T_BODY();
+	if (geteuid())
+		SKIP(return, "needs root to become nobody");
+	n = lchan_t_poller_pids(pids, 32);
+	ASSERT_LE(1, n);
+	ASSERT_EQ(0, lchan_t_task_cpus(pids[0], cpus, sizeof(cpus)));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid)
+		_exit(iso_unprivileged_poller(self->d.addr, n, cpus));
+	EXPECT_EQ(0, lchan_t_wait_child(pid));
 }
 
 TEST_F_TIMEOUT(iso, ring_map_private_refused, 60)

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Poller mode: no system call in steady traffic, sleep and wake-up
- * through NEED_WAKEUP without losing work, one thread for many channels,
- * and the rules of LCHAN_IOC_CTX_SETUP.
+ * through NEED_WAKEUP without losing work, the administrator's pool of
+ * threads serving many channels (resized and moved while they run, idle
+ * once they are gone), and the rules of LCHAN_IOC_CTX_SETUP.
  */
 #include <dirent.h>
 #include <sched.h>
@@ -13,6 +14,7 @@
 
 FIXTURE(poller) {
 	struct lchan_t_dev d;
+	char pool_cpus[256];		/* poller_cpus to restore, or "" */
 };
 
 LCHAN_T_VARIANTS(poller);
@@ -25,6 +27,52 @@ FIXTURE_SETUP(poller)
 
 FIXTURE_TEARDOWN(poller)
 {
+	if (self->pool_cpus[0])
+		lchan_t_set_param("poller_cpus", self->pool_cpus);
+}
+
+static int read_param(const char *name, char *buf, size_t len)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), LCHAN_T_PARAM_DIR "%s", name);
+	return lchan_t_read_sysfs(path, buf, len);
+}
+
+/*
+ * The pool's threads on @pool_cpu, this process on @own_cpu (-1: every
+ * other online CPU), until the test ends.  As an administrator would set
+ * it for the test's purpose; needs root.
+ */
+static int poller_place(FIXTURE_DATA(poller) *self, int pool_cpu,
+			int own_cpu)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	char want[16];
+	cpu_set_t cpus;
+	int cpu;
+
+	if (geteuid())
+		return -EPERM;
+	if (read_param("poller_cpus", self->pool_cpus,
+		       sizeof(self->pool_cpus)))
+		return -ENOENT;
+	snprintf(want, sizeof(want), "%d", pool_cpu);
+	if (lchan_t_set_param("poller_cpus", want))
+		return -EINVAL;
+	CPU_ZERO(&cpus);
+	for (cpu = 0; cpu < ncpu; cpu++)
+		if (own_cpu < 0 ? cpu != pool_cpu : cpu == own_cpu)
+			CPU_SET(cpu, &cpus);
+	return sched_setaffinity(0, sizeof(cpus), &cpus) ? -errno : 0;
+}
+
+/* A line of the pool's sleep counters, for a failure's report. */
+static const char *pool_sleeps(char *buf, size_t len)
+{
+	if (read_param("poller_sleeps", buf, len))
+		snprintf(buf, len, "unknown");
+	return buf;
 }
 
 /* A pair whose client context is in poller mode. */
@@ -82,6 +130,8 @@ TEST_F_TIMEOUT(poller, hundred_thousand_ops_no_syscall, 600)
 				  .access = LCHAN_ACCESS_ALL };
 	struct lchan_t_ep cli = { .slot = 4096, .nrecv = 4, .nsend = 64 };
 	const unsigned total = lchan_t_count(100000), every = 64;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	char sleeps0[64], sleeps1[64];
 	unsigned long long enters0;
 	unsigned posted = 0, cqes = 0;
 	uint8_t *dst;
@@ -89,12 +139,20 @@ TEST_F_TIMEOUT(poller, hundred_thousand_ops_no_syscall, 600)
 	int ret;
 
 	LCHAN_T_BODY();
+	/* The promise holds where the pool has a CPU to itself. */
+	if (ncpu < 2)
+		SKIP(return, "needs a CPU for the pool and one for the test");
+	ret = poller_place(self, ncpu - 1, -1);
+	if (ret == -EPERM)
+		SKIP(return, "needs root to give the pool a CPU of its own");
+	ASSERT_EQ(0, ret) TH_LOG("placing the pool: %s", strerror(-ret));
 	ret = poller_pair(&srv, &cli, self->d.addr, 5000, NULL);
 	ASSERT_EQ(0, ret) TH_LOG("%s", strerror(-ret));
 	ASSERT_NE(0, cli.chan.info.chan_flags & LCHAN_CHAN_POLLER);
 	ASSERT_NE(0, srv.mr.rkey);
 	dst = lchan_t_recv_slot(&srv, 0);
 	enters0 = lchan_t_chan_attr(&cli.chan, "enters");
+	pool_sleeps(sleeps0, sizeof(sleeps0));
 	stall = lchan_t_now();
 	/* Busy-poll the CQ ring: the only way to the kernel is the ring. */
 	while (cqes < total / every) {
@@ -128,7 +186,9 @@ TEST_F_TIMEOUT(poller, hundred_thousand_ops_no_syscall, 600)
 			TH_LOG("stalled: %u posted, %u CQEs", posted, cqes);
 	}
 	/* Not one ENTER between set-up and the end. */
-	EXPECT_EQ(enters0, lchan_t_chan_attr(&cli.chan, "enters"));
+	EXPECT_EQ(enters0, lchan_t_chan_attr(&cli.chan, "enters"))
+		TH_LOG("pool sleeps before: %s; after: %s", sleeps0,
+		       pool_sleeps(sleeps1, sizeof(sleeps1)));
 	EXPECT_EQ(total - 1, lchan_t_wait_u32((uint32_t *)(dst +
 					((total - 1) % 64) * 64), total - 1));
 	lchan_t_ep_close(&cli);
@@ -159,29 +219,48 @@ TEST_F_TIMEOUT(poller, sleep_and_wake_lose_nothing, 120)
 	lchan_t_ep_close(&srv);
 }
 
-static int count_pollers(void)
+/* CPU ticks of all pool threads together, or -1. */
+static long long pool_ticks(void)
 {
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	int n = 0;
+	pid_t pids[32];
+	long long sum = 0, t;
+	int i, n = lchan_t_poller_pids(pids, 32);
 
-	if (!d)
+	if (n <= 0 || n > 32)
 		return -1;
-	while ((e = readdir(d))) {
-		char path[300], comm[64];
-
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
-		if (!lchan_t_read_sysfs(path, comm, sizeof(comm)) &&
-		    !strncmp(comm, "lchan-poll", 10))
-			n++;
+	for (i = 0; i < n; i++) {
+		t = lchan_t_task_ticks(pids[i]);
+		if (t < 0)
+			return -1;
+		sum += t;
 	}
-	closedir(d);
-	return n;
+	return sum;
 }
 
-TEST_F_TIMEOUT(poller, eight_channels_one_thread, 300)
+/*
+ * The pool's threads spend no CPU time over one second (at most two clock
+ * ticks: a thread that spins would spend about all of them).
+ */
+static void expect_pool_idle(struct __test_metadata *_metadata)
+{
+	long long t0, t1;
+	long hz = sysconf(_SC_CLK_TCK);
+
+	usleep(100000);
+	t0 = pool_ticks();
+	sleep(1);
+	t1 = pool_ticks();
+	ASSERT_LE(0, t0);
+	EXPECT_GE(2, t1 - t0) TH_LOG("pool threads used %lld of %ld ticks",
+				     t1 - t0, hz);
+}
+
+/*
+ * Eight poller contexts, half of them lending their settings to the next:
+ * no thread is made for any of them, and when the last channel is gone
+ * the pool's threads use no CPU.
+ */
+TEST_F_TIMEOUT(poller, eight_channels_no_new_thread, 300)
 {
 	struct lchan_t_ep srv[8], cli[8];
 	int before, i, ret;
@@ -189,18 +268,18 @@ TEST_F_TIMEOUT(poller, eight_channels_one_thread, 300)
 	LCHAN_T_BODY();
 	memset(srv, 0, sizeof(srv));
 	memset(cli, 0, sizeof(cli));
-	before = count_pollers();
+	before = lchan_t_poller_pids(NULL, 0);
+	ASSERT_LE(1, before);
 	for (i = 0; i < 8; i++) {
 		srv[i] = (struct lchan_t_ep){ .slot = 4096, .nrecv = 8,
 					      .nsend = 2 };
 		cli[i] = (struct lchan_t_ep){ .slot = 4096, .nrecv = 2,
 					      .nsend = 8 };
-		/* Eight contexts; the seven after the first share its thread. */
 		ret = poller_pair(&srv[i], &cli[i], self->d.addr, 2000,
-				  i ? &cli[0].ctx : NULL);
+				  i % 2 ? &cli[i - 1].ctx : NULL);
 		ASSERT_EQ(0, ret) TH_LOG("pair %d: %s", i, strerror(-ret));
 	}
-	EXPECT_EQ(before + 1, count_pollers());
+	EXPECT_EQ(before, lchan_t_poller_pids(NULL, 0));
 	for (i = 0; i < 8; i++) {
 		char path[160], buf[32];
 
@@ -215,13 +294,101 @@ TEST_F_TIMEOUT(poller, eight_channels_one_thread, 300)
 		for (i = 0; i < 8; i++)
 			ASSERT_EQ(0, exchange(_metadata, &cli[i], &srv[i], 10,
 					      i * 1000 + ret * 10));
+	/* The pool's time is charged to the channels it served. */
+	for (i = 0; i < 8; i++) {
+		EXPECT_LT(0, lchan_t_chan_attr(&cli[i].chan, "poller_ns"));
+		EXPECT_EQ(0, lchan_t_chan_attr(&srv[i].chan, "poller_ns"));
+	}
 	for (i = 7; i >= 0; i--) {
 		lchan_t_ep_close(&cli[i]);
 		lchan_t_ep_close(&srv[i]);
 	}
-	/* The last context gone, the thread is gone. */
-	usleep(200000);
-	EXPECT_EQ(before, count_pollers());
+	EXPECT_EQ(before, lchan_t_poller_pids(NULL, 0));
+	expect_pool_idle(_metadata);
+}
+
+/* Every pool thread may run on @cpus exactly. */
+static void expect_pool_cpus(struct __test_metadata *_metadata,
+			     const char *cpus)
+{
+	pid_t pids[32];
+	char buf[256];
+	int i, n = lchan_t_poller_pids(pids, 32);
+
+	ASSERT_LE(1, n);
+	for (i = 0; i < n && i < 32; i++) {
+		ASSERT_EQ(0, lchan_t_task_cpus(pids[i], buf, sizeof(buf)));
+		EXPECT_STREQ(cpus, buf);
+	}
+}
+
+/*
+ * The administrator resizes the pool and moves it to other CPUs while
+ * four poller channels carry traffic; bad values are refused.
+ */
+TEST_F_TIMEOUT(poller, pool_resized_with_live_channels, 300)
+{
+	struct lchan_t_ep srv[4], cli[4];
+	char size0[16], cpus0[64], all[256];
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int i, round;
+
+	LCHAN_T_BODY();
+	if (geteuid())
+		SKIP(return, "needs root to set module parameters");
+	ASSERT_EQ(0, read_param("pollers", size0, sizeof(size0)));
+	ASSERT_EQ(0, read_param("poller_cpus", cpus0, sizeof(cpus0)));
+	ASSERT_EQ(0, lchan_t_task_cpus(getpid(), all, sizeof(all)));
+	memset(srv, 0, sizeof(srv));
+	memset(cli, 0, sizeof(cli));
+	for (i = 0; i < 4; i++) {
+		srv[i] = (struct lchan_t_ep){ .slot = 4096, .nrecv = 8,
+					      .nsend = 2 };
+		cli[i] = (struct lchan_t_ep){ .slot = 4096, .nrecv = 2,
+					      .nsend = 8 };
+		ASSERT_EQ(0, poller_pair(&srv[i], &cli[i], self->d.addr, 50,
+					 NULL));
+	}
+	EXPECT_EQ(-EINVAL, lchan_t_set_param("pollers", "0"));
+	EXPECT_EQ(-EINVAL, lchan_t_set_param("pollers", "17"));
+	EXPECT_EQ(-EINVAL, lchan_t_set_param("pollers", "two"));
+	EXPECT_GT(0, lchan_t_set_param("poller_cpus", "100000"));
+	EXPECT_GT(0, lchan_t_set_param("poller_cpus", "zero"));
+	expect_pool_cpus(_metadata, all);
+
+	for (round = 0; round < 4; round++) {
+		static const char *const sizes[] = { "3", "1", "2", "1" };
+		char want[24];
+
+		ASSERT_EQ(0, lchan_t_set_param("pollers", sizes[round]));
+		ASSERT_EQ(0, read_param("pollers", want, sizeof(want)));
+		EXPECT_STREQ(sizes[round], want);
+		EXPECT_EQ(atoi(sizes[round]), lchan_t_poller_pids(NULL, 0));
+		/* The last CPU only, then every CPU again. */
+		if (round == 1 && ncpu > 1) {
+			snprintf(want, sizeof(want), "%ld", ncpu - 1);
+			ASSERT_EQ(0, lchan_t_set_param("poller_cpus", want));
+			expect_pool_cpus(_metadata, want);
+		}
+		if (round == 3) {
+			ASSERT_EQ(0, lchan_t_set_param("poller_cpus", "all"));
+			ASSERT_EQ(0, read_param("poller_cpus", want,
+						sizeof(want)));
+			EXPECT_STREQ("all", want);
+			expect_pool_cpus(_metadata, all);
+		}
+		for (i = 0; i < 4; i++)
+			ASSERT_EQ(0, exchange(_metadata, &cli[i], &srv[i], 10,
+					      round * 100 + i * 10))
+				TH_LOG("round %d channel %d", round, i);
+	}
+	for (i = 0; i < 4; i++) {
+		lchan_t_ep_close(&cli[i]);
+		lchan_t_ep_close(&srv[i]);
+	}
+	EXPECT_EQ(0, lchan_t_set_param("poller_cpus", cpus0));
+	EXPECT_EQ(0, lchan_t_set_param("pollers", size0));
+	expect_pool_idle(_metadata);
 }
 
 /*
@@ -238,14 +405,14 @@ TEST_F_TIMEOUT(poller, receive_at_qp_when_submit_returns, 300)
 	struct lchan_t_ep cli = { .slot = 256, .nrecv = 1, .nsend = 1 };
 	const unsigned rounds = lchan_t_count(2000);
 	struct lchan_cqe cqe;
-	cpu_set_t cpus;
 	unsigned i;
 	int ret;
 
 	LCHAN_T_BODY();
-	CPU_ZERO(&cpus);
-	CPU_SET(0, &cpus);
-	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpus), &cpus));
+	ret = poller_place(self, 0, 0);
+	if (ret == -EPERM)
+		SKIP(return, "needs root to put the pool on this test's CPU");
+	ASSERT_EQ(0, ret) TH_LOG("placing the pool: %s", strerror(-ret));
 	ret = lchan_ctx_open(&srv.ctx);
 	if (!ret)
 		ret = lchan_ctx_open(&cli.ctx);
@@ -347,7 +514,7 @@ TEST_F_TIMEOUT(poller, ctx_setup_rules, 120)
 	req.flags = 0;
 	req.attach_fd = b.fd;
 	EXPECT_EQ(-EINVAL, setup_ioctl(a.fd, &req, sizeof(req)));
-	/* Pinned to CPU 0, then once only. */
+	/* CPU 0 (a CPU the caller may use), then once only. */
 	FRESH();
 	req.cpu = 0;
 	EXPECT_EQ(0, setup_ioctl(a.fd, &req, sizeof(req)));

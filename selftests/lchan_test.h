@@ -809,4 +809,89 @@ static inline uint32_t lchan_t_wait_u32(const volatile uint32_t *p,
 	return *p;
 }
 
+/*
+ * The poller pool (lchan_poller.c): its threads, named lchan-poll/<n>.
+ * Fills up to @max pids; returns how many there are, or -1.
+ */
+static inline int lchan_t_poller_pids(pid_t *pids, int max)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		char path[300], comm[64];
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
+		if (lchan_t_read_sysfs(path, comm, sizeof(comm)) ||
+		    strncmp(comm, "lchan-poll/", 11))
+			continue;
+		if (n < max)
+			pids[n] = atoi(e->d_name);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* Clock ticks of CPU time (utime + stime) of task @pid, or -1. */
+static inline long long lchan_t_task_ticks(pid_t pid)
+{
+	unsigned long long ut, st;
+	char path[64], buf[1024], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (lchan_t_read_sysfs(path, buf, sizeof(buf)))
+		return -1;
+	/* After "pid (comm) ": state is field 3, utime 14, stime 15. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u"
+			 " %llu %llu", &ut, &st) != 2)
+		return -1;
+	return (long long)(ut + st);
+}
+
+/* The Cpus_allowed_list of task @pid into @buf; 0 or -errno. */
+static inline int lchan_t_task_cpus(pid_t pid, char *buf, size_t len)
+{
+	char path[64], line[256];
+	FILE *f;
+	int ret = -ENOENT;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Cpus_allowed_list: %255s", line) == 1) {
+			snprintf(buf, len, "%s", line);
+			ret = 0;
+			break;
+		}
+	fclose(f);
+	return ret;
+}
+
+#define LCHAN_T_PARAM_DIR "/sys/module/lchan/parameters/"
+
+/* Write module parameter @name; 0 or -errno. */
+static inline int lchan_t_set_param(const char *name, const char *val)
+{
+	char path[128];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), LCHAN_T_PARAM_DIR "%s", name);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
 #endif /* LCHAN_TEST_H */

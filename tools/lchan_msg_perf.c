@@ -359,7 +359,8 @@ static int client_round(struct mp *p, size_t size, unsigned long n,
 	if (ret)
 		goto out;
 
-	perf_meter_start(&mt, p->o.poller,
+	perf_meter_start(&mt,
+			 p->o.poller ? (int)lchan_msg_chan(p->m)->info.id : -1,
 			 perf_chan_stat(lchan_msg_chan(p->m)->info.id, "enters"));
 	if (p->o.test == T_LAT)
 		ret = client_lat(p, size, n, t, &bad);

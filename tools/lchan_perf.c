@@ -852,7 +852,7 @@ static int client_run(struct perf *p, size_t size, unsigned long n,
 	p->data_posted = 0;
 	p->data_done = 0;
 
-	perf_meter_start(&mt, p->o.poller,
+	perf_meter_start(&mt, p->o.poller ? (int)p->chan.info.id : -1,
 			 perf_chan_stat(p->chan.info.id, "enters"));
 	ret = p->ops->client(p, &rd);
 	perf_meter_stop(&mt, res, !p->ops->lat, &p->tsc_per_us);

@@ -43,67 +43,14 @@ double cpu_secs(void)
 }
 
 /*
- * The context's kernel poller thread is not part of this process; its CPU
- * time comes from /proc.  It is called "lchan-poll/<our pid>" (comm keeps
- * 15 characters).
+ * The poller pool's CPU time spent for channel @id, in seconds (its
+ * poller_ns in sysfs), or -1 for none.
  */
-int find_poller(void)
+static double poller_secs(int id)
 {
-	char want[16], path[300], comm[32];
-	struct dirent *de;
-	int found = -1;
-	DIR *d;
+	long long ns = id < 0 ? -1 : perf_chan_stat((unsigned)id, "poller_ns");
 
-	snprintf(want, sizeof(want), "lchan-poll/%d", (int)getpid());
-	d = opendir("/proc");
-	if (!d)
-		return -1;
-	while ((de = readdir(d))) {
-		int pid;
-		FILE *f;
-
-		if (!isdigit((unsigned char)de->d_name[0]))
-			continue;
-		pid = atoi(de->d_name);
-		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof(comm), f)) {
-			comm[strcspn(comm, "\n")] = 0;
-			/* Ours was made after us: take the lowest such pid. */
-			if (!strcmp(comm, want) && pid > getpid() &&
-			    (found < 0 || pid < found))
-				found = pid;
-		}
-		fclose(f);
-	}
-	closedir(d);
-	return found;
-}
-
-double task_cpu_secs(int pid)
-{
-	unsigned long utime, stime;
-	char path[64], buf[1024], *s;
-	size_t n;
-	FILE *f;
-
-	if (pid < 0)
-		return -1;
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	/* utime and stime are fields 14 and 15; comm (2) may hold blanks. */
-	s = strrchr(buf, ')');
-	if (!s || sscanf(s + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
-			 &utime, &stime) != 2)
-		return -1;
-	return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
+	return ns < 0 ? -1 : (double)ns / 1e9;
 }
 
 int cmp_u64(const void *a, const void *b)
@@ -151,10 +98,10 @@ void perf_lat_stats(struct perf_result *res, uint64_t *t, unsigned long n,
 	res->t_p999 = pct(t, n, 0.999, scale);
 }
 
-void perf_meter_start(struct perf_meter *m, bool poller, long long enters)
+void perf_meter_start(struct perf_meter *m, int poller_chan, long long enters)
 {
-	m->poller_pid = poller ? find_poller() : -1;
-	m->poller0 = task_cpu_secs(m->poller_pid);
+	m->poller_chan = poller_chan;
+	m->poller0 = poller_secs(poller_chan);
 	m->enters0 = enters;
 	m->cpu0 = cpu_secs();
 	m->ns0 = now_ns();
@@ -173,7 +120,7 @@ void perf_meter_stop(struct perf_meter *m, struct perf_result *res, bool bw,
 		*tsc_per_us = (double)(t1 - m->t0) * 1000.0 /
 			      (double)(ns1 - m->ns0);
 	res->cpu_us = (cpu1 - m->cpu0) * 1e6 / n;
-	poller1 = task_cpu_secs(m->poller_pid);
+	poller1 = poller_secs(m->poller_chan);
 	res->poller_cpu_us = m->poller0 >= 0 && poller1 >= 0 ?
 			     (poller1 - m->poller0) * 1e6 / n : -1;
 	if (bw && res->secs > 0) {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later OR MIT */
 /*
  * What lchan_perf and lchan_msg_perf share besides their options: the
- * clocks, CPU time (the process's and its kernel poller thread's),
+ * clocks, CPU time (the process's and the poller pool's for its channel),
  * percentiles, the data pattern, and the result rows in text and JSON.
  */
 #ifndef LCHAN_PERF_UTIL_H
@@ -45,10 +45,6 @@ double calibrate(void);
 uint64_t perf_calibrate(unsigned timeout_s, double *tsc_per_us);
 /* User plus system time of this process, in seconds. */
 double cpu_secs(void);
-/* This process's kernel poller thread, or -1 when there is none. */
-int find_poller(void);
-/* User plus system time of task @pid in seconds, or -1. */
-double task_cpu_secs(int pid);
 /* qsort() order of uint64_t. */
 int cmp_u64(const void *a, const void *b);
 /* perftest's percentile: the value at ceil(q * n) - 1 of the sorted set. */
@@ -79,7 +75,7 @@ struct perf_result {
 	double secs;		/* timed part */
 	double gbps, mbps, mpps;
 	double cpu_us;		/* user + system of this process, per op */
-	double poller_cpu_us;	/* the kernel poller thread, per op; <0: none */
+	double poller_cpu_us;	/* the poller pool for the channel, per op; <0: none */
 	double enters;		/* ENTER ioctls per op; <0: unknown */
 	const char *verify;	/* "ok", "fail", "off" */
 };
@@ -95,11 +91,14 @@ struct perf_meter {
 	double cpu0;
 	double poller0;
 	long long enters0;
-	int poller_pid;
+	int poller_chan;		/* channel id, or -1: not poller mode */
 };
 
-/* @enters: the channel's ENTER count now (<0: unknown). */
-void perf_meter_start(struct perf_meter *m, bool poller, long long enters);
+/*
+ * @poller_chan: the id of a poller-mode channel whose share of the poller
+ * pool's time is counted, or -1.  @enters: its ENTER count now (<0: unknown).
+ */
+void perf_meter_start(struct perf_meter *m, int poller_chan, long long enters);
 /*
  * Fill @res's time, CPU costs and (@bw) bandwidth for res->iters
  * operations of res->size bytes; the run recalibrates *@tsc_per_us.

@@ -93,9 +93,13 @@ struct lchan_info {
 /*
  * LCHAN_IOC_CTX_SETUP: choose how the context's channels submit, once,
  * before the first channel.  Without it (or without LCHAN_CTX_POLLER) the
- * application posts with ENTER (doorbell mode).  With LCHAN_CTX_POLLER a
- * kernel thread takes published SQEs/RQEs of every channel it serves, so
- * steady traffic needs no system call.  After idle_ms without work it sets
+ * application posts with ENTER (doorbell mode).  With LCHAN_CTX_POLLER the
+ * context's channels are served by the machine's pool of poller threads,
+ * which the administrator sizes and places (module parameters pollers and
+ * poller_cpus); this call makes and pins no thread.  A pool thread takes
+ * published SQEs/RQEs, so steady traffic needs no system call.  After
+ * idle_ms without work (capped at the default: the threads are shared),
+ * or at once when another task waits for its CPU, it sets
  * LCHAN_SQ_NEED_WAKEUP in each ring's flags word and sleeps; whoever then
  * publishes work must issue ENTER to wake it.  The protocol:
  *   app:    store-release the tail; full fence; load flags;
@@ -103,18 +107,20 @@ struct lchan_info {
  *   poller: set NEED_WAKEUP; full fence; load every tail;
  *           sleep only if none moved
  * so either the app sees the flag or the poller sees the tail.
- * attach_fd names another context of the same owner whose poller thread is
- * shared (useful with few CPUs; another owner's is EPERM); its cpu and
- * idle_ms then apply.  First released size: 24 (through resv).
+ * attach_fd names another poller context of the same owner whose settings
+ * (idle_ms) this one takes (another owner's is EPERM).  cpu is -1 or an
+ * online CPU the caller may run on (else EINVAL) and has no other effect:
+ * where the pool runs is the administrator's choice.  First released
+ * size: 24 (through resv).
  */
 #define LCHAN_CTX_POLLER	(1U << 0)
 
 struct lchan_ctx_setup {
 	__u32 size;
 	__u32 flags;		/* LCHAN_CTX_* */
-	__u32 idle_ms;		/* 0 = a default (1000) */
-	__s32 cpu;		/* pin the poller; -1 = any */
-	__s32 attach_fd;	/* -1, or a poller context to share */
+	__u32 idle_ms;		/* 0 or above 1000: 1000 */
+	__s32 cpu;		/* -1, or a CPU of the caller: checked only */
+	__s32 attach_fd;	/* -1, or a poller context to copy */
 	__u32 resv;		/* must be 0 */
 };
 
