@@ -210,6 +210,15 @@ bench-fabric:
 	LCHAN_BENCH_ONLY=fabric rig/bench.sh
 .PHONY: bench-fabric
 
+# The poller goals' latency rows alone, as medians of ROUNDS alternating
+# rounds (default 3) on rxe0 and siw0, ratios printed (about 10 minutes).
+ROUNDS ?= 3
+bench-poller:
+	$(MAKE) KDIR=/usr/src/linux-headers-$(KVER) all
+	LCHAN_APPEND="lchan.pollbench_rounds=$(ROUNDS)" \
+		rig/run-vm.sh pollbench 1500
+.PHONY: bench-poller
+
 # Where the time goes: perf profiles in the guest, bench/profile/*.txt.
 profile:
 	rig/profile.sh

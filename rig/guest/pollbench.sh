@@ -1,0 +1,136 @@
+# shellcheck shell=sh
+# SPDX-License-Identifier: GPL-2.0
+# Job "pollbench": the 64-byte SEND latency rows that judge poller mode,
+# in one guest run, as medians of ROUNDS alternating rounds: each round
+# runs ib_send_lat, lchan_perf in doorbell mode and in poller mode, with
+# busy polling and with events, one after the other, on rxe0 and siw0.
+# Prints one TAP comment per measurement and, per device, the medians and
+# the ratios the poller goals name (lchan/ib_send_lat, poller/doorbell).
+# Writes out/pollbench/rows.tsv (dev round row median_us) and logs/.
+#
+# Kernel command line: lchan.pollbench_rounds=N (default 3),
+# lchan.pollbench_iters=N (default 1000).
+# shellcheck source=lib.sh
+. "$LCHAN_SHARE/guest/lib.sh"
+
+OUT=$LCHAN_OUT/pollbench
+LOGS=$OUT/logs
+mkdir -p "$LOGS"
+PERF=$LCHAN_TOOLS/lchan_perf
+PORT=18515
+ROUNDS=3
+ITERS=1000
+read -r _cmdline </proc/cmdline
+for _arg in $_cmdline; do
+	case $_arg in
+	lchan.pollbench_rounds=*) ROUNDS=${_arg#*=} ;;
+	lchan.pollbench_iters=*) ITERS=${_arg#*=} ;;
+	esac
+done
+ROWS="ib_send_lat.busy send_lat.doorbell.busy send_lat.poller.busy ib_send_lat.event send_lat.doorbell.event send_lat.poller.event"
+
+if ! load_ko "$LCHAN_KO"; then
+	tap "not ok - pollbench: insmod lchan"
+	exit 1
+fi
+printf 'dev\tround\trow\tmedian_us\n' >"$OUT/rows.tsv"
+failed=0
+
+# One measurement: server in the background, client in the foreground;
+# prints the median in microseconds or nothing.
+measure() { # LOG SERVER-CMD -- CLIENT-CMD...
+	_log=$1 _srv=$2
+	shift 3
+	# shellcheck disable=SC2086 # a word list
+	timeout 120 $_srv >"$_log.server" 2>&1 &
+	_spid=$!
+	if ! wait_listen rdma "$PORT" "$_spid" 2>>"$_log.server"; then
+		kill "$_spid" 2>/dev/null
+		wait "$_spid"
+		return 0
+	fi
+	timeout 120 "$@" >"$_log" 2>&1
+	_rc=$?
+	[ "$_rc" = 0 ] || kill "$_spid" 2>/dev/null
+	wait "$_spid"
+	[ "$_rc" = 0 ] || return 0
+	case $1 in
+	ib_send_lat)
+		# perftest's typical latency (its median), as make bench reads it.
+		awk '$1 == 64 && NF >= 9 && $2 ~ /^[0-9]+$/ { print $5; exit }' "$_log" ;;
+	*)
+		sed -n 's/.*"t_median_us": \([^,}]*\).*/\1/p' "$_log" | head -n 1 ;;
+	esac
+}
+
+row() { # DEV ADDR ROUND ROW
+	_d=$1 _a=$2 _r=$3 _row=$4
+	_l=$LOGS/$_d.$_row.$_r.log
+	case $_row in
+	ib_send_lat.*)
+		_x="-R -p $PORT -s 64 -n $ITERS"
+		[ "$_row" = ib_send_lat.event ] && _x="$_x -e"
+		# shellcheck disable=SC2086
+		_v=$(measure "$_l" "ib_send_lat $_x" -- ib_send_lat $_x "$_a") ;;
+	*)
+		_m=${_row#send_lat.}
+		_e=
+		case $_m in *.event) _e=-e ;; esac
+		_m=${_m%.*}
+		# shellcheck disable=SC2086
+		_v=$(measure "$_l" "$PERF -s -a $_a -p $PORT --mode $_m" -- \
+			"$PERF" -c "$_a" -p "$PORT" -t send_lat -S 64 -n "$ITERS" \
+			--mode "$_m" $_e --json) ;;
+	esac
+	if [ -z "$_v" ]; then
+		tap "# pollbench: $_d round $_r $_row: failed (see logs/${_l##*/})"
+		failed=1
+		return 0
+	fi
+	printf '%s\t%s\t%s\t%s\n' "$_d" "$_r" "$_row" "$_v" >>"$OUT/rows.tsv"
+	tap "# pollbench: $_d round $_r $_row: median $_v us"
+}
+
+# The median over the rounds of one row of one device.
+median() { # DEV ROW
+	awk -F '\t' -v d="$1" -v r="$2" '$1 == d && $3 == r { print $4 }' \
+		"$OUT/rows.tsv" | sort -g | awk '{ v[NR] = $1 }
+		END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b > 0) printf "%.2f", a / b; else print "-" }'; }
+
+for _dev in rxe siw; do
+	case $_dev in
+	rxe) _addr=$LCHAN_RXE_ADDR ;;
+	siw) _addr=$LCHAN_SIW_ADDR ;;
+	esac
+	[ -n "$_addr" ] || continue
+	_r=1
+	while [ "$_r" -le "$ROUNDS" ]; do
+		for _row in $ROWS; do
+			row "$_dev" "$_addr" "$_r" "$_row"
+		done
+		_r=$((_r + 1))
+	done
+	for _row in $ROWS; do
+		tap "# pollbench: $_dev median of $ROUNDS: $_row $(median "$_dev" "$_row") us"
+	done
+	_ib=$(median "$_dev" ib_send_lat.busy)
+	_ibe=$(median "$_dev" ib_send_lat.event)
+	_db=$(median "$_dev" send_lat.doorbell.busy)
+	_pb=$(median "$_dev" send_lat.poller.busy)
+	_pe=$(median "$_dev" send_lat.poller.event)
+	tap "# pollbench: $_dev poller.busy/doorbell.busy $(ratio "$_pb" "$_db") (goal <= 1.0)"
+	tap "# pollbench: $_dev poller.event/ib_send_lat.event $(ratio "$_pe" "$_ibe") (goal <= 0.9)"
+	tap "# pollbench: $_dev doorbell.busy/ib_send_lat.busy $(ratio "$_db" "$_ib") (goal <= 1.0)"
+	tap "# pollbench: $_dev poller.busy/ib_send_lat.busy $(ratio "$_pb" "$_ib")"
+done
+
+rmmod lchan || { tap "not ok - pollbench: rmmod lchan"; failed=1; }
+if [ "$failed" = 0 ]; then
+	tap "ok - pollbench"
+else
+	tap "not ok - pollbench: a run failed"
+fi
+exit "$failed"
