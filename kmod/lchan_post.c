@@ -289,6 +289,30 @@ static void lchan_post_mark_posted(struct lchan_queue *q)
 	smp_store_release(q->posted, q->head_k);
 }
 
+/* Post the chain from @first; what the device refused is answered. */
+static void lchan_post_chain(struct lchan_chan *chan, struct lchan_queue *q,
+			     struct lchan_wr *first)
+{
+	const struct ib_send_wr *bad_send = NULL;
+	const struct ib_recv_wr *bad_recv = NULL;
+	struct lchan_wr *bad;
+	int ret;
+
+	lchan_post_bh_off(chan);
+	if (q == &chan->ring.rq) {
+		ret = ib_post_recv(chan->qp, &first->recv, &bad_recv);
+		bad = bad_recv ? container_of(bad_recv, struct lchan_wr, recv) :
+				 NULL;
+	} else {
+		ret = ib_post_send(chan->qp, &first->rdma.wr, &bad_send);
+		bad = bad_send ? container_of(bad_send, struct lchan_wr,
+					      rdma.wr) : NULL;
+	}
+	lchan_post_bh_on(chan);
+	if (ret)
+		lchan_post_failed(chan, q, first, bad, ret);
+}
+
 /*
  * Take published entries of queue @q, post the good ones as one chain.
  * @post false: answer every entry with a flush error instead (the channel
@@ -303,13 +327,10 @@ static int lchan_post_take(struct lchan_chan *chan, struct lchan_queue *q,
 			   bool post, u32 tail)
 {
 	bool is_recv = q == &chan->ring.rq;
-	struct lchan_wr *first = NULL, *last = NULL, *bad;
-	const struct ib_send_wr *bad_send;
-	const struct ib_recv_wr *bad_recv;
+	struct lchan_wr *first = NULL, *last = NULL;
 	struct lchan_wr local;
 	u32 taken = 0, claimed, pending;
 	s64 published;
-	int ret;
 
 	published = lchan_ring_pending(tail, q->head_k, q->entries);
 	if (published < 0)
@@ -360,26 +381,8 @@ static int lchan_post_take(struct lchan_chan *chan, struct lchan_queue *q,
 	/* The slots are read: give them back.  Pairs with app acquire. */
 	smp_store_release(q->head, q->head_k);
 
-	if (!first) {
-		lchan_post_mark_posted(q);
-		return taken;
-	}
-
-	lchan_post_bh_off(chan);
-	if (is_recv) {
-		bad_recv = NULL;
-		ret = ib_post_recv(chan->qp, &first->recv, &bad_recv);
-		bad = bad_recv ? container_of(bad_recv, struct lchan_wr, recv) :
-				 NULL;
-	} else {
-		bad_send = NULL;
-		ret = ib_post_send(chan->qp, &first->rdma.wr, &bad_send);
-		bad = bad_send ? container_of(bad_send, struct lchan_wr,
-					      rdma.wr) : NULL;
-	}
-	lchan_post_bh_on(chan);
-	if (ret)
-		lchan_post_failed(chan, q, first, bad, ret);
+	if (first)
+		lchan_post_chain(chan, q, first);
 	lchan_post_mark_posted(q);
 	return taken;
 }
