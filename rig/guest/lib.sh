@@ -44,7 +44,11 @@ run_one() { # PROG LIMIT
 	setsid "$1" 2>&1 &
 	_pid=$!
 	(
-		sleep "$2"
+		# Killed when the program ends: its sleep goes with it.
+		trap 'kill "$_sl" 2>/dev/null; exit 0' TERM
+		sleep "$2" &
+		_sl=$!
+		wait "$_sl" || exit 0
 		: >/tmp/rig-timedout
 		kill -s TERM -- "-$_pid"
 		sleep 10
