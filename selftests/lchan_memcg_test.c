@@ -37,16 +37,9 @@ LCHAN_T_VARIANTS(memcg);
 static int cg_write(const char *dir, const char *file, const char *val)
 {
 	char path[256];
-	int fd, ret = 0;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, strlen(val)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
+	return lchan_t_write_file(path, val);
 }
 
 static long long cg_read_num(const char *dir, const char *file)

@@ -217,6 +217,25 @@ static inline int lchan_t_read_sysfs(const char *path, char *buf, size_t len)
 	return 0;
 }
 
+/* Write @val to the file at @path (sysfs, cgroupfs, tracefs); 0 or -errno. */
+static inline int lchan_t_write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC), ret = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	if (n < 0)
+		ret = -errno;
+	else if (n != (ssize_t)strlen(val))
+		ret = -EIO;
+	close(fd);
+	if (ret)
+		errno = -ret;
+	return ret;
+}
+
 /* A number in /sys/kernel/lchan/channels/<id>/, or ~0 when unreadable. */
 static inline unsigned long long lchan_t_chan_attr(const struct lchan_chan *chan,
 						   const char *name)
@@ -882,16 +901,9 @@ static inline int lchan_t_task_cpus(pid_t pid, char *buf, size_t len)
 static inline int lchan_t_set_param(const char *name, const char *val)
 {
 	char path[128];
-	int fd, ret = 0;
 
 	snprintf(path, sizeof(path), LCHAN_T_PARAM_DIR "%s", name);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, strlen(val)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
+	return lchan_t_write_file(path, val);
 }
 
 #endif /* LCHAN_TEST_H */

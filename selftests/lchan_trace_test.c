@@ -16,18 +16,6 @@ FIXTURE(trace) {
 
 LCHAN_T_VARIANTS(trace);
 
-static int write_file(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n == (ssize_t)strlen(val) ? 0 : -EIO;
-}
-
 FIXTURE_SETUP(trace)
 {
 	LCHAN_T_NEED_DEV(&self->d, variant->kind);
@@ -35,15 +23,15 @@ FIXTURE_SETUP(trace)
 		mount("tracefs", TRACEFS, "tracefs", 0, NULL);
 	if (access(TRACEFS "/events/lchan/enable", F_OK))
 		SKIP(return, "no tracefs or no lchan events");
-	ASSERT_EQ(0, write_file(TRACEFS "/tracing_on", "0"));
-	ASSERT_EQ(0, write_file(TRACEFS "/trace", ""));
-	ASSERT_EQ(0, write_file(TRACEFS "/events/lchan/enable", "1"));
-	ASSERT_EQ(0, write_file(TRACEFS "/tracing_on", "1"));
+	ASSERT_EQ(0, lchan_t_write_file(TRACEFS "/tracing_on", "0"));
+	ASSERT_EQ(0, lchan_t_write_file(TRACEFS "/trace", ""));
+	ASSERT_EQ(0, lchan_t_write_file(TRACEFS "/events/lchan/enable", "1"));
+	ASSERT_EQ(0, lchan_t_write_file(TRACEFS "/tracing_on", "1"));
 }
 
 FIXTURE_TEARDOWN(trace)
 {
-	write_file(TRACEFS "/events/lchan/enable", "0");
+	lchan_t_write_file(TRACEFS "/events/lchan/enable", "0");
 }
 
 static char *slurp(const char *path)
