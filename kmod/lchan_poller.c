@@ -26,9 +26,14 @@
  * own threads (siw's transmit thread, ksoftirqd) doing the work the poller
  * handed them neither add to it nor end it.  The thread remembers: woken
  * while its CPU is still wanted, it sleeps again after one empty round,
- * until it finds its CPU free.  So a poller on a busy CPU costs what
- * doorbell mode costs and never holds the CPU that the processes it serves
- * need.  `poller_sleeps` (read-only) counts the sleeps of each kind.
+ * until it finds its CPU free.  Asleep for a busy CPU it is not woken by
+ * the applications' kicks (their ENTER posts what they published, as in
+ * doorbell mode, so waking it would only take the CPU from them); it looks
+ * every LCHAN_POLLER_PROBE_MS for a CPU of its own (the scheduler puts a
+ * waking thread on an idle CPU if there is one) and spins again when it
+ * finds one.  So a poller on a busy CPU costs what doorbell mode costs and
+ * never holds the CPU that the processes it serves need.  `poller_sleeps`
+ * (read-only) counts the sleeps of each kind.
  *
  * Going to sleep (the other half is in liblchan's lchan_submit()):
  *   poller: WRITE_ONCE(flags, NEED_WAKEUP); smp_mb(); read every tail
@@ -61,6 +66,7 @@
 #define LCHAN_POLLER_AWAY_NS		NSEC_PER_MSEC
 #define LCHAN_POLLER_LONG_AWAYS		3
 #define LCHAN_POLLER_STREAK_NS		(20 * NSEC_PER_MSEC)
+#define LCHAN_POLLER_PROBE_MS		10
 
 enum lchan_poller_sleep {
 	LCHAN_POLLER_SLEEP_IDLE,
@@ -76,6 +82,7 @@ struct lchan_poller {
 	u32 nr_chans;			/* under lock; READ_ONCE outside */
 	wait_queue_head_t wq;
 	bool wake;			/* READ/WRITE_ONCE */
+	bool probing;			/* asleep for a busy CPU; lock */
 	/*
 	 * The thread's own: the notifier runs in its context, switching it
 	 * out or back in.
@@ -230,6 +237,25 @@ static bool lchan_poller_keep_spinning(struct lchan_poller *p, bool did,
 	return true;
 }
 
+/*
+ * Sleep until kicked; asleep for a busy CPU, until a look finds this
+ * thread alone on the CPU it woke on.
+ */
+static void lchan_poller_sleep(struct lchan_poller *p)
+{
+	long probe = msecs_to_jiffies(LCHAN_POLLER_PROBE_MS);
+
+	if (!p->probing) {
+		wait_event_idle(p->wq, READ_ONCE(p->wake) ||
+				kthread_should_stop());
+		return;
+	}
+	while (!wait_event_idle_timeout(p->wq, READ_ONCE(p->wake) ||
+					kthread_should_stop(), probe) &&
+	       !single_task_running())
+		;
+}
+
 static int lchan_poller_fn(void *data)
 {
 	struct lchan_poller *p = data;
@@ -259,9 +285,11 @@ static int lchan_poller_fn(void *data)
 		mutex_lock(&p->lock);
 		/* Cleared before the flag goes up, so no kick is lost. */
 		WRITE_ONCE(p->wake, false);
+		WRITE_ONCE(p->probing, why == LCHAN_POLLER_SLEEP_PRESSURE);
 		lchan_poller_set_flags(p, LCHAN_SQ_NEED_WAKEUP);
 		smp_mb();	/* flags before tails; pairs with the app */
 		if (lchan_poller_any_work(p)) {
+			WRITE_ONCE(p->probing, false);
 			lchan_poller_set_flags(p, 0);
 			mutex_unlock(&p->lock);
 			continue;
@@ -269,10 +297,10 @@ static int lchan_poller_fn(void *data)
 		mutex_unlock(&p->lock);
 
 		atomic_long_inc(&lchan_pool_sleeps[why]);
-		wait_event_idle(p->wq, READ_ONCE(p->wake) ||
-				kthread_should_stop());
+		lchan_poller_sleep(p);
 
 		mutex_lock(&p->lock);
+		WRITE_ONCE(p->probing, false);
 		idle_ms = lchan_poller_set_flags(p, 0);
 		mutex_unlock(&p->lock);
 		idle_until = jiffies + msecs_to_jiffies(idle_ms);
@@ -286,7 +314,8 @@ static int lchan_poller_fn(void *data)
 
 void lchan_poller_kick(struct lchan_poller *p)
 {
-	if (!p)
+	/* Asleep for a busy CPU: the kicker's ENTER did the work. */
+	if (!p || READ_ONCE(p->probing))
 		return;
 	WRITE_ONCE(p->wake, true);
 	wake_up(&p->wq);
@@ -323,7 +352,8 @@ static void lchan_poller_link(struct lchan_poller *p, struct lchan_chan *chan)
 	mutex_lock(&p->lock);
 	list_add_tail(&chan->poll_node, &p->chans);
 	WRITE_ONCE(p->nr_chans, p->nr_chans + 1);
-	WRITE_ONCE(*word, 0);
+	/* A thread that will not be kicked leaves the work to ENTER. */
+	WRITE_ONCE(*word, p->probing ? LCHAN_SQ_NEED_WAKEUP : 0);
 	WRITE_ONCE(chan->poller, p);
 	mutex_unlock(&p->lock);
 	lchan_poller_kick(p);
