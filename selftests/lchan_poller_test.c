@@ -460,6 +460,102 @@ TEST_F_TIMEOUT(poller, receive_at_qp_when_submit_returns, 300)
 	lchan_t_ep_close(&srv);
 }
 
+/* The pool's sleeps for a busy CPU so far, or -1. */
+static long long pool_pressure_sleeps(void)
+{
+	char buf[64];
+	long long idle, pressure;
+
+	if (read_param("poller_sleeps", buf, sizeof(buf)) ||
+	    sscanf(buf, "idle %lld pressure %lld", &idle, &pressure) != 2)
+		return -1;
+	return pressure;
+}
+
+/* A user task that keeps this CPU busy for @secs, then exits. */
+static pid_t spin_child(double secs)
+{
+	pid_t pid = fork();
+
+	if (!pid) {
+		double end = lchan_t_now() + secs;
+
+		while (lchan_t_now() < end)
+			;
+		_exit(0);
+	}
+	return pid;
+}
+
+/*
+ * A pool thread that shares its CPU with a busy user task gives the CPU
+ * up: it sleeps (the applications' ENTER posts, as in doorbell mode),
+ * spends next to no CPU time while the task runs, traffic still flows,
+ * and once the CPU is its own again (the task gone, this process moved
+ * away) the thread spins again without being kicked.
+ */
+TEST_F_TIMEOUT(poller, busy_cpu_given_up_and_taken_back, 120)
+{
+	struct lchan_t_ep srv = { .slot = 4096, .nrecv = 16, .nsend = 4 };
+	struct lchan_t_ep cli = { .slot = 4096, .nrecv = 4, .nsend = 16 };
+	long hz = sysconf(_SC_CLK_TCK);
+	long long pressure0, t0, t1;
+	unsigned long long enters;
+	cpu_set_t other;
+	double until;
+	pid_t child;
+	int ret;
+
+	LCHAN_T_BODY();
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs a CPU to give back to the pool");
+	ret = poller_place(self, 0, 0);
+	if (ret == -EPERM)
+		SKIP(return, "needs root to put the pool on this test's CPU");
+	ASSERT_EQ(0, ret) TH_LOG("placing the pool: %s", strerror(-ret));
+	ret = poller_pair(&srv, &cli, self->d.addr, 5000, NULL);
+	ASSERT_EQ(0, ret) TH_LOG("%s", strerror(-ret));
+	pressure0 = pool_pressure_sleeps();
+	ASSERT_LE(0, pressure0);
+
+	child = spin_child(6.0);
+	ASSERT_LT(0, child);
+	ASSERT_EQ(0, exchange(_metadata, &cli, &srv, 50, 0));
+	usleep(300000);
+	EXPECT_NE(0, *cli.chan.sq.kflags & LCHAN_SQ_NEED_WAKEUP)
+		TH_LOG("the pool still spins beside a busy task");
+	EXPECT_LT(pressure0, pool_pressure_sleeps());
+	/* A thread that kept spinning would take about half the ticks. */
+	t0 = pool_ticks();
+	sleep(1);
+	t1 = pool_ticks();
+	ASSERT_LE(0, t0);
+	EXPECT_GE(hz / 10, t1 - t0) TH_LOG("pool threads used %lld of %ld ticks"
+					   " beside a busy task", t1 - t0, hz);
+	enters = lchan_t_chan_attr(&cli.chan, "enters");
+	ASSERT_EQ(0, exchange(_metadata, &cli, &srv, 50, 1000));
+	EXPECT_LT(enters, lchan_t_chan_attr(&cli.chan, "enters"));
+
+	kill(child, SIGKILL);
+	ASSERT_EQ(child, waitpid(child, NULL, 0));
+	/* This process leaves too: the CPU is the pool's alone. */
+	CPU_ZERO(&other);
+	CPU_SET(1, &other);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(other), &other));
+	/* Its CPU free, the thread finds it within a few looks. */
+	until = lchan_t_now() + 2.0;
+	while ((*cli.chan.sq.kflags & LCHAN_SQ_NEED_WAKEUP) &&
+	       lchan_t_now() < until)
+		usleep(5000);
+	EXPECT_EQ(0, *cli.chan.sq.kflags & LCHAN_SQ_NEED_WAKEUP)
+		TH_LOG("the pool did not take its free CPU back");
+	enters = lchan_t_chan_attr(&cli.chan, "enters");
+	ASSERT_EQ(0, exchange(_metadata, &cli, &srv, 50, 2000));
+	EXPECT_EQ(enters, lchan_t_chan_attr(&cli.chan, "enters"));
+	lchan_t_ep_close(&cli);
+	lchan_t_ep_close(&srv);
+}
+
 static int setup_ioctl(int fd, struct lchan_ctx_setup *req, unsigned size)
 {
 	req->size = size;
