@@ -69,12 +69,12 @@ lchan_compat_cq_poll(const struct ib_device *ibdev)
 }
 
 /*
- * The poller pool tells a busy application from the driver's own threads
- * by who takes its CPU (a preempt notifier).  Every distribution kernel
- * built with KVM has them.
+ * The poller pool learns how long its threads waited for their CPU from
+ * the scheduler's run_delay.  Every distribution kernel has it (delay
+ * accounting and schedstats select it).
  */
-#ifndef CONFIG_PREEMPT_NOTIFIERS
-#error "lchan needs CONFIG_PREEMPT_NOTIFIERS (selected by CONFIG_KVM)"
+#ifndef CONFIG_SCHED_INFO
+#error "lchan needs CONFIG_SCHED_INFO (selected by CONFIG_TASK_DELAY_ACCT)"
 #endif
 
 #endif /* LCHAN_COMPAT_H */

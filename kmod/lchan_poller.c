@@ -17,21 +17,24 @@
  * (whoever posted: the thread, an ENTER, the completion path) is traffic,
  * and the thread keeps polling for the idle time of that channel's
  * context, as long as its CPU is its own.  When another task waits for
- * that CPU and there is nothing to do, the thread lets it run.  A preempt
- * notifier sees who takes the CPU from the runnable thread: when a user
- * task keeps it LCHAN_POLLER_AWAY_NS or more, LCHAN_POLLER_LONG_AWAYS times
- * with no more than LCHAN_POLLER_STREAK_NS between them, the applications
- * want this CPU, so the thread stops spinning and sleeps, and they kick it
- * (the protocol below).  A short absence ends the streak; the driver's
- * own threads (siw's transmit thread, ksoftirqd) doing the work the poller
- * handed them neither add to it nor end it.  The thread remembers: woken
+ * that CPU and there is nothing to do, the thread lets it run.  After each
+ * round it looks back: when it waited LCHAN_POLLER_AWAY_NS or more for its
+ * CPU (the scheduler's run_delay) while user tasks ran there (the CPU's
+ * user time grew), LCHAN_POLLER_LONG_AWAYS times with no more than
+ * LCHAN_POLLER_STREAK_NS between them, the applications want this CPU, so
+ * the thread stops spinning and sleeps, and they kick it (the protocol
+ * below).  The driver's own threads (siw's transmit thread, ksoftirqd)
+ * doing the work the poller handed them run as kernel time and do not
+ * count.  (A preempt notifier would name the task that took the CPU, but
+ * enabling one patches the scheduler's hottest code while it runs.)  The
+ * thread remembers: woken
  * while its CPU is still wanted, it sleeps again after one empty round,
  * until it finds its CPU free.  Asleep for a busy CPU it is not woken by
  * the applications' kicks (their ENTER posts what they published, as in
  * doorbell mode, so waking it would only take the CPU from them); it looks
  * every LCHAN_POLLER_PROBE_MS for a CPU of its own (the scheduler puts a
- * waking thread on an idle CPU if there is one) and spins again when it
- * finds one.  So a poller on a busy CPU costs what doorbell mode costs and
+ * waking thread on an idle CPU if there is one; a CPU where no user task
+ * ran between two looks is free) and spins again when it finds one.  So a poller on a busy CPU costs what doorbell mode costs and
  * never holds the CPU that the processes it serves need.  `poller_sleeps`
  * (read-only) counts the sleeps of each kind.
  *
@@ -54,7 +57,7 @@
 #include <linux/cpumask.h>
 #include <linux/kthread.h>
 #include <linux/moduleparam.h>
-#include <linux/preempt.h>
+#include <linux/kernel_stat.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
 #include <linux/sched/stat.h>
@@ -83,14 +86,10 @@ struct lchan_poller {
 	wait_queue_head_t wq;
 	bool wake;			/* READ/WRITE_ONCE */
 	bool probing;			/* asleep for a busy CPU; lock */
-	/*
-	 * The thread's own: the notifier runs in its context, switching it
-	 * out or back in.
-	 */
-	struct preempt_notifier pn;
-	u64 away_at;			/* when it last left the CPU */
-	bool away_runnable;		/* it left wanting to run */
-	bool away_to_user;		/* ... for a user task */
+	/* The thread's own. */
+	u64 seen_delay;			/* its run_delay at the last look */
+	u64 seen_user;			/* @seen_cpu's user time then */
+	int seen_cpu;
 	unsigned int long_aways;	/* the streak */
 	u64 long_away_at;		/* the streak's last */
 	bool contended;			/* slept for a user task */
@@ -172,36 +171,32 @@ static bool lchan_poller_any_work(struct lchan_poller *p)
 	return false;
 }
 
-static void lchan_poller_sched_out(struct preempt_notifier *pn,
-				   struct task_struct *next)
+/* User tasks' CPU time on @cpu so far (at the tick, or at switches). */
+static u64 lchan_poller_user_time(int cpu)
 {
-	struct lchan_poller *p = container_of(pn, struct lchan_poller, pn);
-
-	p->away_runnable = task_is_running(current);
-	p->away_to_user = next->mm && !(next->flags & PF_KTHREAD);
-	p->away_at = local_clock();
+	return READ_ONCE(kcpustat_cpu(cpu).cpustat[CPUTIME_USER]) +
+	       READ_ONCE(kcpustat_cpu(cpu).cpustat[CPUTIME_NICE]);
 }
 
-static void lchan_poller_sched_in(struct preempt_notifier *pn, int cpu)
+/* Since the last look: did a user task keep this thread off its CPU? */
+static void lchan_poller_look_back(struct lchan_poller *p)
 {
-	struct lchan_poller *p = container_of(pn, struct lchan_poller, pn);
-	u64 now;
+	u64 delay = current->sched_info.run_delay;
+	u64 user = lchan_poller_user_time(p->seen_cpu);
+	int cpu = raw_smp_processor_id();
 
-	if (!p->away_runnable || !p->away_to_user)
-		return;
-	now = local_clock();
-	if (now - p->away_at < LCHAN_POLLER_AWAY_NS) {
-		p->long_aways = 0;
-		return;
+	if (delay - p->seen_delay >= LCHAN_POLLER_AWAY_NS &&
+	    user != p->seen_user) {
+		p->long_aways++;
+		p->long_away_at = local_clock();
 	}
-	p->long_aways++;
-	p->long_away_at = now;
+	p->seen_delay = delay;
+	if (cpu != p->seen_cpu) {
+		p->seen_cpu = cpu;
+		user = lchan_poller_user_time(cpu);
+	}
+	p->seen_user = user;
 }
-
-static struct preempt_ops lchan_poller_preempt_ops = {
-	.sched_in = lchan_poller_sched_in,
-	.sched_out = lchan_poller_sched_out,
-};
 
 /*
  * Whether to poll again rather than sleep, after a round; if not, @why
@@ -212,6 +207,7 @@ static bool lchan_poller_keep_spinning(struct lchan_poller *p, bool did,
 				       enum lchan_poller_sleep *why)
 {
 	*why = LCHAN_POLLER_SLEEP_PRESSURE;
+	lchan_poller_look_back(p);
 	if (p->long_aways &&
 	    local_clock() - p->long_away_at > LCHAN_POLLER_STREAK_NS)
 		p->long_aways = 0;
@@ -238,12 +234,16 @@ static bool lchan_poller_keep_spinning(struct lchan_poller *p, bool did,
 }
 
 /*
- * Sleep until kicked; asleep for a busy CPU, until a look finds this
- * thread alone on the CPU it woke on.
+ * Sleep until kicked; asleep for a busy CPU, until it wakes twice in a row
+ * on the same CPU and no user task ran there in between.  (Whether it is
+ * alone when it wakes says nothing: on PREEMPT_RT the timer thread that
+ * woke it is still runnable.)
  */
 static void lchan_poller_sleep(struct lchan_poller *p)
 {
 	long probe = msecs_to_jiffies(LCHAN_POLLER_PROBE_MS);
+	u64 user = 0;
+	int cpu = -1;
 
 	if (!p->probing) {
 		wait_event_idle(p->wq, READ_ONCE(p->wake) ||
@@ -251,9 +251,16 @@ static void lchan_poller_sleep(struct lchan_poller *p)
 		return;
 	}
 	while (!wait_event_idle_timeout(p->wq, READ_ONCE(p->wake) ||
-					kthread_should_stop(), probe) &&
-	       !single_task_running())
-		;
+					kthread_should_stop(), probe)) {
+		int now_cpu = raw_smp_processor_id();
+		u64 now_user = lchan_poller_user_time(now_cpu);
+
+		if (now_cpu == cpu && now_user == user)
+			break;
+		cpu = now_cpu;
+		user = now_user;
+	}
+	p->contended = false;
 }
 
 static int lchan_poller_fn(void *data)
@@ -261,11 +268,11 @@ static int lchan_poller_fn(void *data)
 	struct lchan_poller *p = data;
 	unsigned long idle_until = jiffies;
 
-	/* The scheduler walks this list on the thread's CPU. */
-	preempt_notifier_init(&p->pn, &lchan_poller_preempt_ops);
-	preempt_disable();
-	preempt_notifier_register(&p->pn);
-	preempt_enable();
+	p->seen_delay = current->sched_info.run_delay;
+	p->seen_cpu = raw_smp_processor_id();
+	p->seen_user = lchan_poller_user_time(p->seen_cpu);
+	p->long_aways = 0;
+	p->contended = false;
 
 	while (!kthread_should_stop()) {
 		enum lchan_poller_sleep why;
@@ -306,9 +313,6 @@ static int lchan_poller_fn(void *data)
 		idle_until = jiffies + msecs_to_jiffies(idle_ms);
 	}
 
-	preempt_disable();
-	preempt_notifier_unregister(&p->pn);
-	preempt_enable();
 	return 0;
 }
 
@@ -596,7 +600,6 @@ int lchan_poller_init(void)
 	}
 	if (!alloc_cpumask_var(&lchan_pool_cpus, GFP_KERNEL))
 		return -ENOMEM;
-	preempt_notifier_inc();
 	mutex_lock(&lchan_pool_lock);
 	ret = lchan_poller_parse_cpus(lchan_pool_cpulist, lchan_pool_cpus);
 	if (!ret)
@@ -606,10 +609,8 @@ int lchan_poller_init(void)
 	else
 		lchan_poller_resize(0);
 	mutex_unlock(&lchan_pool_lock);
-	if (ret) {
-		preempt_notifier_dec();
+	if (ret)
 		free_cpumask_var(lchan_pool_cpus);
-	}
 	return ret;
 }
 
@@ -620,6 +621,5 @@ void lchan_poller_exit(void)
 	lchan_pool_ready = false;
 	lchan_poller_resize(0);
 	mutex_unlock(&lchan_pool_lock);
-	preempt_notifier_dec();
 	free_cpumask_var(lchan_pool_cpus);
 }
