@@ -472,6 +472,31 @@ static long long pool_pressure_sleeps(void)
 	return pressure;
 }
 
+/*
+ * For a failure's report: the first pool thread's schedstat (ns on the
+ * CPU, ns waiting for it, slices) and CPU 0's user ticks.
+ */
+static const char *pool_cpu0(char *buf, size_t len)
+{
+	char path[64], stat[128] = "?", line[256];
+	unsigned long long user = 0;
+	pid_t pid;
+	FILE *f;
+
+	if (lchan_t_poller_pids(&pid, 1) >= 1) {
+		snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
+		lchan_t_read_sysfs(path, stat, sizeof(stat));
+	}
+	f = fopen("/proc/stat", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "cpu0 %llu", &user) == 1)
+			break;
+	if (f)
+		fclose(f);
+	snprintf(buf, len, "pool schedstat %s, cpu0 user %llu", stat, user);
+	return buf;
+}
+
 /* A user task that keeps this CPU busy for @secs, then exits. */
 static pid_t spin_child(double secs)
 {
@@ -500,6 +525,7 @@ TEST_F_TIMEOUT(poller, busy_cpu_given_up_and_taken_back, 120)
 	struct lchan_t_ep cli = { .slot = 4096, .nrecv = 4, .nsend = 16 };
 	long hz = sysconf(_SC_CLK_TCK);
 	long long pressure0, t0, t1;
+	char snap0[256], snap1[256];
 	unsigned long long enters;
 	cpu_set_t other;
 	double until;
@@ -529,11 +555,14 @@ TEST_F_TIMEOUT(poller, busy_cpu_given_up_and_taken_back, 120)
 	EXPECT_LT(pressure0, pool_pressure_sleeps());
 	/* A thread that kept spinning would take about half the ticks. */
 	t0 = pool_ticks();
+	pool_cpu0(snap0, sizeof(snap0));
 	sleep(1);
 	t1 = pool_ticks();
 	ASSERT_LE(0, t0);
 	EXPECT_GE(hz / 10, t1 - t0) TH_LOG("pool threads used %lld of %ld ticks"
-					   " beside a busy task", t1 - t0, hz);
+					   " beside a busy task; before: %s;"
+					   " after: %s", t1 - t0, hz, snap0,
+					   pool_cpu0(snap1, sizeof(snap1)));
 	enters = lchan_t_chan_attr(&cli.chan, "enters");
 	ASSERT_EQ(0, exchange(_metadata, &cli, &srv, 50, 1000));
 	EXPECT_LT(enters, lchan_t_chan_attr(&cli.chan, "enters"));
