@@ -497,16 +497,22 @@ static const char *pool_cpu0(char *buf, size_t len)
 	return buf;
 }
 
-/* A user task that keeps this CPU busy for @secs, then exits. */
+/*
+ * A user task that keeps this CPU busy for @secs, then exits.  It spins in
+ * user mode: the clock is a system call in the guest (its TSC is marked
+ * unstable), so it is read only now and then.
+ */
 static pid_t spin_child(double secs)
 {
 	pid_t pid = fork();
 
 	if (!pid) {
 		double end = lchan_t_now() + secs;
+		volatile unsigned long n = 0;
 
 		while (lchan_t_now() < end)
-			;
+			for (unsigned i = 0; i < 1000000; i++)
+				n++;
 		_exit(0);
 	}
 	return pid;
