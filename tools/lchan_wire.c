@@ -78,6 +78,7 @@ struct wire {
 	double t_last_good, longest_gap, t_first_err;
 	double t_posted[64];	/* by seq % window: when each send went */
 	double t_oldest_at_err;	/* posting time of the oldest unanswered */
+	double t_last_acked;	/* the last send completion */
 	double t_settled;	/* a wait without timeout ended: ENOTCONN */
 	unsigned first_err;
 	unsigned first_err_op;
@@ -227,6 +228,7 @@ static int handle_cqe(struct wire *w, const struct lchan_cqe *cqe)
 	note_good(w);
 	if (cqe->opcode == LCHAN_CQE_SEND) {
 		w->send_done++;
+		w->t_last_acked = w->t_last_good;
 		if (w->last_sent && cqe->user_data == w->last_seq)
 			w->last_done = true;
 		return 0;
@@ -360,7 +362,7 @@ int main(int argc, char **argv)
 	const char *addr = NULL, *port = "18520";
 	unsigned t, r;
 	int server = -1, opt, ret, state;
-	double bound, took = 0, since_send = -1, t_close;
+	double bound, took = 0, since_send = -1, since_ack = -1, t_close;
 	bool ok;
 
 	w.opts.flags = LCHAN_DEFER_ESTABLISH;
@@ -436,6 +438,8 @@ int main(int argc, char **argv)
 		took = w.t_first_err - w.t_last_good;
 	if (w.t_oldest_at_err)
 		since_send = w.t_first_err - w.t_oldest_at_err;
+	if (w.t_last_acked)
+		since_ack = w.t_first_err - w.t_last_acked;
 	printf("sent %" PRIu64 " (%" PRIu64 " completed), received %" PRIu64
 	       " in order, byte-exact%s; longest silence %.2f s\n",
 	       w.sent, w.send_done, w.received, w.corrupt ? ": NO" : "",
@@ -445,9 +449,10 @@ int main(int argc, char **argv)
 	else
 		printf("rc tcp: TCP's retransmission decides\n");
 	if (w.t_first_err)
-		printf("peer lost: %s after %.3f s without a completion, %.3f s after the oldest unanswered send; state %s; a wait without timeout returned ENOTCONN %.3f s after the error\n",
+		printf("peer lost: %s after %.3f s without a completion, %.3f s after the oldest unanswered send, %.3f s after the last send completion; state %s; a wait without timeout returned ENOTCONN %.3f s after the error\n",
 		       lchan_cqe_status_str(w.first_err), took, since_send,
-		       state_name(state), w.t_settled - w.t_first_err);
+		       since_ack, state_name(state),
+		       w.t_settled - w.t_first_err);
 	else if (ret == -ETIMEDOUT || (w.idle && !ret))
 		printf("nothing for %.0f s: no error yet; state %s\n", w.limit,
 		       state_name(state));
