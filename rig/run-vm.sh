@@ -78,13 +78,20 @@ start=$(rig_now)
 # LCHAN_VERBOSE=1, the whole serial console) can be shown as it comes, and
 # so that Ctrl-C stops the guest too (timeout puts qemu in its own process
 # group, out of reach of the terminal's SIGINT).
-timeout -k 10 "$timeout_s" "${qemu[@]}" -monitor none -serial "file:$run/console.log" \
+# The monitor's socket in a short path: a socket's path is at most 107
+# bytes, a checkout's may be longer.
+mondir=$(mktemp -d /tmp/lchan-mon.XXXXXX)
+timeout -k 10 "$timeout_s" "${qemu[@]}" \
+	-monitor "unix:$mondir/sock,server=on,wait=off" \
+	-serial "file:$run/console.log" \
 	-append "$append lchan.timeout=$guest_timeout" 2>"$run/qemu.stderr" &
 qpid=$!
+vm_stall_watch "$qpid" "$run/console.log" "$mondir/sock" &
+wpid=$!
 interrupted=0
 on_signal() {
 	interrupted=1
-	kill -TERM "$qpid" 2>/dev/null || true
+	kill -TERM "$qpid" "$wpid" 2>/dev/null || true
 }
 trap on_signal INT TERM HUP
 if [ "${LCHAN_VERBOSE:-0}" = 1 ]; then
@@ -101,6 +108,9 @@ while kill -0 "$qpid" 2>/dev/null; do
 	wait "$qpid"
 	qrc=$?
 done
+kill "$wpid" 2>/dev/null
+wait "$wpid" 2>/dev/null
+rm -rf "$mondir"
 set -e
 trap - INT TERM HUP
 if [ "$interrupted" = 1 ]; then

@@ -102,6 +102,36 @@ vm_stage() {
 	done < <(find "$share" -type f -perm -u+x -print0)
 }
 
+# vm_stall_watch QPID CONSOLE MONITOR: while qemu QPID runs, watch its
+# CONSOLE file; when nothing was written to it for LCHAN_STALL_SECS
+# (default 900: longer than a test program may run silent), send the guest
+# an NMI through the MONITOR socket, once.  The guest panics with its state
+# on the console (vm_append), so a hung guest explains itself and ends the
+# run.
+vm_stall_watch() {
+	local qpid=$1 console=$2 monitor=$3 limit=${LCHAN_STALL_SECS:-900}
+	local size last=-1 since
+	since=$(rig_now)
+	while kill -0 "$qpid" 2>/dev/null; do
+		sleep 5
+		size=$(stat -c %s "$console" 2>/dev/null || echo 0)
+		if [ "$size" != "$last" ]; then
+			last=$size
+			since=$(rig_now)
+		elif [ $(($(rig_now) - since)) -ge "$limit" ]; then
+			rig_log "guest silent for ${limit}s: NMI, for its state on the console"
+			python3 - "$monitor" <<'PY' || true
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(b"nmi\n")
+time.sleep(1)
+PY
+			return 0
+		fi
+	done
+}
+
 # vm_append JOB: the guest kernel's command line for JOB, without
 # lchan.timeout (the caller adds it).  Sets append.
 vm_append() {
@@ -119,6 +149,9 @@ vm_append() {
 	# Per test program.  The load test on siw (64 channels, READs) took 190
 	# to 320 s in recent runs, more on a busy host.
 	append+=" lchan.test_timeout=${LCHAN_TEST_TIMEOUT:-1200}"
+	# An NMI from vm_stall_watch panics the guest, which prints every
+	# task, the locks held and every CPU's backtrace.
+	append+=" unknown_nmi_panic=1 panic_print=0x49"
 	# LCHAN_APPEND: extra kernel arguments, e.g. dyndbg=... while debugging.
 	[ -z "${LCHAN_APPEND:-}" ] || append+=" $LCHAN_APPEND"
 }
