@@ -39,34 +39,6 @@ static int read_param(const char *name, char *buf, size_t len)
 	return lchan_t_read_sysfs(path, buf, len);
 }
 
-/*
- * The pool's threads on @pool_cpu, this process on @own_cpu (-1: every
- * other online CPU), until the test ends.  As an administrator would set
- * it for the test's purpose; needs root.
- */
-static int poller_place(FIXTURE_DATA(poller) *self, int pool_cpu,
-			int own_cpu)
-{
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	char want[16];
-	cpu_set_t cpus;
-	int cpu;
-
-	if (geteuid())
-		return -EPERM;
-	if (read_param("poller_cpus", self->pool_cpus,
-		       sizeof(self->pool_cpus)))
-		return -ENOENT;
-	snprintf(want, sizeof(want), "%d", pool_cpu);
-	if (lchan_t_set_param("poller_cpus", want))
-		return -EINVAL;
-	CPU_ZERO(&cpus);
-	for (cpu = 0; cpu < ncpu; cpu++)
-		if (own_cpu < 0 ? cpu != pool_cpu : cpu == own_cpu)
-			CPU_SET(cpu, &cpus);
-	return sched_setaffinity(0, sizeof(cpus), &cpus) ? -errno : 0;
-}
-
 /* A line of the pool's sleep counters, for a failure's report. */
 static const char *pool_sleeps(char *buf, size_t len)
 {
@@ -142,7 +114,8 @@ TEST_F_TIMEOUT(poller, hundred_thousand_ops_no_syscall, 600)
 	/* The promise holds where the pool has a CPU to itself. */
 	if (ncpu < 2)
 		SKIP(return, "needs a CPU for the pool and one for the test");
-	ret = poller_place(self, ncpu - 1, -1);
+	ret = lchan_t_pool_place(self->pool_cpus, sizeof(self->pool_cpus),
+				 ncpu - 1, -1);
 	if (ret == -EPERM)
 		SKIP(return, "needs root to give the pool a CPU of its own");
 	ASSERT_EQ(0, ret) TH_LOG("placing the pool: %s", strerror(-ret));
@@ -409,7 +382,8 @@ TEST_F_TIMEOUT(poller, receive_at_qp_when_submit_returns, 300)
 	int ret;
 
 	LCHAN_T_BODY();
-	ret = poller_place(self, 0, 0);
+	ret = lchan_t_pool_place(self->pool_cpus, sizeof(self->pool_cpus),
+				 0, 0);
 	if (ret == -EPERM)
 		SKIP(return, "needs root to put the pool on this test's CPU");
 	ASSERT_EQ(0, ret) TH_LOG("placing the pool: %s", strerror(-ret));
@@ -541,7 +515,8 @@ TEST_F_TIMEOUT(poller, busy_cpu_given_up_and_taken_back, 120)
 	LCHAN_T_BODY();
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		SKIP(return, "needs a CPU to give back to the pool");
-	ret = poller_place(self, 0, 0);
+	ret = lchan_t_pool_place(self->pool_cpus, sizeof(self->pool_cpus),
+				 0, 0);
 	if (ret == -EPERM)
 		SKIP(return, "needs root to put the pool on this test's CPU");
 	ASSERT_EQ(0, ret) TH_LOG("placing the pool: %s", strerror(-ret));

@@ -11,6 +11,7 @@
 #define LCHAN_TEST_H
 
 #include <errno.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdarg.h>
 #include <fcntl.h>
@@ -904,6 +905,35 @@ static inline int lchan_t_set_param(const char *name, const char *val)
 
 	snprintf(path, sizeof(path), LCHAN_T_PARAM_DIR "%s", name);
 	return lchan_t_write_file(path, val);
+}
+
+/*
+ * The poller pool's threads on @pool_cpu, this process (and the threads it
+ * starts after) on @own_cpu, or with @own_cpu -1 on every other online CPU.
+ * The pool's CPU list before goes to @saved (@len bytes), for
+ * lchan_t_set_param("poller_cpus", saved) at teardown.  As an administrator
+ * would set it for the test's purpose; -EPERM without root.
+ */
+static inline int lchan_t_pool_place(char *saved, size_t len, int pool_cpu,
+				     int own_cpu)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	char want[16];
+	cpu_set_t cpus;
+	int cpu;
+
+	if (geteuid())
+		return -EPERM;
+	if (lchan_t_read_sysfs(LCHAN_T_PARAM_DIR "poller_cpus", saved, len))
+		return -ENOENT;
+	snprintf(want, sizeof(want), "%d", pool_cpu);
+	if (lchan_t_set_param("poller_cpus", want))
+		return -EINVAL;
+	CPU_ZERO(&cpus);
+	for (cpu = 0; cpu < ncpu; cpu++)
+		if (own_cpu < 0 ? cpu != pool_cpu : cpu == own_cpu)
+			CPU_SET(cpu, &cpus);
+	return sched_setaffinity(0, sizeof(cpus), &cpus) ? -errno : 0;
 }
 
 #endif /* LCHAN_TEST_H */
