@@ -26,17 +26,19 @@
  * below).  The driver's own threads (siw's transmit thread, ksoftirqd)
  * doing the work the poller handed them run as kernel time and do not
  * count.  (A preempt notifier would name the task that took the CPU, but
- * enabling one patches the scheduler's hottest code while it runs.)  The
- * thread remembers: woken
- * while its CPU is still wanted, it sleeps again after one empty round,
- * until it finds its CPU free.  Asleep for a busy CPU it is not woken by
- * the applications' kicks (their ENTER posts what they published, as in
- * doorbell mode, so waking it would only take the CPU from them); it looks
- * every LCHAN_POLLER_PROBE_MS for a CPU of its own (the scheduler puts a
- * waking thread on an idle CPU if there is one; a CPU where no user task
- * ran between two looks is free) and spins again when it finds one.  So a poller on a busy CPU costs what doorbell mode costs and
- * never holds the CPU that the processes it serves need.  `poller_sleeps`
- * (read-only) counts the sleeps of each kind.
+ * enabling one patches the scheduler's hottest code while it runs.)
+ *
+ * Asleep for a busy CPU the thread is not woken by the applications' kicks
+ * (their ENTER posts what they published, as in doorbell mode, so waking
+ * it would only take the CPU from them); it looks every
+ * LCHAN_POLLER_PROBE_MS for a CPU of its own (the scheduler puts a waking
+ * thread on an idle CPU if there is one; a CPU where no user task ran
+ * between two looks is free) and spins again when it finds one.  When it
+ * found work just as it was going to sleep for a busy CPU, it remembers
+ * (contended): its next empty round while another task waits ends in that
+ * sleep, without a new streak.  So a poller on a busy CPU costs what
+ * doorbell mode costs and never holds the CPU that the processes it
+ * serves need.  `poller_sleeps` (read-only) counts the sleeps of each kind.
  *
  * Going to sleep (the other half is in liblchan's lchan_submit()):
  *   poller: WRITE_ONCE(flags, NEED_WAKEUP); smp_mb(); read every tail
@@ -92,7 +94,7 @@ struct lchan_poller {
 	int seen_cpu;
 	unsigned int long_aways;	/* the streak */
 	u64 long_away_at;		/* the streak's last */
-	bool contended;			/* slept for a user task */
+	bool contended;			/* gave way to a user task */
 };
 
 static struct lchan_poller lchan_pollers[LCHAN_POLLERS_MAX];
