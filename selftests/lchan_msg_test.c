@@ -486,13 +486,7 @@ TEST_F_TIMEOUT(msg, busy_poll_with_poller_needs_no_doorbell, 180)
 	int ret;
 
 	LCHAN_T_BODY();
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		SKIP(return, "needs a CPU for the pool and one for the test");
-	ret = lchan_t_pool_place(self->pool_cpus, sizeof(self->pool_cpus),
-				 sysconf(_SC_NPROCESSORS_ONLN) - 1, -1);
-	if (ret == -EPERM)
-		SKIP(return, "needs root to give the pool a CPU of its own");
-	ASSERT_EQ(0, ret) TH_LOG("placing the pool: %s", strerror(-ret));
+	LCHAN_T_POOL_OWN_CPU(self->pool_cpus);
 	/* Long idle time: the pollers must not sleep during the exchange. */
 	ASSERT_EQ(0, lchan_ctx_setup_poller(&self->cctx, 5000, -1, NULL));
 	ASSERT_EQ(0, lchan_ctx_setup_poller(&self->sctx, 5000, -1,

@@ -31,18 +31,10 @@ FIXTURE_TEARDOWN(poller)
 		lchan_t_set_param("poller_cpus", self->pool_cpus);
 }
 
-static int read_param(const char *name, char *buf, size_t len)
-{
-	char path[128];
-
-	snprintf(path, sizeof(path), LCHAN_T_PARAM_DIR "%s", name);
-	return lchan_t_read_sysfs(path, buf, len);
-}
-
 /* A line of the pool's sleep counters, for a failure's report. */
 static const char *pool_sleeps(char *buf, size_t len)
 {
-	if (read_param("poller_sleeps", buf, len))
+	if (lchan_t_get_param("poller_sleeps", buf, len))
 		snprintf(buf, len, "unknown");
 	return buf;
 }
@@ -102,7 +94,6 @@ TEST_F_TIMEOUT(poller, hundred_thousand_ops_no_syscall, 600)
 				  .access = LCHAN_ACCESS_ALL };
 	struct lchan_t_ep cli = { .slot = 4096, .nrecv = 4, .nsend = 64 };
 	const unsigned total = lchan_t_count(100000), every = 64;
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	char sleeps0[64], sleeps1[64];
 	unsigned long long enters0;
 	unsigned posted = 0, cqes = 0;
@@ -112,13 +103,7 @@ TEST_F_TIMEOUT(poller, hundred_thousand_ops_no_syscall, 600)
 
 	LCHAN_T_BODY();
 	/* The promise holds where the pool has a CPU to itself. */
-	if (ncpu < 2)
-		SKIP(return, "needs a CPU for the pool and one for the test");
-	ret = lchan_t_pool_place(self->pool_cpus, sizeof(self->pool_cpus),
-				 ncpu - 1, -1);
-	if (ret == -EPERM)
-		SKIP(return, "needs root to give the pool a CPU of its own");
-	ASSERT_EQ(0, ret) TH_LOG("placing the pool: %s", strerror(-ret));
+	LCHAN_T_POOL_OWN_CPU(self->pool_cpus);
 	ret = poller_pair(&srv, &cli, self->d.addr, 5000, NULL);
 	ASSERT_EQ(0, ret) TH_LOG("%s", strerror(-ret));
 	ASSERT_NE(0, cli.chan.info.chan_flags & LCHAN_CHAN_POLLER);
@@ -309,8 +294,8 @@ TEST_F_TIMEOUT(poller, pool_resized_with_live_channels, 300)
 	LCHAN_T_BODY();
 	if (geteuid())
 		SKIP(return, "needs root to set module parameters");
-	ASSERT_EQ(0, read_param("pollers", size0, sizeof(size0)));
-	ASSERT_EQ(0, read_param("poller_cpus", cpus0, sizeof(cpus0)));
+	ASSERT_EQ(0, lchan_t_get_param("pollers", size0, sizeof(size0)));
+	ASSERT_EQ(0, lchan_t_get_param("poller_cpus", cpus0, sizeof(cpus0)));
 	ASSERT_EQ(0, lchan_t_task_cpus(getpid(), all, sizeof(all)));
 	memset(srv, 0, sizeof(srv));
 	memset(cli, 0, sizeof(cli));
@@ -334,7 +319,7 @@ TEST_F_TIMEOUT(poller, pool_resized_with_live_channels, 300)
 		char want[24];
 
 		ASSERT_EQ(0, lchan_t_set_param("pollers", sizes[round]));
-		ASSERT_EQ(0, read_param("pollers", want, sizeof(want)));
+		ASSERT_EQ(0, lchan_t_get_param("pollers", want, sizeof(want)));
 		EXPECT_STREQ(sizes[round], want);
 		EXPECT_EQ(atoi(sizes[round]), lchan_t_poller_pids(NULL, 0));
 		/* The last CPU only, then every CPU again. */
@@ -345,8 +330,8 @@ TEST_F_TIMEOUT(poller, pool_resized_with_live_channels, 300)
 		}
 		if (round == 3) {
 			ASSERT_EQ(0, lchan_t_set_param("poller_cpus", "all"));
-			ASSERT_EQ(0, read_param("poller_cpus", want,
-						sizeof(want)));
+			ASSERT_EQ(0, lchan_t_get_param("poller_cpus", want,
+						       sizeof(want)));
 			EXPECT_STREQ("all", want);
 			expect_pool_cpus(_metadata, all);
 		}
@@ -382,11 +367,7 @@ TEST_F_TIMEOUT(poller, receive_at_qp_when_submit_returns, 300)
 	int ret;
 
 	LCHAN_T_BODY();
-	ret = lchan_t_pool_place(self->pool_cpus, sizeof(self->pool_cpus),
-				 0, 0);
-	if (ret == -EPERM)
-		SKIP(return, "needs root to put the pool on this test's CPU");
-	ASSERT_EQ(0, ret) TH_LOG("placing the pool: %s", strerror(-ret));
+	LCHAN_T_POOL_PLACE(self->pool_cpus, 0, 0);
 	ret = lchan_ctx_open(&srv.ctx);
 	if (!ret)
 		ret = lchan_ctx_open(&cli.ctx);
@@ -440,7 +421,7 @@ static long long pool_pressure_sleeps(void)
 	char buf[64];
 	long long idle, pressure;
 
-	if (read_param("poller_sleeps", buf, sizeof(buf)) ||
+	if (lchan_t_get_param("poller_sleeps", buf, sizeof(buf)) ||
 	    sscanf(buf, "idle %lld pressure %lld", &idle, &pressure) != 2)
 		return -1;
 	return pressure;
@@ -515,11 +496,7 @@ TEST_F_TIMEOUT(poller, busy_cpu_given_up_and_taken_back, 120)
 	LCHAN_T_BODY();
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		SKIP(return, "needs a CPU to give back to the pool");
-	ret = lchan_t_pool_place(self->pool_cpus, sizeof(self->pool_cpus),
-				 0, 0);
-	if (ret == -EPERM)
-		SKIP(return, "needs root to put the pool on this test's CPU");
-	ASSERT_EQ(0, ret) TH_LOG("placing the pool: %s", strerror(-ret));
+	LCHAN_T_POOL_PLACE(self->pool_cpus, 0, 0);
 	/* A thread still asleep for an earlier test's busy CPU finds it free. */
 	usleep(200000);
 	ret = poller_pair(&srv, &cli, self->d.addr, 5000, NULL);

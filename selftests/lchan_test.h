@@ -898,6 +898,15 @@ static inline int lchan_t_task_cpus(pid_t pid, char *buf, size_t len)
 
 #define LCHAN_T_PARAM_DIR "/sys/module/lchan/parameters/"
 
+/* Module parameter @name into @buf (@len bytes); 0 or -errno. */
+static inline int lchan_t_get_param(const char *name, char *buf, size_t len)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), LCHAN_T_PARAM_DIR "%s", name);
+	return lchan_t_read_sysfs(path, buf, len);
+}
+
 /* Write module parameter @name; 0 or -errno. */
 static inline int lchan_t_set_param(const char *name, const char *val)
 {
@@ -924,7 +933,7 @@ static inline int lchan_t_pool_place(char *saved, size_t len, int pool_cpu,
 
 	if (geteuid())
 		return -EPERM;
-	if (lchan_t_read_sysfs(LCHAN_T_PARAM_DIR "poller_cpus", saved, len))
+	if (lchan_t_get_param("poller_cpus", saved, len))
 		return -ENOENT;
 	snprintf(want, sizeof(want), "%d", pool_cpu);
 	if (lchan_t_set_param("poller_cpus", want))
@@ -935,5 +944,24 @@ static inline int lchan_t_pool_place(char *saved, size_t len, int pool_cpu,
 			CPU_SET(cpu, &cpus);
 	return sched_setaffinity(0, sizeof(cpus), &cpus) ? -errno : 0;
 }
+
+/* lchan_t_pool_place() in a test body: SKIP without root; else it works. */
+#define LCHAN_T_POOL_PLACE(saved, pool_cpu, own_cpu) do {		\
+	int _ret = lchan_t_pool_place(saved, sizeof(saved), pool_cpu,	\
+				      own_cpu);				\
+									\
+	if (_ret == -EPERM)						\
+		SKIP(return, "needs root to place the poller pool");	\
+	ASSERT_EQ(0, _ret) TH_LOG("placing the pool: %s", strerror(-_ret)); \
+} while (0)
+
+/* The pool on the last CPU and the test on the others: a CPU of its own. */
+#define LCHAN_T_POOL_OWN_CPU(saved) do {				\
+	long _ncpu = sysconf(_SC_NPROCESSORS_ONLN);			\
+									\
+	if (_ncpu < 2)							\
+		SKIP(return, "needs a CPU for the pool and one for the test"); \
+	LCHAN_T_POOL_PLACE(saved, _ncpu - 1, -1);			\
+} while (0)
 
 #endif /* LCHAN_TEST_H */
