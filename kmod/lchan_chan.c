@@ -162,6 +162,19 @@ static void lchan_chan_unbind_dev(struct lchan_chan *chan)
 	mutex_unlock(&dev->lock);
 }
 
+/*
+ * IB/RoCE: data arriving before the RTU (lost on the wire) shows the
+ * passive side that the connection is up.  rdma_cm learns that only when
+ * told; otherwise it waits for the peer to answer a resent REP.
+ */
+static void lchan_chan_qp_event(struct ib_event *event, void *context)
+{
+	struct lchan_chan *chan = context;
+
+	if (event->event == IB_EVENT_COMM_EST)
+		rdma_notify(chan->cm_id, event->event);
+}
+
 /* CQ, QP and rings for a channel whose cm_id has a device.  lock held. */
 int lchan_chan_create_qp(struct lchan_chan *chan,
 			 const struct lchan_ring_sizes *sizes)
@@ -186,6 +199,7 @@ int lchan_chan_create_qp(struct lchan_chan *chan,
 	}
 
 	attr.qp_context = chan;
+	attr.event_handler = lchan_chan_qp_event;
 	attr.send_cq = chan->cq;
 	attr.recv_cq = chan->cq;
 	attr.cap.max_send_wr = ring->sq.entries + LCHAN_QP_OWN_PER_QUEUE;
