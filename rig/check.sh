@@ -21,6 +21,8 @@
 #                test, a kernel WARNING and a panic, and its RDMA devices
 #                must work
 #   K tests      the guest job "tests" (lchan.ko + build/selftests)
+#   K two machines  the check lane's kernels: make check-2node
+#                (rig/two-node.sh), two guests across a virtual wire
 # Every check is a TAP line; the last line is "N passed, N failed, N
 # skipped" over all of them, on all kernels.  Exit status is non-zero on
 # any failure.
@@ -268,6 +270,32 @@ check_kernel() { # K
 		fi
 	else
 		notok "$p tests: not run, the module or selftests did not build"
+	fi
+
+	# The check lane's kernels also run across a wire (the rt lane adds
+	# the scheduler, not the network).
+	[ "$(rig_kernel_field "$k" lane)" = check ] || return 0
+	phase "$k two machines"
+	if [ "$built" = 1 ]; then
+		rc=0
+		"$RIG_DIR/two-node.sh" >"$L/two-node.log" 2>&1 || rc=$?
+		# Its failures and its tables (two machines, impaired wire).
+		grep -E '^not ok|^# (two machines|impaired wire|check-2node)' "$L/two-node.log" |
+			sed "s/^/# $p 2node: /" || true
+		s=$(tail -n 1 "$L/two-node.log")
+		if [[ $s =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped$ ]]; then
+			passed=$((passed + BASH_REMATCH[1]))
+			failed=$((failed + BASH_REMATCH[2]))
+			skipped=$((skipped + BASH_REMATCH[3]))
+			echo "# $p two machines: $s (log: $L/two-node.log)"
+			[ "$rc" = 0 ] || [ "${BASH_REMATCH[2]}" != 0 ] ||
+				notok "$p two machines: two-node.sh failed (exit $rc) without a failed test"
+		else
+			notok "$p two machines: two-node.sh gave no verdict (exit $rc)"
+			tail -n 40 "$L/two-node.log" | sed 's/^/#   /'
+		fi
+	else
+		notok "$p two machines: not run, the module did not build"
 	fi
 }
 

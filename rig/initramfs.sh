@@ -21,14 +21,14 @@ kroot=$kdir/root
 # needs libcrc32c and a crc32c algorithm.
 MODULES=(
 	virtio_pci virtio_net virtio_rng 9p 9pnet_virtio
-	dummy veth
+	dummy veth sch_netem
 	ib_core ib_uverbs ib_umad ib_cm iw_cm rdma_cm rdma_ucm rdma_rxe
 	crc32_generic crc32-pclmul libcrc32c crc32c_generic crc32c-intel
 )
 
 # Real programs (busybox would shadow some: call them by full path).
 PROGRAMS=(
-	/usr/sbin/ip /usr/bin/rdma /usr/bin/ss
+	/usr/sbin/ip /usr/sbin/tc /usr/bin/rdma /usr/bin/ss
 	/usr/bin/ibv_devices /usr/bin/ibv_devinfo
 	/usr/bin/ibv_rc_pingpong /usr/bin/ibv_ud_pingpong
 	/usr/bin/rping /usr/bin/udaddy /usr/bin/ucmatose

@@ -6,8 +6,10 @@
 # siw1 on the second, in both guests.  Guest a runs the servers, guest b
 # the clients (job "2node", rig/guest/2node.sh): connect/accept, every
 # data operation byte-checked, the message API, on rxe and siw over IPv4
-# and IPv6, a latency row of lchan_perf beside ib_send_lat, and what only
+# and IPv6, latency and bandwidth rows of lchan_perf beside perftest, and what only
 # a wire can break: the link cut short and long (QEMU monitor set_link),
+# loss, duplication and reordering (tc netem in the guests), guest a
+# reset mid-stream and back with a new listener (monitor system_reset),
 # and guest a powered off mid-stream (monitor quit).  Each guest's
 # monitor listens on a TCP port of 127.0.0.1; the guests ask for those
 # commands through the wire directory (req.NAME, done.NAME).
@@ -68,12 +70,13 @@ while :; do
 	udp_free "$p0" && udp_free $((p0 + 1)) && udp_free $((p0 + 2)) && udp_free $((p0 + 3)) && break
 done
 
-# A free TCP port on 127.0.0.1 for each guest's monitor.
+# Free TCP ports on 127.0.0.1 for each guest's monitor (m0 + N-1) and
+# QMP socket (m0 + 2 + N-1).
 tcp_free() { ! ss -Hltn 2>/dev/null | awk '{ print $4 }' | grep -q ":$1\$"; }
 while :; do
 	m0=$((20000 + RANDOM % 30000))
-	[ "$m0" -lt "$p0" ] || [ "$m0" -gt $((p0 + 3)) ] || continue
-	tcp_free "$m0" && tcp_free $((m0 + 1)) && break
+	[ "$m0" -gt $((p0 + 3)) ] || [ $((m0 + 3)) -lt "$p0" ] || continue
+	tcp_free "$m0" && tcp_free $((m0 + 1)) && tcp_free $((m0 + 2)) && tcp_free $((m0 + 3)) && break
 done
 
 guest_timeout=$((timeout_s - boot_margin))
@@ -93,6 +96,7 @@ guest_qemu() {
 	done
 	qemu+=(-virtfs "local,path=$wire,mount_tag=wire,security_model=none,id=wire"
 		-monitor "tcp:127.0.0.1:$((m0 + n - 1)),server=on,wait=off"
+		-qmp "tcp:127.0.0.1:$((m0 + 1 + n)),server=on,wait=off"
 		-serial "file:$run/$node/console.log"
 		-append "$append lchan.node=$node lchan.timeout=$guest_timeout")
 }
@@ -143,6 +147,32 @@ monitor() {
 	sleep 0.2
 	exec {fd}>&-
 }
+# reset NODE: a hard reset of NODE's machine, which boots again.  The
+# guests run with -no-reboot (a panic must end qemu, not loop), under
+# which a reset is a power-off: QMP allows the one reset, then restores
+# that.  Each reply is read until its "return" (or "error").
+declare -A qport=([a]=$((m0 + 2)) [b]=$((m0 + 3)))
+reset() {
+	local fd line cmd ok=0
+	exec {fd}<>"/dev/tcp/127.0.0.1/${qport[$1]}" || return 1
+	IFS= read -r -t 5 -u "$fd" line || true # the greeting
+	for cmd in '{"execute":"qmp_capabilities"}' \
+		'{"execute":"set-action","arguments":{"reboot":"reset"}}' \
+		'{"execute":"system_reset"}' \
+		'{"execute":"set-action","arguments":{"reboot":"shutdown"}}'; do
+		printf '%s\n' "$cmd" >&"$fd"
+		ok=0
+		while IFS= read -r -t 5 -u "$fd" line; do
+			case $line in
+			*'"return"'*) ok=1; break ;;
+			*'"error"'*) rig_log "QMP of $1: $cmd: $line"; break ;;
+			esac
+		done
+		[ "$ok" = 1 ] || break
+	done
+	exec {fd}>&-
+	[ "$ok" = 1 ]
+}
 # Requests of the guests (guest/2node.sh): req.NAME holds "NODE COMMAND".
 serve_requests() {
 	local f name node cmd
@@ -157,10 +187,14 @@ serve_requests() {
 		case $node in a | b) ;; *) continue ;; esac
 		case $cmd in
 		quit) asked_off[$node]=1 ;;
-		"set_link w"[12]" on" | "set_link w"[12]" off") ;;
+		"set_link w"[12]" on" | "set_link w"[12]" off" | system_reset) ;;
 		*) continue ;;
 		esac
-		monitor "$node" "$cmd" || rig_log "monitor of $node: \"$cmd\" not delivered"
+		if [ "$cmd" = system_reset ]; then
+			reset "$node" || rig_log "QMP of $node: the reset failed"
+		else
+			monitor "$node" "$cmd" || rig_log "monitor of $node: \"$cmd\" not delivered"
+		fi
 		: >"$wire/done.$name"
 	done
 }

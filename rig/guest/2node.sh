@@ -13,7 +13,9 @@
 #   cli.ID    b: the client is done (a then ends a server still waiting)
 #   a.exited, b.exited   the host: that guest's qemu has ended
 #   req.NAME  b: a request to the host, "NODE MONITOR-COMMAND" (set_link
-#             w1 off, quit: what only a wire can break)
+#             w1 off, system_reset, quit: what only a wire can break)
+#   a.boot1   a: its first boot's status, before the reset (so its
+#             second boot knows it is one)
 #   done.NAME the host: request NAME was given to NODE's qemu monitor
 #   a.verdict a: "pass" before it is powered off (its own part went well)
 # Every wait is bounded, and ends early when the peer's qemu is gone.
@@ -37,6 +39,9 @@ KA_MS=1000	# the keepalive tests' period
 # periods (an idle channel), each look up to 1/8 late (timer slack), and
 # 0.5 s for the host to carry out the cut and for emulation.
 KA_LIMIT=$(awk -v k="$KA_MS" 'BEGIN { printf "%.2f", 2.25 * k / 1000 + 0.5 }')
+# A streaming channel's: the look after its last completion re-arms, the
+# next sends a probe, the one after ends it (each up to 1/8 late).
+KA_STREAM_LIMIT=$(awk -v k="$KA_MS" 'BEGIN { printf "%.2f", 3.375 * k / 1000 + 0.5 }')
 
 node=
 read -r _cmdline </proc/cmdline
@@ -70,6 +75,25 @@ nic_of_mac() {
 	return 1
 }
 
+wire_nic() { # DEV: this node's NIC on DEV's wire
+	case $1 in rxe) _w=1 ;; *) _w=2 ;; esac
+	nic_of_mac "52:54:00:4c:0$_w:0$me"
+}
+
+# Impair what this node sends on DEV's wire (tc netem SPEC, commas for
+# spaces; empty: nothing), or stop doing so.
+netem_set() { # DEV SPEC
+	[ -n "$2" ] || return 0
+	_nn=$(wire_nic "$1") || return 1
+	# shellcheck disable=SC2046 # SPEC is a word list
+	/usr/sbin/tc qdisc replace dev "$_nn" root netem $(echo "$2" | tr , ' ')
+}
+netem_clear() { # DEV
+	_nn=$(wire_nic "$1") || return 1
+	/usr/sbin/tc qdisc del dev "$_nn" root 2>/dev/null
+	return 0
+}
+
 wire_up() { # DEV W
 	_nic=$(nic_of_mac "52:54:00:4c:0$2:0$me") || {
 		echo "no NIC with MAC 52:54:00:4c:0$2:0$me" >&2
@@ -83,6 +107,7 @@ wire_up() { # DEV W
 }
 
 mkdir -p "$LOGS" "$WIRE"
+modprobe sch_netem || tap "# $node: no sch_netem; the netem tests will fail"
 if ! mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 wire "$WIRE"; then
 	tap "not ok - $node: mount the wire directory (9p tag wire)"
 	exit 1
@@ -153,7 +178,6 @@ plan() {
 			echo "$_p.msg_lat|$_d|$_f|rdma|message API: lchan_msg_perf lat, 64 B and 64 KiB, verified|$T/lchan_msg_perf -s -a @A@ -p @P@|$T/lchan_msg_perf -c @A@ -p @P@ -t lat -S 64,65536 -n 100 -V"
 			echo "$_p.msg_bw|$_d|$_f|rdma|message API: lchan_msg_perf bw, 4 KiB and 64 KiB, verified|$T/lchan_msg_perf -s -a @A@ -p @P@|$T/lchan_msg_perf -c @A@ -p @P@ -t bw -S 4096,65536 -n 100 -V"
 		done
-		echo "$_d.ipv4.lat.lchan_perf|$_d|4|rdma|latency row: lchan_perf send_lat 64 B x 1000|$T/lchan_perf -s -a @A@ -p @P@|$T/lchan_perf -c @A@ -p @P@ -t send_lat -S 64 -n 1000 --json"
 		# perftest over rdma_cm (-R) between the guests on rxe was
 		# rejected now and then (no listener, reason 8), and the client
 		# then crashed in librdmacm: on rxe it exchanges over TCP and
@@ -163,7 +187,22 @@ plan() {
 		else
 			_pk=rdma _px="-R -d siw1"
 		fi
-		echo "$_d.ipv4.lat.ib_send_lat|$_d|4|$_pk|latency row: ib_send_lat 64 B x 1000|ib_send_lat $_px -p @P@ -s 64 -n 1000|ib_send_lat $_px -p @P@ -s 64 -n 1000 @A@"
+		# The two-machine table: lchan and perftest alternating, three
+		# rounds, medians (table()).
+		for _r in 1 2 3; do
+			echo "$_d.ipv4.lat.lchan_perf.$_r|$_d|4|rdma|latency row $_r: lchan_perf send_lat 64 B x 1000|$T/lchan_perf -s -a @A@ -p @P@|$T/lchan_perf -c @A@ -p @P@ -t send_lat -S 64 -n 1000 --json"
+			echo "$_d.ipv4.lat.ib_send_lat.$_r|$_d|4|$_pk|latency row $_r: ib_send_lat 64 B x 1000|ib_send_lat $_px -p @P@ -s 64 -n 1000|ib_send_lat $_px -p @P@ -s 64 -n 1000 @A@"
+			echo "$_d.ipv4.bw.lchan_perf.$_r|$_d|4|rdma|bandwidth row $_r: lchan_perf send_bw 64 KiB x 500|$T/lchan_perf -s -a @A@ -p @P@|$T/lchan_perf -c @A@ -p @P@ -t send_bw -S 65536 -n 500 --json"
+			echo "$_d.ipv4.bw.ib_send_bw.$_r|$_d|4|$_pk|bandwidth row $_r: ib_send_bw 64 KiB x 500|ib_send_bw $_px -p @P@ -s 65536 -n 500|ib_send_bw $_px -p @P@ -s 65536 -n 500 @A@"
+		done
+		# A byte-checked stream both ways, 5 s, the default rc, on a
+		# clean wire and then impaired in both directions (tc netem at
+		# both ends, ACTION netem:SPEC, commas for spaces): what loss,
+		# duplication and reordering cost (table()).
+		for _n in clean: loss1:loss,1% loss5:loss,5% dup5:duplicate,5% reorder:delay,2ms,reorder,25%; do
+			_ns=${_n#*:}
+			echo "$_d.ipv4.netem.${_n%%:*}|$_d|4|rdma|stream 5 s both ways, wire: $(echo "${_ns:-clean}" | tr , ' ')|$T/lchan_wire -t 5 -L 30 -s -a @A@ -p @P@|$T/lchan_wire -t 5 -L 30 -c @A@ -p @P@|netem:$_ns"
+		done
 	done
 	# What only a wire can break.  ACTION (b): cut:W:SECS cuts wire W at
 	# a's NIC ACT_AFTER s into the stream, for SECS.  A short cut (2 s,
@@ -179,6 +218,12 @@ plan() {
 	_w="$T/lchan_wire -t 60 -T 16 -R 5 -L 30"
 	echo "rxe.ipv4.cut_long|rxe|4|rdma|link cut 8 s, rc 16/5: both ends fail cleanly, b within the bound|$_w -X -s -a @A@ -p @P@|$_w -x -c @A@ -p @P@|cut:1:8"
 	echo "rxe.ipv4.after_cut|rxe|4|rdma|a new channel after the link returned, stream byte-exact|$T/lchan_wire -t 3 -s -a @A@ -p @P@|$T/lchan_wire -t 3 -c @A@ -p @P@"
+	# iWARP has no RC bound (TCP resends for minutes): a streaming
+	# channel's keepalive ends it (KA_STREAM_LIMIT after its last
+	# completion, judged here; lchan_wire -X only reports the time).
+	_w="$T/lchan_wire -t 60 -k $KA_MS -X -L 30"
+	echo "siw.ipv4.cut_long_ka|siw|4|rdma|link cut 8 s, keepalive $KA_MS ms: both ends fail cleanly, b within $KA_STREAM_LIMIT s of its last completion|$_w -s -a @A@ -p @P@|$_w -c @A@ -p @P@|cut:2:8"
+	echo "siw.ipv4.after_cut|siw|4|rdma|a new channel after the link returned, stream byte-exact|$T/lchan_wire -t 3 -s -a @A@ -p @P@|$T/lchan_wire -t 3 -c @A@ -p @P@"
 	# An idle channel sends nothing, so only its keepalive can notice
 	# that the peer vanished: the link cut 8 s, both ends must fail
 	# with the keepalive's CQE, b within KA_LIMIT of asking for the cut.
@@ -235,8 +280,9 @@ serve() {
 		_seq=$((_seq + 1))
 		_log=$LOGS/$_id.server.log
 		echo "rig: selftest 2node $_id" >/dev/kmsg 2>/dev/null
+		case $_act in netem:*) netem_set "$_d" "${_act#netem:}" >"$_log" 2>&1 ;; esac
 		# shellcheck disable=SC2046 # the command is a word list
-		setsid timeout "$SRV_LIMIT" $(cmd_of "$_srv" "$_d" "$_f" "$_port") >"$_log" 2>&1 &
+		setsid timeout "$SRV_LIMIT" $(cmd_of "$_srv" "$_d" "$_f" "$_port") >>"$_log" 2>&1 &
 		_spid=$!
 		if wait_listen "$_kind" "$_port" "$_spid" 2>>"$_log"; then
 			put "$WIRE/ready.$_id" ok
@@ -258,6 +304,7 @@ serve() {
 		kill "$_spid" 2>/dev/null
 		wait "$_spid"
 		_rc=$?
+		case $_act in netem:*) netem_clear "$_d" ;; esac
 		echo "# exit status $_rc" >>"$_log"
 		# For b to quote when the test fails.
 		cp "$_log" "$WIRE/log.$_id"
@@ -268,12 +315,51 @@ serve() {
 
 # ------------------------------------------------------------ b: clients
 
-# Median latency of a latency row's client log.
-lat_of() { # ID LOG
+# The figure a table row's client log gives (table()): latency rows the
+# median one-way time in us, bandwidth rows MB/s (10^6 B, from the
+# message rate both tools print), stream rows lchan_wire's MB/s.
+value_of() { # ID LOG
 	case $1 in
-	*.lchan_perf) sed -n 's/.*"t_median_us": \([0-9.]*\).*/\1/p' "$2" | head -n 1 ;;
-	*.ib_send_lat) awk '$1 == 64 && NF >= 9 && $5 ~ /^[0-9.]+$/ { print $5; exit }' "$2" ;;
+	*.lat.lchan_perf.*) sed -n 's/.*"t_median_us": \([0-9.]*\).*/\1/p' "$2" | head -n 1 ;;
+	*.lat.ib_send_lat.*) awk '$1 == 64 && NF >= 9 && $5 ~ /^[0-9.]+$/ { print $5; exit }' "$2" ;;
+	*.bw.lchan_perf.*)
+		sed -n 's/.*"msg_rate_mpps": \([0-9.]*\).*/\1/p' "$2" | head -n 1 |
+			awk '{ printf "%.1f\n", $1 * 65536 }'
+		;;
+	*.bw.ib_send_bw.*) awk '$1 == 65536 && NF >= 5 && $5 ~ /^[0-9.]+$/ { printf "%.1f\n", $5 * 65536; exit }' "$2" ;;
+	*.netem.*) sed -n 's/^throughput \([0-9.]*\) MB\/s.*/\1/p' "$2" | head -n 1 ;;
 	esac
+}
+
+# The median of the figures in FILES (none: nothing).
+median_of() { # FILES...
+	cat "$@" 2>/dev/null | sort -n | awk '{ v[NR] = $1 }
+		END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'
+}
+
+ratio() { # A B: A / B
+	awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else print "?" }'
+}
+
+# The two-machine table (lchan beside perftest) and what an impaired
+# wire costs: ratios, reported, not bounds.
+table() {
+	for _d in rxe siw; do
+		_v=/tmp/val.$_d.ipv4
+		_l=$(median_of "$_v".lat.lchan_perf.*)
+		_p=$(median_of "$_v".lat.ib_send_lat.*)
+		tap "# two machines, $_d IPv4, 64 B SEND latency, median one way (median of 3 rounds): lchan_perf ${_l:-?} us, ib_send_lat ${_p:-?} us, lchan/perftest $(ratio "$_l" "$_p")"
+		_l=$(median_of "$_v".bw.lchan_perf.*)
+		_p=$(median_of "$_v".bw.ib_send_bw.*)
+		tap "# two machines, $_d IPv4, 64 KiB SEND bandwidth (median of 3 rounds): lchan_perf ${_l:-?} MB/s, ib_send_bw ${_p:-?} MB/s, lchan/perftest $(ratio "$_l" "$_p")"
+		_c=$(cat "$_v.netem.clean" 2>/dev/null)
+		_row=
+		for _nt in loss1 loss5 dup5 reorder; do
+			_n=$(cat "$_v.netem.$_nt" 2>/dev/null)
+			_row="$_row, $_nt ${_n:-?} ($(ratio "$_n" "$_c"))"
+		done
+		tap "# impaired wire, $_d IPv4, lchan_wire 4 KiB both ways, MB/s received (ratio to clean): clean ${_c:-?}$_row"
+	done
 }
 
 # Ask the host for NODE's qemu monitor to run COMMAND, and wait until it
@@ -327,7 +413,9 @@ wire_summary() { # CLIENT-LOG SERVER-LOG
 	_wd=$(lost_after "$1")
 	_ws=$(lost_after "$2")
 	_wb=$(sed -n 's/^rc .*: bound \([0-9.]*\) s/\1/p' "$1" | head -n 1)
+	_wt=$(sed -n 's/^throughput \([0-9.]*\) MB\/s.*/\1/p' "$1" | head -n 1)
 	printf '; longest silence %s s' "$_wc"
+	[ -z "$_wt" ] || printf '; %s MB/s received' "$_wt"
 	[ -z "$_wd" ] || printf '; peer loss noticed on b after %s, on a after %s; bound %s s' "$_wd" "${_ws:-?}" "${_wb:-?}"
 }
 
@@ -370,7 +458,8 @@ run_clients() {
 		fi
 		echo "rig: selftest 2node $_id" >/dev/kmsg 2>/dev/null
 		_t0=$(date +%s)
-		if [ -n "$_act" ]; then
+		case $_act in
+		cut:*)
 			# shellcheck disable=SC2046 # the command is a word list
 			timeout "$CLI_LIMIT" $(cmd_of "$_cli" "$_d" "$_f" "$_port") >"$_log" 2>&1 &
 			_cpid=$!
@@ -381,11 +470,22 @@ run_clients() {
 			wait "$_cpid"
 			_crc=$?
 			cat "$_log.act" >>"$_log"
-		else
-			# shellcheck disable=SC2046 # the command is a word list
-			timeout "$CLI_LIMIT" $(cmd_of "$_cli" "$_d" "$_f" "$_port") >"$_log" 2>&1
-			_crc=$?
-		fi
+			;;
+		*)
+			_crc=0
+			case $_act in
+			netem:*) netem_set "$_d" "${_act#netem:}" >"$_log.act" 2>&1 || _crc=99 ;;
+			esac
+			if [ "$_crc" = 0 ]; then
+				# shellcheck disable=SC2046 # the command is a word list
+				timeout "$CLI_LIMIT" $(cmd_of "$_cli" "$_d" "$_f" "$_port") >"$_log" 2>&1
+				_crc=$?
+			fi
+			case $_act in
+			netem:*) netem_clear "$_d"; cat "$_log.act" >>"$_log" ;;
+			esac
+			;;
+		esac
 		_secs=$(($(date +%s) - _t0))
 		put "$WIRE/cli.$_id" "$_crc"
 		if wait_file "$WIRE/srv.$_id" $((SRV_WAIT + LINGER)); then
@@ -393,16 +493,25 @@ run_clients() {
 		else
 			_src="none (no word from a)"
 		fi
-		case $_id in *.lat.*) lat_of "$_id" "$_log" >"/tmp/lat.$_id" ;; esac
+		case $_id in *.lat.* | *.bw.* | *.netem.*) value_of "$_id" "$_log" >"/tmp/val.$_id" ;; esac
 		if [ "$_crc" = 4 ] && { [ "$_src" = 0 ] || [ "$_src" = 1 ]; }; then
 			# lchan_perf's skip (a test the device cannot run); the
 			# server ends as the client leaves.
 			tap "ok - $_what # SKIP $(grep -m 1 'skipped' "$_log" | sed 's/^lchan_perf: //')"
-		elif [ "$_crc" = 0 ] && [ "$_src" = 0 ] && [ -n "$_act" ] &&
-			! cut_seen "$_act" "$_log"; then
+		elif [ "$_crc" = 0 ] && [ "$_src" = 0 ] &&
+			case $_act in cut:*) ! cut_seen "$_act" "$_log" ;; *) false ;; esac; then
 			tap "not ok - $_what: the stream did not stall, so the cut missed it"
 			show_logs "$_id" "$_log"
 			echo "$_id" >>/tmp/2node-failed
+		elif [ "$_crc" = 0 ] && [ "$_src" = 0 ] &&
+			[ "${_id##*.}" = cut_long_ka ]; then
+			if _kv=$(lost_verdict "$_log" 0); then
+				tap "ok - $_what (${_secs}s); b: $_kv"
+			else
+				tap "not ok - $_what: b: $_kv"
+				show_logs "$_id" "$_log"
+				echo "$_id" >>/tmp/2node-failed
+			fi
 		elif [ "$_crc" = 0 ] && [ "$_src" = 0 ] &&
 			[ "${_id##*.}" = keepalive ]; then
 			_kt=$(keepalive_after "$_log") || _kt=
@@ -415,7 +524,7 @@ run_clients() {
 			fi
 		elif [ "$_crc" = 0 ] && [ "$_src" = 0 ]; then
 			tap "ok - $_what (${_secs}s)$(wire_summary "$_log" "$WIRE/log.$_id")"
-		elif [ "${_id##*.}" = ib_send_lat ]; then
+		elif case $_id in *.ib_send_*) true ;; *) false ;; esac; then
 			# perftest is the yardstick, not the thing tested (its
 			# clock calibration fails now and then under emulation).
 			tap "ok - $_what # SKIP perftest failed: client exit $_crc, server exit $_src"
@@ -432,41 +541,260 @@ run_clients() {
 			echo "$_id" >>/tmp/2node-failed
 		fi
 	done
-	# The latency rows side by side: a ratio, not a bound.
-	for _d in rxe siw; do
-		_l=$(cat "/tmp/lat.$_d.ipv4.lat.lchan_perf" 2>/dev/null)
-		_p=$(cat "/tmp/lat.$_d.ipv4.lat.ib_send_lat" 2>/dev/null)
-		_r=$(awk -v l="$_l" -v p="$_p" 'BEGIN { if (l > 0 && p > 0) printf "%.2f", l / p; else print "?" }')
-		tap "# latency $_d IPv4 a<->b, 64 B SEND, median one way: lchan_perf ${_l:-?} us, ib_send_lat ${_p:-?} us, lchan/perftest $_r"
-	done
+	table
 	[ ! -s /tmp/2node-failed ]
+}
+
+# ------------------------------------------------------------ streams
+
+# The scenarios below run several lchan_wire streams at once, each a line
+# of a stream plan (ld_plan, rb_plan, po_plan): ID|DEV|PORT|OPTIONS|WHAT,
+# OPTIONS the client's.
+streams_plan() { # PLAN
+	case $1 in
+	ld) ld_plan ;;
+	rb) rb_plan ;;
+	po) po_plan ;;
+	esac
+}
+
+# a: a server for every stream of PLAN (lchan_wire -s OPTIONS...), left
+# running, their pids in /tmp/PLAN.pids; fails unless all listen.
+streams_listen() { # PLAN SUFFIX OPTIONS...
+	_sp=$1 _sx=$2
+	shift 2
+	_sok=0
+	: >"/tmp/$_sp.pids"
+	streams_plan "$_sp" >"/tmp/$_sp.plan"
+	while IFS='|' read -r _id _d _port _opts _what; do
+		_slog=$LOGS/$_id$_sx.server.log
+		echo "rig: selftest 2node $_id$_sx" >/dev/kmsg 2>/dev/null
+		setsid "$T/lchan_wire" -s -a "$(addr "$_d" 4 1)" -p "$_port" "$@" >"$_slog" 2>&1 &
+		echo "$!" >>"/tmp/$_sp.pids"
+		wait_listen rdma "$_port" $! 2>>"$_slog" || _sok=1
+	done <"/tmp/$_sp.plan"
+	return $_sok
+}
+
+# a: wait for PLAN's servers; put their status (0: all streamed whole)
+# in srv.PLAN for b.
+streams_served() { # PLAN
+	_src=0
+	while read -r _p; do
+		wait "$_p" || _src=1
+	done <"/tmp/$1.pids"
+	put "$WIRE/srv.$1" "$_src"
+}
+
+# b: a client for every stream of PLAN (lchan_wire -c, the plan's
+# options and OPTIONS...) in the background, its pid in /tmp/ID.pid.
+streams_connect() { # PLAN SUFFIX OPTIONS...
+	_sp=$1 _sx=$2
+	shift 2
+	streams_plan "$_sp" >"/tmp/$_sp.plan"
+	while IFS='|' read -r _id _d _port _opts _what; do
+		echo "rig: selftest 2node $_id$_sx" >/dev/kmsg 2>/dev/null
+		# shellcheck disable=SC2086 # options are a word list
+		timeout 90 "$T/lchan_wire" -c "$(addr "$_d" 4 1)" -p "$_port" $_opts "$@" \
+			>"$LOGS/$_id$_sx.client.log" 2>&1 &
+		echo "$!" >"/tmp/$_id$_sx.pid"
+	done <"/tmp/$_sp.plan"
+}
+
+# b: PLAN's servers listen on a (ready.PLAN), or say why not.
+streams_ready() { # PLAN WHAT SECS
+	wait_file "$WIRE/ready.$1" "$3" && [ "$(cat "$WIRE/ready.$1")" = ok ] && return 0
+	tap "not ok - $2: a's stream servers did not listen"
+	return 1
+}
+
+# b: PLAN's servers' status from a (streams_served).
+streams_a_ok() { # PLAN
+	wait_file "$WIRE/srv.$1" $((SRV_WAIT + LINGER)) && [ "$(cat "$WIRE/srv.$1")" = 0 ]
+}
+
+# ------------------------------------------------------------ load
+
+# Sixteen streams at once, eight on each wire, 5 s both ways, byte-exact
+# (the load across the wire, at a size two 1-vCPU guests carry).
+LD_PORT=$((BASE_PORT + 700))
+LD_STREAMS=8
+ld_plan() {
+	for _d in rxe siw; do
+		_i=0
+		while [ "$_i" -lt "$LD_STREAMS" ]; do
+			echo "ld.$_d.$_i|$_d|$((LD_PORT + _i))|-t 5 -L 30|stream $_i"
+			_i=$((_i + 1))
+		done
+		LD_PORT=$((LD_PORT + 20))
+	done
+}
+
+load_serve() {
+	if streams_listen ld "" -t 5 -L 30; then put "$WIRE/ready.ld" ok; else put "$WIRE/ready.ld" fail; fi
+	streams_served ld
+}
+
+load() {
+	streams_ready ld "load" "$READY_LIMIT" || return 1
+	_t0=$(date +%s)
+	streams_connect ld ""
+	_lf=0
+	for _d in rxe siw; do
+		_n=0 _bad='' _mb=0
+		while IFS='|' read -r _id _dd _port _opts _what; do
+			[ "$_dd" = "$_d" ] || continue
+			wait "$(cat "/tmp/$_id.pid")" || _bad="$_bad $_id"
+			_n=$((_n + 1))
+			_mb=$(awk -v a="$_mb" -v b="$(sed -n 's/^throughput \([0-9.]*\) MB\/s.*/\1/p' "$LOGS/$_id.client.log")" 'BEGIN { printf "%.2f", a + b }')
+		done </tmp/ld.plan
+		if [ -z "$_bad" ]; then
+			tap "ok - $_d: $_n streams at once, 5 s both ways, byte-exact; $_mb MB/s received by b in all"
+		else
+			tap "not ok - $_d: $_n streams at once, 5 s both ways: failed:$_bad"
+			for _id in $_bad; do
+				tail -n 8 "$LOGS/$_id.client.log" | sed "s/^/# $_id: /" | tee -a "$TAP"
+			done
+			_lf=1
+		fi
+	done
+	if streams_a_ok ld; then
+		tap "ok - load: a's $((2 * LD_STREAMS)) servers streamed byte-exact ($(($(date +%s) - _t0)) s in all)"
+	else
+		tap "not ok - load: a's servers: $(cat "$WIRE/srv.ld" 2>/dev/null || echo 'no word')"
+		_lf=1
+	fi
+	return $_lf
+}
+
+# ------------------------------------------------------------ lost peers
+
+# Seconds from b's last completion to its first error (lchan_wire).
+silent_before_error() { # LOG
+	sed -n 's/^peer lost: .* after \([0-9.]*\) s without a completion.*/\1/p' "$1" | head -n 1
+}
+
+
+# b's verdict on a stream that must have lost its peer: the client's
+# exit status (lchan_wire -x judges the RC bound), and for a keepalive
+# stream (-k) the keepalive's own limit.  Prints the finding.
+lost_verdict() { # LOG CLIENT-EXIT
+	[ "$2" = 0 ] || { echo "exit $2"; return 1; }
+	_det=$(lost_after "$1")
+	_bnd=$(sed -n 's/^rc .*: bound \([0-9.]*\) s/\1 s/p' "$1")
+	_set=$(sed -n 's/.*returned ENOTCONN \([0-9.]*\) s after the error.*/\1 s/p' "$1")
+	_cls=$(sed -n 's/^closed in \([0-9.]*\) s/\1 s/p' "$1")
+	if grep -q '^keepalive [0-9]* ms' "$1"; then
+		_sb=$(silent_before_error "$1")
+		echo "error ${_sb:-?} s after the last completion, limit $KA_STREAM_LIMIT s ($(sed -n 's/^keepalive //p' "$1")); a wait without timeout returned ENOTCONN ${_set:-?} later; closed in ${_cls:-?}"
+		[ -n "$_sb" ] && awk -v t="$_sb" -v l="$KA_STREAM_LIMIT" 'BEGIN { exit !(t <= l) }'
+		return
+	fi
+	echo "error after ${_det:-?}, bound ${_bnd:-?}; a wait without timeout returned ENOTCONN ${_set:-?} later; closed in ${_cls:-?}"
+}
+
+# ------------------------------------------------------------ reboot
+
+# a streams to b on two channels (rxe with rc 16/5, siw with a 1 s
+# keepalive) and the host resets a's machine mid-stream (monitor
+# system_reset: no FIN, no disconnect).  b's old channels must fail
+# within their limits.  a boots again and a new process listens on the
+# same ports: new channels must connect and stream byte-exact, and b
+# hold nothing of the old ones.  a knows its second boot by
+# $WIRE/a.boot1 (its first's status).
+RB_PORT=$((BASE_PORT + 800))
+REBOOT_LIMIT=180	# b waits this long for a to be back and listening
+rb_plan() {
+	echo "rb.rxe|rxe|$RB_PORT|-T 16 -R 5 -x -L 30|rc 16/5"
+	echo "rb.siw|siw|$((RB_PORT + 1))|-X -k $KA_MS -L 30|keepalive $KA_MS ms"
+}
+
+# a, first boot: stream servers until the reset (or b is gone).
+reboot_serve() {
+	if streams_listen rb "" -t 600 -L 600; then _ok=ok; else _ok=fail; fi
+	put "$WIRE/a.boot1" "$failed"
+	put "$WIRE/ready.rb" "$_ok"
+	while [ ! -e "$WIRE/b.exited" ]; do
+		sleep 1
+	done
+}
+
+# a, second boot: new servers on the same ports, one short stream each.
+rebooted_serve() {
+	if streams_listen rb .new -t 3; then put "$WIRE/ready.rb2" ok; else put "$WIRE/ready.rb2" fail; fi
+	streams_served rb
+}
+
+# b: the old channels across the reset, then new ones.
+reboot() {
+	streams_ready rb "reboot" "$READY_LIMIT" || return 1
+	streams_connect rb "" -t 600
+	sleep "$ACT_AFTER"
+	host_do rb a system_reset >>"$LOGS/rb.host.log" 2>&1
+	_t0=$(date +%s)
+	_rf=0
+	while IFS='|' read -r _id _d _port _opts _what; do
+		wait "$(cat "/tmp/$_id.pid")"
+		_crc=$?
+		if _v=$(lost_verdict "$LOGS/$_id.client.log" "$_crc"); then
+			tap "ok - $_d: peer machine reset mid-stream, $_what: the old channel failed: $_v"
+		else
+			tap "not ok - $_d: peer machine reset mid-stream, $_what: $_v"
+			sed 's/^/# /' "$LOGS/$_id.client.log" | tee -a "$TAP"
+			_rf=1
+		fi
+	done </tmp/rb.plan
+	sed 's/^/# /' "$LOGS/rb.host.log" | tee -a "$TAP"
+	_left=$(find /sys/kernel/lchan/channels -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
+	if [ "$_left" = 0 ]; then
+		tap "ok - reboot: the old channels closed, none left in sysfs"
+	else
+		tap "not ok - reboot: $_left channels left in sysfs after closing the old ones"
+		_rf=1
+	fi
+	streams_ready rb2 "reboot: a back up within ${REBOOT_LIMIT}s" "$REBOOT_LIMIT" || return 1
+	tap "# reboot: a listened again $(($(date +%s) - _t0)) s after the reset was done"
+	streams_connect rb .new -t 3
+	while IFS='|' read -r _id _d _port _opts _what; do
+		_log=$LOGS/$_id.new.client.log
+		if wait "$(cat "/tmp/$_id.new.pid")"; then
+			tap "ok - $_d: a new channel to the rebooted peer's new listener on the same port, stream byte-exact$(wire_summary "$_log" /dev/null)"
+		else
+			tap "not ok - $_d: a new channel to the rebooted peer's new listener on the same port"
+			sed 's/^/# /' "$_log" | tee -a "$TAP"
+			_rf=1
+		fi
+	done </tmp/rb.plan
+	if streams_a_ok rb; then
+		tap "ok - reboot: a's new servers streamed byte-exact"
+	else
+		tap "not ok - reboot: a's new servers: $(cat "$WIRE/srv.rb" 2>/dev/null || echo 'no word')"
+		_rf=1
+	fi
+	return $_rf
 }
 
 # ------------------------------------------------------------ power-off
 
-# Last, as a does not come back: a streams to b on three channels (rxe
-# with rc 16/5, rxe with the defaults, siw), and the host quits a's qemu
-# mid-stream (no FIN, no disconnect).  b's rxe channels must fail within
-# their bounds, its waiters return, and nothing be left behind (sysfs,
-# rdma resource).  siw learns only from TCP's retransmission timeout
-# (minutes): b watches 20 s, reports, and closes.
+# Last, as a does not come back: a streams to b on four channels (rxe
+# with rc 16/5, rxe with the defaults, siw with a keepalive, siw with
+# none), and the host quits a's qemu mid-stream (no FIN, no disconnect).
+# b's channels must fail within their limits, its waiters return, and
+# nothing be left behind (sysfs, rdma resource).  siw without a
+# keepalive learns only from TCP's retransmission timeout (minutes): b
+# watches it 20 s, reports, and closes.
 PO_PORT=$((BASE_PORT + 900))
+DDC=/sys/kernel/debug/dynamic_debug/control
 po_plan() {
 	echo "po.rxe.rc|rxe|$PO_PORT|-T 16 -R 5 -x -L 30|rc 16/5"
 	echo "po.rxe.default|rxe|$((PO_PORT + 1))|-x -L 30|the default rc"
-	echo "po.siw|siw|$((PO_PORT + 2))|-o -L 20|TCP (watched 20 s)"
+	echo "po.siw.keepalive|siw|$((PO_PORT + 2))|-X -k $KA_MS -L 30|keepalive $KA_MS ms"
+	echo "po.siw|siw|$((PO_PORT + 3))|-o -L 20|TCP (watched 20 s)"
 }
 
 poweroff_serve() {
-	_ok=ok
-	po_plan >/tmp/po.plan
-	while IFS='|' read -r _id _d _port _opts _what; do
-		echo "rig: selftest 2node $_id" >/dev/kmsg 2>/dev/null
-		setsid "$T/lchan_wire" -s -a "$(addr "$_d" 4 1)" -p "$_port" -t 600 -L 600 \
-			>"$LOGS/$_id.server.log" 2>&1 &
-		wait_listen rdma "$_port" $! 2>>"$LOGS/$_id.server.log" || _ok=fail
-	done </tmp/po.plan
-	put "$WIRE/a.verdict" pass
+	if streams_listen po "" -t 600 -L 600; then _ok=ok; else _ok=fail; fi
+	if [ "$failed" = 0 ]; then put "$WIRE/a.verdict" pass; else put "$WIRE/a.verdict" fail; fi
 	put "$WIRE/ready.po" "$_ok"
 	# Until the host pulls the plug (or b is gone without asking).
 	while [ ! -e "$WIRE/b.exited" ]; do
@@ -480,21 +808,12 @@ po_resources() {
 }
 
 poweroff() {
-	if ! wait_file "$WIRE/ready.po" "$READY_LIMIT" || [ "$(cat "$WIRE/ready.po")" != ok ]; then
-		tap "not ok - power-off: a's stream servers did not listen"
-		return 1
-	fi
+	streams_ready po "power-off" "$READY_LIMIT" || return 1
 	_base=$(po_resources)
-	po_plan >/tmp/po.plan
-	_pids=
-	while IFS='|' read -r _id _d _port _opts _what; do
-		echo "rig: selftest 2node $_id" >/dev/kmsg 2>/dev/null
-		# shellcheck disable=SC2086 # options are a word list
-		timeout 90 "$T/lchan_wire" -c "$(addr "$_d" 4 1)" -p "$_port" -t 600 $_opts \
-			>"$LOGS/$_id.client.log" 2>&1 &
-		_pids="$_pids $!"
-		echo "$!" >"/tmp/$_id.pid"
-	done </tmp/po.plan
+	# When rxe's retransmit timer fires (dynamic debug, into the kernel
+	# log): what a late detection is made of.
+	echo 'func retransmit_timer +p' >"$DDC" 2>/dev/null
+	streams_connect po "" -t 600
 	sleep "$ACT_AFTER"
 	host_do po a quit >>"$LOGS/po.host.log" 2>&1
 	_pf=0
@@ -502,21 +821,21 @@ poweroff() {
 		wait "$(cat "/tmp/$_id.pid")"
 		_crc=$?
 		_log=$LOGS/$_id.client.log
-		_det=$(lost_after "$_log")
-		_bnd=$(sed -n 's/^rc .*: bound \([0-9.]*\) s/\1 s/p' "$_log")
-		_cls=$(sed -n 's/^closed in \([0-9.]*\) s/\1 s/p' "$_log")
-		_set=$(sed -n 's/.*returned ENOTCONN \([0-9.]*\) s after the error/\1 s/p' "$_log")
-		if [ "$_crc" = 0 ] && [ "$_d" = siw ]; then
-			tap "ok - $_d: peer powered off mid-stream, $_what: $(grep -m 1 -E '^(peer lost|nothing for)' "$_log"); closed in ${_cls:-?}"
-		elif [ "$_crc" = 0 ]; then
-			tap "ok - $_d: peer powered off mid-stream, $_what: error after ${_det:-?}, bound ${_bnd:-?}; a wait without timeout returned ENOTCONN ${_set:-?} later; closed in ${_cls:-?}"
+		if [ "$_crc" = 0 ] && [ "$_id" = po.siw ]; then
+			tap "ok - $_d: peer powered off mid-stream, $_what: $(grep -m 1 -E '^(peer lost|nothing for)' "$_log"); closed in $(sed -n 's/^closed in \([0-9.]*\) s/\1 s/p' "$_log")"
+		elif _v=$(lost_verdict "$_log" "$_crc"); then
+			tap "ok - $_d: peer powered off mid-stream, $_what: $_v"
 		else
-			tap "not ok - $_d: peer powered off mid-stream, $_what (exit $_crc)"
+			tap "not ok - $_d: peer powered off mid-stream, $_what: $_v"
 			sed 's/^/# /' "$_log" | tee -a "$TAP"
 			_pf=1
 		fi
 	done </tmp/po.plan
 	sed 's/^/# /' "$LOGS/po.host.log" | tee -a "$TAP"
+	echo 'func retransmit_timer -p' >"$DDC" 2>/dev/null
+	dmesg | grep 'retransmit' >"$LOGS/po.timers.log"
+	tap "# rxe retransmit timer on b fired at (kernel log clock): $(sed -n 's/^\[ *\([0-9.]*\)\].*qp#\([0-9]*\).*/\1 (qp#\2)/p' "$LOGS/po.timers.log" | tr '\n' ' ')"
+	grep -H '^first error at' "$LOGS"/po.rxe.*.client.log | sed "s|^$LOGS/|# |" | tee -a "$TAP"
 	_left=$(find /sys/kernel/lchan/channels -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
 	_now=$(po_resources)
 	if [ "$_left" = 0 ] && [ "$_now" = "$_base" ]; then
@@ -530,10 +849,22 @@ poweroff() {
 }
 
 if [ "$node" = a ]; then
-	serve
+	if [ -e "$WIRE/a.boot1" ]; then
+		failed=$(cat "$WIRE/a.boot1")
+		tap "# a: booted again after the reset"
+		rebooted_serve
+	else
+		serve
+		load_serve
+		reboot_serve
+		# b gone before asking for the reset: nothing more to serve.
+		[ ! -e "$WIRE/b.exited" ] || exit "$failed"
+	fi
 	poweroff_serve
-	exit $failed
+	exit "$failed"
 fi
 run_clients || failed=1
+load || failed=1
+reboot || failed=1
 poweroff || failed=1
-exit $failed
+exit "$failed"
