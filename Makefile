@@ -210,6 +210,13 @@ bench-fabric:
 	LCHAN_BENCH_ONLY=fabric rig/bench.sh
 .PHONY: bench-fabric
 
+# Only the two-machine table of make bench (about 4 minutes): lchan_perf
+# beside perftest between two guests across a virtual wire, three rounds,
+# medians: bench/<kernel>/two-machines.md.
+bench-2node:
+	LCHAN_BENCH_ONLY=2node rig/bench.sh
+.PHONY: bench-2node
+
 # The poller goals' latency rows alone, as medians of ROUNDS alternating
 # rounds (default 3) on rxe0 and siw0, ratios printed (about 10 minutes).
 ROUNDS ?= 3

@@ -29,6 +29,9 @@
 # over lchan, verbs and tcp, beside lchan_perf), into fabric.tsv and
 # fabric-info.txt, reported as fabric.md / fabric.json
 # (rig/fabric_report.py); a whole run makes those too.
+# LCHAN_BENCH_ONLY=2node: only the two-machine table (lchan_perf beside
+# perftest between two guests across a virtual wire: rig/two-node.sh with
+# LCHAN_2NODE_ONLY=table), into two-machines.md; a whole run makes it too.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -115,10 +118,25 @@ report() {
 	fi
 }
 
+# The two-machine table: the guests write it whole (guest/2node.sh).
+two_machines() {
+	local run
+	run=$(LCHAN_KERNEL=${LCHAN_KERNEL:-$(rig_kernel)} rig_run_dir 2node)
+	LCHAN_2NODE_ONLY=table "$RIG_DIR/two-node.sh" || return 1
+	mkdir -p "$dest"
+	cp "$run/b/two-machines.md" "$dest/two-machines.md" || return 1
+	rig_log "report: $dest/two-machines.md"
+}
+
 rc=0
+if [ "$report_only" = 0 ] && [ "${LCHAN_BENCH_ONLY:-}" = 2node ]; then
+	two_machines
+	exit
+fi
 if [ "$report_only" = 0 ]; then
 	measure || rc=$?
 	[ -s "$dest/rows.tsv" ] || [ -s "$dest/connect.tsv" ] || [ -s "$dest/fabric.tsv" ] || exit 1
+	[ -n "${LCHAN_BENCH_ONLY:-}" ] || two_machines || rc=1
 fi
 report
 exit "$rc"

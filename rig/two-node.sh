@@ -81,6 +81,9 @@ done
 
 guest_timeout=$((timeout_s - boot_margin))
 vm_append "$job"
+# LCHAN_2NODE_ONLY=table: the two-machine table's rows alone (make
+# bench-2node).
+[ -z "${LCHAN_2NODE_ONLY:-}" ] || append+=" lchan.2node_only=$LCHAN_2NODE_ONLY"
 # guest_qemu NODE N: the command line of guest NODE (a: N=1, b: N=2) in
 # qemu.  Wire W's NIC has MAC 52:54:00:4c:0W:0N (guest/2node.sh finds
 # it by that); guest N's end of wire W is port p0 + 2(W-1) + N-1.
@@ -149,27 +152,35 @@ monitor() {
 }
 # reset NODE: a hard reset of NODE's machine, which boots again.  The
 # guests run with -no-reboot (a panic must end qemu, not loop), under
-# which a reset is a power-off: QMP allows the one reset, then restores
+# which a reset is a power-off: QMP allows resets until the new kernel
+# has started (the firmware resets once more itself), then restores
 # that.  Each reply is read until its "return" (or "error").
 declare -A qport=([a]=$((m0 + 2)) [b]=$((m0 + 3)))
+qmp() { # FD COMMAND
+	local line
+	printf '%s\n' "$2" >&"$1"
+	while IFS= read -r -t 5 -u "$1" line; do
+		case $line in
+		*'"return"'*) return 0 ;;
+		*'"error"'*) rig_log "QMP: $2: $line"; return 1 ;;
+		esac
+	done
+	return 1
+}
 reset() {
-	local fd line cmd ok=0
+	local fd line boots i=0 ok=1
+	boots=$(grep -ac 'Linux version' "$run/$1/console.log" || true)
 	exec {fd}<>"/dev/tcp/127.0.0.1/${qport[$1]}" || return 1
 	IFS= read -r -t 5 -u "$fd" line || true # the greeting
-	for cmd in '{"execute":"qmp_capabilities"}' \
-		'{"execute":"set-action","arguments":{"reboot":"reset"}}' \
-		'{"execute":"system_reset"}' \
-		'{"execute":"set-action","arguments":{"reboot":"shutdown"}}'; do
-		printf '%s\n' "$cmd" >&"$fd"
-		ok=0
-		while IFS= read -r -t 5 -u "$fd" line; do
-			case $line in
-			*'"return"'*) ok=1; break ;;
-			*'"error"'*) rig_log "QMP of $1: $cmd: $line"; break ;;
-			esac
-		done
-		[ "$ok" = 1 ] || break
+	qmp "$fd" '{"execute":"qmp_capabilities"}' &&
+		qmp "$fd" '{"execute":"set-action","arguments":{"reboot":"reset"}}' &&
+		qmp "$fd" '{"execute":"system_reset"}' || ok=0
+	while [ "$ok" = 1 ] && [ "$(grep -ac 'Linux version' "$run/$1/console.log" || true)" -le "$boots" ]; do
+		[ "$i" -lt 600 ] || { rig_log "$1 did not boot again within 60 s of the reset"; break; }
+		sleep 0.1
+		i=$((i + 1))
 	done
+	qmp "$fd" '{"execute":"set-action","arguments":{"reboot":"shutdown"}}' || ok=0
 	exec {fd}>&-
 	[ "$ok" = 1 ]
 }

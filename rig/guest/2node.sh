@@ -44,9 +44,13 @@ KA_LIMIT=$(awk -v k="$KA_MS" 'BEGIN { printf "%.2f", 2.25 * k / 1000 + 0.5 }')
 KA_STREAM_LIMIT=$(awk -v k="$KA_MS" 'BEGIN { printf "%.2f", 3.375 * k / 1000 + 0.5 }')
 
 node=
+only=	# table: only the two-machine table's rows (make bench-2node)
 read -r _cmdline </proc/cmdline
 for _arg in $_cmdline; do
-	case $_arg in lchan.node=*) node=${_arg#*=} ;; esac
+	case $_arg in
+	lchan.node=*) node=${_arg#*=} ;;
+	lchan.2node_only=*) only=${_arg#*=} ;;
+	esac
 done
 case $node in
 a) me=1 peer=b ;;
@@ -192,8 +196,8 @@ plan() {
 		for _r in 1 2 3; do
 			echo "$_d.ipv4.lat.lchan_perf.$_r|$_d|4|rdma|latency row $_r: lchan_perf send_lat 64 B x 1000|$T/lchan_perf -s -a @A@ -p @P@|$T/lchan_perf -c @A@ -p @P@ -t send_lat -S 64 -n 1000 --json"
 			echo "$_d.ipv4.lat.ib_send_lat.$_r|$_d|4|$_pk|latency row $_r: ib_send_lat 64 B x 1000|ib_send_lat $_px -p @P@ -s 64 -n 1000|ib_send_lat $_px -p @P@ -s 64 -n 1000 @A@"
-			echo "$_d.ipv4.bw.lchan_perf.$_r|$_d|4|rdma|bandwidth row $_r: lchan_perf send_bw 64 KiB x 500|$T/lchan_perf -s -a @A@ -p @P@|$T/lchan_perf -c @A@ -p @P@ -t send_bw -S 65536 -n 500 --json"
-			echo "$_d.ipv4.bw.ib_send_bw.$_r|$_d|4|$_pk|bandwidth row $_r: ib_send_bw 64 KiB x 500|ib_send_bw $_px -p @P@ -s 65536 -n 500|ib_send_bw $_px -p @P@ -s 65536 -n 500 @A@"
+			echo "$_d.ipv4.bw.lchan_perf.$_r|$_d|4|rdma|bandwidth row $_r: lchan_perf write_bw 64 KiB x 500|$T/lchan_perf -s -a @A@ -p @P@|$T/lchan_perf -c @A@ -p @P@ -t write_bw -S 65536 -n 500 --json"
+			echo "$_d.ipv4.bw.ib_write_bw.$_r|$_d|4|$_pk|bandwidth row $_r: ib_write_bw 64 KiB x 500|ib_write_bw $_px -p @P@ -s 65536 -n 500|ib_write_bw $_px -p @P@ -s 65536 -n 500 @A@"
 		done
 		# A byte-checked stream both ways, 5 s, the default rc, on a
 		# clean wire and then impaired in both directions (tc netem at
@@ -231,6 +235,15 @@ plan() {
 	echo "rxe.ipv4.keepalive|rxe|4|rdma|idle channel, keepalive $KA_MS ms, link cut 8 s: both ends fail, b within ${KA_LIMIT} s|$_w -s -a @A@ -p @P@|$_w -c @A@ -p @P@|cut:1:8"
 	echo "siw.ipv4.keepalive|siw|4|rdma|idle channel, keepalive $KA_MS ms, link cut 8 s: both ends fail, b within ${KA_LIMIT} s|$_w -s -a @A@ -p @P@|$_w -c @A@ -p @P@|cut:2:8"
 	echo "siw.ipv4.after_keepalive|siw|4|rdma|a new channel after the link returned, stream byte-exact|$T/lchan_wire -t 3 -s -a @A@ -p @P@|$T/lchan_wire -t 3 -c @A@ -p @P@"
+}
+
+# The plan this run follows: all of it, or the table's rows alone.
+plan_run() {
+	if [ "$only" = table ]; then
+		plan | grep -E '^[a-z]+\.ipv4\.(lat|bw)\.'
+	else
+		plan
+	fi
 }
 
 # Wait for FILE, at most SECS; early out when the peer's qemu is gone.
@@ -275,7 +288,7 @@ cmd_of() { # TEMPLATE DEV FAMILY PORT: the command, on this node
 
 serve() {
 	_seq=0
-	plan | while IFS='|' read -r _id _d _f _kind _name _srv _cli _act; do
+	plan_run | while IFS='|' read -r _id _d _f _kind _name _srv _cli _act; do
 		_port=$((BASE_PORT + _seq))
 		_seq=$((_seq + 1))
 		_log=$LOGS/$_id.server.log
@@ -316,17 +329,15 @@ serve() {
 # ------------------------------------------------------------ b: clients
 
 # The figure a table row's client log gives (table()): latency rows the
-# median one-way time in us, bandwidth rows MB/s (10^6 B, from the
-# message rate both tools print), stream rows lchan_wire's MB/s.
+# median one-way time in us, bandwidth rows MB/s (10^6 B), stream rows
+# lchan_wire's MB/s.
 value_of() { # ID LOG
 	case $1 in
 	*.lat.lchan_perf.*) sed -n 's/.*"t_median_us": \([0-9.]*\).*/\1/p' "$2" | head -n 1 ;;
 	*.lat.ib_send_lat.*) awk '$1 == 64 && NF >= 9 && $5 ~ /^[0-9.]+$/ { print $5; exit }' "$2" ;;
-	*.bw.lchan_perf.*)
-		sed -n 's/.*"msg_rate_mpps": \([0-9.]*\).*/\1/p' "$2" | head -n 1 |
-			awk '{ printf "%.1f\n", $1 * 65536 }'
-		;;
-	*.bw.ib_send_bw.*) awk '$1 == 65536 && NF >= 5 && $5 ~ /^[0-9.]+$/ { printf "%.1f\n", $5 * 65536; exit }' "$2" ;;
+	*.bw.lchan_perf.*) sed -n 's/.*"bw_MBps": \([0-9.]*\).*/\1/p' "$2" | head -n 1 ;;
+	# perftest's MB is 2^20 bytes.
+	*.bw.ib_write_bw.*) awk '$1 == 65536 && NF >= 5 && $4 ~ /^[0-9.]+$/ { printf "%.1f\n", $4 * 1.048576; exit }' "$2" ;;
 	*.netem.*) sed -n 's/^throughput \([0-9.]*\) MB\/s.*/\1/p' "$2" | head -n 1 ;;
 	esac
 }
@@ -341,17 +352,38 @@ ratio() { # A B: A / B
 	awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else print "?" }'
 }
 
+# The rounds of a table row, "a, b, c".
+rounds_of() { # FILES...
+	cat "$@" 2>/dev/null | paste -sd , - | sed 's/,/, /g'
+}
+
 # The two-machine table (lchan beside perftest) and what an impaired
-# wire costs: ratios, reported, not bounds.
+# wire costs: ratios, reported, not bounds.  The table also as Markdown
+# (two-machines.md, make bench-2node).
 table() {
+	_md=$LCHAN_OUT/two-machines.md
+	{
+		echo "# lchan between two machines"
+		echo
+		echo "Two QEMU guests (1 vCPU, 1 GiB each, kernel $(uname -r)) joined by a virtual wire"
+		echo "(QEMU \`-netdev dgram\` over UDP on 127.0.0.1), rxe1 and siw1 on it in both;"
+		echo "lchan_perf (doorbell mode, busy polling) and perftest alternating, three rounds;"
+		echo "the medians side by side (\`make bench-2node\`, rig/guest/2node.sh)."
+		echo
+		echo "| device | row | lchan_perf | perftest | lchan/perftest | rounds: lchan_perf; perftest |"
+		echo "|---|---|---:|---:|---:|---|"
+	} >"$_md"
 	for _d in rxe siw; do
 		_v=/tmp/val.$_d.ipv4
 		_l=$(median_of "$_v".lat.lchan_perf.*)
 		_p=$(median_of "$_v".lat.ib_send_lat.*)
 		tap "# two machines, $_d IPv4, 64 B SEND latency, median one way (median of 3 rounds): lchan_perf ${_l:-?} us, ib_send_lat ${_p:-?} us, lchan/perftest $(ratio "$_l" "$_p")"
+		echo "| ${_d}1 | 64 B SEND latency, median one way, us (ib_send_lat) | ${_l:-?} | ${_p:-?} | $(ratio "$_l" "$_p") | $(rounds_of "$_v".lat.lchan_perf.*); $(rounds_of "$_v".lat.ib_send_lat.*) |" >>"$_md"
 		_l=$(median_of "$_v".bw.lchan_perf.*)
-		_p=$(median_of "$_v".bw.ib_send_bw.*)
-		tap "# two machines, $_d IPv4, 64 KiB SEND bandwidth (median of 3 rounds): lchan_perf ${_l:-?} MB/s, ib_send_bw ${_p:-?} MB/s, lchan/perftest $(ratio "$_l" "$_p")"
+		_p=$(median_of "$_v".bw.ib_write_bw.*)
+		tap "# two machines, $_d IPv4, 64 KiB WRITE bandwidth (median of 3 rounds): lchan_perf ${_l:-?} MB/s, ib_write_bw ${_p:-?} MB/s, lchan/perftest $(ratio "$_l" "$_p")"
+		echo "| ${_d}1 | 64 KiB WRITE bandwidth, MB/s (ib_write_bw) | ${_l:-?} | ${_p:-?} | $(ratio "$_l" "$_p") | $(rounds_of "$_v".bw.lchan_perf.*); $(rounds_of "$_v".bw.ib_write_bw.*) |" >>"$_md"
+		[ "$only" != table ] || continue
 		_c=$(cat "$_v.netem.clean" 2>/dev/null)
 		_row=
 		for _nt in loss1 loss5 dup5 reorder; do
@@ -438,7 +470,7 @@ show_logs() { # ID CLIENT-LOG
 run_clients() {
 	_seq=0
 	: >/tmp/2node-failed
-	plan | while IFS='|' read -r _id _d _f _kind _name _srv _cli _act; do
+	plan_run | while IFS='|' read -r _id _d _f _kind _name _srv _cli _act; do
 		_port=$((BASE_PORT + _seq))
 		_seq=$((_seq + 1))
 		_log=$LOGS/$_id.client.log
@@ -848,6 +880,10 @@ poweroff() {
 	return $_pf
 }
 
+if [ "$only" = table ]; then
+	if [ "$node" = a ]; then serve; else run_clients || failed=1; fi
+	exit "$failed"
+fi
 if [ "$node" = a ]; then
 	if [ -e "$WIRE/a.boot1" ]; then
 		failed=$(cat "$WIRE/a.boot1")
