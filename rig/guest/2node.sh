@@ -623,12 +623,14 @@ streams_served() { # PLAN
 }
 
 # b: a client for every stream of PLAN (lchan_wire -c, the plan's
-# options and OPTIONS...) in the background, its pid in /tmp/ID.pid.
+# options unless SUFFIX is .new, and OPTIONS...) in the background, its
+# pid in /tmp/ID.pid.
 streams_connect() { # PLAN SUFFIX OPTIONS...
 	_sp=$1 _sx=$2
 	shift 2
 	streams_plan "$_sp" >"/tmp/$_sp.plan"
 	while IFS='|' read -r _id _d _port _opts _what; do
+		[ "$_sx" != .new ] || _opts=
 		echo "rig: selftest 2node $_id$_sx" >/dev/kmsg 2>/dev/null
 		# shellcheck disable=SC2086 # options are a word list
 		timeout 90 "$T/lchan_wire" -c "$(addr "$_d" 4 1)" -p "$_port" $_opts "$@" \
@@ -849,6 +851,13 @@ poweroff() {
 	# When rxe's retransmit timer fires (dynamic debug, into the kernel
 	# log): what a late detection is made of.
 	echo 'func retransmit_timer +p' >"$DDC" 2>/dev/null
+	# ... and the state of b's neighbour entries for a (rxe's resends go
+	# out through them) every 0.2 s, on the boot clock.
+	while :; do
+		echo "$(cut -d ' ' -f 1 /proc/uptime) $(/usr/sbin/ip neigh show | awk '$1 ~ /^10\.77\.[12]\.1$/ { printf "%s %s ", $1, $NF }')"
+		sleep 0.2
+	done >"$LOGS/po.neigh.log" 2>&1 &
+	_nsp=$!
 	streams_connect po "" -t 600
 	sleep "$ACT_AFTER"
 	host_do po a quit >>"$LOGS/po.host.log" 2>&1
@@ -867,7 +876,10 @@ poweroff() {
 			_pf=1
 		fi
 	done </tmp/po.plan
+	kill "$_nsp" 2>/dev/null
 	sed 's/^/# /' "$LOGS/po.host.log" | tee -a "$TAP"
+	tap "# b's neighbour entries for a, as they changed (boot clock): $(awk '{ $1 = $1; t = $1; $1 = ""; if ($0 != last) printf "%s%s;", t, $0; last = $0 }' "$LOGS/po.neigh.log")"
+	tap "# rxe1 counters on b: $(cd /sys/class/infiniband/rxe1/ports/1/hw_counters 2>/dev/null && grep -H . retry_exceeded_err completer_retry_err send_err rcvd_seq_err 2>/dev/null | tr '\n' ' ')"
 	echo 'func retransmit_timer -p' >"$DDC" 2>/dev/null
 	dmesg | grep 'retransmit' >"$LOGS/po.timers.log"
 	tap "# rxe retransmit timer on b fired at (kernel log clock): $(sed -n 's/^\[ *\([0-9.]*\)\].*qp#\([0-9]*\).*/\1 (qp#\2)/p' "$LOGS/po.timers.log" | tr '\n' ' ')"
