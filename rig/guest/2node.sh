@@ -105,19 +105,19 @@ wire_up() { # DEV W
 		echo "no NIC with MAC 52:54:00:4c:0$2:0$me" >&2
 		return 1
 	}
-	_pn=$((3 - me))
-	# The peer's MAC is fixed (two-node.sh): pinned, as a RoCE NIC holds
-	# it in the QP's address once connected.  rxe resends through the
-	# neighbour table instead, and once a dead peer's entry has failed,
-	# each resend waits there for up to 3 s of address resolution; with
-	# more than 64 packets held so, rxe's requester stops, and with it the
-	# retransmit timer, which only a sent packet restarts: the RC bound
-	# would then measure the neighbour table, not the transport.
-	/usr/sbin/ip addr add "$(addr "$1" 4 "$me")/24" dev "$_nic" &&
+	# A peer's neighbour entry stays valid for the whole run once learnt
+	# (as a RoCE NIC holds the MAC in the connected QP), but is still
+	# dropped when this link goes down.  rxe resends through the table:
+	# a dead peer's entry going stale, then failing, holds each resend
+	# up to 3 s for address resolution, and with more than 64 packets
+	# held rxe's requester stops, and with it the retransmit timer, which
+	# only a sent packet restarts.  The RC bound would then measure the
+	# neighbour table (README, "A peer that vanishes").
+	echo 3600000 >"/proc/sys/net/ipv4/neigh/$_nic/base_reachable_time_ms" &&
+		echo 3600000 >"/proc/sys/net/ipv6/neigh/$_nic/base_reachable_time_ms" &&
+		/usr/sbin/ip addr add "$(addr "$1" 4 "$me")/24" dev "$_nic" &&
 		/usr/sbin/ip addr add "$(addr "$1" 6 "$me")/64" dev "$_nic" nodad &&
 		/usr/sbin/ip link set "$_nic" up &&
-		/usr/sbin/ip neigh replace "$(addr "$1" 4 "$_pn")" lladdr "52:54:00:4c:0$2:0$_pn" dev "$_nic" nud permanent &&
-		/usr/sbin/ip neigh replace "$(addr "$1" 6 "$_pn")" lladdr "52:54:00:4c:0$2:0$_pn" dev "$_nic" nud permanent &&
 		rdma link add "${1}1" type "$1" netdev "$_nic" &&
 		echo "$_nic"
 }
