@@ -6,12 +6,12 @@
 # siw1 on the second, in both guests.  Guest a runs the servers, guest b
 # the clients (job "2node", rig/guest/2node.sh): connect/accept, every
 # data operation byte-checked, the message API, on rxe and siw over IPv4
-# and IPv6, latency and bandwidth rows of lchan_perf beside perftest, and what only
-# a wire can break: the link cut short and long (QEMU monitor set_link),
-# loss, duplication and reordering (tc netem in the guests), guest a
-# power-cycled mid-stream and back with a new listener (monitor quit,
-# then a fresh qemu),
-# and guest a powered off mid-stream (monitor quit).  Each guest's
+# and IPv6, latency and bandwidth rows of lchan_perf beside perftest,
+# sixteen streams at once, and what only a wire can break: the link cut
+# short and long (QEMU monitor set_link), loss, duplication and
+# reordering (tc netem in the guests), guest a power-cycled mid-stream
+# and back with a new listener (monitor quit, then a fresh qemu), and
+# guest a powered off mid-stream (monitor quit).  Each guest's
 # monitor listens on a TCP port of 127.0.0.1; the guests ask for those
 # commands through the wire directory (req.NAME, done.NAME).
 #
