@@ -474,6 +474,22 @@ static pid_t spin_child(double secs)
 }
 
 /*
+ * Whether the pool thread serving @ep spins (NEED_WAKEUP down) within
+ * @secs.  Asleep for a busy CPU it looks for a free one every few ms.
+ */
+static bool pool_spins_within(struct lchan_t_ep *ep, double secs)
+{
+	double until = lchan_t_now() + secs;
+
+	while (*ep->chan.sq.kflags & LCHAN_SQ_NEED_WAKEUP) {
+		if (lchan_t_now() >= until)
+			return false;
+		usleep(5000);
+	}
+	return true;
+}
+
+/*
  * A pool thread that shares its CPU with a busy user task gives the CPU
  * up: it sleeps (the applications' ENTER posts, as in doorbell mode),
  * spends next to no CPU time while the task runs, traffic still flows,
@@ -489,7 +505,6 @@ TEST_F_TIMEOUT(poller, busy_cpu_given_up_and_taken_back, 120)
 	char snap0[256], snap1[256];
 	unsigned long long enters;
 	cpu_set_t other;
-	double until;
 	pid_t child;
 	int ret;
 
@@ -497,10 +512,21 @@ TEST_F_TIMEOUT(poller, busy_cpu_given_up_and_taken_back, 120)
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		SKIP(return, "needs a CPU to give back to the pool");
 	LCHAN_T_POOL_PLACE(self->pool_cpus, 0, 0);
-	/* A thread still asleep for an earlier test's busy CPU finds it free. */
-	usleep(200000);
 	ret = poller_pair(&srv, &cli, self->d.addr, 5000, NULL);
 	ASSERT_EQ(0, ret) TH_LOG("%s", strerror(-ret));
+	/*
+	 * Whatever the thread did while the pair was set up on its CPU (it
+	 * may have gone to sleep for it), it is first made to give the CPU
+	 * up, and must take it back while this process only sleeps there.
+	 */
+	child = spin_child(0.5);
+	ASSERT_LT(0, child);
+	ASSERT_EQ(0, exchange(_metadata, &cli, &srv, 10, 0));
+	ASSERT_EQ(child, waitpid(child, NULL, 0));
+	ASSERT_TRUE(pool_spins_within(&cli, 2.0))
+		TH_LOG("the pool did not take back a CPU where only a sleeper"
+		       " runs; sleeps: %s", pool_sleeps(snap0, sizeof(snap0)));
+	/* It spins now: its next sleep is the one the busy task causes. */
 	pressure0 = pool_pressure_sleeps();
 	ASSERT_LE(0, pressure0);
 
@@ -510,7 +536,10 @@ TEST_F_TIMEOUT(poller, busy_cpu_given_up_and_taken_back, 120)
 	usleep(300000);
 	EXPECT_NE(0, *cli.chan.sq.kflags & LCHAN_SQ_NEED_WAKEUP)
 		TH_LOG("the pool still spins beside a busy task");
-	EXPECT_LT(pressure0, pool_pressure_sleeps());
+	EXPECT_LT(pressure0, pool_pressure_sleeps())
+		TH_LOG("no sleep for a busy CPU since the pool spun (%lld);"
+		       " sleeps: %s", pressure0,
+		       pool_sleeps(snap0, sizeof(snap0)));
 	/* A thread that kept spinning would take about half the ticks. */
 	t0 = pool_ticks();
 	pool_cpu0(snap0, sizeof(snap0));
@@ -532,11 +561,7 @@ TEST_F_TIMEOUT(poller, busy_cpu_given_up_and_taken_back, 120)
 	CPU_SET(1, &other);
 	ASSERT_EQ(0, sched_setaffinity(0, sizeof(other), &other));
 	/* Its CPU free, the thread finds it within a few looks. */
-	until = lchan_t_now() + 2.0;
-	while ((*cli.chan.sq.kflags & LCHAN_SQ_NEED_WAKEUP) &&
-	       lchan_t_now() < until)
-		usleep(5000);
-	EXPECT_EQ(0, *cli.chan.sq.kflags & LCHAN_SQ_NEED_WAKEUP)
+	EXPECT_TRUE(pool_spins_within(&cli, 2.0))
 		TH_LOG("the pool did not take its free CPU back");
 	enters = lchan_t_chan_attr(&cli.chan, "enters");
 	ASSERT_EQ(0, exchange(_metadata, &cli, &srv, 50, 2000));
