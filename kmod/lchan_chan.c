@@ -166,13 +166,28 @@ static void lchan_chan_unbind_dev(struct lchan_chan *chan)
  * IB/RoCE: data arriving before the RTU (lost on the wire) shows the
  * passive side that the connection is up.  rdma_cm learns that only when
  * told; otherwise it waits for the peer to answer a resent REP.
+ * The error events say the device put the QP in error, perhaps with no
+ * request of ours to fail (a peer's WRITE refused here): so is the
+ * channel.  Called in any context.
  */
 static void lchan_chan_qp_event(struct ib_event *event, void *context)
 {
 	struct lchan_chan *chan = context;
 
-	if (event->event == IB_EVENT_COMM_EST)
+	switch (event->event) {
+	case IB_EVENT_COMM_EST:
 		rdma_notify(chan->cm_id, event->event);
+		break;
+	case IB_EVENT_QP_FATAL:
+	case IB_EVENT_QP_REQ_ERR:
+	case IB_EVENT_QP_ACCESS_ERR:
+		lchan_dbg_chan(chan, "QP event %s\n",
+			       ib_event_msg(event->event));
+		lchan_chan_set_state(chan, LCHAN_STATE_ERROR);
+		break;
+	default:
+		break;
+	}
 }
 
 /* CQ, QP and rings for a channel whose cm_id has a device.  lock held. */

@@ -173,11 +173,12 @@ static void lchan_post_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	spin_unlock_bh(&chan->cq_lock);
 	/*
-	 * The peer stopped answering (lchan_rc_params): the QP is in error
-	 * and the channel with it, before its waiters look.
+	 * A request of an RC QP that fails puts the QP in error (a flush is
+	 * one that already was): the channel goes with it, before its
+	 * waiters look.  A peer that stopped answering (lchan_rc_params)
+	 * is one such failure.
 	 */
-	if (wc->status == IB_WC_RETRY_EXC_ERR ||
-	    wc->status == IB_WC_RNR_RETRY_EXC_ERR)
+	if (wc->status && wc->status != IB_WC_WR_FLUSH_ERR)
 		lchan_chan_set_state(chan, LCHAN_STATE_ERROR);
 	lchan_ring_wake(chan);
 	lchan_post_recheck_soon(chan);

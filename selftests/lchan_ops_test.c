@@ -327,8 +327,36 @@ TEST_F_TIMEOUT(ops, write_without_remote_access_fails_at_requester, 60)
 			TH_LOG("got %s", lchan_cqe_status_str(cqe.status));
 		ASSERT_EQ(1, poll(&pfd, 1, 10000));
 		EXPECT_NE(0, pfd.revents & (POLLRDHUP | POLLHUP));
+		/*
+		 * The refusing side's QP went to error with no request of
+		 * its own failing (the device's access-error event).
+		 */
+		EXPECT_EQ(LCHAN_STATE_ERROR, lchan_chan_state(&self->srv.chan));
 	} else {
+		struct pollfd pfd = { .fd = self->cli.chan.fd,
+				      .events = POLLRDHUP };
+
 		EXPECT_EQ(LCHAN_CQE_REM_ACCESS_ERR, cqe.status)
+			TH_LOG("got %s", lchan_cqe_status_str(cqe.status));
+		/*
+		 * The failure put the requester's QP in error: the channel
+		 * says so at once, and what comes next is flushed.
+		 */
+		EXPECT_EQ(LCHAN_STATE_ERROR, lchan_chan_state(&self->cli.chan));
+		EXPECT_EQ(1, poll(&pfd, 1, 0));
+		EXPECT_NE(0, pfd.revents & POLLRDHUP);
+		sqe = ops_cli_sqe(_metadata, self);
+		lchan_prep_send(sqe, &self->cli.mr,
+				lchan_t_send_slot(&self->cli, 0), 8, 2);
+		ASSERT_LE(0, lchan_submit(&self->cli.chan));
+		/* The posted receives are flushed too, in any order. */
+		do {
+			ASSERT_EQ(0, lchan_t_reap(&self->cli, &cqe, 10000));
+		} while (cqe.opcode == LCHAN_CQE_RECV &&
+			 cqe.status == LCHAN_CQE_WR_FLUSH_ERR);
+		EXPECT_EQ(LCHAN_CQE_SEND, cqe.opcode);
+		EXPECT_EQ(2, cqe.user_data);
+		EXPECT_EQ(LCHAN_CQE_WR_FLUSH_ERR, cqe.status)
 			TH_LOG("got %s", lchan_cqe_status_str(cqe.status));
 	}
 	/* The memory is untouched. */

@@ -399,7 +399,7 @@ enum lchan_state {
 	LCHAN_STATE_CONNECTING = 1,	/* includes a deferred establish */
 	LCHAN_STATE_CONNECTED,
 	LCHAN_STATE_DISCONNECTED,	/* peer or local disconnect */
-	LCHAN_STATE_ERROR,		/* device gone or fatal event */
+	LCHAN_STATE_ERROR,		/* a request failed, device gone */
 };
 
 /* Ring header flags (sq_off.flags word). */
