@@ -725,9 +725,15 @@ silent_before_error() { # LOG
 
 # b's verdict on a stream that must have lost its peer: the client's
 # exit status (lchan_wire -x judges the RC bound), and for a keepalive
-# stream (-k) the keepalive's own limit.  Prints the finding.
-lost_verdict() { # LOG CLIENT-EXIT
+# stream (-k) the keepalive's own limit; a watched one (-o) is only
+# reported.  Prints the finding.
+lost_verdict() { # LOG CLIENT-EXIT OPTIONS
 	[ "$2" = 0 ] || { echo "exit $2"; return 1; }
+	case " $3 " in
+	*" -o "*)
+		echo "$(grep -m 1 -E '^(peer lost|nothing for)' "$1"); closed in $(sed -n 's/^closed in \([0-9.]*\) s/\1 s/p' "$1")"
+		return 0 ;;
+	esac
 	_det=$(lost_after "$1")
 	_bnd=$(sed -n 's/^rc .*: bound \([0-9.]*\) s/\1 s/p' "$1")
 	_set=$(sed -n 's/.*returned ENOTCONN \([0-9.]*\) s after the error.*/\1 s/p' "$1")
@@ -739,6 +745,24 @@ lost_verdict() { # LOG CLIENT-EXIT
 		return
 	fi
 	echo "error after ${_det:-?}, bound ${_bnd:-?}; a wait without timeout returned ENOTCONN ${_set:-?} later; closed in ${_cls:-?}"
+}
+
+# b: wait for PLAN's clients, whose peer went away (EVENT), and judge
+# each (lost_verdict).
+streams_lost() { # PLAN EVENT
+	_slf=0
+	while IFS='|' read -r _id _d _port _opts _what; do
+		wait "$(cat "/tmp/$_id.pid")"
+		_crc=$?
+		if _v=$(lost_verdict "$LOGS/$_id.client.log" "$_crc" "$_opts"); then
+			tap "ok - $_d: $2 mid-stream, $_what: $_v"
+		else
+			tap "not ok - $_d: $2 mid-stream, $_what: $_v"
+			sed 's/^/# /' "$LOGS/$_id.client.log" | tee -a "$TAP"
+			_slf=1
+		fi
+	done <"/tmp/$1.plan"
+	return $_slf
 }
 
 # ------------------------------------------------------------ reboot
@@ -781,17 +805,7 @@ reboot() {
 	host_do rb a power_cycle >>"$LOGS/rb.host.log" 2>&1
 	_t0=$(date +%s)
 	_rf=0
-	while IFS='|' read -r _id _d _port _opts _what; do
-		wait "$(cat "/tmp/$_id.pid")"
-		_crc=$?
-		if _v=$(lost_verdict "$LOGS/$_id.client.log" "$_crc"); then
-			tap "ok - $_d: peer machine power-cycled mid-stream, $_what: the old channel failed: $_v"
-		else
-			tap "not ok - $_d: peer machine power-cycled mid-stream, $_what: $_v"
-			sed 's/^/# /' "$LOGS/$_id.client.log" | tee -a "$TAP"
-			_rf=1
-		fi
-	done </tmp/rb.plan
+	streams_lost rb "peer machine power-cycled" || _rf=1
 	sed 's/^/# /' "$LOGS/rb.host.log" | tee -a "$TAP"
 	_left=$(find /sys/kernel/lchan/channels -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
 	if [ "$_left" = 0 ]; then
@@ -872,20 +886,7 @@ poweroff() {
 	sleep "$ACT_AFTER"
 	host_do po a quit >>"$LOGS/po.host.log" 2>&1
 	_pf=0
-	while IFS='|' read -r _id _d _port _opts _what; do
-		wait "$(cat "/tmp/$_id.pid")"
-		_crc=$?
-		_log=$LOGS/$_id.client.log
-		if [ "$_crc" = 0 ] && [ "$_id" = po.siw ]; then
-			tap "ok - $_d: peer powered off mid-stream, $_what: $(grep -m 1 -E '^(peer lost|nothing for)' "$_log"); closed in $(sed -n 's/^closed in \([0-9.]*\) s/\1 s/p' "$_log")"
-		elif _v=$(lost_verdict "$_log" "$_crc"); then
-			tap "ok - $_d: peer powered off mid-stream, $_what: $_v"
-		else
-			tap "not ok - $_d: peer powered off mid-stream, $_what: $_v"
-			sed 's/^/# /' "$_log" | tee -a "$TAP"
-			_pf=1
-		fi
-	done </tmp/po.plan
+	streams_lost po "peer powered off" || _pf=1
 	kill "$_nsp" 2>/dev/null
 	sed 's/^/# /' "$LOGS/po.host.log" | tee -a "$TAP"
 	tap "# b's neighbour entries for a, as they changed (boot clock): $(awk '{ $1 = $1; t = $1; $1 = ""; if ($0 != last) printf "%s%s;", t, $0; last = $0 }' "$LOGS/po.neigh.log")"
