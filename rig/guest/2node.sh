@@ -600,21 +600,22 @@ streams_plan() { # PLAN
 	case $1 in
 	ld) ld_plan ;;
 	rb) rb_plan ;;
+	rb2) rb2_plan ;;
 	po) po_plan ;;
 	esac
 }
 
 # a: a server for every stream of PLAN (lchan_wire -s OPTIONS...), left
 # running, their pids in /tmp/PLAN.pids; fails unless all listen.
-streams_listen() { # PLAN SUFFIX OPTIONS...
-	_sp=$1 _sx=$2
-	shift 2
+streams_listen() { # PLAN OPTIONS...
+	_sp=$1
+	shift
 	_sok=0
 	: >"/tmp/$_sp.pids"
 	streams_plan "$_sp" >"/tmp/$_sp.plan"
 	while IFS='|' read -r _id _d _port _opts _what; do
-		_slog=$LOGS/$_id$_sx.server.log
-		echo "rig: selftest 2node $_id$_sx" >/dev/kmsg 2>/dev/null
+		_slog=$LOGS/$_id.server.log
+		echo "rig: selftest 2node $_id" >/dev/kmsg 2>/dev/null
 		setsid "$T/lchan_wire" -s -a "$(addr "$_d" 4 1)" -p "$_port" "$@" >"$_slog" 2>&1 &
 		echo "$!" >>"/tmp/$_sp.pids"
 		wait_listen rdma "$_port" $! 2>>"$_slog" || _sok=1
@@ -633,20 +634,25 @@ streams_served() { # PLAN
 }
 
 # b: a client for every stream of PLAN (lchan_wire -c, the plan's
-# options unless SUFFIX is .new, and OPTIONS...) in the background, its
-# pid in /tmp/ID.pid.
-streams_connect() { # PLAN SUFFIX OPTIONS...
-	_sp=$1 _sx=$2
-	shift 2
+# options and OPTIONS...) in the background, its pid in /tmp/ID.pid.
+streams_connect() { # PLAN OPTIONS...
+	_sp=$1
+	shift
 	streams_plan "$_sp" >"/tmp/$_sp.plan"
 	while IFS='|' read -r _id _d _port _opts _what; do
-		[ "$_sx" != .new ] || _opts=
-		echo "rig: selftest 2node $_id$_sx" >/dev/kmsg 2>/dev/null
+		echo "rig: selftest 2node $_id" >/dev/kmsg 2>/dev/null
 		# shellcheck disable=SC2086 # options are a word list
 		timeout 90 "$T/lchan_wire" -c "$(addr "$_d" 4 1)" -p "$_port" $_opts "$@" \
-			>"$LOGS/$_id$_sx.client.log" 2>&1 &
-		echo "$!" >"/tmp/$_id$_sx.pid"
+			>"$LOGS/$_id.client.log" 2>&1 &
+		echo "$!" >"/tmp/$_id.pid"
 	done <"/tmp/$_sp.plan"
+}
+
+# a: until the host says b's qemu has ended.
+until_b_exited() {
+	while [ ! -e "$WIRE/b.exited" ]; do
+		sleep 1
+	done
 }
 
 # b: PLAN's servers listen on a (ready.PLAN), or say why not.
@@ -679,14 +685,14 @@ ld_plan() {
 }
 
 load_serve() {
-	if streams_listen ld "" -t 5 -L 30; then put "$WIRE/ready.ld" ok; else put "$WIRE/ready.ld" fail; fi
+	if streams_listen ld -t 5 -L 30; then put "$WIRE/ready.ld" ok; else put "$WIRE/ready.ld" fail; fi
 	streams_served ld
 }
 
 load() {
 	streams_ready ld "load" "$READY_LIMIT" || return 1
 	_t0=$(date +%s)
-	streams_connect ld ""
+	streams_connect ld
 	_lf=0
 	for _d in rxe siw; do
 		_n=0 _bad='' _mb=0
@@ -781,26 +787,30 @@ rb_plan() {
 	echo "rb.siw|siw|$((RB_PORT + 1))|-X -k $KA_MS -L 30|keepalive $KA_MS ms"
 }
 
+# The new channels after a's second boot: same ports, plain streams.
+rb2_plan() {
+	echo "rb.rxe.new|rxe|$RB_PORT||"
+	echo "rb.siw.new|siw|$((RB_PORT + 1))||"
+}
+
 # a, first boot: stream servers until the power cycle (or b is gone).
 reboot_serve() {
-	if streams_listen rb "" -t 600 -L 600; then _ok=ok; else _ok=fail; fi
+	if streams_listen rb -t 600 -L 600; then _ok=ok; else _ok=fail; fi
 	put "$WIRE/a.boot1" "$failed"
 	put "$WIRE/ready.rb" "$_ok"
-	while [ ! -e "$WIRE/b.exited" ]; do
-		sleep 1
-	done
+	until_b_exited
 }
 
 # a, second boot: new servers on the same ports, one short stream each.
 rebooted_serve() {
-	if streams_listen rb .new -t 3; then put "$WIRE/ready.rb2" ok; else put "$WIRE/ready.rb2" fail; fi
-	streams_served rb
+	if streams_listen rb2 -t 3; then put "$WIRE/ready.rb2" ok; else put "$WIRE/ready.rb2" fail; fi
+	streams_served rb2
 }
 
 # b: the old channels across the power cycle, then new ones.
 reboot() {
 	streams_ready rb "reboot" "$READY_LIMIT" || return 1
-	streams_connect rb "" -t 600
+	streams_connect rb -t 600
 	sleep "$ACT_AFTER"
 	host_do rb a power_cycle >>"$LOGS/rb.host.log" 2>&1
 	_t0=$(date +%s)
@@ -816,21 +826,21 @@ reboot() {
 	fi
 	streams_ready rb2 "reboot: a back up within ${REBOOT_LIMIT}s" "$REBOOT_LIMIT" || return 1
 	tap "# reboot: a listened again $(($(date +%s) - _t0)) s after the power cycle was done"
-	streams_connect rb .new -t 3
+	streams_connect rb2 -t 3
 	while IFS='|' read -r _id _d _port _opts _what; do
-		_log=$LOGS/$_id.new.client.log
-		if wait "$(cat "/tmp/$_id.new.pid")"; then
+		_log=$LOGS/$_id.client.log
+		if wait "$(cat "/tmp/$_id.pid")"; then
 			tap "ok - $_d: a new channel to the rebooted peer's new listener on the same port, stream byte-exact$(wire_summary "$_log" /dev/null)"
 		else
 			tap "not ok - $_d: a new channel to the rebooted peer's new listener on the same port"
 			sed 's/^/# /' "$_log" | tee -a "$TAP"
 			_rf=1
 		fi
-	done </tmp/rb.plan
-	if streams_a_ok rb; then
+	done </tmp/rb2.plan
+	if streams_a_ok rb2; then
 		tap "ok - reboot: a's new servers streamed byte-exact"
 	else
-		tap "not ok - reboot: a's new servers: $(cat "$WIRE/srv.rb" 2>/dev/null || echo 'no word')"
+		tap "not ok - reboot: a's new servers: $(cat "$WIRE/srv.rb2" 2>/dev/null || echo 'no word')"
 		_rf=1
 	fi
 	return $_rf
@@ -855,13 +865,11 @@ po_plan() {
 }
 
 poweroff_serve() {
-	if streams_listen po "" -t 600 -L 600; then _ok=ok; else _ok=fail; fi
+	if streams_listen po -t 600 -L 600; then _ok=ok; else _ok=fail; fi
 	if [ "$failed" = 0 ]; then put "$WIRE/a.verdict" pass; else put "$WIRE/a.verdict" fail; fi
 	put "$WIRE/ready.po" "$_ok"
 	# Until the host pulls the plug (or b is gone without asking).
-	while [ ! -e "$WIRE/b.exited" ]; do
-		sleep 1
-	done
+	until_b_exited
 }
 
 # "rdma resource show" of this node's two devices: what channels hold.
@@ -882,7 +890,7 @@ poweroff() {
 		sleep 0.2
 	done >"$LOGS/po.neigh.log" 2>&1 &
 	_nsp=$!
-	streams_connect po "" -t 600
+	streams_connect po -t 600
 	sleep "$ACT_AFTER"
 	host_do po a quit >>"$LOGS/po.host.log" 2>&1
 	_pf=0
