@@ -187,6 +187,7 @@ check_kernel() { # K
 		notok "$p sparse: module has sparse warnings or does not build"
 	fi
 	host_check dkms "$p "
+	host_check skips "$p "
 
 	phase "$k build"
 	built=1

@@ -37,7 +37,7 @@ FIXTURE_SETUP(abi)
 	self->page = sysconf(_SC_PAGESIZE);
 	LCHAN_T_NEED_DEV(&self->d, variant->kind);
 	if (!lchan_t_module_loaded())
-		SKIP(return, "lchan is not loaded");
+		LCHAN_T_SETUP_SKIP("lchan is not loaded");
 	ASSERT_EQ(0, lchan_ctx_open(&self->ctx));
 	ASSERT_EQ(0, lchan_query(&self->ctx, &self->info));
 }
@@ -169,7 +169,6 @@ TEST_F_TIMEOUT(abi, info, 60)
 	long page = self->page;
 	char *buf, *map;
 
-	LCHAN_T_BODY();
 	abi_check_sizes(_metadata, self->ctx.fd, LCHAN_IOC_INFO, &tmpl,
 			sizeof(tmpl), sizeof(tmpl), "INFO");
 
@@ -220,7 +219,6 @@ TEST_F_TIMEOUT(abi, mr_reg, 60)
 	int pfd[2];
 	char *mem;
 
-	LCHAN_T_BODY();
 	abi_make_pair(_metadata, self);
 	mem = mmap(NULL, self->page, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -286,7 +284,6 @@ TEST_F_TIMEOUT(abi, mr_dereg, 60)
 	struct lchan_mr_dereg req;
 	unsigned int i;
 
-	LCHAN_T_BODY();
 	abi_check_sizes(_metadata, self->ctx.fd, LCHAN_IOC_MR_DEREG, &tmpl,
 			sizeof(tmpl), sizeof(tmpl), "MR_DEREG");
 
@@ -322,7 +319,6 @@ TEST_F_TIMEOUT(abi, listen, 60)
 	struct lchan_listen tmpl, req;
 	int fd;
 
-	LCHAN_T_BODY();
 	memset(&tmpl, 0, sizeof(tmpl));
 	tmpl.size = sizeof(tmpl);
 	tmpl.backlog = 4;
@@ -391,7 +387,6 @@ TEST_F_TIMEOUT(abi, connect, 90)
 	__u32 max = self->info.max_entries;
 	int fd = self->ctx.fd;
 
-	LCHAN_T_BODY();
 	memset(&tmpl, 0, sizeof(tmpl));
 	tmpl.size = sizeof(tmpl);
 	tmpl.timeout_ms = 5000;
@@ -500,7 +495,6 @@ TEST_F_TIMEOUT(abi, accept, 60)
 	__u32 first = offsetof(struct lchan_accept, peer);
 	int fd;
 
-	LCHAN_T_BODY();
 	abi_make_listener(_metadata, self);
 	fd = self->lst.fd;
 	/* The first released layout ended before 'peer'. */
@@ -587,7 +581,6 @@ TEST_F_TIMEOUT(abi, accept_rings_too_large, 90)
 	pthread_t thr;
 	int ready;
 
-	LCHAN_T_BODY();
 	abi_make_listener(_metadata, self);
 	ASSERT_EQ(0, lchan_ctx_open(&peer.ctx));
 	peer.chan.fd = -1;
@@ -620,7 +613,6 @@ TEST_F_TIMEOUT(abi, chan_info, 60)
 	struct lchan_chan_info tmpl = { .size = sizeof(tmpl) };
 	struct lchan_chan_info req;
 
-	LCHAN_T_BODY();
 	abi_make_pair(_metadata, self);
 	abi_check_sizes(_metadata, self->cli.fd, LCHAN_IOC_CHAN_INFO, &tmpl,
 			sizeof(tmpl), sizeof(tmpl), "CHAN_INFO");
@@ -654,7 +646,6 @@ TEST_F_TIMEOUT(abi, enter, 60)
 	struct lchan_enter req;
 	int fd;
 
-	LCHAN_T_BODY();
 	abi_make_pair(_metadata, self);
 	fd = self->cli.fd;
 	abi_check_sizes(_metadata, fd, LCHAN_IOC_ENTER, &tmpl, sizeof(tmpl),
@@ -702,7 +693,6 @@ TEST_F_TIMEOUT(abi, establish, 60)
 	struct lchan_establish req;
 	int fd;
 
-	LCHAN_T_BODY();
 	abi_make_pair(_metadata, self);
 	fd = self->cli.fd;
 	abi_check_sizes(_metadata, fd, LCHAN_IOC_ESTABLISH, &tmpl,
@@ -739,7 +729,6 @@ TEST_F_TIMEOUT(abi, mmap_ring, 60)
 	size_t size;
 	char *p;
 
-	LCHAN_T_BODY();
 	abi_make_pair(_metadata, self);
 	size = self->cli.info.mmap_size;
 	ASSERT_EQ(0, size % page);
@@ -812,7 +801,6 @@ TEST_F_TIMEOUT(abi, unknown_ioctl_enotty, 60)
 		_IOWR(LCHAN_IOCTL_TYPE, LCHAN_CMD_ENTER, struct lchan_enter),
 	};
 
-	LCHAN_T_BODY();
 	abi_make_pair(_metadata, self);
 	abi_make_listener(_metadata, self);
 	abi_expect_enotty(_metadata, self->ctx.fd, ctx_bad,

@@ -63,13 +63,11 @@ static void check_pair(struct __test_metadata *_metadata, const char *host,
 
 TEST_F_TIMEOUT(conn, ipv4, 60)
 {
-	LCHAN_T_BODY();
 	check_pair(_metadata, self->d.addr, AF_INET, self->d.dev);
 }
 
 TEST_F_TIMEOUT(conn, ipv6, 60)
 {
-	LCHAN_T_BODY();
 	if (!*self->d.addr6)
 		SKIP(return, "no IPv6 address for %s", self->d.dev);
 	check_pair(_metadata, self->d.addr6, AF_INET6, self->d.dev);
@@ -84,7 +82,6 @@ TEST_F_TIMEOUT(conn, refused_promptly, 60)
 	double t0;
 	int ret;
 
-	LCHAN_T_BODY();
 	ASSERT_EQ(0, lchan_ctx_open(&ctx));
 	snprintf(port, sizeof(port), "%u", lchan_t_port());
 	t0 = lchan_t_now();
@@ -103,7 +100,6 @@ TEST_F_TIMEOUT(conn, unreachable_bounded, 60)
 	double t0, took;
 	int ret;
 
-	LCHAN_T_BODY();
 	ASSERT_EQ(0, lchan_ctx_open(&ctx));
 	t0 = lchan_t_now();
 	/* TEST-NET-2: no route and no RDMA device owns it. */
@@ -123,7 +119,6 @@ TEST_F_TIMEOUT(conn, connect_defaults_and_nonblocking_accept, 60)
 	struct lchan_chan chan;
 	char port[16];
 
-	LCHAN_T_BODY();
 	ASSERT_EQ(0, lchan_ctx_open(&ctx));
 	snprintf(port, sizeof(port), "%u", lchan_t_port());
 	ASSERT_EQ(0, lchan_listen(&ctx, self->d.addr, port, 0,
@@ -157,7 +152,6 @@ TEST_F_TIMEOUT(conn, listen_refused_on_a_connected_local_port, 60)
 	char port[16];
 	int ret;
 
-	LCHAN_T_BODY();
 	ASSERT_EQ(0, lchan_t_ephemeral_range(&low, &high));
 	for (i = 0; i < 64; i++)
 		ASSERT_LT(lchan_t_port(), low);
@@ -197,7 +191,6 @@ TEST_F_TIMEOUT(conn, rc_timing_in_force, 60)
 	bool iwarp;
 	int ret;
 
-	LCHAN_T_BODY();
 	iwarp = dev_is_iwarp(_metadata, self->d.dev);
 	ret = lchan_t_ep_pair(&srv, &cli, self->d.addr, &opts);
 	if (iwarp) {
@@ -248,7 +241,6 @@ TEST_F_TIMEOUT(conn, rc_timing_accept_side, 60)
 	pid_t pid;
 	int ret;
 
-	LCHAN_T_BODY();
 	iwarp = dev_is_iwarp(_metadata, self->d.dev);
 	ASSERT_EQ(0, pipe(sync));
 	ASSERT_EQ(0, lchan_ctx_open(&ctx));
@@ -345,7 +337,6 @@ static int many_client(const char *host, const char *port, int go_fd)
 	return 0;
 }
 
-
 /* One SEND from @cli that @srv receives, its receive posted again. */
 static int keepalive_round(struct lchan_t_ep *srv, struct lchan_t_ep *cli,
 			   unsigned i)
@@ -390,7 +381,6 @@ TEST_F_TIMEOUT(conn, keepalive_idle_live_peer, 60)
 	double t0;
 	int ret;
 
-	LCHAN_T_BODY();
 	ret = lchan_t_ep_pair(&srv, &cli, self->d.addr, &opts);
 	ASSERT_EQ(0, ret) TH_LOG("pair: %s", strerror(-ret));
 	EXPECT_EQ(500, lchan_t_chan_attr(&cli.chan, "keepalive_ms"));
@@ -451,7 +441,6 @@ TEST_F_TIMEOUT(conn, establish_posts_published_receives, 60)
 	double t0;
 	int ret;
 
-	LCHAN_T_BODY();
 	ret = lchan_t_ep_pair(&srv, &cli, self->d.addr, NULL);
 	ASSERT_EQ(0, ret) TH_LOG("pair: %s", strerror(-ret));
 	for (i = 0; i < 4; i++) {
@@ -494,7 +483,6 @@ TEST_F_TIMEOUT(conn, sixteen_channels_two_processes, 240)
 	char port[16], path[200], buf[32];
 	pid_t pid;
 
-	LCHAN_T_BODY();
 	memset(ep, 0, sizeof(ep));
 	ASSERT_EQ(0, lchan_ctx_open(&ctx));
 	snprintf(port, sizeof(port), "%u", lchan_t_port());
@@ -691,7 +679,6 @@ TEST_F_TIMEOUT(conn, server_sends_first, 300)
 	unsigned i, ok = 0, late = 0;
 	int ret = 0;
 
-	LCHAN_T_BODY();
 	ASSERT_NE(NULL, f);
 	ASSERT_EQ(0, first_start(f, self->d.addr));
 	for (i = 0; i < FIRST_N; i++) {
@@ -748,7 +735,6 @@ TEST_F_TIMEOUT(conn, client_sends_once, 300)
 	unsigned i, ok = 0, late = 0;
 	int ret = 0;
 
-	LCHAN_T_BODY();
 	ASSERT_NE(NULL, f);
 	f->quiet = true;
 	ASSERT_EQ(0, first_start(f, self->d.addr));

@@ -272,7 +272,7 @@ FIXTURE_SETUP(ctl)
 
 	LCHAN_T_NEED_DEV(&self->d, variant->kind);
 	if (find_tool(self->tool, sizeof(self->tool)))
-		SKIP(return, "lchanctl is not built (%.200s): make tools",
+		LCHAN_T_SETUP_SKIP("lchanctl is not built (%.200s): make tools",
 		     self->tool);
 	self->out = malloc(OUT_MAX);
 	ASSERT_NE(NULL, self->out);
@@ -396,7 +396,6 @@ TEST_F(ctl, list_follows_a_live_exchange)
 	char *json = malloc(OUT_MAX);
 	int round;
 
-	LCHAN_T_BODY();
 	ASSERT_NE(NULL, json);
 	for (round = 1; round <= 2; round++) {
 		ASSERT_EQ(0, exchange(&self->cli, &self->srv, NMSG));
@@ -464,7 +463,6 @@ TEST_F(ctl, counters_grow_while_messages_flow)
 	pthread_t thr;
 	int n = 0;
 
-	LCHAN_T_BODY();
 	ASSERT_EQ(0, pthread_create(&thr, NULL, traffic_thread, &t));
 	first = last = json_send_ops(self->tool, self->out,
 				     self->cli.chan.info.id);
@@ -501,7 +499,6 @@ TEST_F(ctl, show_has_every_attribute)
 	int ret;
 	DIR *d;
 
-	LCHAN_T_BODY();
 	ASSERT_NE(NULL, json);
 	ASSERT_EQ(0, exchange(&self->cli, &self->srv, NMSG));
 	snprintf(id, sizeof(id), "%u", self->cli.chan.info.id);
@@ -547,7 +544,6 @@ TEST_F(ctl, devices_lists_the_device)
 	char *json = malloc(OUT_MAX);
 	const char *obj;
 
-	LCHAN_T_BODY();
 	ASSERT_NE(NULL, json);
 	ASSERT_EQ(0, ctl(self->tool, self->out, OUT_MAX, "devices", NULL,
 			 NULL));
@@ -571,7 +567,6 @@ TEST_F(ctl, devices_lists_the_device)
 
 TEST_F(ctl, errors_exit_non_zero)
 {
-	LCHAN_T_BODY();
 	EXPECT_EQ(1, ctl(self->tool, self->out, OUT_MAX, "show", "999999",
 			 NULL));
 	EXPECT_EQ(2, ctl(self->tool, self->out, OUT_MAX, "no-such-command",

@@ -167,7 +167,6 @@ static int transfer(struct __test_metadata *_metadata, struct lchan_t_ep *tx,
 
 TEST_F_TIMEOUT(data, ten_thousand_each_way, 600)
 {
-	LCHAN_T_BODY();
 	ASSERT_EQ(0, transfer(_metadata, &self->cli, &self->srv,
 			      lchan_t_count(10000), 1));
 	ASSERT_EQ(0, transfer(_metadata, &self->srv, &self->cli,
@@ -179,7 +178,6 @@ TEST_F_TIMEOUT(data, send_with_imm, 120)
 	struct lchan_cqe cqe;
 	unsigned i;
 
-	LCHAN_T_BODY();
 	if (!strcmp(variant->kind, "siw")) {
 		struct lchan_sqe *sqe;
 
@@ -240,7 +238,6 @@ TEST_F_TIMEOUT(data, whole_ring_in_one_enter, 120)
 	struct lchan_cqe cqe;
 	unsigned i, n = self->cli.chan.sq.entries;
 
-	LCHAN_T_BODY();
 	ASSERT_EQ(NSEND, n);
 	for (i = 0; i < n; i++) {
 		struct lchan_sqe *sqe = lchan_get_sqe(&self->cli.chan);
@@ -340,7 +337,6 @@ TEST_F_TIMEOUT(data, bad_sqe_gets_error_cqe_and_next_runs, 300)
 	struct lchan_cqe cqe;
 	unsigned i, want;
 
-	LCHAN_T_BODY();
 	for (i = 0; i < sizeof(bad_sqes) / sizeof(bad_sqes[0]); i++) {
 		struct lchan_sqe *bad = lchan_get_sqe(&self->cli.chan);
 		struct lchan_sqe *good = lchan_get_sqe(&self->cli.chan);
@@ -401,7 +397,6 @@ TEST_F_TIMEOUT(data, bad_rqe_gets_error_cqe_and_next_runs, 120)
 	unsigned i;
 	void *page;
 
-	LCHAN_T_BODY();
 	page = aligned_alloc(4096, 4096);
 	ASSERT_NE(NULL, page);
 	/* Registered without LOCAL_WRITE: a receive may not land here. */
@@ -451,7 +446,6 @@ TEST_F_TIMEOUT(data, bogus_tail_refused, 60)
 	struct lchan_enter req = { .size = sizeof(req) };
 	unsigned saved;
 
-	LCHAN_T_BODY();
 	saved = *self->cli.chan.sq.ktail;
 	/* A tail more than a ring ahead of the head is not believed. */
 	lchan_store_release(self->cli.chan.sq.ktail, saved + 100000);
@@ -475,7 +469,6 @@ TEST_F_TIMEOUT(data, dereg_with_receives_in_flight, 60)
 	uint8_t *buf2;
 	unsigned i;
 
-	LCHAN_T_BODY();
 	/* Drain the receives posted at setup so only ours are left. */
 	for (i = 0; i < NRECV; i++) {
 		struct lchan_sqe *sqe = lchan_get_sqe(&self->cli.chan);
@@ -541,7 +534,6 @@ TEST_F_TIMEOUT(data, full_cq_holds_back_work, 120)
 	struct lchan_cqe cqe;
 	int n;
 
-	LCHAN_T_BODY();
 	/* Fill the sender's CQ without reading it. */
 	while (sent < cq) {
 		unsigned batch = 0;

@@ -40,7 +40,7 @@ FIXTURE_SETUP(fapi)
 	LCHAN_T_NEED_DEV(&self->d, variant->kind);
 	/* Before the first libfabric call. */
 	if (lchan_t_fabric_provider(why, sizeof(why)))
-		SKIP(return, "%s", why);
+		LCHAN_T_SETUP_SKIP("%s", why);
 }
 
 FIXTURE_TEARDOWN(fapi)
@@ -209,7 +209,6 @@ static ssize_t fa_comp_log(struct __test_metadata *_metadata,
 	       fi_cq_strerror(s->cq, ce->prov_errno, NULL, NULL, 0));
 	return n;
 }
-
 
 static uint8_t fa_pattern(size_t i)
 {
@@ -388,7 +387,6 @@ TEST_F_TIMEOUT(fapi, rma_and_completions, 120)
 	pid_t pid;
 	int rfd, wfd;
 
-	LCHAN_T_BODY();
 	cm = (struct fi_eq_cm_entry *)cmbuf;
 	pid = fa_start(_metadata, self, false, &rfd, &c);
 	ASSERT_NE(NULL, c.info);
@@ -474,7 +472,6 @@ TEST_F_TIMEOUT(fapi, reject_with_data, 60)
 	pid_t pid;
 	int rfd;
 
-	LCHAN_T_BODY();
 	pid = fa_start(_metadata, self, true, &rfd, &c);
 	ASSERT_NE(NULL, c.info);
 	ASSERT_EQ(0, fa_open(&c, true));
@@ -516,7 +513,6 @@ TEST_F_TIMEOUT(fapi, unsupported_ops, 60)
 	size_t count;
 	char *b;
 
-	LCHAN_T_BODY();
 	hints = fa_hints(self->d.dev);
 	ASSERT_NE(NULL, hints);
 	ASSERT_EQ(0, fi_getinfo(FI_VERSION(1, 17), self->d.addr, "0", FI_SOURCE,

@@ -27,9 +27,9 @@ FIXTURE_SETUP(fabric)
 
 	LCHAN_T_NEED_DEV(&self->d, variant->kind);
 	if (access(FI_T_INFO, X_OK) || access(FI_T_PINGPONG, X_OK))
-		SKIP(return, "no fi_info/fi_pingpong (libfabric-bin)");
+		LCHAN_T_SETUP_SKIP("no fi_info/fi_pingpong (libfabric-bin)");
 	if (lchan_t_fabric_provider(why, sizeof(why)))
-		SKIP(return, "%s", why);
+		LCHAN_T_SETUP_SKIP("%s", why);
 }
 
 FIXTURE_TEARDOWN(fabric)
@@ -238,7 +238,6 @@ TEST_F(fabric, info_lists_device)
 {
 	char out[65536], want[128], *b;
 
-	LCHAN_T_BODY();
 	ASSERT_EQ(0, fi_t_info(out, sizeof(out), "-d", self->d.dev, "-v", NULL)) {
 		TH_LOG("%s", out);
 	}
@@ -274,7 +273,6 @@ TEST_F(fabric, info_rejects)
 	char out[65536];
 	unsigned i;
 
-	LCHAN_T_BODY();
 	for (i = 0; i < sizeof(asks) / sizeof(asks[0]); i++) {
 		fi_t_info(out, sizeof(out), "-d", self->d.dev, asks[i][0],
 			  asks[i][1]);
@@ -290,7 +288,6 @@ TEST_F(fabric, info_rejects)
 /* fi_pingpong's default sizes (64 B to 1 MiB, ten round trips each). */
 TEST_F_TIMEOUT(fabric, pingpong_msg, FI_T_TIMEOUT_S + 60)
 {
-	LCHAN_T_BODY();
 	fi_t_pingpong(_metadata, self, fi_t_port(variant->kind, 0), "lchan",
 		      "msg", NULL, NULL, NULL, "1m");
 }
@@ -301,7 +298,6 @@ TEST_F_TIMEOUT(fabric, pingpong_msg, FI_T_TIMEOUT_S + 60)
  */
 TEST_F_TIMEOUT(fabric, pingpong_msg_all_sizes_checked, FI_T_TIMEOUT_S + 60)
 {
-	LCHAN_T_BODY();
 	fi_t_pingpong(_metadata, self, fi_t_port(variant->kind, 1), "lchan",
 		      "msg", "-c", "all", "2", "6m");
 }
@@ -315,7 +311,6 @@ TEST_F_TIMEOUT(fabric, pingpong_msg_all_sizes_checked, FI_T_TIMEOUT_S + 60)
 TEST_F_TIMEOUT(fabric, pingpong_msg_poller_all_sizes_checked,
 	       FI_T_TIMEOUT_S + 60)
 {
-	LCHAN_T_BODY();
 	setenv("FI_LCHAN_POLLER", "1", 1);
 	fi_t_pingpong(_metadata, self, fi_t_port(variant->kind, 3), "lchan",
 		      "msg", "-c", "all", "2", "6m");
@@ -329,7 +324,6 @@ TEST_F_TIMEOUT(fabric, pingpong_msg_poller_all_sizes_checked,
  */
 TEST_F_TIMEOUT(fabric, pingpong_rdm_rxm, FI_T_TIMEOUT_S + 60)
 {
-	LCHAN_T_BODY();
 	/* ofi_rxm's warnings go to the logs printed on failure. */
 	setenv("FI_LOG_LEVEL", "warn", 1);
 	fi_t_pingpong(_metadata, self, fi_t_port(variant->kind, 2),

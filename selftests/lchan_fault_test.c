@@ -202,7 +202,6 @@ static void kill_peer(struct __test_metadata *_metadata,
 
 TEST_F_TIMEOUT(fault, kill9_of_a_busy_peer, 120)
 {
-	LCHAN_T_BODY();
 	kill_peer(_metadata, &self->d);
 	/* And again: nothing was left behind by the first. */
 	kill_peer(_metadata, &self->d);
@@ -330,13 +329,11 @@ static void device_goes(struct __test_metadata *_metadata,
 
 TEST_F_TIMEOUT(fault, link_delete_under_busy_channels, 120)
 {
-	LCHAN_T_BODY();
 	device_goes(_metadata, &self->d, self->netdev, 0);
 }
 
 TEST_F_TIMEOUT(fault, driver_unload_under_busy_channels, 120)
 {
-	LCHAN_T_BODY();
 	device_goes(_metadata, &self->d, self->netdev, 1);
 }
 
@@ -348,7 +345,6 @@ TEST_F_TIMEOUT(fault, close_while_another_thread_waits, 60)
 	char dir[160];
 	pthread_t thr;
 
-	LCHAN_T_BODY();
 	ASSERT_EQ(0, lchan_t_ep_pair(&srv, &cli, self->d.addr, NULL));
 	snprintf(dir, sizeof(dir), "/sys/kernel/lchan/channels/%u",
 		 cli.chan.info.id);
@@ -378,7 +374,6 @@ TEST_F_TIMEOUT(fault, munmap_while_the_poller_runs, 60)
 	struct lchan_cqe cqe;
 	unsigned i;
 
-	LCHAN_T_BODY();
 	ASSERT_EQ(0, lchan_ctx_open(&srv.ctx));
 	ASSERT_EQ(0, lchan_ctx_open(&cli.ctx));
 	ASSERT_EQ(0, lchan_ctx_setup_poller(&cli.ctx, 5000, -1, NULL));
@@ -411,7 +406,6 @@ TEST_F_TIMEOUT(fault, fork_with_mapped_rings, 60)
 	int status;
 	pid_t pid;
 
-	LCHAN_T_BODY();
 	ASSERT_EQ(0, lchan_t_ep_pair(&srv, &cli, self->d.addr, NULL));
 	pid = fork();
 	ASSERT_GE(pid, 0);

@@ -281,7 +281,6 @@ TEST_F_TIMEOUT(fuzz, ring_entries, 900)
 	unsigned long total = env_ul("LCHAN_FUZZ_ENTRIES", 100000);
 	unsigned done = 0, since_valid = 0;
 
-	LCHAN_T_BODY();
 	while (done < total) {
 		fuzz_batch(_metadata, self, &done);
 		if (++since_valid >= 16) {
@@ -324,7 +323,6 @@ TEST_F_TIMEOUT(fuzz, ioctls, 900)
 	char port[16];
 	int fds[4];
 
-	LCHAN_T_BODY();
 	snprintf(port, sizeof(port), "%u", lchan_t_port());
 	ASSERT_EQ(0, lchan_listen(&self->fc.ctx, self->d.addr, port, 2,
 				  LCHAN_FD_NONBLOCK, &lst));

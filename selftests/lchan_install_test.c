@@ -123,7 +123,7 @@ FIXTURE_SETUP(quickstart)
 {
 	LCHAN_T_NEED_DEV(&self->d, variant->kind);
 	if (!lchan_t_module_loaded())
-		SKIP(return, "lchan is not loaded");
+		LCHAN_T_SETUP_SKIP("lchan is not loaded");
 }
 
 FIXTURE_TEARDOWN(quickstart)
@@ -149,7 +149,6 @@ TEST_F_TIMEOUT(quickstart, sends_one_message, 60)
 	char *buf;
 	int rc;
 
-	LCHAN_T_BODY();
 	lchan_t_beside_me(prog, sizeof(prog), "pkgconfig/quickstart");
 	lchan_t_beside_me(lib, sizeof(lib), STAGE_LIB);
 	ASSERT_EQ(0, access(prog, X_OK)) TH_LOG("%s", prog);

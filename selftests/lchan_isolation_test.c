@@ -54,7 +54,6 @@ TEST_F_TIMEOUT(iso, handles_are_per_context, 60)
 	struct lchan_cqe cqe;
 	int i;
 
-	LCHAN_T_BODY();
 	/* The server context owns more handles than the client's one. */
 	for (i = 0; i < 4; i++)
 		ASSERT_EQ(0, lchan_mr_reg(&self->srv.ctx, &self->srv.chan,
@@ -88,7 +87,6 @@ TEST_F_TIMEOUT(iso, no_kernel_address_in_rings_replies_or_sysfs, 60)
 	size_t i;
 	FILE *f;
 
-	LCHAN_T_BODY();
 	/* Some traffic and an error CQE so every ring part was written. */
 	sqe = lchan_get_sqe(&self->cli.chan);
 	lchan_prep_send(sqe, &self->cli.mr, self->cli.buf, 100, 1);
@@ -174,7 +172,6 @@ TEST_F_TIMEOUT(iso, unprivileged_user_within_memlock, 60)
 	int status;
 	pid_t pid;
 
-	LCHAN_T_BODY();
 	if (geteuid())
 		SKIP(return, "needs root to become nobody");
 	pid = fork();
@@ -344,7 +341,6 @@ TEST_F_TIMEOUT(iso, forked_child_gets_eperm_everywhere, 60)
 	void *map = NULL;
 	pid_t pid;
 
-	LCHAN_T_BODY();
 	f.lst = iso_listen(self->srv.ctx.fd, self->d.addr);
 	ASSERT_LE(0, f.lst) TH_LOG("LISTEN: %s", strerror(-f.lst));
 	pid = fork();
@@ -394,7 +390,6 @@ TEST_F_TIMEOUT(iso, child_cannot_share_owner_poller, 60)
 	int pctx, mine;
 	pid_t pid;
 
-	LCHAN_T_BODY();
 	pctx = open(LCHAN_DEVICE_PATH, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, pctx);
 	ASSERT_EQ(0, iso_ioctl(pctx, LCHAN_IOC_CTX_SETUP, &setup));
@@ -471,7 +466,6 @@ TEST_F_TIMEOUT(iso, unprivileged_cannot_make_or_pin_pollers, 60)
 	int n;
 	pid_t pid;
 
-	LCHAN_T_BODY();
 	if (geteuid())
 		SKIP(return, "needs root to become nobody");
 	n = lchan_t_poller_pids(pids, 32);
@@ -486,7 +480,6 @@ TEST_F_TIMEOUT(iso, unprivileged_cannot_make_or_pin_pollers, 60)
 
 TEST_F_TIMEOUT(iso, ring_map_private_refused, 60)
 {
-	LCHAN_T_BODY();
 	EXPECT_EQ(-EINVAL, iso_map(self->cli.chan.fd, self->cli.chan.map_size,
 				   PROT_READ | PROT_WRITE, MAP_PRIVATE, NULL));
 	EXPECT_EQ(-EINVAL, iso_map(self->cli.chan.fd, self->cli.chan.map_size,
@@ -502,7 +495,6 @@ TEST_F_TIMEOUT(iso, ring_prot_exec_refused, 60)
 	int fd = self->cli.chan.fd;
 	void *map = NULL;
 
-	LCHAN_T_BODY();
 	EXPECT_EQ(-EACCES, iso_map(fd, size, PROT_READ | PROT_EXEC,
 				   MAP_SHARED, NULL));
 	EXPECT_EQ(-EACCES, iso_map(fd, size, PROT_READ | PROT_WRITE |
@@ -534,7 +526,6 @@ TEST_F_TIMEOUT(iso, mr_over_ring_refused, 60)
 	char *area, *ring;
 	__u32 h;
 
-	LCHAN_T_BODY();
 	/* The library's mapping, whole and in part. */
 	EXPECT_EQ(-EINVAL, iso_mr_reg(ctx, chan, self->cli.chan.map, size,
 				      NULL));

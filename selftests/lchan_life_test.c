@@ -102,7 +102,6 @@ TEST_F_TIMEOUT(life, close_with_work_outstanding, 60)
 	char dir[160];
 	double took;
 
-	LCHAN_T_BODY();
 	chan_dir(dir, sizeof(dir), &self->cli.chan);
 	send_some(_metadata, &self->cli, 3);
 	/* Receives still posted on the client, sends maybe in flight. */
@@ -124,7 +123,6 @@ TEST_F_TIMEOUT(life, peer_close_flushes_and_refuses_new_work, 60)
 	unsigned ok, flushed;
 	char path[200], buf[32];
 
-	LCHAN_T_BODY();
 	ASSERT_EQ(0, lchan_chan_close(&self->srv.chan));
 	ASSERT_GE(wait_hup(&self->cli, 10), 0);
 	ASSERT_EQ(0, drain(&self->cli, NRECV, &ok, &flushed));
@@ -150,7 +148,6 @@ TEST_F_TIMEOUT(life, munmap_after_close, 60)
 {
 	char dir[160];
 
-	LCHAN_T_BODY();
 	chan_dir(dir, sizeof(dir), &self->cli.chan);
 	ASSERT_EQ(0, close(self->cli.chan.fd));
 	self->cli.chan.fd = -1;
@@ -168,7 +165,6 @@ TEST_F_TIMEOUT(life, close_after_munmap, 60)
 {
 	char dir[160];
 
-	LCHAN_T_BODY();
 	chan_dir(dir, sizeof(dir), &self->cli.chan);
 	ASSERT_EQ(0, munmap(self->cli.chan.map, self->cli.chan.map_size));
 	self->cli.chan.map = NULL;
@@ -191,7 +187,6 @@ TEST_F_TIMEOUT(life, exit_without_close, 90)
 	double took;
 	pid_t pid;
 
-	LCHAN_T_BODY();
 	ASSERT_EQ(0, lchan_ctx_open(&srv.ctx));
 	snprintf(port, sizeof(port), "%u", lchan_t_port());
 	ASSERT_EQ(0, lchan_listen(&srv.ctx, self->d.addr, port, 1, 0, &lst));
@@ -251,7 +246,6 @@ TEST_F_TIMEOUT(life, sysfs_matches_traffic, 60)
 	char dir[160], path[240], buf[4096];
 	unsigned i;
 
-	LCHAN_T_BODY();
 	for (i = 0; i < 50; i++) {
 		send_some(_metadata, &self->cli, 1);
 		ASSERT_EQ(0, lchan_t_reap(&self->cli, &cqe, 5000));
@@ -318,7 +312,6 @@ TEST_F_TIMEOUT(life, enter_waits_with_timeout, 60)
 	double t0;
 	int ret;
 
-	LCHAN_T_BODY();
 	t0 = lchan_t_now();
 	ret = lchan_submit_and_wait(&self->cli.chan, 1, 200000000LL);
 	EXPECT_EQ(-ETIME, ret);
@@ -334,7 +327,6 @@ TEST_F_TIMEOUT(life, epoll_reports_completion_and_hangup, 60)
 	struct lchan_cqe cqe;
 	int ep, n;
 
-	LCHAN_T_BODY();
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	ASSERT_GE(ep, 0);
 	ev.data.fd = self->srv.chan.fd;

@@ -257,7 +257,6 @@ TEST_F_TIMEOUT(load, sixty_four_channels_four_processes, 900)
 	int i, status, bad = 0;
 	double t0 = lchan_t_now();
 
-	LCHAN_T_BODY();
 	no_reads = getenv("LCHAN_LOAD_NO_READS") != NULL;
 	nmsg = lchan_t_count(10000);
 	for (i = 0; i < NPROC; i++) {

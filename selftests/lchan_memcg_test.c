@@ -160,11 +160,11 @@ FIXTURE_SETUP(memcg)
 	LCHAN_T_NEED_DEV(&self->d, variant->kind);
 	lchan_t_raise_memlock();
 	if (geteuid())
-		SKIP(return, "needs root to make a cgroup");
+		LCHAN_T_SETUP_SKIP("needs root to make a cgroup");
 	if (lchan_t_read_sysfs(CG_ROOT "/cgroup.controllers", ctl, sizeof(ctl)))
-		SKIP(return, "no cgroup2 at " CG_ROOT);
+		LCHAN_T_SETUP_SKIP("no cgroup2 at " CG_ROOT);
 	if (!strstr(ctl, "memory"))
-		SKIP(return, "no memory controller in cgroup2 (%s)", ctl);
+		LCHAN_T_SETUP_SKIP("no memory controller in cgroup2 (%s)", ctl);
 	ASSERT_EQ(0, cg_write(CG_ROOT, "cgroup.subtree_control", "+memory"));
 	snprintf(self->cg, sizeof(self->cg), CG_ROOT "/lchan-memcg-%d",
 		 getpid());
@@ -242,7 +242,6 @@ static void memcg_run_child(struct __test_metadata *_metadata,
 
 TEST_F_TIMEOUT(memcg, rings_charged_to_caller, 120)
 {
-	LCHAN_T_BODY();
 	memcg_run_child(_metadata, self, child_charge);
 }
 
@@ -316,7 +315,6 @@ TEST_F_TIMEOUT(memcg, limit_gives_enomem_not_oom, 180)
 {
 	long long kills = vmstat_oom_kills();
 
-	LCHAN_T_BODY();
 	memcg_run_child(_metadata, self, child_limit);
 	memcg_expect_limit_not_oom(_metadata, self->cg, kills);
 }
@@ -405,7 +403,6 @@ TEST_F_TIMEOUT(memcg, accept_at_limit_refuses_peer, 120)
 {
 	long long kills = vmstat_oom_kills();
 
-	LCHAN_T_BODY();
 	memcg_run_child(_metadata, self, child_accept_limit);
 	memcg_expect_limit_not_oom(_metadata, self->cg, kills);
 }

@@ -22,7 +22,7 @@ FIXTURE_SETUP(module)
 {
 	LCHAN_T_NEED_DEV(&self->d, variant->kind);
 	if (!lchan_t_module_loaded())
-		SKIP(return, "lchan is not loaded");
+		LCHAN_T_SETUP_SKIP("lchan is not loaded");
 	snprintf(self->dev_dir, sizeof(self->dev_dir),
 		 LCHAN_SYSFS "/devices/%s", self->d.dev);
 }
@@ -39,7 +39,6 @@ TEST_F_TIMEOUT(module, insmod_rmmod_20_times, 300)
 	char buf[32];
 	int i;
 
-	LCHAN_T_BODY();
 	if (!getenv("LCHAN_KO"))
 		SKIP(return, "LCHAN_KO not set");
 	for (i = 0; i < 20; i++) {
@@ -60,7 +59,6 @@ TEST_F(module, sysfs_shows_device)
 {
 	char path[200], buf[64];
 
-	LCHAN_T_BODY();
 	ASSERT_EQ(0, access(self->dev_dir, F_OK)) TH_LOG("%s", self->dev_dir);
 	snprintf(path, sizeof(path), "%s/transport", self->dev_dir);
 	ASSERT_EQ(0, lchan_t_read_sysfs(path, buf, sizeof(buf)));
@@ -87,7 +85,6 @@ TEST_F_TIMEOUT(module, device_add_delete_tracked, 120)
 	char name[32], dir[160];
 	int i;
 
-	LCHAN_T_BODY();
 	if (!*self->d.spare_netdev)
 		SKIP(return, "no spare netdev for a temporary %s link",
 		     self->d.kind);
@@ -112,7 +109,6 @@ TEST_F_TIMEOUT(module, open_close_many_processes, 120)
 	const int nproc = 16, rounds = 200;
 	int i, status, failed = 0;
 
-	LCHAN_T_BODY();
 	for (i = 0; i < nproc; i++) {
 		pid_t pid = fork();
 
@@ -148,7 +144,6 @@ TEST_F(module, unknown_ioctl_enotty)
 	unsigned i;
 	int fd;
 
-	LCHAN_T_BODY();
 	fd = open("/dev/lchan", O_RDWR);
 	ASSERT_GE(fd, 0);
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -164,7 +159,6 @@ TEST_F(module, info_reports_abi)
 	struct lchan_ctx ctx;
 	struct lchan_info info;
 
-	LCHAN_T_BODY();
 	ASSERT_EQ(0, lchan_ctx_open(&ctx));
 	ASSERT_EQ(0, lchan_query(&ctx, &info));
 	EXPECT_EQ(LCHAN_ABI_VERSION, info.abi_version);

@@ -59,21 +59,21 @@ FIXTURE_SETUP(mpi)
 	self->dir[0] = 0;
 	LCHAN_T_NEED_DEV(&self->d, variant->kind);
 	if (access(MPI_T_MPIRUN, X_OK))
-		SKIP(return, "no mpirun (openmpi-bin)");
+		LCHAN_T_SETUP_SKIP("no mpirun (openmpi-bin)");
 	if (mpi_t_find(self->ranks, sizeof(self->ranks), "LCHAN_SELFTESTS",
 		       "", "mpi/lchan_mpi_ranks"))
-		SKIP(return, "no %s (built with libopenmpi-dev)", self->ranks);
+		LCHAN_T_SETUP_SKIP("no %s (built with libopenmpi-dev)", self->ranks);
 	if (mpi_t_find(self->ctl, sizeof(self->ctl), "LCHAN_TOOLS",
 		       "../tools/", "lchanctl"))
-		SKIP(return, "no %s", self->ctl);
+		LCHAN_T_SETUP_SKIP("no %s", self->ctl);
 	if (!fab || !*fab)
-		SKIP(return, "LCHAN_FABRIC does not name the provider's directory");
+		LCHAN_T_SETUP_SKIP("LCHAN_FABRIC does not name the provider's directory");
 	snprintf(self->provdir, sizeof(self->provdir), "%s/liblchan-fi.so", fab);
 	if (access(self->provdir, R_OK))
-		SKIP(return, "no %s", self->provdir);
+		LCHAN_T_SETUP_SKIP("no %s", self->provdir);
 	snprintf(self->provdir, sizeof(self->provdir), "%s", fab);
 	if (!lchan_t_module_loaded())
-		SKIP(return, "lchan not loaded");
+		LCHAN_T_SETUP_SKIP("lchan not loaded");
 	snprintf(self->dir, sizeof(self->dir), "/tmp/lchan_mpi.XXXXXX");
 	ASSERT_NE(NULL, mkdtemp(self->dir));
 }
@@ -182,7 +182,6 @@ TEST_F_TIMEOUT(mpi, pingpong_allreduce, MPI_T_TIMEOUT_S + 60)
 	bool done = false;
 	pid_t pid, r;
 
-	LCHAN_T_BODY();
 	snprintf(log, sizeof(log), "%s/mpirun.log", self->dir);
 	snprintf(ready, sizeof(ready), "%s/ready", self->dir);
 	snprintf(go, sizeof(go), "%s/go", self->dir);

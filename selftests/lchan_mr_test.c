@@ -51,7 +51,7 @@ FIXTURE_SETUP(mr)
 	self->page = sysconf(_SC_PAGESIZE);
 	LCHAN_T_NEED_DEV(&self->d, variant->kind);
 	if (!lchan_t_module_loaded())
-		SKIP(return, "lchan is not loaded");
+		LCHAN_T_SETUP_SKIP("lchan is not loaded");
 	/* An MR lives on a channel's device: it needs a channel. */
 	ASSERT_EQ(0, lchan_ctx_open(&self->ctx));
 	ASSERT_EQ(0, lchan_ctx_open(&self->sctx));
@@ -203,7 +203,6 @@ TEST_F_TIMEOUT(mr, access_combinations, 60)
 	unsigned int b, i, j;
 	char *mem;
 
-	LCHAN_T_BODY();
 	mem = mr_map_rw(_metadata, 4 * page);
 	for (b = 0; b < 2; b++) {
 		/* All at once, so that handles and rkeys must differ. */
@@ -257,7 +256,6 @@ TEST_F_TIMEOUT(mr, access_rules, 60)
 	unsigned int i;
 	char *mem;
 
-	LCHAN_T_BODY();
 	mem = mr_map_rw(_metadata, self->page);
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		EXPECT_EQ(-EINVAL, mr_reg(self->ctx.fd, self->cli.fd,
@@ -275,7 +273,6 @@ TEST_F_TIMEOUT(mr, bad_ranges, 60)
 	int ctx = self->ctx.fd, chan = self->cli.fd;
 	char *mem;
 
-	LCHAN_T_BODY();
 	mem = mr_map_rw(_metadata, page);
 	EXPECT_EQ(-EINVAL, mr_reg(ctx, chan, mr_addr(mem), 0, lw, NULL));
 	EXPECT_EQ(-EINVAL, mr_reg(ctx, chan, 0, 0, 0, NULL));
@@ -296,7 +293,6 @@ TEST_F_TIMEOUT(mr, unmapped_range, 60)
 	long pin0;
 	char *mem;
 
-	LCHAN_T_BODY();
 	/* A hole with mappings on both sides: nothing can grow into it. */
 	mem = mr_map_rw(_metadata, 3 * page);
 	memset(mem, 1, 3 * page);
@@ -328,7 +324,6 @@ TEST_F_TIMEOUT(mr, readonly_mapping, 60)
 	long pin0;
 	char *ro;
 
-	LCHAN_T_BODY();
 	ro = mr_map(2 * page, PROT_READ);
 	ASSERT_TRUE(ro != NULL);
 	pin0 = vm_pin_kb();
@@ -363,7 +358,6 @@ TEST_F_TIMEOUT(mr, handle_belongs_to_its_context, 60)
 	struct lchan_mr_reg r;
 	char *mem;
 
-	LCHAN_T_BODY();
 	mem = mr_reg_page(_metadata, self, &r);
 	/* sctx registered nothing, so the same number means nothing there. */
 	EXPECT_EQ(-ENOENT, mr_dereg(self->sctx.fd, r.handle));
@@ -380,7 +374,6 @@ TEST_F_TIMEOUT(mr, double_dereg, 60)
 	struct lchan_mr_reg r;
 	char *mem;
 
-	LCHAN_T_BODY();
 	mem = mr_reg_page(_metadata, self, &r);
 	EXPECT_EQ(0, mr_dereg(self->ctx.fd, r.handle));
 	EXPECT_EQ(-ENOENT, mr_dereg(self->ctx.fd, r.handle));
@@ -436,7 +429,6 @@ TEST_F_TIMEOUT(mr, forked_child_gets_eperm, 60)
 	char *mem;
 	pid_t pid;
 
-	LCHAN_T_BODY();
 	mem = mr_map_rw(_metadata, self->page);
 	snprintf(port, sizeof(port), "%u", lchan_t_port());
 	ASSERT_EQ(0, lchan_listen(&self->sctx, self->d.addr, port, 4,
@@ -551,7 +543,6 @@ TEST_F_TIMEOUT(mr, memlock_limit_without_cap_ipc_lock, 120)
 {
 	pid_t pid;
 
-	LCHAN_T_BODY();
 	pid = fork();
 	ASSERT_GE(pid, 0);
 	if (pid == 0)
@@ -565,7 +556,6 @@ TEST_F_TIMEOUT(mr, pins_released_on_dereg, 60)
 	long pin0, pin1;
 	char *mem;
 
-	LCHAN_T_BODY();
 	mem = mr_map_rw(_metadata, MIB);
 	pin0 = vm_pin_kb();
 	ASSERT_GE(pin0, 0);
@@ -586,7 +576,6 @@ TEST_F_TIMEOUT(mr, pins_released_on_close, 60)
 	long pin0;
 	char *mem;
 
-	LCHAN_T_BODY();
 	mem = mr_map_rw(_metadata, MIB);
 	pin0 = vm_pin_kb();
 	ASSERT_GE(pin0, 0);
@@ -664,7 +653,6 @@ TEST_F_TIMEOUT(mr, released_on_process_exit, 120)
 	int base, i;
 	pid_t pid;
 
-	LCHAN_T_BODY();
 	base = dev_channels(&self->d);
 	ASSERT_GE(base, 2);
 	ASSERT_EQ(0, pipe(rep_p));

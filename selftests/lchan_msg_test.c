@@ -267,7 +267,6 @@ TEST_F_TIMEOUT(msg, hundred_thousand_both_ways, 900)
 	uint8_t *src, *dst;
 	int ret;
 
-	LCHAN_T_BODY();
 	src = src_buf();
 	dst = aligned_alloc(4096, MAX_MSG);
 	ASSERT_NE(NULL, src);
@@ -336,7 +335,6 @@ TEST_F_TIMEOUT(msg, slow_receiver, 300)
 	double t0;
 	int ret;
 
-	LCHAN_T_BODY();
 	ret = msg_pairs(self, &o, &srv, &cli, 1);
 	ASSERT_EQ(0, ret) TH_LOG("pair: %s", strerror(-ret));
 
@@ -403,7 +401,6 @@ TEST_F_TIMEOUT(msg, recv_timeout_and_nonblocking, 60)
 	double t0;
 	int ret;
 
-	LCHAN_T_BODY();
 	ret = msg_pairs(self, NULL, &srv, &cli, 1);
 	ASSERT_EQ(0, ret) TH_LOG("pair: %s", strerror(-ret));
 	EXPECT_EQ(-EAGAIN, lchan_msg_recv(srv, buf, sizeof(buf),
@@ -485,7 +482,6 @@ TEST_F_TIMEOUT(msg, busy_poll_with_poller_needs_no_doorbell, 180)
 	unsigned i;
 	int ret;
 
-	LCHAN_T_BODY();
 	LCHAN_T_POOL_OWN_CPU(self->pool_cpus);
 	/* Long idle time: the pollers must not sleep during the exchange. */
 	ASSERT_EQ(0, lchan_ctx_setup_poller(&self->cctx, 5000, -1, NULL));
@@ -551,7 +547,6 @@ TEST_F_TIMEOUT(msg, busy_poll_sleeps_through_large_transfers, 180)
 	unsigned i;
 	int ret;
 
-	LCHAN_T_BODY();
 	ret = msg_pairs(self, NULL, &srv, &cli, 1);
 	ASSERT_EQ(0, ret) TH_LOG("pair: %s", strerror(-ret));
 	r.m = srv;
@@ -632,7 +627,6 @@ TEST_F_TIMEOUT(msg, one_enter_one_cqe_per_answered_message, 180)
 	unsigned i;
 	int ret;
 
-	LCHAN_T_BODY();
 	ret = msg_pairs(self, NULL, &srv, &cli, 1);
 	ASSERT_EQ(0, ret) TH_LOG("pair: %s", strerror(-ret));
 	e.m = srv;
@@ -677,7 +671,6 @@ TEST_F_TIMEOUT(msg, close_gives_eof_after_data, 120)
 	unsigned i;
 	int ret;
 
-	LCHAN_T_BODY();
 	src = src_buf();
 	buf = malloc(MAX_MSG);
 	ASSERT_NE(NULL, src);
@@ -836,7 +829,6 @@ TEST_F_TIMEOUT(msg, many_channels_epoll, 300)
 	unsigned i;
 	int ret;
 
-	LCHAN_T_BODY();
 	ret = msg_pairs(self, &o, srv, cli, NCHAN);
 	ASSERT_EQ(0, ret) TH_LOG("pairs: %s", strerror(-ret));
 	ASSERT_EQ(0, pthread_create(&thr[0], NULL, epoll_recv, &x));

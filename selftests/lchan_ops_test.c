@@ -79,7 +79,6 @@ TEST_F_TIMEOUT(ops, write_1b_to_1mib, 300)
 	struct lchan_cqe cqe;
 	unsigned i;
 
-	LCHAN_T_BODY();
 	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
 		struct lchan_sqe *sqe = ops_cli_sqe(_metadata, self);
 
@@ -107,7 +106,6 @@ TEST_F_TIMEOUT(ops, read_1b_to_1mib, 300)
 	struct lchan_cqe cqe;
 	unsigned i;
 
-	LCHAN_T_BODY();
 	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
 		struct lchan_sqe *sqe = ops_cli_sqe(_metadata, self);
 
@@ -128,7 +126,6 @@ TEST_F_TIMEOUT(ops, write_with_imm, 60)
 	struct lchan_sqe *sqe;
 	struct lchan_cqe cqe;
 
-	LCHAN_T_BODY();
 	sqe = lchan_get_sqe(&self->cli.chan);
 	ASSERT_NE(NULL, sqe);
 	lchan_t_fill(src, 9, 3000);
@@ -162,7 +159,6 @@ TEST_F_TIMEOUT(ops, atomics, 60)
 	struct lchan_sqe *sqe;
 	struct lchan_cqe cqe;
 
-	LCHAN_T_BODY();
 	*remote = 100;
 	sqe = lchan_get_sqe(&self->cli.chan);
 	ASSERT_NE(NULL, sqe);
@@ -226,7 +222,6 @@ TEST_F_TIMEOUT(ops, multi_sge_gather_and_scatter, 60)
 	struct lchan_rqe *rqe;
 	struct lchan_cqe cqe;
 
-	LCHAN_T_BODY();
 	ASSERT_NE(0, self->cli.chan.info.features & LCHAN_FEATURE_MULTI_SGE);
 	n = max < 16 ? max : 16;
 	rn = rmax < 3 ? rmax : 3;
@@ -300,7 +295,6 @@ TEST_F_TIMEOUT(ops, write_without_remote_access_fails_at_requester, 60)
 	struct lchan_sqe *sqe;
 	struct lchan_cqe cqe;
 
-	LCHAN_T_BODY();
 	ASSERT_NE(NULL, page);
 	memset(page, 0x5a, 4096);
 	/* Readable from afar, not writable. */
@@ -383,7 +377,6 @@ TEST_F_TIMEOUT(ops, read_behind_refused_write_completes_once, 60)
 	struct lchan_cqe cqe;
 	struct lchan_mr ro;
 
-	LCHAN_T_BODY();
 	if (!self->iwarp)
 		SKIP(return, "only iWARP ends a connection on a refused WRITE");
 	ASSERT_NE(NULL, page);
@@ -432,7 +425,6 @@ TEST_F_TIMEOUT(ops, unsignaled_on_a_small_ring, 300)
 	struct lchan_cqe *c;
 	double stall = lchan_t_now();
 
-	LCHAN_T_BODY();
 	ASSERT_EQ(16, self->cli.chan.sq.entries);
 	while (posted < total || cqes < total / every) {
 		struct lchan_sqe *sqe;
@@ -484,7 +476,6 @@ TEST_F_TIMEOUT(ops, fence_orders_after_read, 60)
 	struct lchan_sqe *sqe;
 	struct lchan_cqe cqe;
 
-	LCHAN_T_BODY();
 	lchan_t_fill(remote, 3, 4096);
 	sqe = lchan_get_sqe(&self->cli.chan);
 	lchan_prep_read(sqe, &self->cli.mr, local, 4096, (uintptr_t)remote,
@@ -518,7 +509,6 @@ TEST_F_TIMEOUT(ops, read_limits_refused_per_device, 60)
 	struct lchan_sqe *sqe;
 	struct lchan_cqe cqe;
 
-	LCHAN_T_BODY();
 	EXPECT_EQ(!self->iwarp, !!(info->features & LCHAN_FEATURE_READ_FENCE));
 	ASSERT_LE(1, info->max_read_sge);
 	ASSERT_GE(info->max_send_sge, info->max_read_sge);
@@ -582,7 +572,6 @@ TEST_F_TIMEOUT(ops, held_back_sends_go_without_another_submit, 60)
 	struct lchan_cqe cqe;
 	int ret, taken;
 
-	LCHAN_T_BODY();
 	ret = lchan_t_ep_pair(&srv, &cli, self->d.addr, &opts);
 	ASSERT_EQ(0, ret) TH_LOG("pair: %s", strerror(-ret));
 	sqe = lchan_get_sqe(&cli.chan);

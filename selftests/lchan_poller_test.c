@@ -101,7 +101,6 @@ TEST_F_TIMEOUT(poller, hundred_thousand_ops_no_syscall, 600)
 	double stall;
 	int ret;
 
-	LCHAN_T_BODY();
 	/* The promise holds where the pool has a CPU to itself. */
 	LCHAN_T_POOL_OWN_CPU(self->pool_cpus);
 	ret = poller_pair(&srv, &cli, self->d.addr, 5000, NULL);
@@ -160,7 +159,6 @@ TEST_F_TIMEOUT(poller, sleep_and_wake_lose_nothing, 120)
 	unsigned long long enters;
 	int cycle, ret;
 
-	LCHAN_T_BODY();
 	ret = poller_pair(&srv, &cli, self->d.addr, 30, NULL);
 	ASSERT_EQ(0, ret) TH_LOG("%s", strerror(-ret));
 	for (cycle = 0; cycle < 6; cycle++) {
@@ -223,7 +221,6 @@ TEST_F_TIMEOUT(poller, eight_channels_no_new_thread, 300)
 	struct lchan_t_ep srv[8], cli[8];
 	int before, i, ret;
 
-	LCHAN_T_BODY();
 	memset(srv, 0, sizeof(srv));
 	memset(cli, 0, sizeof(cli));
 	before = lchan_t_poller_pids(NULL, 0);
@@ -291,7 +288,6 @@ TEST_F_TIMEOUT(poller, pool_resized_with_live_channels, 300)
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	int i, round;
 
-	LCHAN_T_BODY();
 	if (geteuid())
 		SKIP(return, "needs root to set module parameters");
 	ASSERT_EQ(0, lchan_t_get_param("pollers", size0, sizeof(size0)));
@@ -366,7 +362,6 @@ TEST_F_TIMEOUT(poller, receive_at_qp_when_submit_returns, 300)
 	unsigned i;
 	int ret;
 
-	LCHAN_T_BODY();
 	LCHAN_T_POOL_PLACE(self->pool_cpus, 0, 0);
 	ret = lchan_ctx_open(&srv.ctx);
 	if (!ret)
@@ -508,7 +503,6 @@ TEST_F_TIMEOUT(poller, busy_cpu_given_up_and_taken_back, 120)
 	pid_t child;
 	int ret;
 
-	LCHAN_T_BODY();
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		SKIP(return, "needs a CPU to give back to the pool");
 	LCHAN_T_POOL_PLACE(self->pool_cpus, 0, 0);
@@ -584,7 +578,6 @@ TEST_F_TIMEOUT(poller, ctx_setup_rules, 120)
 	struct lchan_ctx a, b;
 	char big[sizeof(req) + 8];
 
-	LCHAN_T_BODY();
 	ASSERT_EQ(0, lchan_ctx_open(&a));
 	ASSERT_EQ(0, lchan_ctx_open(&b));
 #define FRESH() (memset(&req, 0, sizeof(req)), req.cpu = -1, \

@@ -515,7 +515,6 @@ TEST_F_TIMEOUT(scale, hold_idle_traffic_close, 1800)
 	char port[MAX_PAIRS][16];
 	double t0;
 
-	LCHAN_T_BODY();
 	qps_before = count_qps();
 	base_dirs = count_dir("/sys/kernel/lchan/channels");
 	kb_before = kmem_kb();

@@ -434,7 +434,6 @@ TEST_F_TIMEOUT(storm, connect_256_at_once, 600)
 	char why[256] = "";
 	double t0;
 
-	LCHAN_T_BODY();
 	for (r = 0; r < rounds; r++) {
 		t0 = lchan_t_now();
 		ASSERT_EQ(0, storm_round(self->sh, self->d.addr, BACKLOG,
@@ -482,7 +481,6 @@ TEST_F_TIMEOUT(storm, above_backlog_refused, 120)
 	char port[16];
 	double t0;
 
-	LCHAN_T_BODY();
 	snprintf(port, sizeof(port), "%u", lchan_t_port());
 	ASSERT_EQ(0, lchan_ctx_open(&sctx));
 	ASSERT_EQ(0, lchan_ctx_open(&cctx));

@@ -213,7 +213,7 @@ FIXTURE_SETUP(sysfs_doc)
 
 	LCHAN_T_NEED_DEV(&self->d, variant->kind);
 	if (!lchan_t_module_loaded())
-		SKIP(return, "lchan is not loaded");
+		LCHAN_T_SETUP_SKIP("lchan is not loaded");
 	self->doc_ok = !doc_load(&self->doc, self->err, sizeof(self->err));
 	lchan_t_raise_memlock();
 	self->srv.slot = self->cli.slot = 256;
@@ -318,7 +318,6 @@ TEST_F(sysfs_doc, document_is_well_formed)
 	static const char *const dirs[] = { "", "devices", "channels" };
 	unsigned i;
 
-	LCHAN_T_BODY();
 	ASSERT_TRUE(self->doc_ok) TH_LOG("%s", self->err);
 	for (i = 0; i < 3; i++) {
 		int found = names_has(&self->doc.dirs, dirs[i]);
@@ -336,7 +335,6 @@ TEST_F(sysfs_doc, root_matches)
 {
 	static const char *const subdirs[] = { "devices", "channels", NULL };
 
-	LCHAN_T_BODY();
 	ASSERT_TRUE(self->doc_ok) TH_LOG("%s", self->err);
 	EXPECT_EQ(0, compare_dir(_metadata, ROOT, &self->doc.root, subdirs,
 				 &self->doc, "root"));
@@ -346,7 +344,6 @@ TEST_F(sysfs_doc, device_dir_matches)
 {
 	char dir[PATH_MAX];
 
-	LCHAN_T_BODY();
 	ASSERT_TRUE(self->doc_ok) TH_LOG("%s", self->err);
 	snprintf(dir, sizeof(dir), ROOT "/devices/%s", self->d.dev);
 	EXPECT_EQ(0, compare_dir(_metadata, dir, &self->doc.dev, NULL,
@@ -359,7 +356,6 @@ TEST_F(sysfs_doc, channel_dirs_match)
 	char dir[PATH_MAX], path[PATH_MAX + 16], state[32];
 	unsigned i;
 
-	LCHAN_T_BODY();
 	ASSERT_TRUE(self->doc_ok) TH_LOG("%s", self->err);
 	for (i = 0; i < 2; i++) {
 		snprintf(dir, sizeof(dir), ROOT "/channels/%u",

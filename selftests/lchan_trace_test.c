@@ -22,7 +22,7 @@ FIXTURE_SETUP(trace)
 	if (access(TRACEFS "/trace", F_OK))
 		mount("tracefs", TRACEFS, "tracefs", 0, NULL);
 	if (access(TRACEFS "/events/lchan/enable", F_OK))
-		SKIP(return, "no tracefs or no lchan events");
+		LCHAN_T_SETUP_SKIP("no tracefs or no lchan events");
 	ASSERT_EQ(0, lchan_t_write_file(TRACEFS "/tracing_on", "0"));
 	ASSERT_EQ(0, lchan_t_write_file(TRACEFS "/trace", ""));
 	ASSERT_EQ(0, lchan_t_write_file(TRACEFS "/events/lchan/enable", "1"));
@@ -63,7 +63,6 @@ TEST_F_TIMEOUT(trace, connect_exchange_close, 60)
 	char want[128], *log;
 	unsigned id;
 
-	LCHAN_T_BODY();
 	ASSERT_EQ(0, lchan_t_ep_pair(&srv, &cli, self->d.addr, NULL));
 	id = cli.chan.info.id;
 	sqe = lchan_get_sqe(&cli.chan);

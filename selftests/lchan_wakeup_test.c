@@ -179,7 +179,6 @@ TEST_F_TIMEOUT(wake, poll_sees_every_completion, 600)
 	pthread_t thr[2];
 	double t0 = lchan_t_now();
 
-	LCHAN_T_BODY();
 	ASSERT_EQ(0, pthread_create(&thr[0], NULL, side_run, &srv));
 	ASSERT_EQ(0, pthread_create(&thr[1], NULL, side_run, &cli));
 	ASSERT_EQ(0, lchan_t_join_watch(thr, 2, prog, 2, dump_eps, self))
@@ -306,7 +305,6 @@ TEST_F_TIMEOUT(wake, bursts_reach_the_ring, 600)
 	pthread_t thr[2];
 	double t0 = lchan_t_now();
 
-	LCHAN_T_BODY();
 	ASSERT_EQ(0, pthread_create(&thr[0], NULL, burst_run, &rx));
 	ASSERT_EQ(0, pthread_create(&thr[1], NULL, burst_run, &tx));
 	ASSERT_EQ(0, lchan_t_join_watch(thr, 2, prog, 2, dump_eps, self))
