@@ -97,6 +97,8 @@
 #define LCHAN_RETRY_COUNT_DEFAULT	6	/* rxe reads 7 as unbounded */
 #define LCHAN_RETRY_COUNT_MAX		7
 #define LCHAN_RESOLVE_TIMEOUT_MS	2000
+/* After the peer's disconnect, how long sends in flight may still complete. */
+#define LCHAN_CM_DISCONNECT_LINGER_MS	100
 /* After completions, ask a device that can drop CQ events again (siw). */
 #define LCHAN_CQ_RECHECK_MS	10
 /* How long an accepted iWARP channel waits for the peer's first SEND. */

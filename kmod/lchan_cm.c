@@ -98,6 +98,24 @@ static int lchan_cm_conn_errno(struct rdma_cm_event *event, int fallback)
 	return event->status == -ETIMEDOUT ? -ETIMEDOUT : fallback;
 }
 
+/*
+ * The peer disconnected.  Acknowledgements it sent before it left may still
+ * wait in the device on their way to completions (rxe hands them to a work
+ * item that drops them once the QP is in error): moving the QP to error at
+ * once would report as flushed sends the peer has.  So the sends in flight
+ * get LCHAN_CM_DISCONNECT_LINGER_MS to complete; nothing new can come from
+ * the peer, so a longer wait would only delay the flush of the rest.
+ */
+static void lchan_cm_peer_gone(struct lchan_chan *chan, struct rdma_cm_id *id)
+{
+	lchan_chan_set_state(chan, LCHAN_STATE_DISCONNECTED);
+	wait_event_timeout(chan->wq, !lchan_flow_outstanding(&chan->ring.sq),
+			   msecs_to_jiffies(LCHAN_CM_DISCONNECT_LINGER_MS));
+	/* Our QP to error too, so what is still posted is flushed. */
+	rdma_disconnect(id);
+	lchan_cm_report(chan, -ECONNRESET);
+}
+
 static int lchan_cm_chan_event(struct lchan_chan *chan, struct rdma_cm_id *id,
 			       struct rdma_cm_event *event)
 {
@@ -145,10 +163,7 @@ static int lchan_cm_chan_event(struct lchan_chan *chan, struct rdma_cm_id *id,
 		lchan_cm_report(chan, lchan_cm_conn_errno(event, -ECONNRESET));
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
-		/* Move our QP to error too, so posted work is flushed. */
-		rdma_disconnect(id);
-		lchan_chan_set_state(chan, LCHAN_STATE_DISCONNECTED);
-		lchan_cm_report(chan, -ECONNRESET);
+		lchan_cm_peer_gone(chan, id);
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		lchan_chan_set_state(chan, LCHAN_STATE_ERROR);
