@@ -117,48 +117,6 @@ TEST_F_TIMEOUT(life, close_with_work_outstanding, 60)
 	EXPECT_EQ(LCHAN_STATE_DISCONNECTED, lchan_chan_state(&self->srv.chan));
 }
 
-/*
- * A peer that closes as soon as it has the message: the send completes
- * OK, not flushed.  rxe posts the receive's CQE before it sends the ACK
- * and drops the ACKs it has not processed once a QP is in error, so the
- * sender's ACK can still be inside its device when the disconnect comes
- * (lchan_cm_peer_gone()).  Repeated: the window is narrow.
- */
-TEST_F_TIMEOUT(life, send_ok_when_peer_closes_on_receipt, 120)
-{
-	unsigned round, flushed = 0;
-
-	for (round = 0; round < 40; round++) {
-		struct lchan_t_ep s = { .slot = 4096, .nrecv = 2, .nsend = 2 };
-		struct lchan_t_ep c = { .slot = 4096, .nrecv = 2, .nsend = 2 };
-		struct lchan_sqe *sqe;
-		struct lchan_cqe cqe;
-		int ret;
-
-		ret = lchan_t_ep_pair(&s, &c, self->d.addr, NULL);
-		ASSERT_EQ(0, ret) TH_LOG("round %u: pair: %s", round,
-					 strerror(-ret));
-		sqe = lchan_get_sqe(&s.chan);
-		ASSERT_NE(NULL, sqe);
-		lchan_t_fill(lchan_t_send_slot(&s, 0), round, 64);
-		lchan_prep_send(sqe, &s.mr, lchan_t_send_slot(&s, 0), 64, 7);
-		ASSERT_LE(0, lchan_submit(&s.chan));
-		ASSERT_EQ(0, lchan_t_reap(&c, &cqe, 10000));
-		ASSERT_EQ(LCHAN_CQE_OK, cqe.status);
-		lchan_t_ep_close(&c);
-		/* The server's own receives are flushed too, in any order. */
-		do {
-			ASSERT_EQ(0, lchan_t_reap(&s, &cqe, 10000));
-		} while (cqe.opcode == LCHAN_CQE_RECV);
-		EXPECT_EQ(7, cqe.user_data);
-		if (cqe.status != LCHAN_CQE_OK)
-			flushed++;
-		lchan_t_ep_close(&s);
-	}
-	EXPECT_EQ(0, flushed) TH_LOG("%u of 40 sends the peer received "
-				     "completed as flushed", flushed);
-}
-
 TEST_F_TIMEOUT(life, peer_close_flushes_and_refuses_new_work, 60)
 {
 	struct lchan_cqe cqe;
