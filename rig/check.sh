@@ -59,7 +59,9 @@ passed=0
 failed=0
 skipped=0
 ok() { n=$((n + 1)); passed=$((passed + 1)); echo "ok $n $*"; }
-notok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n $*"; }
+# Every failure by name, repeated at the end so that a log's tail names them.
+declare -a failures=()
+notok() { n=$((n + 1)); failed=$((failed + 1)); failures+=("$*"); echo "not ok $n $*"; }
 skip() { n=$((n + 1)); skipped=$((skipped + 1)); echo "ok $n $1 # SKIP $2"; }
 
 declare -a phase_names=() phase_secs=() kernel_summary=()
@@ -86,6 +88,9 @@ finish() {
 	printf '#   %-22s %5ss\n' total "$(($(rig_now) - t0))"
 	for i in "${kernel_summary[@]}"; do
 		echo "# $i"
+	done
+	for i in "${failures[@]}"; do
+		echo "# failed: $i"
 	done
 	echo "$passed passed, $failed failed, $skipped skipped"
 	[ "$failed" = 0 ]
@@ -264,6 +269,7 @@ check_kernel() { # K
 			passed=$((passed + $(sed -n 's/^passed=//p' "$s")))
 			failed=$((failed + $(sed -n 's/^failed=//p' "$s")))
 			skipped=$((skipped + $(sed -n 's/^skipped=//p' "$s")))
+			mapfile -t -O "${#failures[@]}" failures < <(sed -n "s/^failure=/$p tests: /p" "$s")
 		fi
 		# The runner can fail without a failed TAP line (e.g. it died early).
 		if [ "$rc" != 0 ] && { [ ! -f "$s" ] || grep -qx 'failed=0' "$s"; }; then
@@ -289,6 +295,7 @@ check_kernel() { # K
 			failed=$((failed + BASH_REMATCH[2]))
 			skipped=$((skipped + BASH_REMATCH[3]))
 			echo "# $p two machines: $s (log: $L/two-node.log)"
+			mapfile -t -O "${#failures[@]}" failures < <(sed -n "s/^not ok [0-9-]* */$p 2node: /p" "$L/two-node.log")
 			[ "$rc" = 0 ] || [ "${BASH_REMATCH[2]}" != 0 ] ||
 				notok "$p two machines: two-node.sh failed (exit $rc) without a failed test"
 		else

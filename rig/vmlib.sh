@@ -300,6 +300,7 @@ vm_judge() {
 		echo "failed=$failed"
 		echo "skipped=$skipped"
 		for r in "${reasons[@]}"; do echo "reason=${r%%:*}"; done
+		grep -E '^not ok( |$)' <<<"$all" | sed 's/^not ok [0-9-]* */failure=/' || true
 	} >"$run/summary"
 
 	echo "# run: job $job, $KVER, ${secs}s, qemu exit $qrc; logs in $run"
