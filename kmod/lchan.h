@@ -9,9 +9,9 @@
  *				MR list of each PD on it and the release of
  *				its ib_pd and ib_mr objects
  *   ctx->lock		mutex	ctx->pds, setup_done, has_chans, poller_mode
- *   chan->lock		mutex	cm_id, cq, qp, posting from the rings (the
- *				kernel's SQ/RQ heads, WR slots taken),
- *				establish and teardown
+ *   chan->lock		mutex	cm_id, iwport, cq, qp, posting from the
+ *				rings (the kernel's SQ/RQ heads, WR slots
+ *				taken), establish and teardown
  *   chan->cq_lock	spin	the CQ ring tail and its claims (inflight;
  *				a submit claims a batch in one section and
  *				returns the spares in one more), WR slots
@@ -39,6 +39,7 @@
  *         ctx->lock
  *           dev->lock
  *         chan->cq_lock
+ *         socket lock			binding and releasing chan->iwport
  *   lst->mutex
  *     rdma_cm handler lock		rdma_destroy_id() of the listening id
  * The cm handlers take no mutex: teardown calls rdma_destroy_id() with
@@ -97,6 +98,8 @@
 #define LCHAN_RETRY_COUNT_DEFAULT	6	/* rxe reads 7 as unbounded */
 #define LCHAN_RETRY_COUNT_MAX		7
 #define LCHAN_RESOLVE_TIMEOUT_MS	2000
+/* Resolutions again from a port TCP chose (lchan_iwport.c). */
+#define LCHAN_IWPORT_TRIES	8
 /* After the peer's disconnect, how long sends in flight may still complete. */
 #define LCHAN_CM_DISCONNECT_LINGER_MS	100
 /* After completions, ask a device that can drop CQ events again (siw). */
@@ -278,6 +281,7 @@ struct lchan_chan {
 
 	struct mutex lock;		/* resources, posting, teardown */
 	struct rdma_cm_id *cm_id;
+	struct socket *iwport;		/* lchan_iwport.c */
 	struct ib_cq *cq;
 	struct ib_qp *qp;
 	int state;			/* enum lchan_state; READ/WRITE_ONCE */
@@ -517,6 +521,11 @@ int lchan_cm_open_chan(struct lchan_chan *chan,
 		       const unsigned long *deadline);
 int lchan_cm_check_connect(const struct lchan_ucmd *ucmd);
 long lchan_ioctl_connect(struct lchan_ucmd *ucmd);
+
+/* lchan_iwport.c */
+int lchan_iwport_hold(struct lchan_chan *chan);
+int lchan_iwport_pick(struct lchan_chan *chan, struct sockaddr_storage *addr);
+void lchan_iwport_release(struct lchan_chan *chan);
 
 /* lchan_listen.c */
 int lchan_listen_cm_event(struct lchan_listener *lst, struct rdma_cm_id *id,

@@ -255,6 +255,8 @@ int lchan_cm_establish(struct lchan_chan *chan, u32 timeout_ms)
 		rdma_unlock_handler(chan->cm_id);
 	} else {
 		ret = rdma_connect(chan->cm_id, &param);
+		/* The device's socket has the port now, or never will. */
+		lchan_iwport_release(chan);
 	}
 	mutex_unlock(&chan->lock);
 	if (ret) {
@@ -412,12 +414,102 @@ int lchan_cm_check_connect(const struct lchan_ucmd *ucmd)
 	return 0;
 }
 
+/*
+ * Create the channel's cm_id and resolve its address and route, from @src
+ * (NULL: any) to @dst.
+ */
+static int lchan_cm_resolve(struct lchan_chan *chan, struct sockaddr *src,
+			    struct sockaddr *dst, u32 timeout_ms,
+			    unsigned long deadline)
+{
+	struct rdma_cm_id *cm_id;
+	int ret;
+
+	mutex_lock(&chan->lock);
+	cm_id = rdma_create_id(current->nsproxy->net_ns, lchan_cm_handler,
+			       &chan->kind, RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(cm_id)) {
+		mutex_unlock(&chan->lock);
+		return PTR_ERR(cm_id);
+	}
+	chan->cm_id = cm_id;
+	reinit_completion(&chan->cm_done);
+	ret = rdma_resolve_addr(cm_id, src, dst,
+				min_t(u32, timeout_ms, LCHAN_RESOLVE_TIMEOUT_MS));
+	mutex_unlock(&chan->lock);
+	if (ret)
+		return ret;
+	return lchan_cm_wait(chan, deadline);
+}
+
+static u16 lchan_cm_port(const struct sockaddr_storage *ss)
+{
+	return ss->ss_family == AF_INET ?
+	       ntohs(((const struct sockaddr_in *)ss)->sin_port) :
+	       ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+}
+
+static bool lchan_cm_port_named(const struct sockaddr_storage *src,
+				bool src_given)
+{
+	return src_given && lchan_cm_port(src);
+}
+
+/*
+ * Resolve, and on an iWARP device make sure TCP lets the device have the
+ * local port (lchan_iwport.c): when TCP holds the one rdma_cm chose, start
+ * again from a port TCP chose, unless the caller named the port.
+ */
+static int lchan_cm_resolve_port(struct lchan_chan *chan,
+				 struct sockaddr_storage *src, bool src_given,
+				 struct sockaddr *dst, u32 timeout_ms,
+				 unsigned long deadline)
+{
+	struct rdma_cm_id *old;
+	int tries = 0;
+	int ret;
+
+	ret = lchan_cm_resolve(chan, src_given ? (struct sockaddr *)src : NULL,
+			       dst, timeout_ms, deadline);
+	for (;;) {
+		if (ret && ret != -EADDRINUSE)
+			return ret;
+		if (!ret) {
+			mutex_lock(&chan->lock);
+			ret = lchan_iwport_hold(chan);
+			if (ret == -EADDRINUSE)
+				lchan_cm_copy_sockaddr(src, (struct sockaddr *)
+					&chan->cm_id->route.addr.src_addr);
+			mutex_unlock(&chan->lock);
+			if (ret != -EADDRINUSE)
+				return ret;
+		}
+		/* -EADDRINUSE: TCP's port, or rdma_cm's for the one TCP chose. */
+		if (++tries > LCHAN_IWPORT_TRIES ||
+		    lchan_cm_port_named(src, src_given))
+			return ret;
+		mutex_lock(&chan->lock);
+		old = chan->cm_id;
+		chan->cm_id = NULL;
+		ret = old ? lchan_iwport_pick(chan, src) : -ENODEV;
+		mutex_unlock(&chan->lock);
+		/* No handler of the old id runs after this. */
+		if (old)
+			rdma_destroy_id(old);
+		if (ret)
+			return ret;
+		lchan_dbg_chan(chan, "local port taken, again from port %u\n",
+			       lchan_cm_port(src));
+		ret = lchan_cm_resolve(chan, (struct sockaddr *)src, dst,
+				       timeout_ms, deadline);
+	}
+}
+
 long lchan_ioctl_connect(struct lchan_ucmd *ucmd)
 {
 	struct lchan_ctx *ctx = ucmd->file->private_data;
 	const struct lchan_connect *req = ucmd->cmd;
 	struct sockaddr_storage dst, src;
-	struct rdma_cm_id *cm_id;
 	struct lchan_chan *chan;
 	unsigned long deadline;
 	u32 timeout_ms;
@@ -436,23 +528,9 @@ long lchan_ioctl_connect(struct lchan_ucmd *ucmd)
 		return PTR_ERR(chan);
 	chan->remote = dst;
 
-	mutex_lock(&chan->lock);
-	cm_id = rdma_create_id(current->nsproxy->net_ns, lchan_cm_handler,
-			       &chan->kind, RDMA_PS_TCP, IB_QPT_RC);
-	if (IS_ERR(cm_id)) {
-		ret = PTR_ERR(cm_id);
-		goto err_unlock;
-	}
-	chan->cm_id = cm_id;
-	ret = rdma_resolve_addr(cm_id, req->src.family ?
-				(struct sockaddr *)&src : NULL,
-				(struct sockaddr *)&dst,
-				min_t(u32, timeout_ms, LCHAN_RESOLVE_TIMEOUT_MS));
-	mutex_unlock(&chan->lock);
-	if (ret)
-		goto err_abort;
-
-	ret = lchan_cm_wait(chan, deadline);
+	ret = lchan_cm_resolve_port(chan, &src, req->src.family,
+				    (struct sockaddr *)&dst, timeout_ms,
+				    deadline);
 	if (ret)
 		goto err_abort;
 	ret = lchan_cm_open_chan(chan, &req->rings, &req->rc, req->flags,
@@ -462,8 +540,6 @@ long lchan_ioctl_connect(struct lchan_ucmd *ucmd)
 
 	return lchan_chan_install_fd(chan, req->flags);
 
-err_unlock:
-	mutex_unlock(&chan->lock);
 err_abort:
 	lchan_chan_abort(chan);
 	return ret == -ERESTARTSYS ? -EINTR : ret;

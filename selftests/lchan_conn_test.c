@@ -4,8 +4,10 @@
  * promptly, receives posted at establish, many channels between two
  * processes, the RC timing asked for (lchan_rc_params) in force.
  */
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include "kselftest_harness.h"
 #include "lchan_test.h"
@@ -179,6 +181,96 @@ static bool dev_is_iwarp(struct __test_metadata *_metadata, const char *dev)
 		 dev);
 	EXPECT_EQ(0, lchan_t_read_sysfs(path, buf, sizeof(buf)));
 	return !strcmp(buf, "iWARP");
+}
+
+/* A TCP socket bound to @port without reuse, as most programs bind. */
+static int hold_tcp_port(unsigned port)
+{
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET,
+		.sin_port = htons(port),
+	};
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin))) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+static int write_port_range(unsigned low, unsigned high)
+{
+	FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "w");
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = fprintf(f, "%u %u\n", low, high) < 0 ? -EIO : 0;
+	if (fclose(f) && !ret)
+		ret = -errno;
+	return ret;
+}
+
+#define RANGE_PORTS	16
+#define HELD_PORTS	12
+#define HOLD_CHANNELS	3
+
+/*
+ * rdma_cm chooses a connecting channel's local port in its own port space,
+ * and an iWARP device binds a TCP socket to it.  With twelve of sixteen
+ * ephemeral ports held by TCP sockets that do not allow reuse, every one
+ * of three connects succeeds, on a port TCP lets the device have.  (Other
+ * devices do not use TCP's ports: the same connects succeed there too.)
+ * Only EXPECTs until the range is restored: it is the whole guest's.
+ */
+TEST_F_TIMEOUT(conn, connect_avoids_ports_tcp_holds, 120)
+{
+	struct lchan_t_ep srv[HOLD_CHANNELS] = { 0 }, cli[HOLD_CHANNELS] = { 0 };
+	bool iwarp = dev_is_iwarp(_metadata, self->d.dev);
+	int held[HELD_PORTS];
+	unsigned low, high, i, port;
+	int ret;
+
+	ASSERT_EQ(0, lchan_t_ephemeral_range(&low, &high));
+	ASSERT_GT(high, low + RANGE_PORTS);
+	for (i = 0; i < HELD_PORTS; i++) {
+		held[i] = hold_tcp_port(low + i);
+		EXPECT_LE(0, held[i]) TH_LOG("hold port %u: %s", low + i,
+					    strerror(-held[i]));
+	}
+	ret = write_port_range(low, low + RANGE_PORTS - 1);
+	EXPECT_EQ(0, ret) TH_LOG("ip_local_port_range: %s", strerror(-ret));
+	for (i = 0; !ret && i < HOLD_CHANNELS; i++) {
+		srv[i] = (struct lchan_t_ep){ .slot = 4096, .nrecv = 4, .nsend = 4 };
+		cli[i] = srv[i];
+		ret = lchan_t_ep_pair(&srv[i], &cli[i], self->d.addr, NULL);
+		EXPECT_EQ(0, ret) TH_LOG("connect %u of %u: %s", i + 1,
+					 HOLD_CHANNELS, strerror(-ret));
+		if (ret)
+			break;
+		port = cli[i].chan.info.local.port;
+		EXPECT_GE(port, low);
+		EXPECT_LT(port, low + RANGE_PORTS);
+		if (iwarp)
+			EXPECT_GE(port, low + HELD_PORTS)
+				TH_LOG("connect %u on port %u, which TCP holds",
+				       i + 1, port);
+	}
+	ret = write_port_range(low, high);
+	EXPECT_EQ(0, ret) TH_LOG("restore ip_local_port_range %u %u: %s",
+				 low, high, strerror(-ret));
+	for (i = 0; i < HOLD_CHANNELS; i++) {
+		lchan_t_ep_close(&cli[i]);
+		lchan_t_ep_close(&srv[i]);
+	}
+	for (i = 0; i < HELD_PORTS; i++)
+		if (held[i] >= 0)
+			close(held[i]);
 }
 
 /* Connect and accept both ask; sysfs shows it on both ends. */

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Local ports of connecting iWARP channels.  An iWARP connection is a TCP
+ * connection: the device binds a TCP socket to the local port rdma_cm chose
+ * for the connecting id.  rdma_cm chooses from its own port space, which
+ * TCP's sockets are not in, so the port may be held by a TCP socket that
+ * does not allow its reuse (the connect fails with EADDRINUSE) or name a
+ * connection to the same peer in TIME_WAIT (EADDRNOTAVAIL).
+ *
+ * So a connecting channel on an iWARP device holds its local port in TCP's
+ * space too, from route resolution until rdma_connect() has returned: a
+ * socket of the caller's bound without reuse, which no TCP socket on that
+ * port (TIME_WAIT included) lets succeed, and which then allows reuse, so
+ * that the device's own bind (with reuse) shares the port.  When the port
+ * rdma_cm chose is taken, TCP chooses one (lchan_iwport_pick()) and the
+ * channel resolves again from there.
+ */
+#include <linux/net.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <net/sock.h>
+
+#include "lchan.h"
+
+static int lchan_iwport_bind(struct sockaddr *addr, struct socket **sockp)
+{
+	int len = addr->sa_family == AF_INET ? sizeof(struct sockaddr_in) :
+					       sizeof(struct sockaddr_in6);
+	struct socket *sock;
+	int ret;
+
+	/* A socket of the caller's: its network namespace, its limits. */
+	ret = sock_create(addr->sa_family, SOCK_STREAM, IPPROTO_TCP, &sock);
+	if (ret)
+		return ret;
+	ret = kernel_bind(sock, addr, len);
+	if (ret) {
+		sock_release(sock);
+		return ret;
+	}
+	sock_set_reuseaddr(sock->sk);
+	*sockp = sock;
+	return 0;
+}
+
+/*
+ * Hold the local port of @chan's resolved cm_id in TCP's space, if its
+ * device is iWARP and no port is held yet.  -EADDRINUSE: TCP has it.
+ * chan->lock held.
+ */
+int lchan_iwport_hold(struct lchan_chan *chan)
+{
+	struct rdma_cm_id *id = chan->cm_id;
+
+	if (!id)
+		return -ENODEV;	/* the device went away */
+	if (chan->iwport || !rdma_protocol_iwarp(id->device, id->port_num))
+		return 0;
+	return lchan_iwport_bind((struct sockaddr *)&id->route.addr.src_addr,
+				 &chan->iwport);
+}
+
+/*
+ * Let TCP choose a local port on @addr's address, one no TCP socket holds,
+ * and hold it for @chan; @addr gets the port.  chan->lock held.
+ */
+int lchan_iwport_pick(struct lchan_chan *chan, struct sockaddr_storage *addr)
+{
+	int ret;
+
+	lchan_iwport_release(chan);
+	if (addr->ss_family == AF_INET)
+		((struct sockaddr_in *)addr)->sin_port = 0;
+	else
+		((struct sockaddr_in6 *)addr)->sin6_port = 0;
+	ret = lchan_iwport_bind((struct sockaddr *)addr, &chan->iwport);
+	if (ret)
+		return ret;
+	ret = kernel_getsockname(chan->iwport, (struct sockaddr *)addr);
+	if (ret < 0) {
+		lchan_iwport_release(chan);
+		return ret;
+	}
+	return 0;
+}
+
+/* The device has bound its own socket, or will not.  chan->lock held. */
+void lchan_iwport_release(struct lchan_chan *chan)
+{
+	if (chan->iwport) {
+		sock_release(chan->iwport);
+		chan->iwport = NULL;
+	}
+}
