@@ -472,6 +472,9 @@ static int lchan_cm_resolve_port(struct lchan_chan *chan,
 	ret = lchan_cm_resolve(chan, src_given ? (struct sockaddr *)src : NULL,
 			       dst, timeout_ms, deadline);
 	for (;;) {
+		/* rdma_cm's answer for a port an id on any address has. */
+		if (ret == -EADDRNOTAVAIL && tries)
+			ret = -EADDRINUSE;
 		if (ret && ret != -EADDRINUSE)
 			return ret;
 		if (!ret) {
