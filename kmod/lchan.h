@@ -524,7 +524,7 @@ long lchan_ioctl_connect(struct lchan_ucmd *ucmd);
 
 /* lchan_iwport.c */
 int lchan_iwport_hold(struct lchan_chan *chan);
-int lchan_iwport_pick(struct lchan_chan *chan, struct sockaddr_storage *addr);
+int lchan_iwport_pick(struct sockaddr_storage *addr, struct socket **sockp);
 void lchan_iwport_release(struct lchan_chan *chan);
 
 /* lchan_listen.c */

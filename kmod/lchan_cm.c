@@ -494,7 +494,8 @@ static int lchan_cm_resolve_port(struct lchan_chan *chan,
 		mutex_lock(&chan->lock);
 		old = chan->cm_id;
 		chan->cm_id = NULL;
-		ret = old ? lchan_iwport_pick(chan, src) : -ENODEV;
+		lchan_iwport_release(chan);
+		ret = old ? lchan_iwport_pick(src, &chan->iwport) : -ENODEV;
 		mutex_unlock(&chan->lock);
 		/* No handler of the old id runs after this. */
 		if (old)

@@ -13,7 +13,8 @@
  * port (TIME_WAIT included) lets succeed, and which then allows reuse, so
  * that the device's own bind (with reuse) shares the port.  When the port
  * rdma_cm chose is taken, TCP chooses one (lchan_iwport_pick()) and the
- * channel resolves again from there.
+ * channel resolves again from there.  A listener on a port rdma_cm chose
+ * (port 0) meets the same: the device listens with a TCP socket there.
  */
 #include <linux/net.h>
 #include <linux/in.h>
@@ -62,23 +63,23 @@ int lchan_iwport_hold(struct lchan_chan *chan)
 
 /*
  * Let TCP choose a local port on @addr's address, one no TCP socket holds,
- * and hold it for @chan; @addr gets the port.  chan->lock held.
+ * and hold it in *@sockp; @addr gets the port.
  */
-int lchan_iwport_pick(struct lchan_chan *chan, struct sockaddr_storage *addr)
+int lchan_iwport_pick(struct sockaddr_storage *addr, struct socket **sockp)
 {
 	int ret;
 
-	lchan_iwport_release(chan);
 	if (addr->ss_family == AF_INET)
 		((struct sockaddr_in *)addr)->sin_port = 0;
 	else
 		((struct sockaddr_in6 *)addr)->sin6_port = 0;
-	ret = lchan_iwport_bind((struct sockaddr *)addr, &chan->iwport);
+	ret = lchan_iwport_bind((struct sockaddr *)addr, sockp);
 	if (ret)
 		return ret;
-	ret = kernel_getsockname(chan->iwport, (struct sockaddr *)addr);
+	ret = kernel_getsockname(*sockp, (struct sockaddr *)addr);
 	if (ret < 0) {
-		lchan_iwport_release(chan);
+		sock_release(*sockp);
+		*sockp = NULL;
 		return ret;
 	}
 	return 0;

@@ -10,6 +10,7 @@
 #include <linux/fs.h>
 #include <linux/poll.h>
 #include <linux/slab.h>
+#include <linux/net.h>
 #include <linux/nsproxy.h>
 #include <net/net_namespace.h>
 
@@ -345,6 +346,45 @@ int lchan_listen_check_listen(const struct lchan_ucmd *ucmd)
 	return lchan_cm_addr_to_sockaddr(&req->addr, &ss);
 }
 
+/*
+ * An iWARP device listens with a TCP socket on the port rdma_cm chose in
+ * its own port space; when TCP has that port (lchan_iwport.c), listen
+ * again on one TCP chooses.  The address stays, and so does the device.
+ */
+static int lchan_listen_again(struct lchan_listener *lst,
+			      struct sockaddr_storage *ss)
+{
+	struct rdma_cm_id *cm_id;
+	struct socket *hold;
+	int tries, ret = -EADDRINUSE;
+
+	for (tries = 0; ret == -EADDRINUSE && tries < LCHAN_IWPORT_TRIES;
+	     tries++) {
+		ret = lchan_iwport_pick(ss, &hold);
+		if (ret)
+			return ret;
+		cm_id = rdma_create_id(current->nsproxy->net_ns,
+				       lchan_cm_handler, &lst->kind,
+				       RDMA_PS_TCP, IB_QPT_RC);
+		if (IS_ERR(cm_id)) {
+			sock_release(hold);
+			return PTR_ERR(cm_id);
+		}
+		mutex_lock(&lst->mutex);
+		rdma_destroy_id(lst->cm_id);	/* it never listened */
+		lst->cm_id = cm_id;
+		mutex_unlock(&lst->mutex);
+		ret = rdma_bind_addr(cm_id, (struct sockaddr *)ss);
+		/* rdma_cm's own port space has it. */
+		if (ret == -EADDRNOTAVAIL)
+			ret = -EADDRINUSE;
+		if (!ret)
+			ret = rdma_listen(cm_id, LCHAN_CM_LISTEN_DEPTH);
+		sock_release(hold);
+	}
+	return ret;
+}
+
 long lchan_ioctl_listen(struct lchan_ucmd *ucmd)
 {
 	struct lchan_ctx *ctx = ucmd->file->private_data;
@@ -389,11 +429,13 @@ long lchan_ioctl_listen(struct lchan_ucmd *ucmd)
 			goto err_shutdown;
 	}
 	ret = rdma_listen(cm_id, LCHAN_CM_LISTEN_DEPTH);
+	if (ret == -EADDRINUSE && !req->addr.port)
+		ret = lchan_listen_again(lst, &ss);
 	if (ret)
 		goto err_unbind;
 
 	lchan_cm_sockaddr_to_addr((struct sockaddr_storage *)
-			       &cm_id->route.addr.src_addr, &req->addr);
+			       &lst->cm_id->route.addr.src_addr, &req->addr);
 	ret = lchan_ioctl_respond(ucmd);
 	if (ret)
 		goto err_unbind;

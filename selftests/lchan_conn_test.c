@@ -216,16 +216,17 @@ static int write_port_range(unsigned low, unsigned high)
 	return ret;
 }
 
-#define RANGE_PORTS	16
+#define RANGE_PORTS	20
 #define HELD_PORTS	12
 #define HOLD_CHANNELS	3
 
 /*
- * rdma_cm chooses a connecting channel's local port in its own port space,
- * and an iWARP device binds a TCP socket to it.  With twelve of sixteen
- * ephemeral ports held by TCP sockets that do not allow reuse, every one
- * of three connects succeeds, on a port TCP lets the device have.  (Other
- * devices do not use TCP's ports: the same connects succeed there too.)
+ * rdma_cm chooses a connecting channel's local port, and a listener's
+ * asked as port 0, in its own port space, and an iWARP device binds a TCP
+ * socket to it.  With twelve of twenty ephemeral ports held by TCP sockets
+ * that do not allow reuse, three pairs (a listener and a connect each, six
+ * ports) all connect, on ports TCP lets the device have.  (Other devices
+ * do not use TCP's ports: the same pairs connect there too.)
  * Only EXPECTs until the range is restored: it is the whole guest's.
  */
 TEST_F_TIMEOUT(conn, connect_avoids_ports_tcp_holds, 120)
@@ -256,10 +257,15 @@ TEST_F_TIMEOUT(conn, connect_avoids_ports_tcp_holds, 120)
 		port = cli[i].chan.info.local.port;
 		EXPECT_GE(port, low);
 		EXPECT_LT(port, low + RANGE_PORTS);
-		if (iwarp)
+		if (iwarp) {
 			EXPECT_GE(port, low + HELD_PORTS)
 				TH_LOG("connect %u on port %u, which TCP holds",
 				       i + 1, port);
+			port = srv[i].chan.info.local.port;
+			EXPECT_GE(port, low + HELD_PORTS)
+				TH_LOG("listener %u on port %u, which TCP holds",
+				       i + 1, port);
+		}
 	}
 	ret = write_port_range(low, high);
 	EXPECT_EQ(0, ret) TH_LOG("restore ip_local_port_range %u %u: %s",
