@@ -20,13 +20,12 @@
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <net/sock.h>
+#include <rdma/ib_addr.h>
 
 #include "lchan.h"
 
 static int lchan_iwport_bind(struct sockaddr *addr, struct socket **sockp)
 {
-	int len = addr->sa_family == AF_INET ? sizeof(struct sockaddr_in) :
-					       sizeof(struct sockaddr_in6);
 	struct socket *sock;
 	int ret;
 
@@ -34,7 +33,7 @@ static int lchan_iwport_bind(struct sockaddr *addr, struct socket **sockp)
 	ret = sock_create(addr->sa_family, SOCK_STREAM, IPPROTO_TCP, &sock);
 	if (ret)
 		return ret;
-	ret = kernel_bind(sock, addr, len);
+	ret = kernel_bind(sock, addr, rdma_addr_size(addr));
 	if (ret) {
 		sock_release(sock);
 		return ret;
