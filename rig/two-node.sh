@@ -82,8 +82,10 @@ done
 guest_timeout=$((timeout_s - boot_margin))
 vm_append "$job"
 # LCHAN_2NODE_ONLY=table: the two-machine table's rows alone (make
-# bench-2node).
+# bench-2node); =cut: the link-cut tests alone.  LCHAN_2NODE_REPEAT=N:
+# that plan N times over in one boot (a reproducer).
 [ -z "${LCHAN_2NODE_ONLY:-}" ] || append+=" lchan.2node_only=$LCHAN_2NODE_ONLY"
+[ -z "${LCHAN_2NODE_REPEAT:-}" ] || append+=" lchan.2node_repeat=$LCHAN_2NODE_REPEAT"
 # guest_qemu NODE N: the command line of guest NODE (a: N=1, b: N=2) in
 # qemu.  Wire W's NIC has MAC 52:54:00:4c:0W:0N (guest/2node.sh finds
 # it by that); guest N's end of wire W is port p0 + 2(W-1) + N-1.

@@ -247,8 +247,10 @@ vm_judge() {
 	# The runner's own findings are TAP lines too, so the totals agree with
 	# the exit status.
 	{
+		# The first finding in the line itself, so that a run's tail
+		# (check.sh's "# failed:" lines) says what the log showed.
 		if [ -n "$kprob" ]; then
-			echo "not ok - $label: kernel log clean"
+			echo "not ok - $label: kernel log clean (first: $(head -n 1 <<<"$kprob" | cut -c 1-200))"
 		else
 			echo "ok - $label: kernel log clean"
 		fi
@@ -262,7 +264,7 @@ vm_judge() {
 			fi
 			;;
 		124 | 137) echo "not ok - $label: guest verdict is pass (guest hung)" ;;
-		0) echo "not ok - $label: guest verdict is pass (guest gave no verdict)" ;;
+		0) echo "not ok - $label: guest verdict is pass (guest gave no verdict; its console's last line: $(tr -d '\r' <"$run/console.log" | grep -a . | tail -n 1 | cut -c 1-200))" ;;
 		3)
 			# A fail verdict is explained by failed tests; otherwise it is a
 			# failure of its own (setup, job script, timeout).

@@ -91,6 +91,7 @@ struct wire {
 	double t_settled;	/* a wait without timeout ended: ENOTCONN */
 	unsigned first_err;
 	unsigned first_err_op;
+	unsigned cause;		/* the first error status that is not a flush */
 	struct timespec boot_first_err;
 	bool corrupt;
 };
@@ -246,6 +247,9 @@ static int handle_cqe(struct wire *w, const struct lchan_cqe *cqe)
 			w->peer_closed = true;
 			return 0;
 		}
+		/* A flush follows the error that put the QP in error. */
+		if (!w->cause && cqe->status != LCHAN_CQE_WR_FLUSH_ERR)
+			w->cause = cqe->status;
 		if (!w->t_first_err) {
 			w->t_first_err = now_s();
 			clock_gettime(CLOCK_BOOTTIME, &w->boot_first_err);
@@ -495,10 +499,12 @@ int main(int argc, char **argv)
 	else
 		printf("rc tcp: TCP's retransmission decides\n");
 	if (w.t_first_err)
-		printf("peer lost: %s after %.3f s without a completion, %.3f s after the oldest unanswered send, %.3f s after the last send completion; state %s; a wait without timeout returned ENOTCONN %.3f s after the error\n",
+		printf("peer lost: %s after %.3f s without a completion, %.3f s after the oldest unanswered send, %.3f s after the last send completion; state %s; a wait without timeout returned ENOTCONN %.3f s after the error; cause %s\n",
 		       lchan_cqe_status_str(w.first_err), took, since_send,
 		       since_ack, state_name(state),
-		       w.t_settled - w.t_first_err);
+		       w.t_settled - w.t_first_err,
+		       w.cause ? lchan_cqe_status_str(w.cause) :
+		       "none seen (flushes only)");
 	else if (ret == -ETIMEDOUT || (w.idle && !ret))
 		printf("nothing for %.0f s: no error yet; state %s\n", w.limit,
 		       state_name(state));
