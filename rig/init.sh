@@ -22,6 +22,14 @@ mount -t tmpfs tmpfs /tmp
 mount -t tmpfs tmpfs /run
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t configfs configfs /sys/kernel/config 2>/dev/null
+# Enabling any trace event also hooks the scheduler's wake-up and switch
+# tracepoints to record task names, which patches code every CPU runs.
+# QEMU 7.2's multi-threaded TCG can translate that code while it is being
+# patched and keep running the copy with the patch's int3 ("Oops: int3";
+# fixed in QEMU 8.1, which locks pages before translating).  No test
+# needs the names.
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+echo 0 >/sys/kernel/tracing/options/record-cmd 2>/dev/null
 # cgroup v2: lchan_memcg_test charges rings to a memory cgroup.
 mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
 # In case the initramfs had no /dev/console node.

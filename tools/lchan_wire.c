@@ -23,6 +23,12 @@
  * WIRE_RESERVE receives are for messages that carry only that count, so
  * two full windows cannot wait on each other.
  *
+ * A side that may not send (the peer has not said it can take more) and
+ * has nothing in flight would never notice a peer that vanished: RC
+ * notices only a send that goes unanswered.  So after WIRE_PROBE_S like
+ * that it sends one such count-only message, a probe, as TCP probes a
+ * zero window.
+ *
  * A side is done when it has the peer's last and the peer has said it
  * has ours, and its closing message (which says so) has completed.  The
  * peer may then close while our own sends wait for an RC acknowledgement
@@ -52,6 +58,7 @@
 #define WIRE_RESERVE	4
 #define WIRE_LAST	1u	/* message flag: the sender's last data */
 #define WIRE_ACK_ONLY	2u	/* message flag: carries only 'ack' */
+#define WIRE_PROBE_S	0.2	/* blocked, nothing in flight: then a probe */
 
 struct wire_hdr {
 	uint64_t seq;
@@ -153,6 +160,14 @@ static int send_next(struct wire *w, uint32_t flags)
 	return 0;
 }
 
+/* Blocked with nothing in flight for WIRE_PROBE_S, the peer still sending. */
+static bool wire_probe_due(const struct wire *w)
+{
+	return w->sent && w->sent == w->send_done && !w->peer_last &&
+	       w->sent < w->peer_ack + WIRE_NRECV &&
+	       now_s() - w->t_posted[(w->sent - 1) % w->window] >= WIRE_PROBE_S;
+}
+
 /* What may go now: data within the window and the peer's receives. */
 static int send_some(struct wire *w, double t_end)
 {
@@ -170,7 +185,9 @@ static int send_some(struct wire *w, double t_end)
 			 w->sent < w->peer_ack + WIRE_NRECV) {
 			ret = send_next(w, WIRE_ACK_ONLY);
 			w->closing_sent = true;
-		} else
+		} else if (wire_probe_due(w))
+			ret = send_next(w, WIRE_ACK_ONLY);
+		else
 			break;
 	}
 	return ret;
