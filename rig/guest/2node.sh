@@ -309,7 +309,7 @@ cmd_of() { # TEMPLATE DEV FAMILY PORT: the command, on this node
 # DEV's counters that are not zero (rxe has them: send_err counts the
 # packets its network stack refused, e.g. while the link is down).
 rxe_counters() { # DEV
-	echo "rig: ${1}1 counters: $(cd "/sys/class/infiniband/${1}1/ports/1/hw_counters" 2>/dev/null && grep -H . * 2>/dev/null | grep -v ':0$' | tr '\n' ' ')"
+	echo "rig: ${1}1 counters: $(cd "/sys/class/infiniband/${1}1/ports/1/hw_counters" 2>/dev/null && grep -H . -- * 2>/dev/null | grep -v ':0$' | tr '\n' ' ')"
 }
 
 # DEV's count of packets its network stack refused (0 where the device
@@ -328,7 +328,7 @@ server_state() { # PID DEV
 	done
 	for _sc in /sys/kernel/lchan/channels/*/; do
 		[ -d "$_sc" ] || continue
-		echo "rig: channel $_sc: $(cd "$_sc" && grep -H . * 2>/dev/null | tr '\n' ' ')"
+		echo "rig: channel $_sc: $(cd "$_sc" && grep -H . -- * 2>/dev/null | tr '\n' ' ')"
 	done
 	rxe_counters "$2"
 	echo "rig: neighbours: $(/usr/sbin/ip neigh show | tr '\n' ';')"
