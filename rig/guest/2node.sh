@@ -503,7 +503,7 @@ device_failed_qp() { # ID
 	_dl=$WIRE/log.$1
 	_dn=$(sed -n 's/^rig: [a-z]*1 send_err during this test: \([0-9]*\)$/\1/p' "$_dl" 2>/dev/null | head -n 1)
 	[ "${_dn:-0}" -gt 0 ] && grep -q '^peer lost: .*; cause local QP operation error$' "$_dl" || return 1
-	echo "a's first error was a local QP operation error, and its device counted $_dn refused sends (send_err) during the cut ($(uname -r))"
+	echo "a's channel failed with a local QP operation error (its first error not a flush), and its device counted $_dn refused sends (send_err) during the cut ($(uname -r))"
 }
 
 # lchan_wire's "peer lost" line: seconds from the oldest unanswered send
