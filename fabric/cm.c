@@ -266,13 +266,6 @@ static int lfi_cm_no_shutdown(struct fid_ep *ep, uint64_t flags)
 	return -FI_EOPNOTSUPP;
 }
 
-static int lfi_cm_no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
-			  struct fid_mc **mc, void *context)
-{
-	(void)ep; (void)addr; (void)flags; (void)mc; (void)context;
-	return -FI_ENOSYS;
-}
-
 struct fi_ops_cm lfi_cm_ep_ops = {
 	.size = sizeof(struct fi_ops_cm),
 	.setname = lfi_cm_setname,
@@ -283,7 +276,7 @@ struct fi_ops_cm lfi_cm_ep_ops = {
 	.accept = lfi_cm_accept,
 	.reject = lfi_cm_no_reject,
 	.shutdown = lfi_cm_shutdown,
-	.join = lfi_cm_no_join,
+	.join = lfi_unsupported_join,
 };
 
 struct fi_ops_cm lfi_cm_pep_ops = {
@@ -296,5 +289,5 @@ struct fi_ops_cm lfi_cm_pep_ops = {
 	.accept = lfi_cm_no_accept,
 	.reject = lfi_cm_reject,
 	.shutdown = lfi_cm_no_shutdown,
-	.join = lfi_cm_no_join,
+	.join = lfi_unsupported_join,
 };

@@ -35,63 +35,6 @@ static struct fi_ops lfi_domain_fi_ops = {
 	.ops_set = lfi_unsupported_ops_set,
 };
 
-static int lfi_domain_no_av(struct fid_domain *d, struct fi_av_attr *attr,
-			    struct fid_av **av, void *context)
-{
-	(void)d; (void)attr; (void)av; (void)context;
-	return -FI_ENOSYS;
-}
-
-static int lfi_domain_no_sep(struct fid_domain *d, struct fi_info *info,
-			     struct fid_ep **sep, void *context)
-{
-	(void)d; (void)info; (void)sep; (void)context;
-	return -FI_ENOSYS;
-}
-
-static int lfi_domain_no_cntr(struct fid_domain *d, struct fi_cntr_attr *attr,
-			      struct fid_cntr **cntr, void *context)
-{
-	(void)d; (void)attr; (void)cntr; (void)context;
-	return -FI_ENOSYS;
-}
-
-static int lfi_domain_no_poll(struct fid_domain *d, struct fi_poll_attr *attr,
-			      struct fid_poll **pollset)
-{
-	(void)d; (void)attr; (void)pollset;
-	return -FI_ENOSYS;
-}
-
-static int lfi_domain_no_stx(struct fid_domain *d, struct fi_tx_attr *attr,
-			     struct fid_stx **stx, void *context)
-{
-	(void)d; (void)attr; (void)stx; (void)context;
-	return -FI_ENOSYS;
-}
-
-static int lfi_domain_no_srx(struct fid_domain *d, struct fi_rx_attr *attr,
-			     struct fid_ep **rx_ep, void *context)
-{
-	(void)d; (void)attr; (void)rx_ep; (void)context;
-	return -FI_ENOSYS;
-}
-
-static int lfi_domain_no_atomic(struct fid_domain *d, enum fi_datatype dt,
-				enum fi_op op, struct fi_atomic_attr *attr,
-				uint64_t flags)
-{
-	(void)d; (void)dt; (void)op; (void)attr; (void)flags;
-	return -FI_ENOSYS;
-}
-
-static int lfi_domain_no_coll(struct fid_domain *d, enum fi_collective_op coll,
-			      struct fi_collective_attr *attr, uint64_t flags)
-{
-	(void)d; (void)coll; (void)attr; (void)flags;
-	return -FI_ENOSYS;
-}
-
 static int lfi_domain_endpoint2(struct fid_domain *d, struct fi_info *info,
 				struct fid_ep **ep, uint64_t flags,
 				void *context)
@@ -103,16 +46,16 @@ static int lfi_domain_endpoint2(struct fid_domain *d, struct fi_info *info,
 
 static struct fi_ops_domain lfi_domain_ops = {
 	.size = sizeof(struct fi_ops_domain),
-	.av_open = lfi_domain_no_av,
+	.av_open = lfi_unsupported_av_open,
 	.cq_open = lfi_cq_open,
 	.endpoint = lfi_ep_open,
-	.scalable_ep = lfi_domain_no_sep,
-	.cntr_open = lfi_domain_no_cntr,
-	.poll_open = lfi_domain_no_poll,
-	.stx_ctx = lfi_domain_no_stx,
-	.srx_ctx = lfi_domain_no_srx,
-	.query_atomic = lfi_domain_no_atomic,
-	.query_collective = lfi_domain_no_coll,
+	.scalable_ep = lfi_unsupported_scalable_ep,
+	.cntr_open = lfi_unsupported_cntr_open,
+	.poll_open = lfi_unsupported_poll_open,
+	.stx_ctx = lfi_unsupported_stx_ctx,
+	.srx_ctx = lfi_unsupported_srx_ctx,
+	.query_atomic = lfi_unsupported_query_atomic,
+	.query_collective = lfi_unsupported_query_collective,
 	.endpoint2 = lfi_domain_endpoint2,
 };
 

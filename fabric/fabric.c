@@ -52,14 +52,6 @@ static struct fi_ops lfi_fabric_fi_ops = {
 	.ops_set = lfi_unsupported_ops_set,
 };
 
-static int lfi_fabric_no_wait_open(struct fid_fabric *fabric,
-				   struct fi_wait_attr *attr,
-				   struct fid_wait **waitset)
-{
-	(void)fabric; (void)attr; (void)waitset;
-	return -FI_ENOSYS;
-}
-
 /* Nothing to arm: every wait object is an epoll fd over level events. */
 static int lfi_fabric_trywait(struct fid_fabric *fabric, struct fid **fids,
 			      int count)
@@ -82,7 +74,7 @@ static struct fi_ops_fabric lfi_fabric_ops = {
 	.domain = lfi_domain_open,
 	.passive_ep = lfi_pep_open,
 	.eq_open = lfi_eq_open,
-	.wait_open = lfi_fabric_no_wait_open,
+	.wait_open = lfi_unsupported_wait_open,
 	.trywait = lfi_fabric_trywait,
 	.domain2 = lfi_fabric_domain2,
 };

@@ -150,6 +150,30 @@ int lfi_unsupported_rx_ctx(struct fid_ep *sep, int index,
 			   struct fi_rx_attr *attr, struct fid_ep **rx_ep,
 			   void *context);
 ssize_t lfi_unsupported_size_left(struct fid_ep *ep);
+int lfi_unsupported_av_open(struct fid_domain *d, struct fi_av_attr *attr,
+			    struct fid_av **av, void *context);
+int lfi_unsupported_scalable_ep(struct fid_domain *d, struct fi_info *info,
+				struct fid_ep **sep, void *context);
+int lfi_unsupported_cntr_open(struct fid_domain *d, struct fi_cntr_attr *attr,
+			      struct fid_cntr **cntr, void *context);
+int lfi_unsupported_poll_open(struct fid_domain *d, struct fi_poll_attr *attr,
+			      struct fid_poll **pollset);
+int lfi_unsupported_stx_ctx(struct fid_domain *d, struct fi_tx_attr *attr,
+			    struct fid_stx **stx, void *context);
+int lfi_unsupported_srx_ctx(struct fid_domain *d, struct fi_rx_attr *attr,
+			    struct fid_ep **rx_ep, void *context);
+int lfi_unsupported_query_atomic(struct fid_domain *d, enum fi_datatype dt,
+				 enum fi_op op, struct fi_atomic_attr *attr,
+				 uint64_t flags);
+int lfi_unsupported_query_collective(struct fid_domain *d,
+				     enum fi_collective_op coll,
+				     struct fi_collective_attr *attr,
+				     uint64_t flags);
+int lfi_unsupported_wait_open(struct fid_fabric *fabric,
+			      struct fi_wait_attr *attr,
+			      struct fid_wait **waitset);
+int lfi_unsupported_join(struct fid_ep *ep, const void *addr, uint64_t flags,
+			 struct fid_mc **mc, void *context);
 extern struct fi_ops_tagged lfi_unsupported_tagged_ops;
 extern struct fi_ops_atomic lfi_unsupported_atomic_ops;
 extern struct fi_ops_collective lfi_unsupported_collective_ops;

@@ -85,6 +85,85 @@ ssize_t lfi_unsupported_size_left(struct fid_ep *ep)
 	return -FI_ENOSYS;
 }
 
+/*
+ * Domain, fabric and CM slots: no address vectors, counters, poll sets,
+ * shared contexts, wait sets of the fabric's own or multicast.
+ */
+
+int lfi_unsupported_av_open(struct fid_domain *d, struct fi_av_attr *attr,
+			    struct fid_av **av, void *context)
+{
+	(void)d; (void)attr; (void)av; (void)context;
+	return -FI_ENOSYS;
+}
+
+int lfi_unsupported_scalable_ep(struct fid_domain *d, struct fi_info *info,
+				struct fid_ep **sep, void *context)
+{
+	(void)d; (void)info; (void)sep; (void)context;
+	return -FI_ENOSYS;
+}
+
+int lfi_unsupported_cntr_open(struct fid_domain *d, struct fi_cntr_attr *attr,
+			      struct fid_cntr **cntr, void *context)
+{
+	(void)d; (void)attr; (void)cntr; (void)context;
+	return -FI_ENOSYS;
+}
+
+int lfi_unsupported_poll_open(struct fid_domain *d, struct fi_poll_attr *attr,
+			      struct fid_poll **pollset)
+{
+	(void)d; (void)attr; (void)pollset;
+	return -FI_ENOSYS;
+}
+
+int lfi_unsupported_stx_ctx(struct fid_domain *d, struct fi_tx_attr *attr,
+			    struct fid_stx **stx, void *context)
+{
+	(void)d; (void)attr; (void)stx; (void)context;
+	return -FI_ENOSYS;
+}
+
+int lfi_unsupported_srx_ctx(struct fid_domain *d, struct fi_rx_attr *attr,
+			    struct fid_ep **rx_ep, void *context)
+{
+	(void)d; (void)attr; (void)rx_ep; (void)context;
+	return -FI_ENOSYS;
+}
+
+int lfi_unsupported_query_atomic(struct fid_domain *d, enum fi_datatype dt,
+				 enum fi_op op, struct fi_atomic_attr *attr,
+				 uint64_t flags)
+{
+	(void)d; (void)dt; (void)op; (void)attr; (void)flags;
+	return -FI_ENOSYS;
+}
+
+int lfi_unsupported_query_collective(struct fid_domain *d,
+				     enum fi_collective_op coll,
+				     struct fi_collective_attr *attr,
+				     uint64_t flags)
+{
+	(void)d; (void)coll; (void)attr; (void)flags;
+	return -FI_ENOSYS;
+}
+
+int lfi_unsupported_wait_open(struct fid_fabric *fabric,
+			      struct fi_wait_attr *attr,
+			      struct fid_wait **waitset)
+{
+	(void)fabric; (void)attr; (void)waitset;
+	return -FI_ENOSYS;
+}
+
+int lfi_unsupported_join(struct fid_ep *ep, const void *addr, uint64_t flags,
+			 struct fid_mc **mc, void *context)
+{
+	(void)ep; (void)addr; (void)flags; (void)mc; (void)context;
+	return -FI_ENOSYS;
+}
+
 /* fi_ops_tagged: lchan has no tag matching (ofi_rxm layers it on FI_MSG). */
 
 static ssize_t lfi_unsupported_trecv(struct fid_ep *ep, void *buf, size_t len,
