@@ -3,8 +3,9 @@
 # Host check: without RDMA devices every selftest skips.
 #
 # Builds the selftests against this kernel's kselftest harness
-# (rig/ksft-headers.sh, LCHAN_KERNEL) and runs each program with no
-# LCHAN_* environment, as on a machine with no device named.  No test may
+# (rig/ksft-headers.sh, LCHAN_KERNEL) and runs them as a user does, `make
+# -C selftests run_tests` (kselftest's runner), with no LCHAN_*
+# environment, as on a machine with no device named.  No test may
 # fail: a test body that ran after its fixture's setup skipped would (it
 # has no device), and 6.1's harness runs it unless setup leaves through
 # LCHAN_T_SETUP_SKIP.  The tests without a fixture may pass.
@@ -25,24 +26,30 @@ make -s -C selftests KSFT_INC="$t/ksft" OUT="$t/bin" >"$t/build.log" 2>&1 ||
 
 # Every LCHAN_* variable of this environment, unset.
 read -ra unset_lchan <<<"$(env | sed -n 's/^\(LCHAN_[A-Za-z0-9_]*\)=.*/-u \1/p' | tr '\n' ' ')"
-progs=0 skipped=0 passed=0 bad=
-for p in "$t"/bin/lchan_*; do
-	[ -x "$p" ] || continue
-	name=${p##*/}
-	progs=$((progs + 1))
-	(cd "$t/bin" && env "${unset_lchan[@]}" timeout 120 "./$name") >"$t/$name.log" 2>&1
-	rc=$?
-	s=$(grep -c '^ok .* # SKIP' "$t/$name.log")
-	o=$(grep '^ok ' "$t/$name.log" | grep -vc '# SKIP')
-	n=$(grep -c '^not ok' "$t/$name.log")
-	skipped=$((skipped + s))
-	passed=$((passed + o))
-	if [ "$n" != 0 ] || [ "$((s + o))" = 0 ] || { [ "$rc" != 0 ] && [ "$rc" != 4 ]; }; then
-		bad="$bad $name"
-		echo "$name: exit $rc, $s skipped, $o passed, $n failed:"
-		grep -E '^(not ok|# .*(FAIL|Test failed))' "$t/$name.log" | head -n 10
-	fi
-done
-[ "$progs" -gt 0 ] || fail "no selftest programs built"
-[ -z "$bad" ] || fail "without devices, tests failed in:$bad"
+# As a user runs them: kselftest's runner through make, one TAP stream in
+# which each program's own lines come behind "# ".
+env "${unset_lchan[@]}" LCHAN_TEST_TIMEOUT=120 \
+	make -s -C selftests run_tests KSFT_INC="$t/ksft" OUT="$t/bin" >"$t/run.log" 2>&1
+# Per program (the runner's "# selftests: lchan: NAME" opens it, its
+# "ok|not ok N selftests: lchan: NAME" closes it): the harness's results.
+read -r progs skipped passed bad < <(awk '
+	/^# selftests: lchan: / { name = $NF; s = o = n = 0; next }
+	/^# ok .* # SKIP/ { s++; next }
+	/^# ok / { o++; next }
+	/^# not ok / { n++; next }
+	/^(not )?ok [0-9]+ selftests: lchan: / {
+		progs++; skipped += s; passed += o
+		if ($1 == "not" || n || s + o == 0) bad = bad "," name
+	}
+	END { print progs + 0, skipped + 0, passed + 0, (bad == "" ? "-" : substr(bad, 2)) }' "$t/run.log")
+[ "$progs" -gt 0 ] || { cat "$t/run.log"; fail "make run_tests ran no selftest program"; }
+if [ "$bad" != - ]; then
+	for name in ${bad//,/ }; do
+		echo "$name:"
+		awk -v p="# selftests: lchan: $name" '$0 == p { on = 1; next }
+			on && /^(not )?ok [0-9]+ selftests: lchan: / { print; exit }
+			on && /^# (not ok|# .*(FAIL|Test failed))/' "$t/run.log" | head -n 10
+	done
+	fail "without devices, tests failed in: $bad"
+fi
 echo "skips: $progs programs without devices: $skipped tests skipped, $passed passed (no fixture), none failed"

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Put kselftest_harness.h and kselftest.h from the kernel's linux-source
-# (LCHAN_KERNEL, or KVER: linux-source-6.1 or -6.12) into DIR.
+# Put kselftest_harness.h and kselftest.h, and kselftest's runner
+# (kselftest/runner.sh and the prefix.pl it uses), from the kernel's
+# linux-source (LCHAN_KERNEL, or KVER: linux-source-6.1 or -6.12) into DIR.
 # They come from the cache under ~/.cache/lchan/src/<version>/ (filled on
 # first use together with checkpatch and siw); they are never committed.
 set -euo pipefail
@@ -11,8 +12,8 @@ set -euo pipefail
 [ $# -eq 1 ] || { echo "usage: $0 DIR" >&2; exit 2; }
 dst=$1
 src=$(rig_src_cache)/tools/testing/selftests
-mkdir -p "$dst"
-for h in kselftest_harness.h kselftest.h; do
+mkdir -p "$dst/kselftest"
+for h in kselftest_harness.h kselftest.h kselftest/runner.sh kselftest/prefix.pl; do
 	# An identical copy is left alone, so make does not rebuild the
 	# selftests for nothing; another kernel's gets a fresh mtime, so it
 	# does rebuild them.

@@ -104,6 +104,8 @@ rig_now() { date +%s; }
 RIG_SRC_MEMBERS=(
 	tools/testing/selftests/kselftest_harness.h
 	tools/testing/selftests/kselftest.h
+	tools/testing/selftests/kselftest/runner.sh
+	tools/testing/selftests/kselftest/prefix.pl
 	scripts/checkpatch.pl
 	scripts/spelling.txt
 	scripts/const_structs.checkpatch
@@ -121,6 +123,10 @@ rig_src_cache() {
 	[ -n "$ver" ] && [ -r "$tarball" ] ||
 		rig_die "linux-source-$series is not installed (run rig/setup.sh)"
 	dir=$LCHAN_CACHE/src/$ver
+	# A cache from before a member joined the list is extracted again.
+	for m in "${RIG_SRC_MEMBERS[@]}"; do
+		[ -e "$dir/$m" ] || rm -f "$dir/.complete"
+	done
 	if [ ! -f "$dir/.complete" ]; then
 		mkdir -p "$LCHAN_CACHE/src"
 		# Serialise concurrent builds: they would extract the same thing.
