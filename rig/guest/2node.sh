@@ -308,7 +308,7 @@ cmd_of() { # TEMPLATE DEV FAMILY PORT: the command, on this node
 
 # DEV's counters that are not zero (rxe has them: send_err counts the
 # packets its network stack refused, e.g. while the link is down).
-rxe_counters() { # DEV
+dev_counters() { # DEV
 	echo "rig: ${1}1 counters: $(cd "/sys/class/infiniband/${1}1/ports/1/hw_counters" 2>/dev/null && grep -H . -- * 2>/dev/null | grep -v ':0$' | tr '\n' ' ')"
 }
 
@@ -330,7 +330,7 @@ server_state() { # PID DEV
 		[ -d "$_sc" ] || continue
 		echo "rig: channel $_sc: $(cd "$_sc" && grep -H . -- * 2>/dev/null | tr '\n' ' ')"
 	done
-	rxe_counters "$2"
+	dev_counters "$2"
 	echo "rig: neighbours: $(/usr/sbin/ip neigh show | tr '\n' ';')"
 	rdma resource show qp 2>/dev/null | sed 's/^/rig: /'
 }
@@ -342,8 +342,10 @@ serve() {
 		_seq=$((_seq + 1))
 		_log=$LOGS/$_id.server.log
 		echo "rig: selftest 2node $_id" >/dev/kmsg 2>/dev/null
-		case $_act in netem:*) netem_set "$_d" "${_act#netem:}" >"$_log" 2>&1 ;; esac
-		_se0=$(send_err "$_d")
+		case $_act in
+		netem:*) netem_set "$_d" "${_act#netem:}" >"$_log" 2>&1 ;;
+		cut:*) _se0=$(send_err "$_d") ;;
+		esac
 		# shellcheck disable=SC2046 # the command is a word list
 		setsid timeout "$SRV_LIMIT" $(cmd_of "$_srv" "$_d" "$_f" "$_port") >>"$_log" 2>&1 &
 		_spid=$!
@@ -373,7 +375,7 @@ serve() {
 		case $_act in
 		netem:*) netem_clear "$_d" ;;
 		cut:*)
-			rxe_counters "$_d" >>"$_log"
+			dev_counters "$_d" >>"$_log"
 			echo "rig: ${_d}1 send_err during this test: $(($(send_err "$_d") - _se0))" >>"$_log"
 			;;
 		esac
@@ -650,8 +652,8 @@ run_clients() {
 			# Where a server that had to be ended waited, in the
 			# line itself (a run's tail repeats failed lines only).
 			_stuck=$(sed -n 's/^rig: thread [0-9]*: \(.*\)/\1/p' "$WIRE/log.$_id" 2>/dev/null | head -n 2 | paste -sd ';' -)
-			[ -z "$_stuck" ] || _why="$_why, server exit $_src; a's server outlived its client by ${LINGER}s: $_stuck"
-			[ -n "$_stuck" ] || _why="$_why, server exit $_src"
+			_why="$_why, server exit $_src"
+			[ -z "$_stuck" ] || _why="$_why; a's server outlived its client by ${LINGER}s: $_stuck"
 			tap "not ok - $_what ($_why)"
 			show_logs "$_id" "$_log"
 			echo "$_id" >>/tmp/2node-failed
