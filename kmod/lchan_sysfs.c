@@ -286,10 +286,13 @@ const struct kobj_type lchan_chan_ktype = {
 	.default_groups = lchan_chan_groups,
 };
 
+/* Idempotent: establish adds it early, else lchan_chan_install_fd(). */
 int lchan_sysfs_add_chan(struct lchan_chan *chan)
 {
 	int ret;
 
+	if (chan->sysfs_added)
+		return 0;
 	ret = kobject_add(&chan->kobj, lchan_channels_kobj, "%u", chan->id);
 	if (!ret)
 		chan->sysfs_added = true;
