@@ -82,7 +82,8 @@ done
 guest_timeout=$((timeout_s - boot_margin))
 vm_append "$job"
 # LCHAN_2NODE_ONLY=table: the two-machine table's rows alone (make
-# bench-2node); =cut: the link-cut tests alone.  LCHAN_2NODE_REPEAT=N:
+# bench-2node); =cut: the link-cut tests alone; =impair: the impaired-wire
+# streams alone.  LCHAN_2NODE_REPEAT=N:
 # that plan N times over in one boot (a reproducer).
 [ -z "${LCHAN_2NODE_ONLY:-}" ] || append+=" lchan.2node_only=$LCHAN_2NODE_ONLY"
 [ -z "${LCHAN_2NODE_REPEAT:-}" ] || append+=" lchan.2node_repeat=$LCHAN_2NODE_REPEAT"

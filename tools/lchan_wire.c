@@ -294,29 +294,29 @@ static int handle_cqe(struct wire *w, const struct lchan_cqe *cqe)
 	return 0;
 }
 
+/* A channel's sysfs attribute @name as a number; 0 when unreadable. */
+static unsigned chan_attr(const struct lchan_chan *chan, const char *name)
+{
+	char path[128], buf[32];
+	unsigned v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/kernel/lchan/channels/%u/%s",
+		 chan->info.id, name);
+	f = fopen(path, "r");
+	if (f) {
+		if (fgets(buf, sizeof(buf), f))
+			v = (unsigned)strtoul(buf, NULL, 10);
+		fclose(f);
+	}
+	return v;
+}
+
 static double rc_bound(const struct lchan_chan *chan, unsigned *t,
 		       unsigned *r)
 {
-	char path[128], buf[32];
-	FILE *f;
-
-	*t = *r = 0;
-	snprintf(path, sizeof(path), "/sys/kernel/lchan/channels/%u/ack_timeout",
-		 chan->info.id);
-	f = fopen(path, "r");
-	if (f) {
-		if (fgets(buf, sizeof(buf), f))
-			*t = (unsigned)strtoul(buf, NULL, 10);
-		fclose(f);
-	}
-	snprintf(path, sizeof(path), "/sys/kernel/lchan/channels/%u/retry_count",
-		 chan->info.id);
-	f = fopen(path, "r");
-	if (f) {
-		if (fgets(buf, sizeof(buf), f))
-			*r = (unsigned)strtoul(buf, NULL, 10);
-		fclose(f);
-	}
+	*t = chan_attr(chan, "ack_timeout");
+	*r = chan_attr(chan, "retry_count");
 	if (!*t)
 		return 0;	/* iWARP: TCP decides */
 	return (*r + 1) * 4.096e-6 * (double)(1ULL << *t);
@@ -515,6 +515,9 @@ int main(int argc, char **argv)
 		printf("rc %u/%u: bound %.3f s\n", t, r, bound);
 	else
 		printf("rc tcp: TCP's retransmission decides\n");
+	/* iWARP, accepting side: the peer's first SEND never came in time. */
+	if (chan_attr(&w.chan, "peer_first_late"))
+		printf("peer_first_late: the accepting side stopped waiting for the peer's first SEND\n");
 	if (w.t_first_err)
 		printf("peer lost: %s after %.3f s without a completion, %.3f s after the oldest unanswered send, %.3f s after the last send completion; state %s; a wait without timeout returned ENOTCONN %.3f s after the error; cause %s\n",
 		       lchan_cqe_status_str(w.first_err), took, since_send,

@@ -47,7 +47,8 @@ KA_STREAM_LIMIT=$(awk -v k="$KA_MS" 'BEGIN { printf "%.2f", 3.375 * k / 1000 + 0
 
 node=
 only=	# table: only the two-machine table's rows (make bench-2node); cut:
-	# only the link-cut tests (a reproducer)
+	# only the link-cut tests, impair: only the impaired-wire streams
+	# (reproducers)
 repeat=1	# the plan this many times over, ids prefixed rN. (rounds after the first)
 read -r _cmdline </proc/cmdline
 for _arg in $_cmdline; do
@@ -260,6 +261,7 @@ plan_run() {
 		case $only in
 		table) plan | grep -E '^[a-z]+\.ipv4\.(lat|bw)\.' ;;
 		cut) plan | grep -E '^[a-z]+\.ipv4\.(cut_|after_|keepalive)' ;;
+		impair) plan | grep -E '^[a-z]+\.ipv4\.netem\.' ;;
 		*) plan ;;
 		esac | if [ "$_round" = 1 ]; then cat; else sed "s/^/r$_round./"; fi
 		_round=$((_round + 1))
