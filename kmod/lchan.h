@@ -25,7 +25,7 @@
  *   lchan_pool_lock	mutex	the poller threads, their CPUs, which thread
  *				serves which channel (lchan_poller.c)
  *   poller->lock	mutex	poller->chans and the rings' flags words
- *   pd->spare_lock	mutex	pd->spare, spare_closed; held
+ *   pd->spare_lock	mutex	pd->spare, nr_chans, spare_closed; held
  *				while a spare is made, so that device
  *				removal waits for its CQ (lchan_spare.c)
  * and rdma_cm's handler lock of each cm_id (rdma_lock_handler(), held
@@ -41,7 +41,7 @@
  *           dev->lock
  *         ctx->lock
  *           dev->lock
- *         pd->spare_lock		taking a spare (trylock)
+ *         pd->spare_lock		binding a channel, taking a spare
  *   dev->lock
  *     pd->spare_lock			device removal closes the spares
  *         chan->cq_lock
@@ -184,10 +184,10 @@ struct lchan_pd {
 	struct list_head ctx_node;	/* ctx->pds */
 	struct list_head dev_node;	/* dev->pds */
 	struct list_head mrs;		/* under dev->lock */
-	struct mutex spare_lock;	/* spare, spare_closed */
+	struct mutex spare_lock;	/* the four below */
 	struct lchan_spare *spare;	/* the next channel's, or NULL */
+	u32 nr_chans;			/* bound to this PD */
 	bool spare_closed;		/* device gone or PD released */
-	atomic_t nr_chans;		/* bound to this PD */
 };
 
 struct lchan_mr {

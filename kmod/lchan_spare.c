@@ -113,20 +113,18 @@ out_unlock:
 	mutex_unlock(&pd->spare_lock);
 }
 
-/* Counted without spare_lock, so binding never waits for a spare's making. */
 void lchan_spare_chan_added(struct lchan_pd *pd)
 {
-	atomic_inc(&pd->nr_chans);
+	mutex_lock(&pd->spare_lock);
+	pd->nr_chans++;
+	mutex_unlock(&pd->spare_lock);
 }
 
 /* A channel bound to @pd is destroyed; the last one takes the spare. */
 void lchan_spare_chan_gone(struct lchan_pd *pd)
 {
-	if (!atomic_dec_and_test(&pd->nr_chans))
-		return;
 	mutex_lock(&pd->spare_lock);
-	/* Unless a channel was bound since. */
-	if (!atomic_read(&pd->nr_chans)) {
+	if (!--pd->nr_chans) {
 		lchan_spare_free(pd->spare);
 		pd->spare = NULL;
 	}
