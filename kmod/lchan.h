@@ -25,9 +25,6 @@
  *   lchan_pool_lock	mutex	the poller threads, their CPUs, which thread
  *				serves which channel (lchan_poller.c)
  *   poller->lock	mutex	poller->chans and the rings' flags words
- *   pd->spare_lock	mutex	pd->spare, nr_chans, spare_closed; held
- *				while a spare is made, so that device
- *				removal waits for its CQ (lchan_spare.c)
  * and rdma_cm's handler lock of each cm_id (rdma_lock_handler(), held
  * while our cm handler runs; rdma_destroy_id() waits for it).
  *
@@ -41,9 +38,6 @@
  *           dev->lock
  *         ctx->lock
  *           dev->lock
- *         pd->spare_lock		binding a channel, taking a spare
- *   dev->lock
- *     pd->spare_lock			device removal closes the spares
  *         chan->cq_lock
  *         socket lock			binding and releasing chan->iwport
  *   lst->mutex
@@ -184,10 +178,6 @@ struct lchan_pd {
 	struct list_head ctx_node;	/* ctx->pds */
 	struct list_head dev_node;	/* dev->pds */
 	struct list_head mrs;		/* under dev->lock */
-	struct mutex spare_lock;	/* the four below */
-	struct lchan_spare *spare;	/* the next channel's, or NULL */
-	u32 nr_chans;			/* bound to this PD */
-	bool spare_closed;		/* device gone or PD released */
 };
 
 struct lchan_mr {
@@ -262,12 +252,6 @@ struct lchan_ring {
 	u32 cq_entries;
 	u32 cq_tail_k;			/* under chan->cq_lock */
 	u32 inflight;			/* under cq_lock: CQ slots claimed */
-};
-
-/* A channel's rings and CQ, made before a channel asks (lchan_spare.c). */
-struct lchan_spare {
-	struct lchan_ring ring;		/* sized and allocated, not set up */
-	struct ib_cq *cq;
 };
 
 struct lchan_stats {
@@ -554,10 +538,8 @@ long lchan_ioctl_listen(struct lchan_ucmd *ucmd);
 
 /* lchan_ring.c */
 int lchan_ring_sizes_check(const struct lchan_ring_sizes *sizes);
-int lchan_ring_size(struct lchan_ring *ring, const struct lchan_dev *dev,
-		    const struct lchan_ring_sizes *sizes);
-int lchan_ring_alloc(struct lchan_ring *ring);
-void lchan_ring_init(struct lchan_ring *ring);
+int lchan_ring_alloc(struct lchan_chan *chan,
+		     const struct lchan_ring_sizes *sizes);
 void lchan_ring_free(struct lchan_ring *ring);
 size_t lchan_ring_kmem_bytes(const struct lchan_ring *ring);
 int lchan_ring_mmap(struct lchan_chan *chan, struct vm_area_struct *vma);
@@ -568,16 +550,6 @@ void lchan_ring_put_cqe(struct lchan_chan *chan, const struct lchan_cqe *src);
 void lchan_ring_wake(struct lchan_chan *chan);
 void lchan_ring_reject(struct lchan_chan *chan, u8 opcode, u64 user_data,
 		       u32 status);
-
-/* lchan_spare.c */
-struct ib_cq *lchan_spare_alloc_cq(struct lchan_dev *dev,
-				   const struct lchan_ring *ring);
-struct ib_cq *lchan_spare_take(struct lchan_pd *pd, struct lchan_ring *ring);
-void lchan_spare_prepare(struct lchan_chan *chan);
-void lchan_spare_chan_added(struct lchan_pd *pd);
-void lchan_spare_chan_gone(struct lchan_pd *pd);
-void lchan_spare_close(struct lchan_pd *pd);
-u32 lchan_spare_count(struct lchan_dev *dev);
 
 /* lchan_wr.c */
 void lchan_wr_put_mrs(struct lchan_wr *wr);

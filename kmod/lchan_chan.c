@@ -140,7 +140,6 @@ int lchan_chan_bind_dev(struct lchan_chan *chan, struct ib_device *ibdev)
 	mutex_unlock(&dev->lock);
 	chan->dev = dev;
 	chan->pd = pd;
-	lchan_spare_chan_added(pd);
 	return 0;
 
 err_put:
@@ -197,24 +196,22 @@ int lchan_chan_create_qp(struct lchan_chan *chan,
 {
 	struct ib_qp_init_attr attr = {};
 	struct lchan_ring *ring = &chan->ring;
+	struct ib_device *ibdev = chan->dev->ibdev;
 	int ret;
 
-	ret = lchan_ring_size(ring, chan->dev, sizes);
+	ret = lchan_ring_alloc(chan, sizes);
 	if (ret)
 		return ret;
-	chan->cq = lchan_spare_take(chan->pd, ring);
-	if (!chan->cq) {
-		ret = lchan_ring_alloc(ring);
-		if (ret)
-			return ret;
-		chan->cq = lchan_spare_alloc_cq(chan->dev, ring);
-		if (IS_ERR(chan->cq)) {
-			ret = PTR_ERR(chan->cq);
-			chan->cq = NULL;
-			goto err_free_ring;
-		}
+
+	chan->cq = ib_alloc_cq(ibdev, chan,
+			       ring->sq.entries + ring->rq.entries +
+			       LCHAN_CQ_OWN,
+			       0, chan->dev->cq_poll);
+	if (IS_ERR(chan->cq)) {
+		ret = PTR_ERR(chan->cq);
+		chan->cq = NULL;
+		goto err_free_ring;
 	}
-	lchan_ring_init(ring);
 
 	attr.qp_context = chan;
 	attr.event_handler = lchan_chan_qp_event;
@@ -299,8 +296,6 @@ static void lchan_chan_destroy(struct lchan_chan *chan)
 	lchan_sysfs_del_chan(chan);
 	lchan_chan_unbind_dev(chan);
 	lchan_ring_free(&chan->ring);
-	if (chan->pd)
-		lchan_spare_chan_gone(chan->pd);
 	lchan_ctx_put_pd(chan->pd);
 	lchan_dev_put(chan->dev);
 	lchan_ctx_put(chan->ctx);

@@ -264,14 +264,10 @@ int lchan_cm_establish(struct lchan_chan *chan, u32 timeout_ms)
 			       "rdma_accept" : "rdma_connect", ret);
 		goto err_teardown;
 	}
-	/*
-	 * While the peer answers, off the connect's critical path: this
-	 * channel's sysfs directory, and the next one's rings and CQ.
-	 */
+	/* Built while the peer answers: off the connect's critical path. */
 	ret = lchan_sysfs_add_chan(chan);
 	if (ret)
 		goto err_teardown;
-	lchan_spare_prepare(chan);
 
 	ret = lchan_cm_wait(chan, deadline);
 	if (!ret && READ_ONCE(chan->state) != LCHAN_STATE_CONNECTED)

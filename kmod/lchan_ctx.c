@@ -77,12 +77,10 @@ static void lchan_ctx_pd_release(struct kref *ref)
 
 	mutex_lock(&dev->lock);
 	list_del(&pd->dev_node);
-	lchan_spare_close(pd);
 	if (pd->ibpd)
 		ib_dealloc_pd(pd->ibpd);
 	mutex_unlock(&dev->lock);
 	lchan_dev_put(dev);
-	mutex_destroy(&pd->spare_lock);
 	kfree(pd);
 }
 
@@ -115,7 +113,6 @@ struct lchan_pd *lchan_ctx_get_pd(struct lchan_ctx *ctx, struct lchan_dev *dev)
 	}
 	kref_init(&pd->ref);
 	INIT_LIST_HEAD(&pd->mrs);
-	mutex_init(&pd->spare_lock);
 	pd->ctx = ctx;
 
 	/* No unsafe global rkey: every remote access goes through an MR. */
@@ -163,7 +160,6 @@ void lchan_ctx_revoke_pds(struct lchan_dev *dev)
 	mutex_lock(&dev->lock);
 	list_for_each_entry(pd, &dev->pds, dev_node) {
 		lchan_mr_revoke_pd(pd);
-		lchan_spare_close(pd);
 		if (pd->ibpd) {
 			ib_dealloc_pd(pd->ibpd);
 			WRITE_ONCE(pd->ibpd, NULL);

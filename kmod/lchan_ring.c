@@ -162,9 +162,9 @@ static void lchan_ring_free_pages(struct lchan_ring *ring)
 	ring->nr_pages = 0;
 }
 
-static int lchan_ring_alloc_pages(struct lchan_ring *ring)
+static int lchan_ring_alloc_mem(struct lchan_ring *ring, size_t size)
 {
-	unsigned int nr = ring->size >> PAGE_SHIFT;
+	unsigned int nr = size >> PAGE_SHIFT;
 
 	ring->pages = kvcalloc(nr, sizeof(*ring->pages), LCHAN_GFP_USER);
 	if (!ring->pages)
@@ -179,6 +179,7 @@ static int lchan_ring_alloc_pages(struct lchan_ring *ring)
 	ring->mem = vmap(ring->pages, nr, VM_MAP, PAGE_KERNEL);
 	if (!ring->mem)
 		goto err_free_pages;
+	ring->size = size;
 	return 0;
 
 err_free_pages:
@@ -186,28 +187,15 @@ err_free_pages:
 	return -ENOMEM;
 }
 
-/* The layout of the mapping: the header, then the SQEs, RQEs and CQEs. */
-static size_t lchan_ring_rq_off(const struct lchan_ring *ring)
+int lchan_ring_alloc(struct lchan_chan *chan,
+		     const struct lchan_ring_sizes *sizes)
 {
-	return sizeof(struct lchan_ring_hdr) +
-	       ring->sq.entries * sizeof(struct lchan_sqe);
-}
-
-static size_t lchan_ring_cq_off(const struct lchan_ring *ring)
-{
-	return lchan_ring_rq_off(ring) +
-	       ring->rq.entries * sizeof(struct lchan_rqe);
-}
-
-/*
- * The entries of each queue that @sizes asks for on @dev, and the size of
- * the mapping; nothing is allocated.
- */
-int lchan_ring_size(struct lchan_ring *ring, const struct lchan_dev *dev,
-		    const struct lchan_ring_sizes *sizes)
-{
+	struct lchan_ring *ring = &chan->ring;
+	struct lchan_chan_info *info = &ring->info;
 	u32 max = min_t(u32, LCHAN_MAX_ENTRIES,
-			dev->ibdev->attrs.max_qp_wr - 1);
+			chan->dev->ibdev->attrs.max_qp_wr - 1);
+	struct lchan_ring_hdr *hdr;
+	size_t sq_off, rq_off, cq_off, size;
 	int ret;
 
 	if (sizes->resv)
@@ -223,19 +211,16 @@ int lchan_ring_size(struct lchan_ring *ring, const struct lchan_dev *dev,
 	ring->cq_entries = roundup_pow_of_two(max3(sizes->cq_entries,
 						   ring->sq.entries +
 						   ring->rq.entries, 1U));
-	ring->size = PAGE_ALIGN(lchan_ring_cq_off(ring) +
-				ring->cq_entries * sizeof(struct lchan_cqe));
-	return 0;
-}
 
-/* The memory of a ring lchan_ring_size() measured: mapping and WR slots. */
-int lchan_ring_alloc(struct lchan_ring *ring)
-{
-	int ret;
+	sq_off = sizeof(*hdr);
+	rq_off = sq_off + ring->sq.entries * sizeof(struct lchan_sqe);
+	cq_off = rq_off + ring->rq.entries * sizeof(struct lchan_rqe);
+	size = PAGE_ALIGN(cq_off + ring->cq_entries * sizeof(struct lchan_cqe));
 
-	ret = lchan_ring_alloc_pages(ring);
+	ret = lchan_ring_alloc_mem(ring, size);
 	if (ret)
 		return ret;
+
 	ring->sq.wr = kvcalloc(ring->sq.entries, sizeof(*ring->sq.wr),
 			       LCHAN_GFP_USER);
 	ring->rq.wr = kvcalloc(ring->rq.entries, sizeof(*ring->rq.wr),
@@ -244,17 +229,6 @@ int lchan_ring_alloc(struct lchan_ring *ring)
 		lchan_ring_free(ring);
 		return -ENOMEM;
 	}
-	return 0;
-}
-
-/* Point the kernel at the parts of an allocated ring; fill in the header. */
-void lchan_ring_init(struct lchan_ring *ring)
-{
-	struct lchan_chan_info *info = &ring->info;
-	size_t sq_off = sizeof(struct lchan_ring_hdr);
-	size_t rq_off = lchan_ring_rq_off(ring);
-	size_t cq_off = lchan_ring_cq_off(ring);
-	struct lchan_ring_hdr *hdr;
 
 	hdr = ring->mem;
 	ring->sq.head = &hdr->sq_head;
@@ -276,7 +250,7 @@ void lchan_ring_init(struct lchan_ring *ring)
 	hdr->cq_ring_mask = ring->cq_entries - 1;
 	hdr->cq_ring_entries = ring->cq_entries;
 
-	info->mmap_size = ring->size;
+	info->mmap_size = size;
 	lchan_ring_fill_off(&info->sq_off, LCHAN_RING_OFF(sq_head),
 			    LCHAN_RING_OFF(sq_tail), LCHAN_RING_OFF(sq_ring_mask),
 			    LCHAN_RING_OFF(sq_ring_entries), sq_off);
@@ -288,6 +262,7 @@ void lchan_ring_init(struct lchan_ring *ring)
 			    LCHAN_RING_OFF(cq_ring_entries), cq_off);
 	info->cq_off.overflow = LCHAN_RING_OFF(cq_overflow);
 	info->rq_off.posted = LCHAN_RING_OFF(rq_posted);
+	return 0;
 }
 
 /*

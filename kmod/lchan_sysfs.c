@@ -80,14 +80,6 @@ static ssize_t lchan_sysfs_channels_show(struct kobject *kobj,
 static struct kobj_attribute channels_attr =
 	__ATTR(channels, 0444, lchan_sysfs_channels_show, NULL);
 
-static ssize_t lchan_sysfs_spares_show(struct kobject *kobj,
-				       struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%u\n", lchan_spare_count(to_lchan_dev(kobj)));
-}
-static struct kobj_attribute spares_attr =
-	__ATTR(spares, 0444, lchan_sysfs_spares_show, NULL);
-
 static ssize_t lchan_sysfs_max_qp_wr_show(struct kobject *kobj,
 					  struct kobj_attribute *attr, char *buf)
 {
@@ -110,7 +102,6 @@ static struct attribute *lchan_dev_attrs[] = {
 	&transport_attr.attr,
 	&ports_attr.attr,
 	&channels_attr.attr,
-	&spares_attr.attr,
 	&max_qp_wr_attr.attr,
 	&max_send_sge_attr.attr,
 	NULL,

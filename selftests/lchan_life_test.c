@@ -307,64 +307,6 @@ TEST_F_TIMEOUT(life, sysfs_matches_traffic, 60)
 	ASSERT_EQ(0, lchan_t_wait_path(dir, 0, 10));
 }
 
-/* The spares the sysfs directory of @dev reports, or -1. */
-static long dev_spares(const char *dev)
-{
-	char path[160], buf[32];
-
-	snprintf(path, sizeof(path), "/sys/kernel/lchan/devices/%s/spares",
-		 dev);
-	if (lchan_t_read_sysfs(path, buf, sizeof(buf)))
-		return -1;
-	return strtol(buf, NULL, 10);
-}
-
-/*
- * The fixture's connect and accept each left their context a spare (the
- * next channel's rings and CQ) on the device.  A second pair on the same
- * contexts takes both and leaves new ones, and its channels carry data;
- * closing a context's last channel there frees its spare.
- */
-TEST_F_TIMEOUT(life, spare_made_taken_and_freed, 60)
-{
-	struct lchan_t_ep srv2 = { .slot = 4096, .nrecv = 4, .nsend = 4 };
-	struct lchan_t_ep cli2 = { .slot = 4096, .nrecv = 4, .nsend = 4 };
-	struct lchan_cqe cqe;
-	char on[8];
-	int ret;
-
-	ASSERT_EQ(0, lchan_t_get_param("spare", on, sizeof(on)));
-	if (strcmp(on, "Y"))
-		SKIP(return, "module parameter spare is %s", on);
-	EXPECT_EQ(2, dev_spares(self->d.dev));
-
-	ret = lchan_t_pair(&self->srv.ctx, &self->cli.ctx, self->d.addr, NULL,
-			   &srv2.chan, &cli2.chan, lchan_t_ep_prepare, &srv2,
-			   &cli2);
-	ASSERT_EQ(0, ret) TH_LOG("second pair: %s", strerror(-ret));
-	EXPECT_EQ(2, dev_spares(self->d.dev));
-	send_some(_metadata, &cli2, 1);
-	ASSERT_EQ(0, lchan_t_reap(&cli2, &cqe, 5000));
-	EXPECT_EQ(LCHAN_CQE_OK, cqe.status);
-	ASSERT_EQ(0, lchan_t_reap(&srv2, &cqe, 5000));
-	EXPECT_EQ(LCHAN_CQE_OK, cqe.status);
-	EXPECT_EQ(256, cqe.byte_len);
-	EXPECT_EQ(-1, lchan_t_check(lchan_t_recv_slot(&srv2, cqe.user_data),
-				    0, 256));
-
-	/* Each context still has a channel on the device: spares stay. */
-	lchan_chan_close(&self->cli.chan);
-	lchan_chan_close(&self->srv.chan);
-	EXPECT_EQ(2, dev_spares(self->d.dev));
-	lchan_mr_dereg(&self->cli.ctx, &cli2.mr);
-	lchan_mr_dereg(&self->srv.ctx, &srv2.mr);
-	lchan_chan_close(&cli2.chan);
-	lchan_chan_close(&srv2.chan);
-	EXPECT_EQ(0, dev_spares(self->d.dev));
-	free(cli2.buf);
-	free(srv2.buf);
-}
-
 TEST_F_TIMEOUT(life, enter_waits_with_timeout, 60)
 {
 	double t0;

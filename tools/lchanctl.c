@@ -55,8 +55,7 @@ static const char *const chan_order[] = {
 };
 
 static const char *const dev_order[] = {
-	"transport", "ports", "channels", "spares", "max_qp_wr", "max_send_sge",
-	NULL,
+	"transport", "ports", "channels", "max_qp_wr", "max_send_sge", NULL,
 };
 
 static const char *const *attr_order;
