@@ -553,30 +553,10 @@ TEST_F_TIMEOUT(abi, accept, 60)
 	EXPECT_EQ(-EAGAIN, abi_ioctl(fd, LCHAN_IOC_ACCEPT, &big));
 }
 
-struct abi_peer {
-	struct lchan_ctx ctx;
-	struct lchan_chan chan;
-	const char *host;
-	char port[16];
-	int ret;
-};
-
-static void *abi_peer_connect(void *p)
-{
-	struct abi_peer *peer = p;
-	struct lchan_opts opts = { .timeout_ms = 5000 };
-
-	peer->ret = lchan_connect(&peer->ctx, peer->host, peer->port, &opts,
-				  &peer->chan);
-	if (!peer->ret)
-		lchan_chan_close(&peer->chan);
-	return NULL;
-}
-
 TEST_F_TIMEOUT(abi, accept_rings_too_large, 90)
 {
 	struct lchan_accept req = { .size = sizeof(req) };
-	struct abi_peer peer = { .ret = 1 };
+	struct lchan_t_peer peer = { .timeout_ms = 5000, .ret = 1 };
 	struct pollfd pfd;
 	pthread_t thr;
 	int ready;
@@ -586,7 +566,7 @@ TEST_F_TIMEOUT(abi, accept_rings_too_large, 90)
 	peer.chan.fd = -1;
 	peer.host = self->d.addr;
 	snprintf(peer.port, sizeof(peer.port), "%u", self->lst.addr.port);
-	ASSERT_EQ(0, pthread_create(&thr, NULL, abi_peer_connect, &peer));
+	ASSERT_EQ(0, pthread_create(&thr, NULL, lchan_t_peer_connect, &peer));
 
 	/* Ring sizes of an accept only matter once a request is there. */
 	pfd.fd = self->lst.fd;

@@ -94,29 +94,6 @@ TEST_F_TIMEOUT(conn, refused_promptly, 60)
 	lchan_ctx_close(&ctx);
 }
 
-struct pending_connect {
-	const char *host;
-	char port[16];
-	int ret;
-};
-
-static void *pending_connect_run(void *arg)
-{
-	struct pending_connect *pc = arg;
-	struct lchan_opts opts = { .timeout_ms = 3000 };
-	struct lchan_chan chan;
-	struct lchan_ctx ctx;
-
-	pc->ret = lchan_ctx_open(&ctx);
-	if (pc->ret)
-		return NULL;
-	pc->ret = lchan_connect(&ctx, pc->host, pc->port, &opts, &chan);
-	if (!pc->ret)
-		lchan_chan_close(&chan);
-	lchan_ctx_close(&ctx);
-	return NULL;
-}
-
 /* The id of the channel whose remote port is @port and state @state, or -1. */
 static long sysfs_chan_with(unsigned port, const char *state)
 {
@@ -153,7 +130,7 @@ static long sysfs_chan_with(unsigned port, const char *state)
  */
 TEST_F_TIMEOUT(conn, connecting_channel_in_sysfs_until_it_fails, 60)
 {
-	struct pending_connect pc = { .host = self->d.addr };
+	struct lchan_t_peer peer = { .host = self->d.addr, .timeout_ms = 3000 };
 	struct lchan_listener lst;
 	struct lchan_ctx ctx;
 	char dir[64];
@@ -164,23 +141,25 @@ TEST_F_TIMEOUT(conn, connecting_channel_in_sysfs_until_it_fails, 60)
 
 	ASSERT_EQ(0, lchan_ctx_open(&ctx));
 	port = lchan_t_port();
-	snprintf(pc.port, sizeof(pc.port), "%u", port);
-	ASSERT_EQ(0, lchan_listen(&ctx, self->d.addr, pc.port, 4, 0, &lst));
-	ASSERT_EQ(0, pthread_create(&thr, NULL, pending_connect_run, &pc));
+	snprintf(peer.port, sizeof(peer.port), "%u", port);
+	ASSERT_EQ(0, lchan_listen(&ctx, self->d.addr, peer.port, 4, 0, &lst));
+	ASSERT_EQ(0, lchan_ctx_open(&peer.ctx));
+	ASSERT_EQ(0, pthread_create(&thr, NULL, lchan_t_peer_connect, &peer));
 	for (end = lchan_t_now() + 2.5; id < 0 && lchan_t_now() < end;
 	     usleep(10000))
 		id = sysfs_chan_with(port, "connecting");
 	pthread_join(thr, NULL);
 	EXPECT_LE(0, id) TH_LOG("no channel to port %u in sysfs while it connected",
 				port);
-	EXPECT_NE(0, pc.ret) TH_LOG("connected without an accept");
+	EXPECT_NE(0, peer.ret) TH_LOG("connected without an accept");
 	if (id >= 0) {
 		snprintf(dir, sizeof(dir), "/sys/kernel/lchan/channels/%ld",
 			 id);
 		EXPECT_NE(0, access(dir, F_OK)) TH_LOG("%s is still there after "
 						       "the connect failed (%s)",
-						       dir, strerror(-pc.ret));
+						       dir, strerror(-peer.ret));
 	}
+	lchan_ctx_close(&peer.ctx);
 	lchan_listener_close(&lst);
 	lchan_ctx_close(&ctx);
 }

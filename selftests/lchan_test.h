@@ -556,6 +556,32 @@ static inline int lchan_t_pair(struct lchan_ctx *sctx, struct lchan_ctx *cctx,
 }
 
 /*
+ * A connect made from a thread (pthread_create(..., lchan_t_peer_connect,
+ * peer)) while the test drives the other side: @ctx opened by the caller,
+ * the result in @ret; a channel it got is closed at once.
+ */
+struct lchan_t_peer {
+	struct lchan_ctx ctx;
+	struct lchan_chan chan;
+	const char *host;
+	char port[16];
+	unsigned timeout_ms;
+	int ret;
+};
+
+static inline void *lchan_t_peer_connect(void *p)
+{
+	struct lchan_t_peer *peer = p;
+	struct lchan_opts opts = { .timeout_ms = peer->timeout_ms };
+
+	peer->ret = lchan_connect(&peer->ctx, peer->host, peer->port, &opts,
+				  &peer->chan);
+	if (!peer->ret)
+		lchan_chan_close(&peer->chan);
+	return NULL;
+}
+
+/*
  * The libfabric provider for the fabric tests: 0 when LCHAN_FABRIC names
  * the directory of liblchan-fi.so and lchan is loaded, with
  * FI_PROVIDER_PATH set to it (libfabric reads it once, at its first
