@@ -312,6 +312,37 @@ static unsigned chan_attr(const struct lchan_chan *chan, const char *name)
 	return v;
 }
 
+/*
+ * The TCP connection an iWARP channel runs over, as /proc/net/tcp{,6}
+ * shows it (queued bytes both ways, retransmission timer and count): a
+ * stall there is TCP's, bytes received and not read are the device's.
+ * Prints nothing for a channel without one (RoCE, InfiniBand).
+ */
+static void print_tcp_under(const struct lchan_chan *chan)
+{
+	static const char *const files[] = { "/proc/net/tcp", "/proc/net/tcp6" };
+	char line[512], lport[8], rport[8];
+	unsigned i;
+
+	snprintf(lport, sizeof(lport), ":%04X ", chan->info.local.port);
+	snprintf(rport, sizeof(rport), ":%04X ", chan->info.remote.port);
+	for (i = 0; i < 2; i++) {
+		FILE *f = fopen(files[i], "r");
+		char *rem;
+
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			/* sl local rem st tx:rx tr:when retrnsmt ... */
+			rem = strstr(line, lport);
+			if (rem && strstr(rem + 6, rport))
+				printf("tcp under the channel (%s): %s",
+				       files[i] + 10, line);
+		}
+		fclose(f);
+	}
+}
+
 static double rc_bound(const struct lchan_chan *chan, unsigned *t,
 		       unsigned *r)
 {
@@ -528,6 +559,8 @@ int main(int argc, char **argv)
 	else if (ret == -ETIMEDOUT || (w.idle && !ret))
 		printf("nothing for %.0f s: no error yet; state %s\n", w.limit,
 		       state_name(state));
+	if (w.t_first_err || ret == -ETIMEDOUT)
+		print_tcp_under(&w.chan);
 	if (w.opts.keepalive_ms)
 		printf("keepalive %u ms%s\n", w.opts.keepalive_ms,
 		       w.first_err_op == LCHAN_CQE_KEEPALIVE ?

@@ -320,10 +320,10 @@ send_err() { # DEV
 	cat "/sys/class/infiniband/${1}1/ports/1/hw_counters/send_err" 2>/dev/null || echo 0
 }
 
-# Why a server is still there when its client is long done: where it
-# waits, its channels, the device's counters, the neighbour table.
-server_state() { # PID DEV
-	echo "rig: the server outlived its client by ${LINGER}s at $(cut -d ' ' -f 1 /proc/uptime) (boot clock)"
+# Why a program is still there (WHY): where it waits, its channels, the
+# device's counters, the neighbour table, TCP's sockets (siw's).
+proc_state() { # PID DEV WHY
+	echo "rig: $3 at $(cut -d ' ' -f 1 /proc/uptime) (boot clock)"
 	for _st in /proc/"$1"/task/*; do
 		echo "rig: thread ${_st##*/}: $(sed -n 's/^State:\t//p' "$_st/status"), waits in $(cat "$_st/wchan" 2>/dev/null)"
 		sed 's/^/rig:   /' "$_st/stack" 2>/dev/null
@@ -335,6 +335,7 @@ server_state() { # PID DEV
 	dev_counters "$2"
 	echo "rig: neighbours: $(/usr/sbin/ip neigh show | tr '\n' ';')"
 	rdma resource show qp 2>/dev/null | sed 's/^/rig: /'
+	ss -tanmi 2>/dev/null | sed 's/^/rig: tcp: /'
 }
 
 serve() {
@@ -365,7 +366,7 @@ serve() {
 			elif [ -e "$WIRE/cli.$_id" ]; then
 				[ -n "$_done" ] || _done=$(date +%s)
 				if [ $(($(date +%s) - _done)) -ge "$LINGER" ]; then
-					server_state "$_spid" "$_d" >>"$_log" 2>&1
+					proc_state "$_spid" "$_d" "the server outlived its client by ${LINGER}s" >>"$_log" 2>&1
 					break
 				fi
 			fi
@@ -585,16 +586,29 @@ run_clients() {
 			;;
 		*)
 			_crc=0
+			: >"$_log.act"
 			case $_act in
 			netem:*) netem_set "$_d" "${_act#netem:}" >"$_log.act" 2>&1 || _crc=99 ;;
 			esac
 			if [ "$_crc" = 0 ]; then
 				# shellcheck disable=SC2046 # the command is a word list
-				timeout "$_lim" $(cmd_of "$_cli" "$_d" "$_f" "$_port") >"$_log" 2>&1
+				timeout "$_lim" $(cmd_of "$_cli" "$_d" "$_f" "$_port") >"$_log" 2>&1 &
+				_cpid=$!
+				# Where it waits, just before the limit ends it.
+				_cend=$(($(date +%s) + _lim - 3))
+				while kill -0 "$_cpid" 2>/dev/null; do
+					if [ "$(date +%s)" -ge "$_cend" ]; then
+						proc_state "$_cpid" "$_d" "the client is about to reach its ${_lim}s limit" >>"$_log.act" 2>&1
+						break
+					fi
+					sleep 0.2
+				done
+				wait "$_cpid"
 				_crc=$?
 			fi
+			cat "$_log.act" >>"$_log"
 			case $_act in
-			netem:*) netem_clear "$_d"; cat "$_log.act" >>"$_log" ;;
+			netem:*) netem_clear "$_d" ;;
 			esac
 			;;
 		esac
