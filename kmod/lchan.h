@@ -104,8 +104,8 @@
 #define LCHAN_CM_DISCONNECT_LINGER_MS	100
 /* After completions, ask a device that can drop CQ events again (siw). */
 #define LCHAN_CQ_RECHECK_MS	10
-/* How long an accepted iWARP channel waits for the peer's first SEND. */
-#define LCHAN_PEER_FIRST_WAIT_MS	200
+/* How often an accepted iWARP channel looks for the peer's first SEND. */
+#define LCHAN_PEER_FIRST_LOOK_MS	200
 /*
  * Requests of the kernel's own beside the ring's: the drain marker of each
  * queue at teardown, the iWARP opening exchange (lchan_post.c), three per
@@ -322,8 +322,8 @@ struct lchan_chan {
 	bool rtr_to_send;		/* active: first SEND not posted; lock */
 	bool rtr_heard;			/* the peer's first: release/acquire */
 	bool sq_held;			/* SQ waits for the exchange; lock */
-	bool rtr_late;			/* passive: the wait ran out */
-	struct delayed_work rtr_wait_work;	/* ends the passive wait */
+	u32 rtr_read;			/* passive: reads that found data */
+	struct delayed_work rtr_look_work;	/* passive: reads the socket */
 	struct lchan_ring ring;
 	struct lchan_stats stats;	/* under cq_lock, read lockless */
 	u32 max_msg_size;
@@ -527,6 +527,9 @@ int lchan_iwport_hold(struct lchan_chan *chan);
 int lchan_iwport_pick(struct sockaddr_storage *addr, struct socket **sockp);
 void lchan_iwport_release(struct lchan_chan *chan);
 
+/* lchan_iwsock.c */
+bool lchan_iwsock_read(struct lchan_chan *chan);
+
 /* lchan_listen.c */
 int lchan_listen_cm_event(struct lchan_listener *lst, struct rdma_cm_id *id,
 			  struct rdma_cm_event *event);
@@ -575,7 +578,7 @@ void lchan_post_kick(struct lchan_chan *chan);
 void lchan_post_repost_work(struct work_struct *work);
 void lchan_post_cq_recheck(struct work_struct *work);
 void lchan_post_rtr_connected(struct lchan_chan *chan);
-void lchan_post_rtr_wait_end(struct work_struct *work);
+void lchan_post_rtr_look(struct work_struct *work);
 int lchan_post_rtr_prepare(struct lchan_chan *chan);
 bool lchan_post_rtr_pending(const struct lchan_chan *chan);
 int lchan_post_rtr_wait_open(struct lchan_chan *chan, unsigned long deadline);

@@ -37,7 +37,7 @@ struct lchan_chan *lchan_chan_alloc(struct lchan_ctx *ctx)
 	spin_lock_init(&chan->cq_lock);
 	INIT_WORK(&chan->repost_work, lchan_post_repost_work);
 	INIT_DELAYED_WORK(&chan->cq_recheck_work, lchan_post_cq_recheck);
-	INIT_DELAYED_WORK(&chan->rtr_wait_work, lchan_post_rtr_wait_end);
+	INIT_DELAYED_WORK(&chan->rtr_look_work, lchan_post_rtr_look);
 	INIT_DELAYED_WORK(&chan->ka_work, lchan_keepalive_work);
 	INIT_LIST_HEAD(&chan->dev_node);
 	INIT_LIST_HEAD(&chan->poll_node);
@@ -289,7 +289,7 @@ static void lchan_chan_destroy(struct lchan_chan *chan)
 		lchan_chan_put(chan);
 	if (cancel_delayed_work_sync(&chan->cq_recheck_work))
 		lchan_chan_put(chan);
-	if (cancel_delayed_work_sync(&chan->rtr_wait_work))
+	if (cancel_delayed_work_sync(&chan->rtr_look_work))
 		lchan_chan_put(chan);
 	lchan_keepalive_stop(chan);
 

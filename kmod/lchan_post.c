@@ -395,26 +395,25 @@ static int lchan_post_take(struct lchan_chan *chan, struct lchan_queue *q,
  *
  *   connecting side                      accepting side
  *   first SEND            ---------->    lands in a receive posted at QP
- *                                        creation (or 200 ms pass)
+ *                                        creation
  *                         <----------    acknowledgement, then its SQ opens
  *   second SEND, then its SQ opens ->    lands in a second such receive
  *
  * The connecting side sends first because siw's initiator fails the
- * connection (CONNECT_ERROR, -EINVAL to rdma_cm) when an FPDU from the
- * responder arrives right behind the MPA reply, before it has read it.
+ * connection (CONNECT_ERROR, -EINVAL to rdma_cm; a reset for the peer)
+ * when an FPDU from the responder arrives right behind the MPA reply,
+ * before it has read it.  So the accepting side sends nothing before the
+ * first SEND has arrived: that SEND proves the reply was read, however
+ * late the reply came (TCP resends a lost one) or was read.
  *
  * siw's responder hands the socket to the QP only after it has sent the
- * MPA reply, and what arrives in between waits in the socket until more
- * data comes.  The first SEND caught there proves the connecting side is
- * in RDMA mode all the same, but nothing tells the accepting side, so its
- * wait is bounded: after LCHAN_PEER_FIRST_WAIT_MS it acknowledges as if
- * the SEND had come, which by then is safe in every case but an initiator
- * that has not read the reply for that long.  The second SEND is what
- * frees anything held so: it leaves only after the acknowledgement, which
- * the accepting side sends once its socket is the QP's, so it arrives
- * there and siw reads the socket from the first byte held.  Each side's
- * own SEND goes before any of the application's, under chan->lock, so the
- * receives posted at creation are consumed in stream order.
+ * MPA reply, and a first SEND that arrives in between waits in the socket
+ * until more data comes, which here it would not.  So once connected the
+ * accepting side has the QP read its socket (lchan_iwsock.c), and looks
+ * again every LCHAN_PEER_FIRST_LOOK_MS until the SEND is in.  The second
+ * SEND keeps the two sides' requests in step.  Each side's own SEND goes
+ * before any of the application's, under chan->lock, so the receives
+ * posted at creation are consumed in stream order.
  */
 static void lchan_post_rtr_done(struct ib_cq *cq, struct ib_wc *wc)
 {
@@ -429,27 +428,28 @@ static void lchan_post_rtr_done(struct ib_cq *cq, struct ib_wc *wc)
 	lchan_post_kick(chan);
 }
 
-/* The accepting side is connected: bound its wait.  Handler context. */
+/* The accepting side is connected: look for the first SEND.  Handler. */
 void lchan_post_rtr_connected(struct lchan_chan *chan)
 {
 	if (chan->passive && READ_ONCE(chan->sq_held))
-		lchan_post_queue_delayed(chan, &chan->rtr_wait_work,
-					 LCHAN_PEER_FIRST_WAIT_MS);
+		lchan_post_queue_delayed(chan, &chan->rtr_look_work, 0);
 }
 
-void lchan_post_rtr_wait_end(struct work_struct *work)
+/* Have the QP read its socket until the peer's first SEND is in. */
+void lchan_post_rtr_look(struct work_struct *work)
 {
 	struct lchan_chan *chan = container_of(to_delayed_work(work),
 					       struct lchan_chan,
-					       rtr_wait_work);
-	u32 sq_done, rq_done;
+					       rtr_look_work);
 
 	mutex_lock(&chan->lock);
 	if (READ_ONCE(chan->sq_held) &&
-	    !smp_load_acquire(&chan->rtr_heard)) {	/* rtr_done release */
-		WRITE_ONCE(chan->rtr_late, true);
-		smp_store_release(&chan->rtr_heard, true); /* rtr_step acquire */
-		lchan_post_submit(chan, &sq_done, &rq_done);
+	    !smp_load_acquire(&chan->rtr_heard) &&	/* rtr_done release */
+	    READ_ONCE(chan->state) == LCHAN_STATE_CONNECTED) {
+		if (lchan_iwsock_read(chan))
+			WRITE_ONCE(chan->rtr_read, chan->rtr_read + 1);
+		lchan_post_queue_delayed(chan, &chan->rtr_look_work,
+					 LCHAN_PEER_FIRST_LOOK_MS);
 	}
 	mutex_unlock(&chan->lock);
 	lchan_chan_put(chan);

@@ -219,7 +219,7 @@ LCHAN_CHAN_ATTR(rq_held, "%u", lchan_ring_held(&chan->ring, &chan->ring.rq));
 LCHAN_CHAN_ATTR(sq_starved, "%d", READ_ONCE(chan->ring.sq.starved));
 LCHAN_CHAN_ATTR(rq_starved, "%d", READ_ONCE(chan->ring.rq.starved));
 LCHAN_CHAN_ATTR(peer_first_wait, "%d", READ_ONCE(chan->sq_held));
-LCHAN_CHAN_ATTR(peer_first_late, "%d", READ_ONCE(chan->rtr_late));
+LCHAN_CHAN_ATTR(peer_first_reads, "%u", READ_ONCE(chan->rtr_read));
 LCHAN_CHAN_ATTR(cq_recovered, "%llu", READ_ONCE(chan->stats.cq_recovered));
 LCHAN_CHAN_ATTR(cq_inflight, "%u", READ_ONCE(chan->ring.inflight));
 LCHAN_CHAN_ATTR(send_ops, "%llu", READ_ONCE(chan->stats.send_ops));
@@ -258,7 +258,7 @@ static struct attribute *lchan_chan_attrs[] = {
 	&chan_sq_starved_attr.attr,
 	&chan_rq_starved_attr.attr,
 	&chan_peer_first_wait_attr.attr,
-	&chan_peer_first_late_attr.attr,
+	&chan_peer_first_reads_attr.attr,
 	&chan_cq_inflight_attr.attr,
 	&chan_cq_recovered_attr.attr,
 	&chan_send_ops_attr.attr,
