@@ -29,10 +29,16 @@
  * that it sends one such count-only message, a probe, as TCP probes a
  * zero window.
  *
- * A side is done when it has the peer's last and the peer has said it
- * has ours, and its closing message (which says so) has completed.  The
- * peer may then close while our own sends wait for an RC acknowledgement
- * that the wire lost: their flush is no loss, as the data arrived.
+ * A side that has sent its last and has the peer's sends a closing
+ * message (its count covers the peer's last) and nothing after it.  It is
+ * done when its closing message has completed and the peer's has arrived:
+ * then nothing more comes, and the peer has everything.  Done on a
+ * completion alone, an iWARP side (whose completion means only that TCP
+ * has the message) could close with the peer's messages unread in its
+ * socket, and TCP then resets the connection and drops what it has not
+ * delivered yet.  The peer may close while our own sends wait for an RC
+ * acknowledgement that the wire lost: their flush is no loss, as the
+ * peer's closing message said the data arrived.
  *
  *   lchan_wire -s [-a ADDR] [options]
  *   lchan_wire -c ADDR [options]
@@ -58,6 +64,7 @@
 #define WIRE_RESERVE	4
 #define WIRE_LAST	1u	/* message flag: the sender's last data */
 #define WIRE_ACK_ONLY	2u	/* message flag: carries only 'ack' */
+#define WIRE_CLOSING	4u	/* message flag: the sender's final message */
 #define WIRE_PROBE_S	0.2	/* blocked, nothing in flight: then a probe */
 
 struct wire_hdr {
@@ -90,6 +97,7 @@ struct wire {
 	uint64_t last_seq;
 	bool last_sent, peer_last;
 	bool closing_sent;	/* the message that acknowledges the peer's last */
+	bool peer_closing;	/* the peer's: it has ours, and sends no more */
 	bool peer_closed;	/* ... and the peer closed after it */
 	double t_last_good, longest_gap, t_first_err;
 	double t_posted[64];	/* by seq % window: when each send went */
@@ -183,7 +191,7 @@ static int send_some(struct wire *w, double t_end)
 			ret = send_next(w, WIRE_ACK_ONLY);	/* unblock the peer */
 		else if (w->last_sent && w->peer_last && !w->closing_sent &&
 			 w->sent < w->peer_ack + WIRE_NRECV) {
-			ret = send_next(w, WIRE_ACK_ONLY);
+			ret = send_next(w, WIRE_ACK_ONLY | WIRE_CLOSING);
 			w->closing_sent = true;
 		} else if (wire_probe_due(w))
 			ret = send_next(w, WIRE_ACK_ONLY);
@@ -226,6 +234,8 @@ static int check_recv(struct wire *w, const struct lchan_cqe *cqe)
 		w->peer_ack = h.ack;
 	if (h.flags & WIRE_LAST)
 		w->peer_last = true;
+	if (h.flags & WIRE_CLOSING)
+		w->peer_closing = true;
 	return post_recv(w, (unsigned)cqe->user_data);
 }
 
@@ -238,21 +248,10 @@ static void note_good(struct wire *w)
 	w->t_last_good = t;
 }
 
-/*
- * Both lasts are through as the applications see it: the peer's has
- * arrived, and the peer has said (a message's ack) that ours did.  A
- * send completion cannot tell it: its RC acknowledgement may be lost and
- * the peer, done, close first.
- */
-static bool wire_delivered(const struct wire *w)
-{
-	return w->last_sent && w->peer_last && w->peer_ack > w->last_seq;
-}
-
-/* Done: delivered, and the peer told so (our closing message arrived). */
+/* Done: both closing messages are through. */
 static bool wire_done(const struct wire *w)
 {
-	return (wire_delivered(w) && w->closing_sent &&
+	return (w->peer_closing && w->closing_sent &&
 		w->send_done == w->sent) || w->peer_closed;
 }
 
@@ -260,7 +259,7 @@ static int handle_cqe(struct wire *w, const struct lchan_cqe *cqe)
 {
 	if (cqe->status) {
 		/* The peer closed once it had everything: not a loss. */
-		if (wire_delivered(w)) {
+		if (w->peer_closing) {
 			w->peer_closed = true;
 			return 0;
 		}
@@ -380,7 +379,7 @@ static int run(struct wire *w)
 		}
 		ret = lchan_submit(&w->chan);
 		if (ret < 0 && !w->t_first_err) {
-			if (!wire_delivered(w))
+			if (!w->peer_closing)
 				return ret;
 			w->peer_closed = true;	/* before our closing message */
 			break;
@@ -397,7 +396,7 @@ static int run(struct wire *w)
 		}
 		if (ret == -ENOTCONN) {
 			w->t_settled = now_s();
-			if (!w->t_first_err && wire_delivered(w)) {
+			if (!w->t_first_err && w->peer_closing) {
 				w->peer_closed = true;
 				break;
 			}
@@ -546,9 +545,9 @@ int main(int argc, char **argv)
 		printf("rc %u/%u: bound %.3f s\n", t, r, bound);
 	else
 		printf("rc tcp: TCP's retransmission decides\n");
-	/* iWARP, accepting side: the peer's first SEND never came in time. */
-	if (chan_attr(&w.chan, "peer_first_late"))
-		printf("peer_first_late: the accepting side stopped waiting for the peer's first SEND\n");
+	/* iWARP, accepting side: the peer's first SEND waited in the socket. */
+	if (chan_attr(&w.chan, "peer_first_reads"))
+		printf("peer_first_reads: the accepting side found the peer's first SEND waiting in the socket\n");
 	if (w.t_first_err)
 		printf("peer lost: %s after %.3f s without a completion, %.3f s after the oldest unanswered send, %.3f s after the last send completion; state %s; a wait without timeout returned ENOTCONN %.3f s after the error; cause %s\n",
 		       lchan_cqe_status_str(w.first_err), took, since_send,
