@@ -40,6 +40,8 @@
  *           dev->lock
  *         chan->cq_lock
  *         socket lock			binding and releasing chan->iwport
+ *         socket spinlock, BHs off	lchan_iwsock_read(), and under it
+ *					what siw's receive path takes
  *   lst->mutex
  *     rdma_cm handler lock		rdma_destroy_id() of the listening id
  * The cm handlers take no mutex: teardown calls rdma_destroy_id() with
