@@ -98,7 +98,7 @@ guest_qemu() {
 		rp=$((p0 + 2 * (w - 1) + 2 - n))
 		# shellcheck disable=SC2054 # commas are qemu option syntax
 		qemu+=(-netdev "dgram,id=w$w,local.type=inet,local.host=127.0.0.1,local.port=$lp,remote.type=inet,remote.host=127.0.0.1,remote.port=$rp"
-			-device "virtio-net-pci,netdev=w$w,mac=52:54:00:4c:0$w:0$n,speed=10000,duplex=full,romfile=")
+			-device "virtio-net-pci,id=nw$w,netdev=w$w,mac=52:54:00:4c:0$w:0$n,speed=10000,duplex=full,romfile=")
 	done
 	qemu+=(-virtfs "local,path=$wire,mount_tag=wire,security_model=none,id=wire"
 		-monitor "tcp:127.0.0.1:$((m0 + n - 1)),server=on,wait=off"
@@ -172,6 +172,33 @@ power_cycle() { # NODE
 	timeout -k 10 "$timeout_s" "${args[@]}" 2>>"$run/$1/qemu.stderr" &
 	pid[$1]=$!
 }
+# monitor_read NODE COMMAND: COMMAND's reply from NODE's qemu monitor,
+# all it prints until it is quiet for a second.
+monitor_read() {
+	local fd line
+	exec {fd}<>"/dev/tcp/127.0.0.1/${mport[$1]}" || return 1
+	printf '%s\n' "$2" >&"$fd"
+	while IFS= read -r -t 1 -u "$fd" line; do
+		printf '%s\n' "$line"
+	done | tr -d '\r' | grep -v '^(qemu)\|^QEMU .* monitor'
+	exec {fd}>&-
+}
+# wire_state: what qemu says of both guests' wire NICs, their backends
+# and virtqueues (0: receive, 1: transmit), for a stream that stalled.
+wire_state() {
+	local g w
+	for g in a b; do
+		kill -0 "${pid[$g]}" 2>/dev/null || continue
+		echo "== $g: info network"
+		monitor_read "$g" "info network"
+		for w in 1 2; do
+			for q in 0 1; do
+				echo "== $g: wire $w, virtqueue $q"
+				monitor_read "$g" "info virtio-queue-status /machine/peripheral/nw$w/virtio-backend $q"
+			done
+		done
+	done
+}
 # Requests of the guests (guest/2node.sh): req.NAME holds "NODE COMMAND".
 serve_requests() {
 	local f name node cmd
@@ -186,11 +213,13 @@ serve_requests() {
 		case $node in a | b) ;; *) continue ;; esac
 		case $cmd in
 		quit) asked_off[$node]=1 ;;
-		"set_link w"[12]" on" | "set_link w"[12]" off" | power_cycle) ;;
+		"set_link w"[12]" on" | "set_link w"[12]" off" | power_cycle | wire_state) ;;
 		*) continue ;;
 		esac
 		if [ "$cmd" = power_cycle ]; then
 			power_cycle "$node" || rig_log "$node: the power cycle failed"
+		elif [ "$cmd" = wire_state ]; then
+			wire_state >"$wire/state.$name" 2>&1
 		else
 			monitor "$node" "$cmd" || rig_log "monitor of $node: \"$cmd\" not delivered"
 		fi

@@ -382,6 +382,7 @@ serve() {
 			echo "rig: ${_d}1 send_err during this test: $(($(send_err "$_d") - _se0))" >>"$_log"
 			;;
 		esac
+		[ "$_rc" = 0 ] || echo "rig: a's $(wire_nic "$_d"): $(/usr/sbin/ip -s link show dev "$(wire_nic "$_d")" | tr -s ' \n' ' ')" >>"$_log"
 		echo "# exit status $_rc" >>"$_log"
 		# For b to quote when the test fails.
 		cp "$_log" "$WIRE/log.$_id"
@@ -539,6 +540,18 @@ keepalive_after() { # LOG
 }
 
 # The last lines of a test's client log and of its server's (from a).
+# After a failed stream: this guest's counters of the NIC under DEV's
+# wire, and what qemu says of both guests' NICs and their queues.
+wire_state() { # ID DEV LOG
+	_wn=$(wire_nic "$2") || return 0
+	{
+		echo "rig: b's $_wn: $(/usr/sbin/ip -s link show dev "$_wn" | tr -s ' \n' ' ')"
+		host_do "$1.state" b wire_state >/dev/null &&
+			sed 's/^/rig: qemu: /' "$WIRE/state.$1.state"
+	} >>"$3" 2>&1
+	grep '^rig: \(b.s\|qemu: \(==\|.*idx\|.*inuse\|.*type=\)\)' "$3" | sed 's/^/# /' | tee -a "$TAP" >/dev/null
+}
+
 show_logs() { # ID CLIENT-LOG
 	{
 		tail -n 12 "$2" | sed 's/^/# client: /'
@@ -672,6 +685,7 @@ run_clients() {
 			[ -z "$_stuck" ] || _why="$_why; a's server outlived its client by ${LINGER}s: $_stuck"
 			tap "not ok - $_what ($_why)"
 			show_logs "$_id" "$_log"
+			wire_state "$_id" "$_d" "$_log"
 			echo "$_id" >>/tmp/2node-failed
 		fi
 	done
