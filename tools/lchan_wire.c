@@ -442,6 +442,7 @@ static void usage(void)
 		"  -T T      ACK timeout exponent (lchan_rc_params)\n"
 		"  -R R      retry count (lchan_rc_params)\n"
 		"  -L SECS   give up after SECS without a completion (default 30)\n"
+		"  -C SECS   connect or accept within SECS (default 10)\n"
 		"  -x        expect the peer to be lost, noticed within the bound\n"
 		"  -X        as -x, the time reported but not judged\n"
 		"  -o        observe: the peer may be lost or not; report it\n"
@@ -459,7 +460,7 @@ int main(int argc, char **argv)
 	bool ok;
 
 	w.opts.flags = LCHAN_DEFER_ESTABLISH;
-	while ((opt = getopt(argc, argv, "sc:a:p:S:t:w:T:R:L:xXok:ih")) != -1) {
+	while ((opt = getopt(argc, argv, "sc:a:p:S:t:w:T:R:L:C:xXok:ih")) != -1) {
 		switch (opt) {
 		case 's': server = 1; break;
 		case 'c': server = 0; addr = optarg; break;
@@ -480,6 +481,9 @@ int main(int argc, char **argv)
 		case 'x': w.expect_loss = true; break;
 		case 'X': w.expect_loss = w.loss_untimed = true; break;
 		case 'o': w.observe = true; break;
+		case 'C':
+			w.opts.timeout_ms = (unsigned)strtoul(optarg, NULL, 0) * 1000;
+			break;
 		case 'k':
 			w.opts.flags |= LCHAN_OPTS_KEEPALIVE;
 			w.opts.keepalive_ms = (unsigned)strtoul(optarg, NULL, 0);

@@ -218,10 +218,13 @@ plan() {
 		# A byte-checked stream both ways, 5 s, the default rc, on a
 		# clean wire and then impaired in both directions (tc netem at
 		# both ends, ACTION netem:SPEC, commas for spaces): what loss,
-		# duplication and reordering cost (table()).
+		# duplication and reordering cost (table()).  Set-up within
+		# 30 s: rdma_cm resends a lost CM message after 4.3 s
+		# (CMA_CM_RESPONSE_TIMEOUT), so at 5% loss both ways a
+		# set-up now and then needs more than the default 10 s.
 		for _n in clean: loss1:loss,1% loss5:loss,5% dup5:duplicate,5% reorder:delay,2ms,reorder,25%; do
 			_ns=${_n#*:}
-			echo "$_d.ipv4.netem.${_n%%:*}|$_d|4|rdma|stream 5 s both ways, wire: $(echo "${_ns:-clean}" | tr , ' ')|$T/lchan_wire -t 5 -L 30 -s -a @A@ -p @P@|$T/lchan_wire -t 5 -L 30 -c @A@ -p @P@|netem:$_ns"
+			echo "$_d.ipv4.netem.${_n%%:*}|$_d|4|rdma|stream 5 s both ways, wire: $(echo "${_ns:-clean}" | tr , ' ')|$T/lchan_wire -t 5 -L 30 -C 30 -s -a @A@ -p @P@|$T/lchan_wire -t 5 -L 30 -C 30 -c @A@ -p @P@|netem:$_ns"
 		done
 	done
 	# What only a wire can break.  ACTION (b): cut:W:SECS cuts wire W at
