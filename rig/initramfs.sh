@@ -21,7 +21,7 @@ kroot=$kdir/root
 # needs libcrc32c and a crc32c algorithm.
 MODULES=(
 	virtio_pci virtio_net virtio_rng 9p 9pnet_virtio
-	dummy veth sch_netem
+	dummy veth sch_netem sch_prio cls_u32
 	ib_core ib_uverbs ib_umad ib_cm iw_cm rdma_cm rdma_ucm rdma_rxe
 	crc32_generic crc32-pclmul libcrc32c crc32c_generic crc32c-intel
 )
