@@ -983,7 +983,7 @@ TEST_F_TIMEOUT(conn, client_sends_once, 300)
 
 /* Send message @i of 64 B from @from; @to must receive it whole. */
 static int late_message(struct lchan_t_ep *from, struct lchan_t_ep *to,
-			 unsigned i)
+			unsigned i)
 {
 	struct lchan_sqe *sqe = lchan_get_sqe(&from->chan);
 	struct lchan_cqe c;
@@ -1051,7 +1051,9 @@ TEST_F_TIMEOUT(conn, mpa_reply_late, 300)
 	for (i = 0; !ret && i < ARRAY_SIZE(late_reply_tc); i++)
 		ret = system(late_reply_tc[i]);
 	if (ret) {
-		EXPECT_EQ(0, system("/usr/sbin/tc qdisc del dev lo root"));
+		/* Past the first command the prio qdisc is there: remove it. */
+		if (i > 1 && system("/usr/sbin/tc qdisc del dev lo root"))
+			TH_LOG("could not remove the qdisc from lo");
 		SKIP(return, "no prio, netem or u32 on lo (tc: %d)", ret);
 	}
 	for (i = 0; i < LATE_PAIRS; i++) {
