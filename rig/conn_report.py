@@ -65,7 +65,9 @@ def median(values):
     return statistics.median(values) if values else None
 
 
-class Device:
+class Rounds:
+    """One device's figures: tool -> key -> round -> value."""
+
     def __init__(self, name, tools):
         self.name = name
         self.tools = tools
@@ -76,6 +78,44 @@ class Device:
     def med(self, tool, key):
         return median(list(self.rounds(tool, key).values()))
 
+
+def devices(directory, stem, cls):
+    data = read(os.path.join(directory, stem + ".tsv"))
+    return [cls(n, t) for n, t in sorted(data.items())]
+
+
+def verdict(value, limit):
+    return "no data" if value is None else (
+        "met" if value <= limit else "missed")
+
+
+def judged(goal):
+    """A goal's verdict, or on another device than the goal's, a remark."""
+    v = goal["verdict"]
+    return v if goal["goal"] else f"({v}, not judged)"
+
+
+def write_report(directory, stem, md, goals, per_device):
+    """Add the run's description to @md; write DIR/@stem.md and .json."""
+    info = os.path.join(directory, stem + "-info.txt")
+    if not os.path.exists(info):
+        info = os.path.join(directory, "info.txt")
+    if os.path.exists(info):
+        md += ["## Run", "", "```"]
+        with open(info, encoding="utf-8", errors="replace") as f:
+            md += [line.rstrip("\n") for line in f]
+        md += ["```", ""]
+    with open(os.path.join(directory, stem + ".md"), "w",
+              encoding="utf-8") as f:
+        f.write("\n".join(md))
+    with open(os.path.join(directory, stem + ".json"), "w",
+              encoding="utf-8") as f:
+        json.dump({"goals": goals, "devices": per_device}, f, indent=2,
+                  sort_keys=True)
+        f.write("\n")
+
+
+class Device(Rounds):
     def cm_sum(self, steps):
         """The per-round sum of cmtime's @steps, then its median."""
         per = None
@@ -161,21 +201,16 @@ def goals(devs):
         for what, key in (("sequential", "connect_median_us"),
                           ("parallel", "par_connect_us_per_conn")):
             r = ratio(d.med(LC, key), qp_conn)
-            verdict = "no data" if r is None else (
-                "met" if r <= GOAL_LIMIT else "missed")
             out.append({"device": d.name, "what": what, "ratio": r,
-                        "goal": d.name == GOAL_DEVICE, "verdict": verdict})
+                        "goal": d.name == GOAL_DEVICE,
+                        "verdict": verdict(r, GOAL_LIMIT)})
     return out
 
 
 def main():
     directory = sys.argv[1]
-    data = read(os.path.join(directory, "connect.tsv"))
-    devs = [Device(n, t) for n, t in sorted(data.items())]
+    devs = devices(directory, "connect", Device)
     md = ["# Connection set-up: lchan_conntime beside cmtime", ""]
-    info = os.path.join(directory, "connect-info.txt")
-    if not os.path.exists(info):
-        info = os.path.join(directory, "info.txt")
     md.append(f"Issue 17's goal: lchan connect+accept <= {GOAL_LIMIT}x "
               f"cmtime's create qp + connect per connection on "
               f"{GOAL_DEVICE}, sequential and parallel (other devices "
@@ -185,32 +220,16 @@ def main():
     md.append("| --- | --- | --- | --- |")
     g = goals(devs)
     for x in g:
-        v = x["verdict"] if x["goal"] else f"({x['verdict']}, not judged)"
         md.append(f"| {x['device']} | {x['what']} | {fmt(x['ratio'], 2)} | "
-                  f"{v} |")
+                  f"{judged(x)} |")
     md.append("")
     for d in devs:
         md += device_md(d)
-    if os.path.exists(info):
-        md += ["## Run", "", "```"]
-        with open(info, encoding="utf-8", errors="replace") as f:
-            md += [line.rstrip("\n") for line in f]
-        md += ["```", ""]
-    with open(os.path.join(directory, "connect.md"), "w",
-              encoding="utf-8") as f:
-        f.write("\n".join(md))
-    js = {"goals": g, "devices": {}}
-    for d in devs:
-        js["devices"][d.name] = {
-            "rows": [{"lchan": f, "key": k, "lchan_us": v, "cmtime": cf,
-                      "cmtime_us": cv, "ratio": ratio(v, cv)}
-                     for f, k, v, cf, cv in rows(d)],
-            "rounds": d.tools,
-        }
-    with open(os.path.join(directory, "connect.json"), "w",
-              encoding="utf-8") as f:
-        json.dump(js, f, indent=2, sort_keys=True)
-        f.write("\n")
+    write_report(directory, "connect", md, g, {d.name: {
+        "rows": [{"lchan": f, "key": k, "lchan_us": v, "cmtime": cf,
+                  "cmtime_us": cv, "ratio": ratio(v, cv)}
+                 for f, k, v, cf, cv in rows(d)],
+        "rounds": d.tools} for d in devs})
 
 
 if __name__ == "__main__":

@@ -14,12 +14,11 @@ lchan_perf rows are its send_lat in the same terms, so means are compared
 with means.
 """
 
-import json
-import os
 import sys
 
-# The same raw format and the same cells as the connection report's.
-from conn_report import fmt, median, ratio, read
+# The same raw format, cells and files as the connection report's.
+from conn_report import (Rounds, devices, fmt, judged, ratio, verdict,
+                         write_report)
 
 GOAL_DEVICE = "rxe0"
 GOAL_SIZE = "64"
@@ -35,17 +34,7 @@ TOOLS = [
 ]
 
 
-class Device:
-    def __init__(self, name, tools):
-        self.name = name
-        self.tools = tools
-
-    def rounds(self, tool, key):
-        return self.tools.get(tool, {}).get(key, {})
-
-    def med(self, tool, key):
-        return median(list(self.rounds(tool, key).values()))
-
+class Device(Rounds):
     def sizes(self):
         keys = {k for t in self.tools.values() for k in t}
         return sorted({int(k.split("_")[1]) for k in keys
@@ -91,11 +80,9 @@ def goals(devs):
              ratio(lc, d.med("lchan_perf.doorbell", lat)), 1.1),
         ]
         for what, target, r, limit in checks:
-            verdict = "no data" if r is None else (
-                "met" if r <= limit else "missed")
             out.append({"device": d.name, "what": what, "target": target,
                         "ratio": r, "goal": d.name == GOAL_DEVICE,
-                        "verdict": verdict})
+                        "verdict": verdict(r, limit)})
         out.append({"device": d.name,
                     "what": "fi_pingpong latency, lchan / verbs, with events",
                     "target": "<= 1.00x", "ratio": None,
@@ -131,8 +118,7 @@ def main():
     if len(sys.argv) != 2:
         sys.exit("usage: rig/fabric_report.py DIR")
     directory = sys.argv[1]
-    data = read(os.path.join(directory, "fabric.tsv"))
-    devs = [Device(n, t) for n, t in sorted(data.items())]
+    devs = devices(directory, "fabric", Device)
     md = ["# libfabric: fi_pingpong over lchan, verbs and tcp", ""]
     md.append(f"Issue 18's goals on {GOAL_DEVICE}, {GOAL_SIZE} B (other "
               "devices reported, not judged): the lchan provider's latency "
@@ -145,30 +131,13 @@ def main():
     md.append("| --- | --- | --- | --- | --- |")
     g = goals(devs)
     for x in g:
-        v = x["verdict"] if x["goal"] else f"({x['verdict']}, not judged)"
         md.append(f"| {x['device']} | {x['what']} | {x['target']} | "
-                  f"{fmt(x['ratio'], 2)} | {v} |")
+                  f"{fmt(x['ratio'], 2)} | {judged(x)} |")
     md.append("")
     for d in devs:
         md += device_md(d)
-    info = os.path.join(directory, "fabric-info.txt")
-    if not os.path.exists(info):
-        info = os.path.join(directory, "info.txt")
-    if os.path.exists(info):
-        md += ["## Run", "", "```"]
-        with open(info, encoding="utf-8", errors="replace") as f:
-            md += [line.rstrip("\n") for line in f]
-        md += ["```", ""]
-    with open(os.path.join(directory, "fabric.md"), "w",
-              encoding="utf-8") as f:
-        f.write("\n".join(md))
-    js = {"goals": g, "devices": {}}
-    for d in devs:
-        js["devices"][d.name] = {"rows": rows(d), "rounds": d.tools}
-    with open(os.path.join(directory, "fabric.json"), "w",
-              encoding="utf-8") as f:
-        json.dump(js, f, indent=2, sort_keys=True)
-        f.write("\n")
+    write_report(directory, "fabric", md, g, {
+        d.name: {"rows": rows(d), "rounds": d.tools} for d in devs})
 
 
 if __name__ == "__main__":
