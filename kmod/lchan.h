@@ -99,6 +99,10 @@
 #define LCHAN_ACK_TIMEOUT_MAX		31
 #define LCHAN_RETRY_COUNT_DEFAULT	6	/* rxe reads 7 as unbounded */
 #define LCHAN_RETRY_COUNT_MAX		7
+/* IB/RoCE: 7 waits for a receive without bound, as a socket would. */
+#define LCHAN_RNR_RETRY_COUNT		7
+/* READs and atomics in flight each way; rdma_cm's field is a u8. */
+#define LCHAN_RD_ATOMIC_MAX		16
 #define LCHAN_RESOLVE_TIMEOUT_MS	2000
 /* Resolutions again from a port TCP chose (lchan_iwport.c). */
 #define LCHAN_IWPORT_TRIES	8

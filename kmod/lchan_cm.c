@@ -193,12 +193,14 @@ static void lchan_cm_conn_param(struct lchan_chan *chan,
 	const struct ib_device_attr *attrs = &chan->dev->ibdev->attrs;
 
 	memset(param, 0, sizeof(*param));
-	param->responder_resources = min_t(int, attrs->max_qp_rd_atom, 16);
-	param->initiator_depth = min_t(int, attrs->max_qp_init_rd_atom, 16);
+	param->responder_resources = min_t(int, attrs->max_qp_rd_atom,
+					   LCHAN_RD_ATOMIC_MAX);
+	param->initiator_depth = min_t(int, attrs->max_qp_init_rd_atom,
+				       LCHAN_RD_ATOMIC_MAX);
 	param->flow_control = 1;
 	/* iWARP has none: TCP retransmits. */
 	param->retry_count = chan->retry_count;
-	param->rnr_retry_count = 7;	/* IB/RoCE: wait for a receive */
+	param->rnr_retry_count = LCHAN_RNR_RETRY_COUNT;
 }
 
 /* Wait for the cm step in flight; 0, a negative errno or -ETIMEDOUT. */

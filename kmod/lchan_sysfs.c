@@ -157,13 +157,9 @@ static struct kobj_attribute chan_##_name##_attr =			\
 static ssize_t lchan_sysfs_show_addr(const struct sockaddr_storage *ss,
 				     char *buf)
 {
-	if (ss->ss_family == AF_INET)
-		return sysfs_emit(buf, "%pI4\n",
-				  &((struct sockaddr_in *)ss)->sin_addr);
-	if (ss->ss_family == AF_INET6)
-		return sysfs_emit(buf, "%pI6c\n",
-				  &((struct sockaddr_in6 *)ss)->sin6_addr);
-	return sysfs_emit(buf, "none\n");
+	if (ss->ss_family != AF_INET && ss->ss_family != AF_INET6)
+		return sysfs_emit(buf, "none\n");
+	return sysfs_emit(buf, "%pISc\n", ss);
 }
 
 static u16 lchan_sysfs_port_of(const struct sockaddr_storage *ss)

@@ -11,6 +11,18 @@
 #define LCHAN_TRACE_H
 
 #include <linux/tracepoint.h>
+#include <trace/misc/rdma.h>
+
+TRACE_DEFINE_ENUM(LCHAN_STATE_CONNECTING);
+TRACE_DEFINE_ENUM(LCHAN_STATE_CONNECTED);
+TRACE_DEFINE_ENUM(LCHAN_STATE_DISCONNECTED);
+TRACE_DEFINE_ENUM(LCHAN_STATE_ERROR);
+
+#define lchan_show_state(state)						\
+	__print_symbolic(state, { LCHAN_STATE_CONNECTING, "connecting" },	\
+			 { LCHAN_STATE_CONNECTED, "connected" },		\
+			 { LCHAN_STATE_DISCONNECTED, "disconnected" },	\
+			 { LCHAN_STATE_ERROR, "error" })
 
 TRACE_EVENT(lchan_chan_state,
 	TP_PROTO(u32 id, int old_state, int new_state),
@@ -26,12 +38,8 @@ TRACE_EVENT(lchan_chan_state,
 		__entry->new_state = new_state;
 	),
 	TP_printk("chan=%u %s -> %s", __entry->id,
-		  __print_symbolic(__entry->old_state,
-				   { 1, "connecting" }, { 2, "connected" },
-				   { 3, "disconnected" }, { 4, "error" }),
-		  __print_symbolic(__entry->new_state,
-				   { 1, "connecting" }, { 2, "connected" },
-				   { 3, "disconnected" }, { 4, "error" }))
+		  lchan_show_state(__entry->old_state),
+		  lchan_show_state(__entry->new_state))
 );
 
 TRACE_EVENT(lchan_cm_event,
@@ -49,28 +57,11 @@ TRACE_EVENT(lchan_cm_event,
 		__entry->event = event;
 		__entry->status = status;
 	),
-	/* Strings must live in the event itself: symbols, not pointers. */
 	TP_printk("%s=%u event=%s status=%d",
 		  __print_symbolic(__entry->listener, { 0, "chan" },
 				   { 1, "listener" }),
 		  __entry->id,
-		  __print_symbolic(__entry->event,
-				   { RDMA_CM_EVENT_ADDR_RESOLVED, "RDMA_CM_EVENT_ADDR_RESOLVED" },
-				   { RDMA_CM_EVENT_ADDR_ERROR, "RDMA_CM_EVENT_ADDR_ERROR" },
-				   { RDMA_CM_EVENT_ROUTE_RESOLVED, "RDMA_CM_EVENT_ROUTE_RESOLVED" },
-				   { RDMA_CM_EVENT_ROUTE_ERROR, "RDMA_CM_EVENT_ROUTE_ERROR" },
-				   { RDMA_CM_EVENT_CONNECT_REQUEST, "RDMA_CM_EVENT_CONNECT_REQUEST" },
-				   { RDMA_CM_EVENT_CONNECT_RESPONSE, "RDMA_CM_EVENT_CONNECT_RESPONSE" },
-				   { RDMA_CM_EVENT_CONNECT_ERROR, "RDMA_CM_EVENT_CONNECT_ERROR" },
-				   { RDMA_CM_EVENT_UNREACHABLE, "RDMA_CM_EVENT_UNREACHABLE" },
-				   { RDMA_CM_EVENT_REJECTED, "RDMA_CM_EVENT_REJECTED" },
-				   { RDMA_CM_EVENT_ESTABLISHED, "RDMA_CM_EVENT_ESTABLISHED" },
-				   { RDMA_CM_EVENT_DISCONNECTED, "RDMA_CM_EVENT_DISCONNECTED" },
-				   { RDMA_CM_EVENT_DEVICE_REMOVAL, "RDMA_CM_EVENT_DEVICE_REMOVAL" },
-				   { RDMA_CM_EVENT_MULTICAST_JOIN, "RDMA_CM_EVENT_MULTICAST_JOIN" },
-				   { RDMA_CM_EVENT_MULTICAST_ERROR, "RDMA_CM_EVENT_MULTICAST_ERROR" },
-				   { RDMA_CM_EVENT_ADDR_CHANGE, "RDMA_CM_EVENT_ADDR_CHANGE" },
-				   { RDMA_CM_EVENT_TIMEWAIT_EXIT, "RDMA_CM_EVENT_TIMEWAIT_EXIT" }),
+		  rdma_show_cm_event(__entry->event),
 		  __entry->status)
 );
 

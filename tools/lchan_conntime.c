@@ -320,9 +320,9 @@ enum ct_mark {
 };
 
 static const char *const ct_mark_tags[CT_NMARKS] = {
-	"step=alloc", "event=RDMA_CM_EVENT_ADDR_RESOLVED",
-	"event=RDMA_CM_EVENT_ROUTE_RESOLVED", "step=bind", "step=qp_ready",
-	"event=RDMA_CM_EVENT_ESTABLISHED", "step=fd", "step=close",
+	"step=alloc", "event=ADDR_RESOLVED",
+	"event=ROUTE_RESOLVED", "step=bind", "step=qp_ready",
+	"event=ESTABLISHED", "step=fd", "step=close",
 	"step=disconnected", "step=drained", "step=destroyed",
 };
 
@@ -498,32 +498,32 @@ static int ct_run_client(const struct ct_opts *o)
 	lchan_ctx_close(&c.ctx);
 
 	if (o->json) {
-		struct perf_json j = { 0 };
+		struct json j = { 0 };
 
-		perf_json_open(&j, NULL, '{');
-		perf_json_str(&j, "tool", "lchan_conntime");
-		perf_json_str(&j, "device", device);
-		perf_json_uint(&j, "conns", o->n);
-		perf_json_uint(&j, "parallel", o->par);
-		perf_json_num(&j, "connect_median_us", med);
-		perf_json_num(&j, "connect_p99_us", p99);
-		perf_json_num(&j, "connect_avg_us", avg);
-		perf_json_num(&j, "close_median_us", cmed);
-		perf_json_num(&j, "close_p99_us", cp99);
-		perf_json_num(&j, "par_connect_us_per_conn",
+		json_open(&j, NULL, '{');
+		json_str(&j, "tool", "lchan_conntime");
+		json_str(&j, "device", device);
+		json_uint(&j, "conns", o->n);
+		json_uint(&j, "parallel", o->par);
+		json_num(&j, "connect_median_us", med);
+		json_num(&j, "connect_p99_us", p99);
+		json_num(&j, "connect_avg_us", avg);
+		json_num(&j, "close_median_us", cmed);
+		json_num(&j, "close_p99_us", cp99);
+		json_num(&j, "par_connect_us_per_conn",
 			      par_conn_ns / 1e3 / o->n);
-		perf_json_num(&j, "par_conns_per_s",
+		json_num(&j, "par_conns_per_s",
 			      o->n * 1e9 / (double)par_conn_ns);
-		perf_json_num(&j, "par_close_us_per_conn",
+		json_num(&j, "par_close_us_per_conn",
 			      par_close_ns / 1e3 / o->n);
 		for (k = 0; k < CT_NSTEPS; k++) {
 			char key[48];
 
 			snprintf(key, sizeof(key), "step_%s_us",
 				 ct_steps[k].name);
-			perf_json_num(&j, key, have_steps ? steps[k] : NAN);
+			json_num(&j, key, have_steps ? steps[k] : NAN);
 		}
-		perf_json_close(&j);
+		json_close(&j);
 	} else {
 		printf("lchan_conntime: %s, %u channels per phase, %u in flight in parallel\n",
 		       device, o->n, o->par);
