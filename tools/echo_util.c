@@ -53,14 +53,6 @@ void echo_fill(unsigned char *p, unsigned i, size_t len)
 		p[j] = (unsigned char)(i * 31 + j * 7 + 1);
 }
 
-double echo_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int echo_die(const struct echo_opts *o, const char *what, long ret)
 {
 	fprintf(stderr, "%s: %s: %s\n", o->tool, what,
@@ -80,7 +72,7 @@ int echo_check(const struct echo_opts *o, const unsigned char *out,
 
 void echo_report(const struct echo_opts *o, double t0)
 {
-	double secs = echo_now() - t0;
+	double secs = now_s() - t0;
 
 	printf("%u echoes of %zu bytes: %.2f us round trip, %.1f MB/s each way\n",
 	       o->count, o->size, secs * 1e6 / o->count,

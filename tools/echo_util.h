@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "measure.h"
+
 struct echo_opts {
 	const char *tool;	/* its name, in messages */
 	bool server;		/* -s */
@@ -31,8 +33,6 @@ int echo_buffers(const struct echo_opts *o, unsigned char **out,
 		 unsigned char **in);
 /* The bytes of the client's message @i. */
 void echo_fill(unsigned char *p, unsigned i, size_t len);
-/* Seconds on the monotonic clock. */
-double echo_now(void);
 /*
  * "<tool>: @what: <strerror(-@ret)>" on stderr, or "bad data" for @ret 0;
  * returns 1, the exit status.

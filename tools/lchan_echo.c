@@ -57,7 +57,7 @@ int main(int argc, char **argv)
 	ret = lchan_msg_connect(&ctx, o.host, o.port, NULL, &m);
 	if (ret)
 		return echo_die(&o, "connect", ret);
-	double t0 = echo_now();
+	double t0 = now_s();
 
 	for (unsigned i = 0; i < o.count; i++) {
 		echo_fill(out, i, o.size);

@@ -508,14 +508,14 @@ static void print_header(struct mp *p)
 
 static void print_json(struct mp *p, const struct perf_result *res, unsigned n)
 {
-	struct perf_json j = { 0 };
+	struct json j = { 0 };
 
 	perf_json_head(&j, &p->o, "lchan_msg_perf", test_names[p->o.test]);
-	perf_json_str(&j, "buffers", p->o.zcopy ? "registered" : "plain");
+	json_str(&j, "buffers", p->o.zcopy ? "registered" : "plain");
 	perf_json_chan(&j, p->device, lchan_msg_chan(p->m));
-	perf_json_uint(&j, "buf_size", p->o.buf_size);
-	perf_json_uint(&j, "nbufs", p->o.nbufs);
-	perf_json_str(&j, "latency", p->o.test == T_LAT ? "rtt/2" : "none");
+	json_uint(&j, "buf_size", p->o.buf_size);
+	json_uint(&j, "nbufs", p->o.nbufs);
+	json_str(&j, "latency", p->o.test == T_LAT ? "rtt/2" : "none");
 	perf_json_results(&j, res, n, p->o.test == T_LAT);
 }
 

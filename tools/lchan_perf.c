@@ -1239,18 +1239,18 @@ static void print_header(struct perf *p)
 static void print_json(struct perf *p, const struct perf_result *res,
 		       unsigned n, const char *skipped)
 {
-	struct perf_json j = { 0 };
+	struct json j = { 0 };
 
 	perf_json_head(&j, &p->o, "lchan_perf", p->ops->name);
 	perf_json_chan(&j, p->device, &p->chan);
-	perf_json_uint(&j, "tx_depth", p->o.tx_depth);
-	perf_json_uint(&j, "rx_depth", p->o.rx_depth);
-	perf_json_uint(&j, "batch", p->o.batch);
-	perf_json_uint(&j, "cq_mod", p->o.cq_mod);
-	perf_json_str(&j, "latency", !p->ops->lat ? "none" :
+	json_uint(&j, "tx_depth", p->o.tx_depth);
+	json_uint(&j, "rx_depth", p->o.rx_depth);
+	json_uint(&j, "batch", p->o.batch);
+	json_uint(&j, "cq_mod", p->o.cq_mod);
+	json_str(&j, "latency", !p->ops->lat ? "none" :
 		      p->ops->halve ? "rtt/2" : "operation");
 	if (skipped)
-		perf_json_str(&j, "skipped", skipped);
+		json_str(&j, "skipped", skipped);
 	perf_json_results(&j, res, n, p->ops->lat);
 }
 

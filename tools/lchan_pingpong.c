@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "liblchan.h"
+#include "measure.h"
 
 struct pp {
 	struct lchan_ctx ctx;
@@ -27,14 +28,6 @@ struct pp {
 	int busy_poll;
 	int quiet;
 };
-
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
 
 static uint8_t pattern(unsigned long i, size_t j)
 {
@@ -72,10 +65,10 @@ static int next_cqe(struct pp *pp, struct lchan_cqe *out)
 	int ret;
 
 	if (pp->busy_poll) {
-		double t0 = now_us();
+		uint64_t t0 = now_ns();
 
 		while (lchan_peek_cqe(&pp->chan, &cqe)) {
-			if (now_us() - t0 > 10e6)
+			if (now_ns() - t0 > 10000000000ull)
 				return -ETIMEDOUT;
 		}
 	} else {
@@ -141,13 +134,6 @@ static int prepare(struct pp *pp)
 	return lchan_establish(&pp->chan, 10000);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static int run_server(struct pp *pp, const char *addr, const char *port)
 {
 	struct lchan_opts opts = { .flags = LCHAN_DEFER_ESTABLISH };
@@ -191,7 +177,7 @@ static int run_server(struct pp *pp, const char *addr, const char *port)
 static int run_client(struct pp *pp, const char *addr, const char *port)
 {
 	struct lchan_opts opts = { .flags = LCHAN_DEFER_ESTABLISH };
-	double *rtt, sum = 0;
+	uint64_t *rtt, sum = 0;
 	unsigned long i;
 	int ret;
 
@@ -202,24 +188,27 @@ static int run_client(struct pp *pp, const char *addr, const char *port)
 	if (!ret)
 		ret = prepare(pp);
 	for (i = 0; !ret && i < pp->count; i++) {
-		double t0 = now_us();
+		uint64_t t0 = now_ns();
 
 		ret = send_msg(pp, i);
 		if (!ret)
 			ret = lchan_submit(&pp->chan) < 0 ? -EIO : 0;
 		if (!ret)
 			ret = recv_msg(pp, i);
-		rtt[i] = now_us() - t0;
+		rtt[i] = now_ns() - t0;
 	}
 	if (!ret && pp->count) {
 		for (i = 0; i < pp->count; i++)
 			sum += rtt[i];
-		qsort(rtt, pp->count, sizeof(*rtt), cmp_double);
+		qsort(rtt, pp->count, sizeof(*rtt), cmp_u64);
 		printf("%lu round trips of %zu bytes, every byte checked\n",
 		       pp->count, pp->size);
 		printf("rtt_us min %.1f median %.1f avg %.1f p99 %.1f max %.1f\n",
-		       rtt[0], rtt[pp->count / 2], sum / pp->count,
-		       rtt[(pp->count * 99) / 100], rtt[pp->count - 1]);
+		       pct(rtt, pp->count, 0, 1e-3),
+		       pct(rtt, pp->count, 0.5, 1e-3),
+		       (double)sum / 1e3 / (double)pp->count,
+		       pct(rtt, pp->count, 0.99, 1e-3),
+		       pct(rtt, pp->count, 1, 1e-3));
 	}
 	free(rtt);
 	return ret;

@@ -59,6 +59,7 @@
 #include <unistd.h>
 
 #include "liblchan.h"
+#include "measure.h"
 
 #define WIRE_NRECV	32
 #define WIRE_RESERVE	4
@@ -110,14 +111,6 @@ struct wire {
 	struct timespec boot_first_err;
 	bool corrupt;
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static uint8_t wire_pattern(uint64_t seq, size_t j)
 {

@@ -22,6 +22,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "json.h"
+
 #define LCHANCTL_SYSFS	"/sys/kernel/lchan"
 #define MAX_ATTRS	64
 #define MAX_VALUE	256
@@ -228,90 +230,6 @@ static int list_dir(const char *dir, bool numeric, struct names *out)
 	return 0;
 }
 
-/* ------------------------------------------------------------ JSON output */
-
-struct json {
-	bool pretty;
-	int depth;
-	bool first;		/* no member/element yet at this depth */
-};
-
-static void json_indent(struct json *j)
-{
-	int i;
-
-	if (!j->pretty)
-		return;
-	putchar('\n');
-	for (i = 0; i < j->depth; i++)
-		fputs("    ", stdout);
-}
-
-static void json_string(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
-/* A JSON number when the text is a plain decimal integer. */
-static bool is_json_int(const char *s)
-{
-	size_t n;
-
-	if (*s == '-')
-		s++;
-	n = strspn(s, "0123456789");
-	if (!n || s[n] || n > 20)
-		return false;
-	return !(s[0] == '0' && n > 1);
-}
-
-static void json_open(struct json *j, char c)
-{
-	if (!j->first)
-		putchar(',');
-	if (j->depth)
-		json_indent(j);
-	putchar(c);
-	j->depth++;
-	j->first = true;
-}
-
-static void json_close(struct json *j, char c)
-{
-	j->depth--;
-	if (!j->first)
-		json_indent(j);
-	putchar(c);
-	j->first = false;
-}
-
-static void json_member(struct json *j, const char *key, const char *value)
-{
-	if (!j->first)
-		putchar(',');
-	json_indent(j);
-	json_string(key);
-	putchar(':');
-	if (j->pretty)
-		putchar(' ');
-	if (is_json_int(value))
-		fputs(value, stdout);
-	else
-		json_string(value);
-	j->first = false;
-}
-
 /* ------------------------------------------------------------ commands */
 
 static const char *const chan_list_keys[] = {
@@ -417,20 +335,20 @@ static void json_obj(struct json *j, const struct obj *o, const char *name_key,
 {
 	unsigned i;
 
-	json_open(j, '{');
-	json_member(j, name_key, o->name);
+	json_open(j, NULL, '{');
+	json_text(j, name_key, o->name);
 	if (keys) {
 		for (i = 0; keys[i]; i++) {
 			const char *v = get(o, keys[i]);
 
 			if (v)
-				json_member(j, keys[i], v);
+				json_text(j, keys[i], v);
 		}
 	} else {
 		for (i = 0; i < o->nattrs; i++)
-			json_member(j, o->attrs[i].name, o->attrs[i].value);
+			json_text(j, o->attrs[i].name, o->attrs[i].value);
 	}
-	json_close(j, '}');
+	json_close(j);
 }
 
 enum what { CHAN_LIST, CHAN_SHOW, DEV_LIST };
@@ -442,7 +360,7 @@ enum what { CHAN_LIST, CHAN_SHOW, DEV_LIST };
 static int run(const struct opts *op, enum what what, const char *only)
 {
 	bool chans = what != DEV_LIST;
-	struct json j = { .pretty = op->pretty, .first = true };
+	struct json j = { .layout = op->pretty ? JSON_PRETTY : JSON_COMPACT };
 	char dir[4096], path[4096 + 80];
 	struct names names = { 0 };
 	struct obj *o;
@@ -490,7 +408,7 @@ static int run(const struct opts *op, enum what what, const char *only)
 			return ret;
 		}
 		if (op->json && !shown)
-			json_open(&j, '[');
+			json_open(&j, NULL, '[');
 		shown++;
 		if (op->json)
 			json_obj(&j, o, chans ? "id" : "name",
@@ -504,9 +422,8 @@ static int run(const struct opts *op, enum what what, const char *only)
 	}
 	if (op->json) {
 		if (!shown)
-			json_open(&j, '[');
-		json_close(&j, ']');
-		putchar('\n');
+			json_open(&j, NULL, '[');
+		json_close(&j);
 	}
 	free(names.v);
 	free(o);

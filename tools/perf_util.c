@@ -53,24 +53,6 @@ static double poller_secs(int id)
 	return ns < 0 ? -1 : (double)ns / 1e9;
 }
 
-int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-double pct(const uint64_t *v, unsigned long n, double q, double scale)
-{
-	unsigned long i = (unsigned long)ceil(q * (double)n);
-
-	if (i)
-		i--;
-	if (i >= n)
-		i = n - 1;
-	return (double)v[i] * scale;
-}
-
 uint8_t pattern(size_t size, size_t j)
 {
 	return (uint8_t)(j * 131u + size * 7u + 11u);
@@ -219,129 +201,69 @@ void perf_print_row(const struct perf_result *r, bool lat)
 	fflush(stdout);
 }
 
-/* What comes before a member or element: its separator, and its key. */
-static void perf_json_key(struct perf_json *j, const char *key)
-{
-	if (j->depth) {
-		struct perf_json_level *l = &j->level[j->depth - 1];
-
-		if (l->array)
-			printf("%s\n  ", l->n ? "," : "");
-		else if (l->n)
-			printf(", ");
-		l->n++;
-	}
-	if (key)
-		printf("\"%s\": ", key);
-}
-
-void perf_json_open(struct perf_json *j, const char *key, char c)
-{
-	perf_json_key(j, key);
-	putchar(c);
-	j->level[j->depth].array = c == '[';
-	j->level[j->depth].n = 0;
-	j->depth++;
-}
-
-void perf_json_close(struct perf_json *j)
-{
-	bool array = j->level[j->depth - 1].array;
-
-	if (array && j->level[j->depth - 1].n)
-		putchar('\n');
-	putchar(array ? ']' : '}');
-	if (!--j->depth) {
-		putchar('\n');
-		fflush(stdout);
-	}
-}
-
-void perf_json_str(struct perf_json *j, const char *key, const char *v)
-{
-	perf_json_key(j, key);
-	printf("\"%s\"", v);
-}
-
-void perf_json_uint(struct perf_json *j, const char *key,
-		    unsigned long long v)
-{
-	perf_json_key(j, key);
-	printf("%llu", v);
-}
-
-void perf_json_num(struct perf_json *j, const char *key, double v)
-{
-	perf_json_key(j, key);
-	if (isfinite(v))
-		printf("%.6g", v);
-	else
-		printf("null");
-}
-
 const char *perf_mode_name(const struct perf_opts *o)
 {
 	return o->poller ? "poller" : "doorbell";
 }
 
-void perf_json_head(struct perf_json *j, const struct perf_opts *o,
+void perf_json_head(struct json *j, const struct perf_opts *o,
 		    const char *tool, const char *test)
 {
-	perf_json_open(j, NULL, '{');
-	perf_json_str(j, "tool", tool);
-	perf_json_str(j, "test", test);
-	perf_json_str(j, "mode", perf_mode_name(o));
-	perf_json_str(j, "completions", o->event ? "event" : "busy");
+	json_open(j, NULL, '{');
+	json_str(j, "tool", tool);
+	json_str(j, "test", test);
+	json_str(j, "mode", perf_mode_name(o));
+	json_str(j, "completions", o->event ? "event" : "busy");
 }
 
-void perf_json_chan(struct perf_json *j, const char *device,
+void perf_json_chan(struct json *j, const char *device,
 		    const struct lchan_chan *chan)
 {
 	char local[80] = "", remote[80] = "";
 
 	lchan_addr_format(&chan->info.local, local, sizeof(local));
 	lchan_addr_format(&chan->info.remote, remote, sizeof(remote));
-	perf_json_str(j, "device", device);
-	perf_json_str(j, "local", local);
-	perf_json_str(j, "remote", remote);
+	json_str(j, "device", device);
+	json_str(j, "local", local);
+	json_str(j, "remote", remote);
 }
 
-void perf_json_results(struct perf_json *j, const struct perf_result *res,
+void perf_json_results(struct json *j, const struct perf_result *res,
 		       unsigned n, bool lat)
 {
 	unsigned i;
 
-	perf_json_open(j, "results", '[');
+	json_open(j, "results", '[');
 	for (i = 0; i < n; i++) {
 		const struct perf_result *r = &res[i];
 
-		perf_json_open(j, NULL, '{');
-		perf_json_uint(j, "size", r->size);
-		perf_json_uint(j, "iters", r->iters);
+		json_open(j, NULL, '{');
+		json_uint(j, "size", r->size);
+		json_uint(j, "iters", r->iters);
 		if (lat) {
-			perf_json_num(j, "t_min_us", r->t_min);
-			perf_json_num(j, "t_max_us", r->t_max);
-			perf_json_num(j, "t_median_us", r->t_median);
-			perf_json_num(j, "t_avg_us", r->t_avg);
-			perf_json_num(j, "t_stdev_us", r->t_stdev);
-			perf_json_num(j, "t_p99_us", r->t_p99);
-			perf_json_num(j, "t_p999_us", r->t_p999);
+			json_num(j, "t_min_us", r->t_min);
+			json_num(j, "t_max_us", r->t_max);
+			json_num(j, "t_median_us", r->t_median);
+			json_num(j, "t_avg_us", r->t_avg);
+			json_num(j, "t_stdev_us", r->t_stdev);
+			json_num(j, "t_p99_us", r->t_p99);
+			json_num(j, "t_p999_us", r->t_p999);
 		} else {
-			perf_json_num(j, "bw_gbps", r->gbps);
-			perf_json_num(j, "bw_MBps", r->mbps);
-			perf_json_num(j, "msg_rate_mpps", r->mpps);
+			json_num(j, "bw_gbps", r->gbps);
+			json_num(j, "bw_MBps", r->mbps);
+			json_num(j, "msg_rate_mpps", r->mpps);
 		}
-		perf_json_num(j, "secs", r->secs);
-		perf_json_num(j, "cpu_us_per_op", r->cpu_us);
-		perf_json_num(j, "poller_cpu_us_per_op",
+		json_num(j, "secs", r->secs);
+		json_num(j, "cpu_us_per_op", r->cpu_us);
+		json_num(j, "poller_cpu_us_per_op",
 			      r->poller_cpu_us >= 0 ? r->poller_cpu_us : NAN);
-		perf_json_num(j, "enters_per_op",
+		json_num(j, "enters_per_op",
 			      r->enters >= 0 ? r->enters : NAN);
-		perf_json_str(j, "verify", r->verify);
-		perf_json_close(j);
+		json_str(j, "verify", r->verify);
+		json_close(j);
 	}
-	perf_json_close(j);
-	perf_json_close(j);
+	json_close(j);
+	json_close(j);
 }
 
 /* A channel's sysfs attribute @name, open for reading, or NULL. */

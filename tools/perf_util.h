@@ -15,15 +15,9 @@
 #include <x86intrin.h>
 #endif
 
+#include "json.h"
+#include "measure.h"
 #include "perf_opts.h"
-
-static inline uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /*
  * The cycle counter, as perftest uses: no system call.  (Under emulation
@@ -45,10 +39,6 @@ double calibrate(void);
 uint64_t perf_calibrate(unsigned timeout_s, double *tsc_per_us);
 /* User plus system time of this process, in seconds. */
 double cpu_secs(void);
-/* qsort() order of uint64_t. */
-int cmp_u64(const void *a, const void *b);
-/* perftest's percentile: the value at ceil(q * n) - 1 of the sorted set. */
-double pct(const uint64_t *v, unsigned long n, double q, double scale);
 /* Byte @j of a test message of @size bytes. */
 uint8_t pattern(size_t size, size_t j);
 
@@ -109,41 +99,13 @@ void perf_meter_stop(struct perf_meter *m, struct perf_result *res, bool bw,
 void perf_meter_enters(const struct perf_meter *m, struct perf_result *res,
 		       long long enters);
 
-/*
- * The tools' JSON, which the rig reads with sed: an object on one line,
- * members "key": value apart by ", ", each element of an array on a line
- * of its own.  Strings are names the tools make or read from sysfs and go
- * out as they are.
- */
-#define PERF_JSON_DEPTH	4	/* nesting, at the most */
-
-struct perf_json_level {
-	bool array;
-	unsigned n;		/* members or elements so far */
-};
-
-struct perf_json {
-	unsigned depth;
-	struct perf_json_level level[PERF_JSON_DEPTH];
-};
-
-/* An object or array ('{' or '['), under @key (NULL: an array element). */
-void perf_json_open(struct perf_json *j, const char *key, char c);
-/* The innermost one; the outermost ends the line and is flushed. */
-void perf_json_close(struct perf_json *j);
-void perf_json_str(struct perf_json *j, const char *key, const char *v);
-void perf_json_uint(struct perf_json *j, const char *key,
-		    unsigned long long v);
-/* %.6g, and null for what is not a finite number. */
-void perf_json_num(struct perf_json *j, const char *key, double v);
-
 /* "doorbell" or "poller". */
 const char *perf_mode_name(const struct perf_opts *o);
 /* Open the object; the members both tools start with. */
-void perf_json_head(struct perf_json *j, const struct perf_opts *o,
+void perf_json_head(struct json *j, const struct perf_opts *o,
 		    const char *tool, const char *test);
 /* The channel's device, local and remote address. */
-void perf_json_chan(struct perf_json *j, const char *device,
+void perf_json_chan(struct json *j, const char *device,
 		    const struct lchan_chan *chan);
 
 /* Listen as -a and -p say, and say where (unless --json); 0 or <0. */
@@ -175,7 +137,7 @@ int perf_results_init(struct perf_results *rs, const struct perf_opts *o);
 /* res[n] is done: count it, and its text row unless --json. */
 void perf_results_add(struct perf_results *rs, const struct perf_opts *o,
 		      bool lat);
-void perf_json_results(struct perf_json *j, const struct perf_result *res,
+void perf_json_results(struct json *j, const struct perf_result *res,
 		       unsigned n, bool lat);
 
 #endif /* LCHAN_PERF_UTIL_H */

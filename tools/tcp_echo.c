@@ -120,7 +120,7 @@ int main(int argc, char **argv)
 	fd = tcp_socket(o.host, o.port, 0);
 	if (fd < 0)
 		return echo_die(&o, "connect", fd);
-	double t0 = echo_now();
+	double t0 = now_s();
 
 	for (unsigned i = 0; i < o.count; i++) {
 		echo_fill(out, i, o.size);
