@@ -76,6 +76,21 @@ enum { UD_RECV = 1, UD_SEND, UD_READ };
 /* How long a busy-polling call spins for a large transfer before it sleeps. */
 #define TRANSFER_SPIN_US	50
 
+/* The options' defaults (liblchan_msg.h) and the most each may ask for. */
+#define DEFAULT_MAX_MSG		(4U << 20)
+#define DEFAULT_NBUFS		32
+#define DEFAULT_NSEND		32
+#define DEFAULT_BUF_SIZE	8192
+#define MAX_BUFS		1024	/* nbufs and nsend */
+#define MAX_BUF_SIZE		(1U << 24)
+/* Receives beyond the credits: the credit returns in flight, and a margin. */
+#define SPARE_RECVS		4
+/* The header and payload of a slot start on a cache line of their own. */
+#define SLOT_ALIGN		64
+#define PAGE_ALIGN_LEN(len)	(((len) + 4095) & ~(size_t)4095)
+/* READ chunks of one large message in flight beside the sends. */
+#define READ_SLOTS		8
+
 struct lchan_msg {
 	struct lchan_ctx *ctx;
 	struct lchan_chan chan;
@@ -716,22 +731,22 @@ static struct lchan_msg *msg_alloc(struct lchan_ctx *ctx,
 		return NULL;
 	m->ctx = ctx;
 	m->chan.fd = -1;
-	m->max_msg = d.max_msg ? d.max_msg : 4u << 20;
-	m->nbufs = d.nbufs ? d.nbufs : 32;
-	m->nsend = d.nsend ? d.nsend : 32;
-	m->buf_size = d.buf_size ? d.buf_size : 8192;
-	if (m->max_msg > UINT32_MAX || m->nbufs > 1024 || m->nsend > 1024 ||
-	    m->buf_size > (1u << 24) || d.flags) {
+	m->max_msg = d.max_msg ? d.max_msg : DEFAULT_MAX_MSG;
+	m->nbufs = d.nbufs ? d.nbufs : DEFAULT_NBUFS;
+	m->nsend = d.nsend ? d.nsend : DEFAULT_NSEND;
+	m->buf_size = d.buf_size ? d.buf_size : DEFAULT_BUF_SIZE;
+	if (m->max_msg > UINT32_MAX || m->nbufs > MAX_BUFS ||
+	    m->nsend > MAX_BUFS || m->buf_size > MAX_BUF_SIZE || d.flags) {
 		free(m);
 		errno = EINVAL;
 		return NULL;
 	}
 	m->thresh = m->nbufs / 4 ? m->nbufs / 4 : 1;
-	m->nrecv = m->nbufs + m->nbufs / m->thresh + 4;
+	m->nrecv = m->nbufs + m->nbufs / m->thresh + SPARE_RECVS;
 	/* Slots keep payloads 8-aligned behind the header. */
-	m->slot = (unsigned)((sizeof(struct msg_hdr) + m->buf_size + 63) & ~63u);
-	m->mem_len = (size_t)m->slot * (m->nrecv + m->nsend);
-	m->mem_len = (m->mem_len + 4095) & ~(size_t)4095;
+	m->slot = (unsigned)((sizeof(struct msg_hdr) + m->buf_size +
+			      SLOT_ALIGN - 1) & ~(SLOT_ALIGN - 1u));
+	m->mem_len = PAGE_ALIGN_LEN((size_t)m->slot * (m->nrecv + m->nsend));
 	m->mem = aligned_alloc(4096, m->mem_len);
 	m->rxq = calloc(m->nrecv, sizeof(unsigned));
 	if (!m->mem || !m->rxq) {
@@ -742,8 +757,7 @@ static struct lchan_msg *msg_alloc(struct lchan_ctx *ctx,
 	memset(m->mem, 0, m->mem_len);
 	m->signal_every = m->nsend / 2 ? m->nsend / 2 : 1;
 	*copts = (struct lchan_opts){
-		/* READ chunks of one large message fit beside the sends. */
-		.sq_entries = m->nsend + 8,
+		.sq_entries = m->nsend + READ_SLOTS,
 		.rq_entries = m->nrecv,
 		.timeout_ms = d.timeout_ms,
 		.flags = LCHAN_DEFER_ESTABLISH,
