@@ -22,7 +22,7 @@ KDIR=${KDIR:-/usr/src/linux-headers-$KVER}
 t=$B/dkms
 log=$t/log
 fail() { echo "dkms: FAIL: $*"; exit 1; }
-skip() { echo "dkms: SKIP: $*"; exit 4; }
+skip() { echo "dkms: SKIP: $*"; exit "$ksft_skip"; }
 
 if ! command -v dkms >/dev/null; then
 	skip "dkms is not installed (rig/setup.sh installs the Debian package)"

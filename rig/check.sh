@@ -135,14 +135,14 @@ done
 
 # Packaging and documentation (rig/check-*.sh): DKMS, make install and
 # pkg-config, man pages, the sysfs ABI document, lchanctl's output.  Each
-# prints its verdict as its last line; exit status 4 is a skip.
+# prints its verdict as its last line; exit status $ksft_skip is a skip.
 host_check() { # NAME [TAP-PREFIX]
 	local rc=0 log=$L/check-$1.log last
 	"$REPO/rig/check-$1.sh" >"$log" 2>&1 || rc=$?
 	last=$(tail -n1 "$log" | sed "s/^$1: //")
 	case $rc in
 	0) ok "${2:-}$1: $last" ;;
-	4) skip "${2:-}$1" "${last#SKIP: }" ;;
+	"$ksft_skip") skip "${2:-}$1" "${last#SKIP: }" ;;
 	*)
 		notok "${2:-}$1: $last"
 		echo "# log: $log"

@@ -8,6 +8,9 @@ REPO=$(cd "$RIG_DIR/.." && pwd)
 B=${B:-$REPO/build}
 # Per-user cache that outlives `make clean` and fresh clones.
 LCHAN_CACHE=${LCHAN_CACHE:-$HOME/.cache/lchan}
+# kselftest's KSFT_SKIP: the exit status of a check or test that skipped.
+# shellcheck disable=SC2034 # read by the scripts that source this
+ksft_skip=4
 
 rig_log() { printf '[rig] %s\n' "$*" >&2; }
 rig_die() { printf '[rig] error: %s\n' "$*" >&2; exit 1; }

@@ -195,6 +195,10 @@ wire_state() {
 			for q in 0 1; do
 				echo "== $g: wire $w, virtqueue $q"
 				monitor_read "$g" "info virtio-queue-status /machine/peripheral/nw$w/virtio-backend $q"
+				# The guest's own avail index (the status's shadow index
+				# is what qemu last read): above last_avail_idx, the
+				# guest queued packets that qemu was not told of.
+				[ "$q" = 0 ] || echo "element: $(monitor_read "$g" "info virtio-queue-element /machine/peripheral/nw$w/virtio-backend $q" | tr -s ' \n' ' ')"
 			done
 		done
 	done

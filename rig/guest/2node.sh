@@ -323,6 +323,15 @@ send_err() { # DEV
 	cat "/sys/class/infiniband/${1}1/ports/1/hw_counters/send_err" 2>/dev/null || echo 0
 }
 
+# A wire NIC's transmit side, for a stalled stream: is the queue stopped
+# (watchdog, tx_timeout, bytes in flight) or do packets sit in the qdisc?
+nic_state() { # NODE NIC
+	_q=/sys/class/net/$2/queues/tx-0
+	echo "rig: $1's $2: $(/usr/sbin/ip -s link show dev "$2" | tr -s ' \n' ' ')"
+	echo "rig: $1's $2 tx-0: tx_timeout $(cat "$_q/tx_timeout" 2>/dev/null), bql inflight $(cat "$_q/byte_queue_limits/inflight" 2>/dev/null); qdisc $(/usr/sbin/tc -s qdisc show dev "$2" | tr -s ' \n' ' ')"
+	dmesg | grep -E 'NETDEV WATCHDOG|TX timeout' | tail -n 3 | sed "s/^/rig: $1's kernel: /"
+}
+
 # Why a program is still there (WHY): where it waits, its channels, the
 # device's counters, the neighbour table, TCP's sockets (siw's).
 proc_state() { # PID DEV WHY
@@ -385,7 +394,7 @@ serve() {
 			echo "rig: ${_d}1 send_err during this test: $(($(send_err "$_d") - _se0))" >>"$_log"
 			;;
 		esac
-		[ "$_rc" = 0 ] || echo "rig: a's $(wire_nic "$_d"): $(/usr/sbin/ip -s link show dev "$(wire_nic "$_d")" | tr -s ' \n' ' ')" >>"$_log"
+		[ "$_rc" = 0 ] || nic_state a "$(wire_nic "$_d")" >>"$_log" 2>&1
 		echo "# exit status $_rc" >>"$_log"
 		# For b to quote when the test fails.
 		cp "$_log" "$WIRE/log.$_id"
@@ -557,7 +566,7 @@ keepalive_after() { # LOG
 wire_state() { # ID DEV LOG
 	_wn=$(wire_nic "$2") || return 0
 	{
-		echo "rig: b's $_wn: $(/usr/sbin/ip -s link show dev "$_wn" | tr -s ' \n' ' ')"
+		nic_state b "$_wn"
 		host_do "$1.state" b wire_state >/dev/null &&
 			sed 's/^/rig: qemu: /' "$WIRE/state.$1.state"
 	} >>"$3" 2>&1
@@ -645,7 +654,7 @@ run_clients() {
 			_src="none (no word from a)"
 		fi
 		case $_id in *.lat.* | *.bw.* | *.netem.*) value_of "$_id" "$_log" >"/tmp/val.$_id" ;; esac
-		if [ "$_crc" = 4 ] && { [ "$_src" = 0 ] || [ "$_src" = 1 ]; }; then
+		if [ "$_crc" = "$ksft_skip" ] && { [ "$_src" = 0 ] || [ "$_src" = 1 ]; }; then
 			# lchan_perf's skip (a test the device cannot run); the
 			# server ends as the client leaves.
 			tap "ok - $_what # SKIP $(grep -m 1 'skipped' "$_log" | sed 's/^lchan_perf: //')"

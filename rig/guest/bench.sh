@@ -96,7 +96,7 @@ pair() { # LOG WRAP WRAPOUT -- CLIENT...
 	retried=
 	while :; do
 		pair_once "$@"
-		case $rc in 0 | 4 | 124) return 0 ;; esac
+		case $rc in 0 | "$ksft_skip" | 124) return 0 ;; esac
 		_try=$((_try + 1))
 		[ $_try -lt 2 ] || return 0
 		retried=1
@@ -140,7 +140,7 @@ pair_once() {
 	rc=$?
 	if [ -n "$_spid" ]; then
 		# A server whose client failed may wait for ever: end it.
-		[ "$rc" = 0 ] || [ "$rc" = 4 ] || kill "$_spid" 2>/dev/null
+		[ "$rc" = 0 ] || [ "$rc" = "$ksft_skip" ] || kill "$_spid" 2>/dev/null
 		wait "$_spid"
 		_src=$?
 		if [ "$rc" = 0 ] && [ "$_src" != 0 ]; then

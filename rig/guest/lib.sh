@@ -7,6 +7,8 @@
 . /etc/lchan.env
 
 TAP=$LCHAN_OUT/tap.txt
+# kselftest's KSFT_SKIP: a test program that skipped as a whole.
+ksft_skip=4
 mkdir -p "$LCHAN_OUT/logs"
 
 # Print a TAP line to the console and append it to out/tap.txt.
@@ -94,9 +96,9 @@ run_tests() { # DIR [SUFFIX]
 		if [ -e /tmp/rig-timedout ]; then
 			tap "not ok - $_name: timed out after ${_limit}s"
 			_failed=1
-		elif [ "$_rc" = 4 ] && [ "$_results" = 0 ]; then
-			tap "ok - $_name # SKIP whole program skipped (exit status 4)"
-		elif [ "$_rc" != 0 ] && [ "$_rc" != 4 ]; then
+		elif [ "$_rc" = "$ksft_skip" ] && [ "$_results" = 0 ]; then
+			tap "ok - $_name # SKIP whole program skipped (exit status $ksft_skip)"
+		elif [ "$_rc" != 0 ] && [ "$_rc" != "$ksft_skip" ]; then
 			[ "$_notok" != 0 ] ||
 				tap "not ok - $_name: exit status $_rc$( [ "$_rc" -gt 128 ] && echo " (signal $((_rc - 128)))")"
 			_failed=1
@@ -107,7 +109,7 @@ run_tests() { # DIR [SUFFIX]
 			_failed=1
 		fi
 		if [ -e /tmp/rig-timedout ] || [ "$_notok" != 0 ] ||
-			{ [ "$_rc" != 0 ] && [ "$_rc" != 4 ]; } ||
+			{ [ "$_rc" != 0 ] && [ "$_rc" != "$ksft_skip" ]; } ||
 			{ [ "$_rc" = 0 ] && [ "$_results" = 0 ]; }; then
 			echo "$_name" >>/tmp/rig-failed
 		fi
