@@ -95,8 +95,19 @@ def judged(goal):
     return v if goal["goal"] else f"({v}, not judged)"
 
 
-def write_report(directory, stem, md, goals, per_device):
-    """Add the run's description to @md; write DIR/@stem.md and .json."""
+def table_row(cells):
+    return "| " + " | ".join(cells) + " |"
+
+
+def write_report(directory, stem, head, goals, sections, per_device):
+    """DIR/@stem.md: @head (title, goal text, goal table columns), a row a
+    goal, the devices' @sections, the run's description; DIR/@stem.json:
+    the goals and @per_device."""
+    md = head[:-1] + [table_row(head[-1]),
+                      table_row(["---"] * len(head[-1]))]
+    md += [table_row(x["cells"]) for x in goals] + [""]
+    for section in sections:
+        md += section
     info = os.path.join(directory, stem + "-info.txt")
     if not os.path.exists(info):
         info = os.path.join(directory, "info.txt")
@@ -110,6 +121,7 @@ def write_report(directory, stem, md, goals, per_device):
         f.write("\n".join(md))
     with open(os.path.join(directory, stem + ".json"), "w",
               encoding="utf-8") as f:
+        goals = [{k: v for k, v in x.items() if k != "cells"} for x in goals]
         json.dump({"goals": goals, "devices": per_device}, f, indent=2,
                   sort_keys=True)
         f.write("\n")
@@ -210,22 +222,16 @@ def goals(devs):
 def main():
     directory = sys.argv[1]
     devs = devices(directory, "connect", Device)
-    md = ["# Connection set-up: lchan_conntime beside cmtime", ""]
-    md.append(f"Issue 17's goal: lchan connect+accept <= {GOAL_LIMIT}x "
-              f"cmtime's create qp + connect per connection on "
-              f"{GOAL_DEVICE}, sequential and parallel (other devices "
-              "reported, not judged).")
-    md.append("")
-    md.append("| device | lchan | lchan/cmtime | verdict |")
-    md.append("| --- | --- | --- | --- |")
+    head = ["# Connection set-up: lchan_conntime beside cmtime", "",
+            f"Issue 17's goal: lchan connect+accept <= {GOAL_LIMIT}x "
+            f"cmtime's create qp + connect per connection on "
+            f"{GOAL_DEVICE}, sequential and parallel (other devices "
+            "reported, not judged).", "",
+            ["device", "lchan", "lchan/cmtime", "verdict"]]
     g = goals(devs)
     for x in g:
-        md.append(f"| {x['device']} | {x['what']} | {fmt(x['ratio'], 2)} | "
-                  f"{judged(x)} |")
-    md.append("")
-    for d in devs:
-        md += device_md(d)
-    write_report(directory, "connect", md, g, {d.name: {
+        x["cells"] = [x["device"], x["what"], fmt(x["ratio"], 2), judged(x)]
+    write_report(directory, "connect", head, g, [device_md(d) for d in devs], {d.name: {
         "rows": [{"lchan": f, "key": k, "lchan_us": v, "cmtime": cf,
                   "cmtime_us": cv, "ratio": ratio(v, cv)}
                  for f, k, v, cf, cv in rows(d)],

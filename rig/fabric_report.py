@@ -119,24 +119,19 @@ def main():
         sys.exit("usage: rig/fabric_report.py DIR")
     directory = sys.argv[1]
     devs = devices(directory, "fabric", Device)
-    md = ["# libfabric: fi_pingpong over lchan, verbs and tcp", ""]
-    md.append(f"Issue 18's goals on {GOAL_DEVICE}, {GOAL_SIZE} B (other "
-              "devices reported, not judged): the lchan provider's latency "
-              "<= 1.0x the verbs provider's with events, and no worse than "
-              "lchan_perf + 10%. fi_pingpong (libfabric-bin) polls its "
-              "completion queues with fi_cq_read and has no option to wait "
-              "for events, so only busy polling is measured.")
-    md.append("")
-    md.append("| device | goal | target | ratio | verdict |")
-    md.append("| --- | --- | --- | --- | --- |")
+    head = ["# libfabric: fi_pingpong over lchan, verbs and tcp", "",
+            f"Issue 18's goals on {GOAL_DEVICE}, {GOAL_SIZE} B (other "
+            "devices reported, not judged): the lchan provider's latency "
+            "<= 1.0x the verbs provider's with events, and no worse than "
+            "lchan_perf + 10%. fi_pingpong (libfabric-bin) polls its "
+            "completion queues with fi_cq_read and has no option to wait "
+            "for events, so only busy polling is measured.", "",
+            ["device", "goal", "target", "ratio", "verdict"]]
     g = goals(devs)
     for x in g:
-        md.append(f"| {x['device']} | {x['what']} | {x['target']} | "
-                  f"{fmt(x['ratio'], 2)} | {judged(x)} |")
-    md.append("")
-    for d in devs:
-        md += device_md(d)
-    write_report(directory, "fabric", md, g, {
+        x["cells"] = [x["device"], x["what"], x["target"],
+                      fmt(x["ratio"], 2), judged(x)]
+    write_report(directory, "fabric", head, g, [device_md(d) for d in devs], {
         d.name: {"rows": rows(d), "rounds": d.tools} for d in devs})
 
 
