@@ -382,15 +382,15 @@ struct lchan_ucmd {
 /* Every ioctl argument struct: the dispatcher's buffer holds any. */
 union lchan_ioctl_buf {
 	struct lchan_info info;
-	struct lchan_ctx_setup ctx_setup;
-	struct lchan_mr_reg mr_reg;
-	struct lchan_mr_dereg mr_dereg;
-	struct lchan_listen listen;
-	struct lchan_connect connect;
-	struct lchan_accept accept;
-	struct lchan_establish establish;
+	struct lchan_ctx_setup_args ctx_setup;
+	struct lchan_mr_reg_args mr_reg;
+	struct lchan_mr_dereg_args mr_dereg;
+	struct lchan_listen_args listen;
+	struct lchan_connect_args connect;
+	struct lchan_accept_args accept;
+	struct lchan_establish_args establish;
 	struct lchan_chan_info chan_info;
-	struct lchan_enter enter;
+	struct lchan_enter_args enter;
 };
 
 /*

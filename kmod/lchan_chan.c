@@ -445,7 +445,7 @@ long lchan_ioctl_chan_info(struct lchan_ucmd *ucmd)
 
 static int lchan_chan_check_enter(const struct lchan_ucmd *ucmd)
 {
-	const struct lchan_enter *req = ucmd->cmd;
+	const struct lchan_enter_args *req = ucmd->cmd;
 
 	if (req->flags & ~(LCHAN_ENTER_GETEVENTS | LCHAN_ENTER_TIMEOUT))
 		return -EINVAL;
@@ -455,7 +455,7 @@ static int lchan_chan_check_enter(const struct lchan_ucmd *ucmd)
 long lchan_ioctl_enter(struct lchan_ucmd *ucmd)
 {
 	struct lchan_chan *chan = ucmd->file->private_data;
-	struct lchan_enter *req = ucmd->cmd;
+	struct lchan_enter_args *req = ucmd->cmd;
 	u32 sq_done, rq_done;
 	long ret, wret;
 
@@ -497,7 +497,7 @@ long lchan_ioctl_enter(struct lchan_ucmd *ucmd)
 
 static int lchan_chan_check_establish(const struct lchan_ucmd *ucmd)
 {
-	const struct lchan_establish *req = ucmd->cmd;
+	const struct lchan_establish_args *req = ucmd->cmd;
 
 	if (req->flags || req->resv || req->timeout_ms > LCHAN_MAX_TIMEOUT_MS)
 		return -EINVAL;
@@ -507,7 +507,7 @@ static int lchan_chan_check_establish(const struct lchan_ucmd *ucmd)
 long lchan_ioctl_establish(struct lchan_ucmd *ucmd)
 {
 	struct lchan_chan *chan = ucmd->file->private_data;
-	const struct lchan_establish *req = ucmd->cmd;
+	const struct lchan_establish_args *req = ucmd->cmd;
 
 	return lchan_cm_establish(chan, req->timeout_ms ?:
 				  LCHAN_CONNECT_TIMEOUT_MS);
@@ -519,9 +519,9 @@ static const struct lchan_ioctl_op lchan_chan_ioctl_ops[] = {
 			     lchan_ioctl_chan_info, struct lchan_chan_info,
 			     max_read_sge),
 	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_ENTER, lchan_chan_check_enter,
-			     lchan_ioctl_enter, struct lchan_enter, state),
+			     lchan_ioctl_enter, struct lchan_enter_args, state),
 	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_ESTABLISH, lchan_chan_check_establish,
-			     lchan_ioctl_establish, struct lchan_establish,
+			     lchan_ioctl_establish, struct lchan_establish_args,
 			     resv),
 };
 

@@ -396,7 +396,7 @@ out_unlock:
 
 int lchan_cm_check_connect(const struct lchan_ucmd *ucmd)
 {
-	const struct lchan_connect *req = ucmd->cmd;
+	const struct lchan_connect_args *req = ucmd->cmd;
 	struct sockaddr_storage dst, src;
 	int ret;
 
@@ -518,7 +518,7 @@ static int lchan_cm_resolve_port(struct lchan_chan *chan,
 long lchan_ioctl_connect(struct lchan_ucmd *ucmd)
 {
 	struct lchan_ctx *ctx = ucmd->file->private_data;
-	const struct lchan_connect *req = ucmd->cmd;
+	const struct lchan_connect_args *req = ucmd->cmd;
 	struct sockaddr_storage dst, src;
 	struct lchan_chan *chan;
 	unsigned long deadline;

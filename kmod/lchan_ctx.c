@@ -10,7 +10,7 @@
 
 #include "lchan.h"
 
-static int lchan_ctx_open(struct inode *inode, struct file *file)
+static int lchan_ctx_file_open(struct inode *inode, struct file *file)
 {
 	struct lchan_ctx *ctx;
 
@@ -182,7 +182,7 @@ long lchan_ioctl_info(struct lchan_ucmd *ucmd)
 
 static int lchan_ctx_check_setup(const struct lchan_ucmd *ucmd)
 {
-	const struct lchan_ctx_setup *req = ucmd->cmd;
+	const struct lchan_ctx_setup_args *req = ucmd->cmd;
 
 	if ((req->flags & ~LCHAN_CTX_POLLER) || req->resv ||
 	    req->idle_ms > LCHAN_MAX_TIMEOUT_MS)
@@ -207,7 +207,7 @@ static int lchan_ctx_check_setup(const struct lchan_ucmd *ucmd)
 long lchan_ioctl_ctx_setup(struct lchan_ucmd *ucmd)
 {
 	struct lchan_ctx *ctx = ucmd->file->private_data;
-	const struct lchan_ctx_setup *req = ucmd->cmd;
+	const struct lchan_ctx_setup_args *req = ucmd->cmd;
 	bool poller = req->flags & LCHAN_CTX_POLLER;
 	u32 idle_ms = min_t(u32, req->idle_ms ?: LCHAN_POLLER_IDLE_MS,
 			    LCHAN_POLLER_IDLE_MS);
@@ -253,16 +253,16 @@ static const struct lchan_ioctl_op lchan_ctx_ioctl_ops[] = {
 	LCHAN_IOCTL_OP(LCHAN_IOC_INFO, lchan_ioctl_info, struct lchan_info,
 		       features),
 	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_MR_REG, lchan_mr_check_reg,
-			     lchan_ioctl_mr_reg, struct lchan_mr_reg, rkey,
+			     lchan_ioctl_mr_reg, struct lchan_mr_reg_args, rkey,
 			     .done = lchan_mr_trace_reg),
 	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_MR_DEREG, lchan_mr_check_dereg,
-			     lchan_ioctl_mr_dereg, struct lchan_mr_dereg, resv),
+			     lchan_ioctl_mr_dereg, struct lchan_mr_dereg_args, resv),
 	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_LISTEN, lchan_listen_check_listen,
-			     lchan_ioctl_listen, struct lchan_listen, resv),
+			     lchan_ioctl_listen, struct lchan_listen_args, resv),
 	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_CONNECT, lchan_cm_check_connect,
-			     lchan_ioctl_connect, struct lchan_connect, resv),
+			     lchan_ioctl_connect, struct lchan_connect_args, resv),
 	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_CTX_SETUP, lchan_ctx_check_setup,
-			     lchan_ioctl_ctx_setup, struct lchan_ctx_setup,
+			     lchan_ioctl_ctx_setup, struct lchan_ctx_setup_args,
 			     resv),
 };
 
@@ -276,7 +276,7 @@ static long lchan_ctx_ioctl(struct file *file, unsigned int cmd,
 
 const struct file_operations lchan_ctx_fops = {
 	.owner = THIS_MODULE,
-	.open = lchan_ctx_open,
+	.open = lchan_ctx_file_open,
 	.release = lchan_ctx_release,
 	.unlocked_ioctl = lchan_ctx_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,

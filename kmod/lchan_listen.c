@@ -238,7 +238,7 @@ static struct rdma_cm_id *lchan_listen_next(struct lchan_listener *lst,
 
 int lchan_listen_check_accept(const struct lchan_ucmd *ucmd)
 {
-	const struct lchan_accept *req = ucmd->cmd;
+	const struct lchan_accept_args *req = ucmd->cmd;
 
 	return lchan_cm_check_open(req->flags, &req->rings, &req->rc);
 }
@@ -247,7 +247,7 @@ long lchan_ioctl_accept(struct lchan_ucmd *ucmd)
 {
 	struct file *file = ucmd->file;
 	struct lchan_listener *lst = file->private_data;
-	struct lchan_accept *req = ucmd->cmd;
+	struct lchan_accept_args *req = ucmd->cmd;
 	struct rdma_cm_id *id;
 	struct lchan_chan *chan;
 	long ret;
@@ -290,7 +290,7 @@ err_abort:
 
 static const struct lchan_ioctl_op lchan_listen_ioctl_ops[] = {
 	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_ACCEPT, lchan_listen_check_accept,
-			     lchan_ioctl_accept, struct lchan_accept, rings),
+			     lchan_ioctl_accept, struct lchan_accept_args, rings),
 };
 
 static long lchan_listen_ioctl(struct file *file, unsigned int cmd,
@@ -333,7 +333,7 @@ static int lchan_listen_bind_dev(struct lchan_listener *lst,
 
 int lchan_listen_check_listen(const struct lchan_ucmd *ucmd)
 {
-	const struct lchan_listen *req = ucmd->cmd;
+	const struct lchan_listen_args *req = ucmd->cmd;
 	struct sockaddr_storage ss;
 	int ret;
 
@@ -388,7 +388,7 @@ static int lchan_listen_again(struct lchan_listener *lst,
 long lchan_ioctl_listen(struct lchan_ucmd *ucmd)
 {
 	struct lchan_ctx *ctx = ucmd->file->private_data;
-	struct lchan_listen *req = ucmd->cmd;
+	struct lchan_listen_args *req = ucmd->cmd;
 	struct sockaddr_storage ss;
 	struct lchan_listener *lst;
 	struct rdma_cm_id *cm_id;

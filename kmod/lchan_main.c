@@ -26,24 +26,24 @@ static struct miscdevice lchan_miscdev = {
 static void lchan_main_check_abi(void)
 {
 	BUILD_BUG_ON(sizeof(struct lchan_info) != 24);
-	BUILD_BUG_ON(sizeof(struct lchan_mr_reg) != 40);
-	BUILD_BUG_ON(sizeof(struct lchan_mr_dereg) != 16);
+	BUILD_BUG_ON(sizeof(struct lchan_mr_reg_args) != 40);
+	BUILD_BUG_ON(sizeof(struct lchan_mr_dereg_args) != 16);
 	BUILD_BUG_ON(sizeof(struct lchan_addr) != 24);
-	BUILD_BUG_ON(sizeof(struct lchan_listen) != 40);
+	BUILD_BUG_ON(sizeof(struct lchan_listen_args) != 40);
 	BUILD_BUG_ON(sizeof(struct lchan_ring_sizes) != 16);
 	BUILD_BUG_ON(sizeof(struct lchan_rc_params) != 8);
-	BUILD_BUG_ON(sizeof(struct lchan_connect) != 88);
-	BUILD_BUG_ON(sizeof(struct lchan_accept) != 56);
-	BUILD_BUG_ON(sizeof(struct lchan_establish) != 16);
+	BUILD_BUG_ON(sizeof(struct lchan_connect_args) != 88);
+	BUILD_BUG_ON(sizeof(struct lchan_accept_args) != 56);
+	BUILD_BUG_ON(sizeof(struct lchan_establish_args) != 16);
 	BUILD_BUG_ON(sizeof(struct lchan_ring_offsets) != 32);
 	BUILD_BUG_ON(sizeof(struct lchan_chan_info) != 200);
-	BUILD_BUG_ON(sizeof(struct lchan_ctx_setup) != 24);
+	BUILD_BUG_ON(sizeof(struct lchan_ctx_setup_args) != 24);
 	BUILD_BUG_ON(sizeof(struct lchan_sge) != 16);
 	BUILD_BUG_ON(LCHAN_SQE_SGES * sizeof(struct lchan_sge) !=
 		     sizeof(struct lchan_sqe));
 	BUILD_BUG_ON(LCHAN_RQE_SGES * sizeof(struct lchan_sge) !=
 		     sizeof(struct lchan_rqe));
-	BUILD_BUG_ON(sizeof(struct lchan_enter) != 40);
+	BUILD_BUG_ON(sizeof(struct lchan_enter_args) != 40);
 	BUILD_BUG_ON(sizeof(struct lchan_sqe) != 64);
 	BUILD_BUG_ON(sizeof(struct lchan_rqe) != 32);
 	BUILD_BUG_ON(sizeof(struct lchan_cqe) != 32);

@@ -65,7 +65,7 @@ static int lchan_mr_check_vmas(u64 addr, u64 length)
 
 int lchan_mr_check_reg(const struct lchan_ucmd *ucmd)
 {
-	const struct lchan_mr_reg *req = ucmd->cmd;
+	const struct lchan_mr_reg_args *req = ucmd->cmd;
 
 	if (req->flags || (req->access & ~LCHAN_ACCESS_ALL))
 		return -EINVAL;
@@ -83,7 +83,7 @@ int lchan_mr_check_reg(const struct lchan_ucmd *ucmd)
 long lchan_ioctl_mr_reg(struct lchan_ucmd *ucmd)
 {
 	struct lchan_ctx *ctx = ucmd->file->private_data;
-	struct lchan_mr_reg *req = ucmd->cmd;
+	struct lchan_mr_reg_args *req = ucmd->cmd;
 	struct lchan_chan *chan;
 	struct lchan_pd *pd;
 	struct lchan_mr *mr;
@@ -183,7 +183,7 @@ err_fdput:
 void lchan_mr_trace_reg(const struct lchan_ucmd *ucmd, long ret)
 {
 	const struct lchan_ctx *ctx = ucmd->file->private_data;
-	const struct lchan_mr_reg *req = ucmd->cmd;
+	const struct lchan_mr_reg_args *req = ucmd->cmd;
 
 	trace_lchan_mr_reg(ctx->tgid, ret ? 0 : req->handle, req->length,
 			   req->access, ret);
@@ -233,7 +233,7 @@ struct lchan_mr *lchan_mr_lookup(struct lchan_ctx *ctx, u32 handle)
 
 int lchan_mr_check_dereg(const struct lchan_ucmd *ucmd)
 {
-	const struct lchan_mr_dereg *req = ucmd->cmd;
+	const struct lchan_mr_dereg_args *req = ucmd->cmd;
 
 	return req->flags || req->resv ? -EINVAL : 0;
 }
@@ -241,7 +241,7 @@ int lchan_mr_check_dereg(const struct lchan_ucmd *ucmd)
 long lchan_ioctl_mr_dereg(struct lchan_ucmd *ucmd)
 {
 	struct lchan_ctx *ctx = ucmd->file->private_data;
-	const struct lchan_mr_dereg *req = ucmd->cmd;
+	const struct lchan_mr_dereg_args *req = ucmd->cmd;
 	struct lchan_mr *mr;
 
 	mr = xa_erase(&ctx->mrs, req->handle);

@@ -11,6 +11,8 @@
 #define LCHAN_TRACE_H
 
 #include <linux/tracepoint.h>
+#include <rdma/ib_cm.h>
+#include <rdma/rdma_cm.h>
 #include <trace/misc/rdma.h>
 
 TRACE_DEFINE_ENUM(LCHAN_STATE_CONNECTING);

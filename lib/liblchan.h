@@ -26,15 +26,15 @@ _Static_assert(sizeof(struct lchan_sqe) == 64, "SQE layout");
 _Static_assert(sizeof(struct lchan_rqe) == 32, "RQE layout");
 _Static_assert(sizeof(struct lchan_cqe) == 32, "CQE layout");
 _Static_assert(sizeof(struct lchan_chan_info) == 200, "chan_info layout");
-_Static_assert(sizeof(struct lchan_ctx_setup) == 24, "ctx_setup layout");
+_Static_assert(sizeof(struct lchan_ctx_setup_args) == 24, "ctx_setup layout");
 _Static_assert(sizeof(struct lchan_sge) * LCHAN_SQE_SGES ==
 	       sizeof(struct lchan_sqe), "SQE continuation layout");
 _Static_assert(sizeof(struct lchan_sge) * LCHAN_RQE_SGES ==
 	       sizeof(struct lchan_rqe), "RQE continuation layout");
-_Static_assert(sizeof(struct lchan_connect) == 88, "connect layout");
-_Static_assert(sizeof(struct lchan_accept) == 56, "accept layout");
-_Static_assert(sizeof(struct lchan_enter) == 40, "enter layout");
-_Static_assert(sizeof(struct lchan_mr_reg) == 40, "mr_reg layout");
+_Static_assert(sizeof(struct lchan_connect_args) == 88, "connect layout");
+_Static_assert(sizeof(struct lchan_accept_args) == 56, "accept layout");
+_Static_assert(sizeof(struct lchan_enter_args) == 40, "enter layout");
+_Static_assert(sizeof(struct lchan_mr_reg_args) == 40, "mr_reg layout");
 
 /* An open /dev/lchan. */
 struct lchan_ctx {

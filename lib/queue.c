@@ -14,7 +14,7 @@
 /* Tens to a few hundred us of polling, as the pause's length varies by CPU. */
 #define LCHAN_POSTED_SPINS 4096
 
-static int lchan_enter(struct lchan_chan *chan, struct lchan_enter *req)
+static int lchan_enter(struct lchan_chan *chan, struct lchan_enter_args *req)
 {
 	lchan_publish(chan);
 	chan->sq.published = chan->sq.tail;
@@ -46,7 +46,7 @@ static bool lchan_rq_wait_posted(const struct lchan_chan *chan)
 
 static int lchan_submit_common(struct lchan_chan *chan, bool recvs_at_qp)
 {
-	struct lchan_enter req = { 0 };
+	struct lchan_enter_args req = { 0 };
 	bool new_recvs;
 	int n;
 
@@ -93,7 +93,7 @@ int lchan_submit_in_band(struct lchan_chan *chan)
 int lchan_submit_and_wait(struct lchan_chan *chan, unsigned min_complete,
 			  long long timeout_ns)
 {
-	struct lchan_enter req = {
+	struct lchan_enter_args req = {
 		.flags = LCHAN_ENTER_GETEVENTS,
 		.min_complete = min_complete,
 	};
@@ -107,7 +107,7 @@ int lchan_submit_and_wait(struct lchan_chan *chan, unsigned min_complete,
 
 int lchan_chan_state(struct lchan_chan *chan)
 {
-	struct lchan_enter req = { 0 };
+	struct lchan_enter_args req = { 0 };
 	int ret;
 
 	req.size = sizeof(req);

@@ -35,7 +35,7 @@ int lchan_ctx_open(struct lchan_ctx *ctx)
 int lchan_ctx_setup_poller(struct lchan_ctx *ctx, unsigned idle_ms, int cpu,
 			   const struct lchan_ctx *share)
 {
-	struct lchan_ctx_setup req = {
+	struct lchan_ctx_setup_args req = {
 		.size = sizeof(req),
 		.flags = LCHAN_CTX_POLLER,
 		.idle_ms = idle_ms,
@@ -66,7 +66,7 @@ int lchan_query(struct lchan_ctx *ctx, struct lchan_info *info)
 int lchan_mr_reg(struct lchan_ctx *ctx, struct lchan_chan *chan, void *addr,
 		 size_t length, unsigned access, struct lchan_mr *mr)
 {
-	struct lchan_mr_reg req = {
+	struct lchan_mr_reg_args req = {
 		.size = sizeof(req),
 		.addr = (uintptr_t)addr,
 		.length = length,
@@ -85,7 +85,7 @@ int lchan_mr_reg(struct lchan_ctx *ctx, struct lchan_chan *chan, void *addr,
 
 int lchan_mr_dereg(struct lchan_ctx *ctx, struct lchan_mr *mr)
 {
-	struct lchan_mr_dereg req = {
+	struct lchan_mr_dereg_args req = {
 		.size = sizeof(req),
 		.handle = mr->handle,
 	};
@@ -148,7 +148,7 @@ int lchan_addr_format(const struct lchan_addr *addr, char *buf, size_t len)
 int lchan_listen(struct lchan_ctx *ctx, const char *host, const char *port,
 		 int backlog, unsigned flags, struct lchan_listener *lst)
 {
-	struct lchan_listen req = {
+	struct lchan_listen_args req = {
 		.size = sizeof(req),
 		.flags = flags | LCHAN_FD_CLOEXEC,
 		.backlog = backlog > 0 ? (unsigned)backlog : 0,
@@ -259,7 +259,7 @@ err_close:
 int lchan_accept(struct lchan_listener *lst, const struct lchan_opts *opts,
 		 struct lchan_chan *chan)
 {
-	struct lchan_accept req = {
+	struct lchan_accept_args req = {
 		.size = sizeof(req),
 		.flags = lchan_opts_fd_flags(opts),
 	};
@@ -275,7 +275,7 @@ int lchan_accept(struct lchan_listener *lst, const struct lchan_opts *opts,
 int lchan_connect_addr(struct lchan_ctx *ctx, const struct lchan_addr *dst,
 		       const struct lchan_opts *opts, struct lchan_chan *chan)
 {
-	struct lchan_connect req = {
+	struct lchan_connect_args req = {
 		.size = sizeof(req),
 		.flags = lchan_opts_fd_flags(opts),
 		.dst = *dst,
@@ -306,7 +306,7 @@ int lchan_connect(struct lchan_ctx *ctx, const char *host, const char *port,
 
 int lchan_establish(struct lchan_chan *chan, unsigned timeout_ms)
 {
-	struct lchan_establish req = {
+	struct lchan_establish_args req = {
 		.size = sizeof(req),
 		.timeout_ms = timeout_ms,
 	};

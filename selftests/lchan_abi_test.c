@@ -211,11 +211,11 @@ TEST_F_TIMEOUT(abi, info, 60)
 TEST_F_TIMEOUT(abi, mr_reg, 60)
 {
 	union {
-		struct lchan_mr_reg r;
-		char b[sizeof(struct lchan_mr_reg) + ABI_TAIL];
+		struct lchan_mr_reg_args r;
+		char b[sizeof(struct lchan_mr_reg_args) + ABI_TAIL];
 	} big;
-	struct lchan_mr_reg tmpl, req;
-	struct lchan_mr_dereg dreq = { .size = sizeof(dreq) };
+	struct lchan_mr_reg_args tmpl, req;
+	struct lchan_mr_dereg_args dreq = { .size = sizeof(dreq) };
 	int pfd[2];
 	char *mem;
 
@@ -277,11 +277,11 @@ TEST_F_TIMEOUT(abi, mr_dereg, 60)
 {
 	static const __u32 never[] = { 0, 1, 2, 0x7fffffff, 0xffffffff };
 	union {
-		struct lchan_mr_dereg r;
-		char b[sizeof(struct lchan_mr_dereg) + ABI_TAIL];
+		struct lchan_mr_dereg_args r;
+		char b[sizeof(struct lchan_mr_dereg_args) + ABI_TAIL];
 	} big;
-	struct lchan_mr_dereg tmpl = { .size = sizeof(tmpl), .handle = 1 };
-	struct lchan_mr_dereg req;
+	struct lchan_mr_dereg_args tmpl = { .size = sizeof(tmpl), .handle = 1 };
+	struct lchan_mr_dereg_args req;
 	unsigned int i;
 
 	abi_check_sizes(_metadata, self->ctx.fd, LCHAN_IOC_MR_DEREG, &tmpl,
@@ -313,10 +313,10 @@ TEST_F_TIMEOUT(abi, mr_dereg, 60)
 TEST_F_TIMEOUT(abi, listen, 60)
 {
 	union {
-		struct lchan_listen r;
-		char b[sizeof(struct lchan_listen) + ABI_TAIL];
+		struct lchan_listen_args r;
+		char b[sizeof(struct lchan_listen_args) + ABI_TAIL];
 	} big;
-	struct lchan_listen tmpl, req;
+	struct lchan_listen_args tmpl, req;
 	int fd;
 
 	memset(&tmpl, 0, sizeof(tmpl));
@@ -380,10 +380,10 @@ TEST_F_TIMEOUT(abi, listen, 60)
 TEST_F_TIMEOUT(abi, connect, 90)
 {
 	union {
-		struct lchan_connect r;
-		char b[sizeof(struct lchan_connect) + ABI_TAIL];
+		struct lchan_connect_args r;
+		char b[sizeof(struct lchan_connect_args) + ABI_TAIL];
 	} big;
-	struct lchan_connect tmpl, req;
+	struct lchan_connect_args tmpl, req;
 	__u32 max = self->info.max_entries;
 	int fd = self->ctx.fd;
 
@@ -393,7 +393,7 @@ TEST_F_TIMEOUT(abi, connect, 90)
 	abi_fresh_addr(_metadata, self, &tmpl.dst);
 	/* The first released layout ended before 'rc'. */
 	abi_check_sizes(_metadata, fd, LCHAN_IOC_CONNECT, &tmpl,
-			sizeof(tmpl), offsetof(struct lchan_connect, rc),
+			sizeof(tmpl), offsetof(struct lchan_connect_args, rc),
 			"CONNECT");
 
 	req = tmpl;
@@ -487,12 +487,12 @@ TEST_F_TIMEOUT(abi, connect, 90)
 TEST_F_TIMEOUT(abi, accept, 60)
 {
 	union {
-		struct lchan_accept r;
-		char b[sizeof(struct lchan_accept) + ABI_TAIL];
+		struct lchan_accept_args r;
+		char b[sizeof(struct lchan_accept_args) + ABI_TAIL];
 	} big;
-	struct lchan_accept tmpl = { .size = sizeof(tmpl) };
-	struct lchan_accept req;
-	__u32 first = offsetof(struct lchan_accept, peer);
+	struct lchan_accept_args tmpl = { .size = sizeof(tmpl) };
+	struct lchan_accept_args req;
+	__u32 first = offsetof(struct lchan_accept_args, peer);
 	int fd;
 
 	abi_make_listener(_metadata, self);
@@ -555,7 +555,7 @@ TEST_F_TIMEOUT(abi, accept, 60)
 
 TEST_F_TIMEOUT(abi, accept_rings_too_large, 90)
 {
-	struct lchan_accept req = { .size = sizeof(req) };
+	struct lchan_accept_args req = { .size = sizeof(req) };
 	struct lchan_t_peer peer = { .timeout_ms = 5000, .ret = 1 };
 	struct pollfd pfd;
 	pthread_t thr;
@@ -619,11 +619,11 @@ TEST_F_TIMEOUT(abi, chan_info, 60)
 TEST_F_TIMEOUT(abi, enter, 60)
 {
 	union {
-		struct lchan_enter r;
-		char b[sizeof(struct lchan_enter) + ABI_TAIL];
+		struct lchan_enter_args r;
+		char b[sizeof(struct lchan_enter_args) + ABI_TAIL];
 	} big;
-	struct lchan_enter tmpl = { .size = sizeof(tmpl) };
-	struct lchan_enter req;
+	struct lchan_enter_args tmpl = { .size = sizeof(tmpl) };
+	struct lchan_enter_args req;
 	int fd;
 
 	abi_make_pair(_metadata, self);
@@ -666,11 +666,11 @@ TEST_F_TIMEOUT(abi, enter, 60)
 TEST_F_TIMEOUT(abi, establish, 60)
 {
 	union {
-		struct lchan_establish r;
-		char b[sizeof(struct lchan_establish) + ABI_TAIL];
+		struct lchan_establish_args r;
+		char b[sizeof(struct lchan_establish_args) + ABI_TAIL];
 	} big;
-	struct lchan_establish tmpl = { .size = sizeof(tmpl) };
-	struct lchan_establish req;
+	struct lchan_establish_args tmpl = { .size = sizeof(tmpl) };
+	struct lchan_establish_args req;
 	int fd;
 
 	abi_make_pair(_metadata, self);
@@ -763,7 +763,7 @@ TEST_F_TIMEOUT(abi, unknown_ioctl_enotty, 60)
 		_IO(LCHAN_IOCTL_TYPE, LCHAN_CMD_INFO - 1),
 		/* The size lives in the struct, never in the number. */
 		_IOWR(LCHAN_IOCTL_TYPE, LCHAN_CMD_INFO, struct lchan_info),
-		_IOR(LCHAN_IOCTL_TYPE, LCHAN_CMD_MR_REG, struct lchan_mr_reg),
+		_IOR(LCHAN_IOCTL_TYPE, LCHAN_CMD_MR_REG, struct lchan_mr_reg_args),
 		_IO(LCHAN_IOCTL_TYPE + 1, LCHAN_CMD_INFO),
 	};
 	const unsigned long lst_bad[] = {
@@ -772,13 +772,13 @@ TEST_F_TIMEOUT(abi, unknown_ioctl_enotty, 60)
 		LCHAN_IOC_ENTER, LCHAN_IOC_ESTABLISH, LCHAN_IOC_CTX_SETUP,
 		next,
 		_IOWR(LCHAN_IOCTL_TYPE, LCHAN_CMD_ACCEPT,
-		      struct lchan_accept),
+		      struct lchan_accept_args),
 	};
 	const unsigned long chan_bad[] = {
 		LCHAN_IOC_INFO, LCHAN_IOC_MR_REG, LCHAN_IOC_MR_DEREG,
 		LCHAN_IOC_LISTEN, LCHAN_IOC_CONNECT, LCHAN_IOC_ACCEPT,
 		LCHAN_IOC_CTX_SETUP, next,
-		_IOWR(LCHAN_IOCTL_TYPE, LCHAN_CMD_ENTER, struct lchan_enter),
+		_IOWR(LCHAN_IOCTL_TYPE, LCHAN_CMD_ENTER, struct lchan_enter_args),
 	};
 
 	abi_make_pair(_metadata, self);

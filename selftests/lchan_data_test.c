@@ -234,7 +234,7 @@ TEST_F_TIMEOUT(data, send_with_imm, 120)
 
 TEST_F_TIMEOUT(data, whole_ring_in_one_enter, 120)
 {
-	struct lchan_enter req = { .size = sizeof(req) };
+	struct lchan_enter_args req = { .size = sizeof(req) };
 	struct lchan_cqe cqe;
 	unsigned i, n = self->cli.chan.sq.entries;
 
@@ -443,7 +443,7 @@ TEST_F_TIMEOUT(data, bad_rqe_gets_error_cqe_and_next_runs, 120)
 
 TEST_F_TIMEOUT(data, bogus_tail_refused, 60)
 {
-	struct lchan_enter req = { .size = sizeof(req) };
+	struct lchan_enter_args req = { .size = sizeof(req) };
 	unsigned saved;
 
 	saved = *self->cli.chan.sq.ktail;

@@ -209,7 +209,7 @@ static void fuzz_batch(struct __test_metadata *_metadata,
 	struct rng *r = &self->r;
 	struct lchan_chan *chan = &self->fc.chan;
 	unsigned n = 1 + rnd(r) % 48, i;
-	struct lchan_enter req = { .size = sizeof(req) };
+	struct lchan_enter_args req = { .size = sizeof(req) };
 
 	for (i = 0; i < n; i++) {
 		struct lchan_sqe *sqe = lchan_get_sqe(chan);
@@ -343,7 +343,7 @@ TEST_F_TIMEOUT(fuzz, ioctls, 900)
 		fuzz_arg(r, arg, sizeof(arg));
 		/* Keep calls bounded: no endless waits or connects. */
 		if (cmd == LCHAN_IOC_ENTER) {
-			struct lchan_enter *e = p;
+			struct lchan_enter_args *e = p;
 
 			if (e->flags & LCHAN_ENTER_GETEVENTS) {
 				e->flags |= LCHAN_ENTER_TIMEOUT;
@@ -351,9 +351,9 @@ TEST_F_TIMEOUT(fuzz, ioctls, 900)
 			}
 		}
 		if (cmd == LCHAN_IOC_CONNECT)
-			((struct lchan_connect *)p)->timeout_ms = 1 + rnd(r) % 50;
+			((struct lchan_connect_args *)p)->timeout_ms = 1 + rnd(r) % 50;
 		if (cmd == LCHAN_IOC_ESTABLISH)
-			((struct lchan_establish *)p)->timeout_ms = 1 + rnd(r) % 50;
+			((struct lchan_establish_args *)p)->timeout_ms = 1 + rnd(r) % 50;
 		if (rnd(r) % 32 == 0)
 			p = rnd(r) % 2 ? NULL : (void *)0xffff888000001000ULL;
 		ret = ioctl(fd, cmd, p);

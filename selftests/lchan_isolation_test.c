@@ -210,7 +210,7 @@ static int iso_map(int fd, size_t size, int prot, int flags, void **out)
 static int iso_mr_reg(int ctx_fd, int chan_fd, const void *addr, size_t len,
 		      __u32 *handle)
 {
-	struct lchan_mr_reg r = {
+	struct lchan_mr_reg_args r = {
 		.size = sizeof(r),
 		.addr = (uintptr_t)addr,
 		.length = len,
@@ -226,7 +226,7 @@ static int iso_mr_reg(int ctx_fd, int chan_fd, const void *addr, size_t len,
 
 static int iso_mr_dereg(int ctx_fd, __u32 handle)
 {
-	struct lchan_mr_dereg r = { .size = sizeof(r), .handle = handle };
+	struct lchan_mr_dereg_args r = { .size = sizeof(r), .handle = handle };
 
 	return iso_ioctl(ctx_fd, LCHAN_IOC_MR_DEREG, &r);
 }
@@ -234,7 +234,7 @@ static int iso_mr_dereg(int ctx_fd, __u32 handle)
 /* A listener of @ctx_fd on @host (IPv4), any port: its fd, or -errno. */
 static int iso_listen(int ctx_fd, const char *host)
 {
-	struct lchan_listen req = { .size = sizeof(req) };
+	struct lchan_listen_args req = { .size = sizeof(req) };
 
 	req.addr.family = AF_INET;
 	if (inet_pton(AF_INET, host, req.addr.addr) != 1)
@@ -264,9 +264,9 @@ struct iso_fds {
 static int iso_child(const struct iso_fds *f)
 {
 	struct lchan_chan_info info = { .size = sizeof(info) };
-	struct lchan_enter enter = { .size = sizeof(enter) };
-	struct lchan_establish est = { .size = sizeof(est) };
-	struct lchan_ctx_setup setup = {
+	struct lchan_enter_args enter = { .size = sizeof(enter) };
+	struct lchan_establish_args est = { .size = sizeof(est) };
+	struct lchan_ctx_setup_args setup = {
 		.size = sizeof(setup), .cpu = -1, .attach_fd = -1,
 	};
 	struct lchan_info minfo = { .size = sizeof(minfo) };
@@ -329,8 +329,8 @@ static void iso_send_one(struct __test_metadata *_metadata,
 
 TEST_F_TIMEOUT(iso, forked_child_gets_eperm_everywhere, 60)
 {
-	struct lchan_enter enter = { .size = sizeof(enter) };
-	struct lchan_establish est = { .size = sizeof(est) };
+	struct lchan_enter_args enter = { .size = sizeof(enter) };
+	struct lchan_establish_args est = { .size = sizeof(est) };
 	struct lchan_chan_info info = { .size = sizeof(info) };
 	struct iso_fds f = {
 		.ctx = self->cli.ctx.fd,
@@ -368,7 +368,7 @@ TEST_F_TIMEOUT(iso, forked_child_gets_eperm_everywhere, 60)
 }
 
 /* In a child: its own context may not share the owner's poller thread. */
-static int iso_child_attach(const struct lchan_ctx_setup *setup)
+static int iso_child_attach(const struct lchan_ctx_setup_args *setup)
 {
 	int cctx = open(LCHAN_DEVICE_PATH, O_RDWR | O_CLOEXEC);
 
@@ -383,7 +383,7 @@ static int iso_child_attach(const struct lchan_ctx_setup *setup)
 /* A context lends its poller settings to its owner's contexts only. */
 TEST_F_TIMEOUT(iso, child_cannot_share_owner_poller, 60)
 {
-	struct lchan_ctx_setup setup = {
+	struct lchan_ctx_setup_args setup = {
 		.size = sizeof(setup), .flags = LCHAN_CTX_POLLER, .cpu = -1,
 		.attach_fd = -1,
 	};

@@ -69,9 +69,9 @@ FIXTURE_TEARDOWN(mr)
 
 /* LCHAN_IOC_MR_REG as 0 or -errno; the answer lands in @out if given. */
 static int mr_reg(int ctx_fd, int chan_fd, __u64 addr, __u64 len,
-		  __u32 access, struct lchan_mr_reg *out)
+		  __u32 access, struct lchan_mr_reg_args *out)
 {
-	struct lchan_mr_reg req = {
+	struct lchan_mr_reg_args req = {
 		.size = sizeof(req),
 		.addr = addr,
 		.length = len,
@@ -87,7 +87,7 @@ static int mr_reg(int ctx_fd, int chan_fd, __u64 addr, __u64 len,
 
 static int mr_dereg(int ctx_fd, __u32 handle)
 {
-	struct lchan_mr_dereg req = {
+	struct lchan_mr_dereg_args req = {
 		.size = sizeof(req),
 		.handle = handle,
 	};
@@ -118,7 +118,7 @@ static char *mr_map_rw(struct __test_metadata *_metadata, size_t len)
 
 /* A page mapped and registered in ctx on cli for local writes, as @r. */
 static char *mr_reg_page(struct __test_metadata *_metadata,
-			 FIXTURE_DATA(mr) *self, struct lchan_mr_reg *r)
+			 FIXTURE_DATA(mr) *self, struct lchan_mr_reg_args *r)
 {
 	char *mem = mr_map_rw(_metadata, self->page);
 
@@ -191,7 +191,7 @@ TEST_F_TIMEOUT(mr, access_combinations, 60)
 	};
 	enum { N = ARRAY_SIZE(acc) };
 	long page = self->page;
-	struct lchan_mr_reg r[N];
+	struct lchan_mr_reg_args r[N];
 	struct {
 		const char *what;
 		size_t off, len;
@@ -320,7 +320,7 @@ TEST_F_TIMEOUT(mr, unmapped_range, 60)
 TEST_F_TIMEOUT(mr, readonly_mapping, 60)
 {
 	long page = self->page;
-	struct lchan_mr_reg r0, r1;
+	struct lchan_mr_reg_args r0, r1;
 	long pin0;
 	char *ro;
 
@@ -355,7 +355,7 @@ TEST_F_TIMEOUT(mr, readonly_mapping, 60)
 
 TEST_F_TIMEOUT(mr, handle_belongs_to_its_context, 60)
 {
-	struct lchan_mr_reg r;
+	struct lchan_mr_reg_args r;
 	char *mem;
 
 	mem = mr_reg_page(_metadata, self, &r);
@@ -371,7 +371,7 @@ TEST_F_TIMEOUT(mr, handle_belongs_to_its_context, 60)
 
 TEST_F_TIMEOUT(mr, double_dereg, 60)
 {
-	struct lchan_mr_reg r;
+	struct lchan_mr_reg_args r;
 	char *mem;
 
 	mem = mr_reg_page(_metadata, self, &r);
@@ -389,12 +389,12 @@ TEST_F_TIMEOUT(mr, double_dereg, 60)
 static int eperm_child(const struct lchan_t_dev *d, int ctx_fd, int chan_fd,
 		       int lst_fd, const char *mem, long page)
 {
-	struct lchan_listen lreq = { .size = sizeof(lreq) };
-	struct lchan_connect creq = {
+	struct lchan_listen_args lreq = { .size = sizeof(lreq) };
+	struct lchan_connect_args creq = {
 		.size = sizeof(creq),
 		.timeout_ms = 2000,
 	};
-	struct lchan_accept areq = { .size = sizeof(areq) };
+	struct lchan_accept_args areq = { .size = sizeof(areq) };
 	char port[16];
 	int ret;
 
@@ -424,7 +424,7 @@ static int eperm_child(const struct lchan_t_dev *d, int ctx_fd, int chan_fd,
 TEST_F_TIMEOUT(mr, forked_child_gets_eperm, 60)
 {
 	struct lchan_listener lst;
-	struct lchan_mr_reg r;
+	struct lchan_mr_reg_args r;
 	char port[16];
 	char *mem;
 	pid_t pid;
@@ -485,7 +485,7 @@ static int memlock_child(const struct lchan_t_dev *d, long page)
 	const __u32 lw = LCHAN_ACCESS_LOCAL_WRITE;
 	struct lchan_ctx sctx, ctx;
 	struct lchan_chan srv, cli;
-	struct lchan_mr_reg r;
+	struct lchan_mr_reg_args r;
 	char *mem;
 	long kb;
 	int ret;
@@ -552,7 +552,7 @@ TEST_F_TIMEOUT(mr, memlock_limit_without_cap_ipc_lock, 120)
 
 TEST_F_TIMEOUT(mr, pins_released_on_dereg, 60)
 {
-	struct lchan_mr_reg r;
+	struct lchan_mr_reg_args r;
 	long pin0, pin1;
 	char *mem;
 
@@ -572,7 +572,7 @@ TEST_F_TIMEOUT(mr, pins_released_on_dereg, 60)
 
 TEST_F_TIMEOUT(mr, pins_released_on_close, 60)
 {
-	struct lchan_mr_reg r;
+	struct lchan_mr_reg_args r;
 	long pin0;
 	char *mem;
 

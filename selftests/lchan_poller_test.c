@@ -564,7 +564,7 @@ TEST_F_TIMEOUT(poller, busy_cpu_given_up_and_taken_back, 120)
 	lchan_t_ep_close(&srv);
 }
 
-static int setup_ioctl(int fd, struct lchan_ctx_setup *req, unsigned size)
+static int setup_ioctl(int fd, struct lchan_ctx_setup_args *req, unsigned size)
 {
 	req->size = size;
 	return ioctl(fd, LCHAN_IOC_CTX_SETUP, req) ? -errno : 0;
@@ -574,7 +574,7 @@ TEST_F_TIMEOUT(poller, ctx_setup_rules, 120)
 {
 	struct lchan_t_ep srv = { .slot = 4096, .nrecv = 2, .nsend = 2 };
 	struct lchan_t_ep cli = { .slot = 4096, .nrecv = 2, .nsend = 2 };
-	struct lchan_ctx_setup req;
+	struct lchan_ctx_setup_args req;
 	struct lchan_ctx a, b;
 	char big[sizeof(req) + 8];
 
@@ -589,7 +589,7 @@ TEST_F_TIMEOUT(poller, ctx_setup_rules, 120)
 	FRESH();
 	memcpy(big, &req, sizeof(req));
 	big[sizeof(req) + 3] = 1;
-	((struct lchan_ctx_setup *)big)->size = sizeof(big);
+	((struct lchan_ctx_setup_args *)big)->size = sizeof(big);
 	EXPECT_EQ(-E2BIG, ioctl(a.fd, LCHAN_IOC_CTX_SETUP, big) ? -errno : 0);
 	FRESH();
 	req.flags |= 1u << 7;

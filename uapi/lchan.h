@@ -115,7 +115,7 @@ struct lchan_info {
  */
 #define LCHAN_CTX_POLLER	(1U << 0)
 
-struct lchan_ctx_setup {
+struct lchan_ctx_setup_args {
 	__u32 size;
 	__u32 flags;		/* LCHAN_CTX_* */
 	__u32 idle_ms;		/* 0 or above 1000: 1000 */
@@ -124,7 +124,7 @@ struct lchan_ctx_setup {
 	__u32 resv;		/* must be 0 */
 };
 
-/* Access rights of a memory region (lchan_mr_reg.access). */
+/* Access rights of a memory region (lchan_mr_reg_args.access). */
 #define LCHAN_ACCESS_LOCAL_WRITE	(1U << 0)	/* RECV lands here */
 #define LCHAN_ACCESS_REMOTE_WRITE	(1U << 1)
 #define LCHAN_ACCESS_REMOTE_READ	(1U << 2)
@@ -142,7 +142,7 @@ struct lchan_ctx_setup {
  * range that touches a mapping of a channel's rings is EINVAL: no peer may
  * write into the rings.  First released size: 40 (through rkey).
  */
-struct lchan_mr_reg {
+struct lchan_mr_reg_args {
 	__u32 size;
 	__u32 flags;		/* none defined: must be 0 */
 	__aligned_u64 addr;
@@ -157,7 +157,7 @@ struct lchan_mr_reg {
  * LCHAN_IOC_MR_DEREG: drop a handle; work in flight keeps the MR alive.
  * First released size: 16 (through resv).
  */
-struct lchan_mr_dereg {
+struct lchan_mr_dereg_args {
 	__u32 size;
 	__u32 flags;		/* none defined: must be 0 */
 	__u32 handle;
@@ -189,7 +189,7 @@ struct lchan_addr {
  * LCHAN_IOC_LISTEN: returns a listener fd (poll for EPOLLIN).  First
  * released size: 40 (through resv).
  */
-struct lchan_listen {
+struct lchan_listen_args {
 	__u32 size;
 	__u32 flags;		/* LCHAN_FD_* */
 	struct lchan_addr addr;	/* port 0 picks one: read it back */
@@ -266,7 +266,7 @@ struct lchan_rc_params {
  * LCHAN_IOC_CONNECT: returns a connected channel fd.  First released
  * size: 80 (through resv; a shorter caller gets the default rc).
  */
-struct lchan_connect {
+struct lchan_connect_args {
 	__u32 size;
 	__u32 flags;		/* LCHAN_FD_* */
 	struct lchan_addr dst;
@@ -284,7 +284,7 @@ struct lchan_connect {
  * First released size: 24 (through rings; a shorter caller gets no peer
  * and the default rc).
  */
-struct lchan_accept {
+struct lchan_accept_args {
 	__u32 size;
 	__u32 flags;		/* LCHAN_FD_*, LCHAN_DEFER_ESTABLISH */
 	struct lchan_ring_sizes rings;
@@ -296,7 +296,7 @@ struct lchan_accept {
  * LCHAN_IOC_ESTABLISH: finish a deferred connect or accept.  First
  * released size: 16 (through resv).
  */
-struct lchan_establish {
+struct lchan_establish_args {
 	__u32 size;
 	__u32 flags;		/* none defined: must be 0 */
 	__u32 timeout_ms;	/* 0 = a default */
@@ -378,7 +378,7 @@ struct lchan_chan_info {
 #define LCHAN_ENTER_GETEVENTS	(1U << 0)	/* wait for min_complete */
 #define LCHAN_ENTER_TIMEOUT	(1U << 1)	/* timeout_ns bounds the wait */
 
-struct lchan_enter {
+struct lchan_enter_args {
 	__u32 size;
 	__u32 flags;		/* LCHAN_ENTER_* */
 	__u32 min_complete;
