@@ -227,13 +227,17 @@ vm_judge() {
 	pattern+='|ODEBUG|possible circular locking|sleeping function called from invalid context'
 	pattern+='|Disabling lock debugging|turning off the locking correctness validator|INFO: trying to register non-static key'
 	pattern+='|unreferenced object|memory leak detector disabled'
+	# A program's own fault is logged as "traps: NAME[PID] general protection
+	# fault ip:..." (a bad pointer that is not canonical; a NULL one logs
+	# "segfault at"): not the kernel's, and its test fails by its exit status.
+	user_fault='traps: [^ ]+[[][0-9]+[]] general protection fault ip:'
 	# Each finding names the last test program started before it (the guest marks
 	# each one in the kernel log).
 	kprob=$( { cat "$run/dmesg.txt" 2>/dev/null || true; cat "$run/console.log"; } |
 		tr -d '\r' | grep -a -E '\[ *[0-9]+\.[0-9]+\]' | sed 's/^.*\(\[ *[0-9]*\.[0-9]*\]\)/\1/' |
-		awk -v pat="$pattern" '
+		awk -v pat="$pattern" -v user="$user_fault" '
 			/\] rig: selftest / { during = $NF }
-			$0 ~ pat && !seen[$0]++ { print $0 (during != "" ? "   <- last test program started: " during : "") }' || true)
+			$0 ~ pat && $0 !~ user && !seen[$0]++ { print $0 (during != "" ? "   <- last test program started: " during : "") }' || true)
 	if [ -n "$kprob" ]; then
 		reasons+=("kernel-log: the kernel log shows problems")
 	fi
