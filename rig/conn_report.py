@@ -99,13 +99,13 @@ def table_row(cells):
     return "| " + " | ".join(cells) + " |"
 
 
-def write_report(directory, stem, head, goals, sections, per_device):
-    """DIR/@stem.md: @head (title, goal text, goal table columns), a row a
-    goal, the devices' @sections, the run's description; DIR/@stem.json:
-    the goals and @per_device."""
-    md = head[:-1] + [table_row(head[-1]),
-                      table_row(["---"] * len(head[-1]))]
-    md += [table_row(x["cells"]) for x in goals] + [""]
+def write_report(directory, stem, head, columns, goals, goal_cells, sections,
+                 per_device):
+    """DIR/@stem.md: @head (title and goal text), the goal table (@columns,
+    goal_cells(goal) a row), the devices' @sections, the run's description;
+    DIR/@stem.json: the goals and @per_device."""
+    md = head + [table_row(columns), table_row(["---"] * len(columns))]
+    md += [table_row(goal_cells(x)) for x in goals] + [""]
     for section in sections:
         md += section
     info = os.path.join(directory, stem + "-info.txt")
@@ -121,7 +121,6 @@ def write_report(directory, stem, head, goals, sections, per_device):
         f.write("\n".join(md))
     with open(os.path.join(directory, stem + ".json"), "w",
               encoding="utf-8") as f:
-        goals = [{k: v for k, v in x.items() if k != "cells"} for x in goals]
         json.dump({"goals": goals, "devices": per_device}, f, indent=2,
                   sort_keys=True)
         f.write("\n")
@@ -226,16 +225,17 @@ def main():
             f"Issue 17's goal: lchan connect+accept <= {GOAL_LIMIT}x "
             f"cmtime's create qp + connect per connection on "
             f"{GOAL_DEVICE}, sequential and parallel (other devices "
-            "reported, not judged).", "",
-            ["device", "lchan", "lchan/cmtime", "verdict"]]
-    g = goals(devs)
-    for x in g:
-        x["cells"] = [x["device"], x["what"], fmt(x["ratio"], 2), judged(x)]
-    write_report(directory, "connect", head, g, [device_md(d) for d in devs], {d.name: {
-        "rows": [{"lchan": f, "key": k, "lchan_us": v, "cmtime": cf,
-                  "cmtime_us": cv, "ratio": ratio(v, cv)}
-                 for f, k, v, cf, cv in rows(d)],
-        "rounds": d.tools} for d in devs})
+            "reported, not judged).", ""]
+    write_report(
+        directory, "connect", head,
+        ["device", "lchan", "lchan/cmtime", "verdict"], goals(devs),
+        lambda x: [x["device"], x["what"], fmt(x["ratio"], 2), judged(x)],
+        [device_md(d) for d in devs],
+        {d.name: {"rows": [{"lchan": f, "key": k, "lchan_us": v,
+                            "cmtime": cf, "cmtime_us": cv,
+                            "ratio": ratio(v, cv)}
+                           for f, k, v, cf, cv in rows(d)],
+                  "rounds": d.tools} for d in devs})
 
 
 if __name__ == "__main__":

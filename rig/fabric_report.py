@@ -125,14 +125,14 @@ def main():
             "<= 1.0x the verbs provider's with events, and no worse than "
             "lchan_perf + 10%. fi_pingpong (libfabric-bin) polls its "
             "completion queues with fi_cq_read and has no option to wait "
-            "for events, so only busy polling is measured.", "",
-            ["device", "goal", "target", "ratio", "verdict"]]
-    g = goals(devs)
-    for x in g:
-        x["cells"] = [x["device"], x["what"], x["target"],
-                      fmt(x["ratio"], 2), judged(x)]
-    write_report(directory, "fabric", head, g, [device_md(d) for d in devs], {
-        d.name: {"rows": rows(d), "rounds": d.tools} for d in devs})
+            "for events, so only busy polling is measured.", ""]
+    write_report(
+        directory, "fabric", head,
+        ["device", "goal", "target", "ratio", "verdict"], goals(devs),
+        lambda x: [x["device"], x["what"], x["target"], fmt(x["ratio"], 2),
+                   judged(x)],
+        [device_md(d) for d in devs],
+        {d.name: {"rows": rows(d), "rounds": d.tools} for d in devs})
 
 
 if __name__ == "__main__":
