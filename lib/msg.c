@@ -87,7 +87,10 @@ enum { UD_RECV = 1, UD_SEND, UD_READ };
 #define SPARE_RECVS		4
 /* The header and payload of a slot start on a cache line of their own. */
 #define SLOT_ALIGN		64
-#define PAGE_ALIGN_LEN(len)	(((len) + 4095) & ~(size_t)4095)
+/* The buffer memory is registered whole: page-aligned, whole pages. */
+#define MEM_PAGE		4096
+#define PAGE_ALIGN_LEN(len)	\
+	(((len) + MEM_PAGE - 1) & ~(size_t)(MEM_PAGE - 1))
 /* READ chunks of one large message in flight beside the sends. */
 #define READ_SLOTS		8
 
@@ -747,7 +750,7 @@ static struct lchan_msg *msg_alloc(struct lchan_ctx *ctx,
 	m->slot = (unsigned)((sizeof(struct msg_hdr) + m->buf_size +
 			      SLOT_ALIGN - 1) & ~(SLOT_ALIGN - 1u));
 	m->mem_len = PAGE_ALIGN_LEN((size_t)m->slot * (m->nrecv + m->nsend));
-	m->mem = aligned_alloc(4096, m->mem_len);
+	m->mem = aligned_alloc(MEM_PAGE, m->mem_len);
 	m->rxq = calloc(m->nrecv, sizeof(unsigned));
 	if (!m->mem || !m->rxq) {
 		msg_free(m);

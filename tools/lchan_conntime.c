@@ -511,11 +511,11 @@ static int ct_run_client(const struct ct_opts *o)
 		json_num(&j, "close_median_us", cmed);
 		json_num(&j, "close_p99_us", cp99);
 		json_num(&j, "par_connect_us_per_conn",
-			      par_conn_ns / 1e3 / o->n);
+			 par_conn_ns / 1e3 / o->n);
 		json_num(&j, "par_conns_per_s",
-			      o->n * 1e9 / (double)par_conn_ns);
+			 o->n * 1e9 / (double)par_conn_ns);
 		json_num(&j, "par_close_us_per_conn",
-			      par_close_ns / 1e3 / o->n);
+			 par_close_ns / 1e3 / o->n);
 		for (k = 0; k < CT_NSTEPS; k++) {
 			char key[48];
 

@@ -256,9 +256,9 @@ void perf_json_results(struct json *j, const struct perf_result *res,
 		json_num(j, "secs", r->secs);
 		json_num(j, "cpu_us_per_op", r->cpu_us);
 		json_num(j, "poller_cpu_us_per_op",
-			      r->poller_cpu_us >= 0 ? r->poller_cpu_us : NAN);
+			 r->poller_cpu_us >= 0 ? r->poller_cpu_us : NAN);
 		json_num(j, "enters_per_op",
-			      r->enters >= 0 ? r->enters : NAN);
+			 r->enters >= 0 ? r->enters : NAN);
 		json_str(j, "verify", r->verify);
 		json_close(j);
 	}
