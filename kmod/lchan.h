@@ -200,6 +200,13 @@ struct lchan_mr {
 };
 
 #define LCHAN_MAX_SGE	16
+/*
+ * The SGE lists of the requests one post call hands the device.  A device
+ * copies them into its own queue before the call returns, so they live in
+ * one small array per channel, not in every WR slot; a batch whose lists
+ * do not fit is posted in more than one call.
+ */
+#define LCHAN_POST_SGES	64
 
 /* Kernel side of one posted work request. */
 struct lchan_wr {
@@ -217,7 +224,7 @@ struct lchan_wr {
 		struct ib_atomic_wr atomic;
 		struct ib_recv_wr recv;
 	};
-	struct ib_sge sge[LCHAN_MAX_SGE];
+	struct ib_sge *sge;		/* in ring.post_sge until posted */
 	struct lchan_mr *mr[LCHAN_MAX_SGE];	/* references while posted */
 };
 
@@ -250,6 +257,7 @@ struct lchan_ring {
 	struct lchan_chan_info info;	/* offsets, filled at setup */
 
 	struct lchan_queue sq, rq;
+	struct ib_sge *post_sge;	/* LCHAN_POST_SGES; under chan->lock */
 	struct lchan_sqe *sqes;
 	struct lchan_rqe *rqes;
 

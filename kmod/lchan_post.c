@@ -290,9 +290,13 @@ static void lchan_post_mark_posted(struct lchan_queue *q)
 	smp_store_release(q->posted, q->head_k);
 }
 
-/* Post the chain from @first; what the device refused is answered. */
-static void lchan_post_chain(struct lchan_chan *chan, struct lchan_queue *q,
-			     struct lchan_wr *first)
+/*
+ * Post the chain from @first; what the device refused is answered.  The
+ * device has copied the chain's SGE lists when this returns: post_sge is
+ * free again.  Returns the post's error.
+ */
+static int lchan_post_chain(struct lchan_chan *chan, struct lchan_queue *q,
+			    struct lchan_wr *first)
 {
 	const struct ib_send_wr *bad_send = NULL;
 	const struct ib_recv_wr *bad_recv = NULL;
@@ -312,17 +316,18 @@ static void lchan_post_chain(struct lchan_chan *chan, struct lchan_queue *q,
 	lchan_post_bh_on(chan);
 	if (ret)
 		lchan_post_failed(chan, q, first, bad, ret);
+	return ret;
 }
 
 /*
- * Take published entries of queue @q, post the good ones as one chain.
- * @post false: answer every entry with a flush error instead (the channel
- * is not connected).  Each entry is read into a local first: a bad one is
- * answered at once even when the queue is full, a good one waits in the
- * ring until a WR slot frees.  CQ slots are claimed for the whole batch
- * first and the spares given back after (lchan_flow.c).  Returns the
- * number of entries taken, or -EINVAL for a tail that is not within one
- * ring of the head.
+ * Take published entries of queue @q, post the good ones as one chain (or
+ * more, when their SGE lists outgrow post_sge).  @post false: answer every
+ * entry with a flush error instead (the channel is not connected).  Each
+ * entry is read into a local first: a bad one is answered at once even
+ * when the queue is full, a good one waits in the ring until a WR slot
+ * frees.  CQ slots are claimed for the whole batch first and the spares
+ * given back after (lchan_flow.c).  Returns the number of entries taken,
+ * or -EINVAL for a tail that is not within one ring of the head.
  */
 static int lchan_post_take(struct lchan_chan *chan, struct lchan_queue *q,
 			   bool post, u32 tail)
@@ -330,7 +335,7 @@ static int lchan_post_take(struct lchan_chan *chan, struct lchan_queue *q,
 	bool is_recv = q == &chan->ring.rq;
 	struct lchan_wr *first = NULL, *last = NULL;
 	struct lchan_wr local;
-	u32 taken = 0, claimed, pending;
+	u32 taken = 0, claimed, pending, sges = 0;
 	s64 published;
 
 	published = lchan_ring_pending(tail, q->head_k, q->entries);
@@ -344,6 +349,17 @@ static int lchan_post_take(struct lchan_chan *chan, struct lchan_queue *q,
 		struct lchan_wr *wr = NULL;
 		u32 status, slots;
 
+		/* Room for the longest SGE list, or post what is linked. */
+		if (sges > LCHAN_POST_SGES - LCHAN_MAX_SGE) {
+			int ret = lchan_post_chain(chan, q, first);
+
+			first = NULL;
+			last = NULL;
+			sges = 0;
+			if (ret)
+				break;
+		}
+		local.sge = chan->ring.post_sge + sges;
 		status = is_recv ?
 			lchan_wr_read_rqe(chan, q->head_k, pending, &local,
 					  &slots) :
@@ -370,6 +386,7 @@ static int lchan_post_take(struct lchan_chan *chan, struct lchan_queue *q,
 		}
 
 		*wr = local;
+		sges += wr->num_sge;
 		lchan_post_link(chan, q, wr, last);
 		if (!first)
 			first = wr;

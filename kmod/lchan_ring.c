@@ -225,7 +225,9 @@ int lchan_ring_alloc(struct lchan_chan *chan,
 			       LCHAN_GFP_USER);
 	ring->rq.wr = kvcalloc(ring->rq.entries, sizeof(*ring->rq.wr),
 			       LCHAN_GFP_USER);
-	if (!ring->sq.wr || !ring->rq.wr) {
+	ring->post_sge = kcalloc(LCHAN_POST_SGES, sizeof(*ring->post_sge),
+				 LCHAN_GFP_USER);
+	if (!ring->sq.wr || !ring->rq.wr || !ring->post_sge) {
 		lchan_ring_free(ring);
 		return -ENOMEM;
 	}
@@ -266,23 +268,26 @@ int lchan_ring_alloc(struct lchan_chan *chan,
 }
 
 /*
- * The kernel memory the rings of a channel hold: the mapping and the WR
- * slots of both queues.  0 before lchan_ring_alloc().
+ * The kernel memory the rings of a channel hold: the mapping, the WR slots
+ * of both queues and the SGE lists of a post.  0 before lchan_ring_alloc().
  */
 size_t lchan_ring_kmem_bytes(const struct lchan_ring *ring)
 {
 	if (!ring->mem)
 		return 0;
 	return ring->size + (size_t)(ring->sq.entries + ring->rq.entries) *
-			    sizeof(struct lchan_wr);
+			    sizeof(struct lchan_wr) +
+	       LCHAN_POST_SGES * sizeof(*ring->post_sge);
 }
 
 void lchan_ring_free(struct lchan_ring *ring)
 {
 	kvfree(ring->sq.wr);
 	kvfree(ring->rq.wr);
+	kfree(ring->post_sge);
 	ring->sq.wr = NULL;
 	ring->rq.wr = NULL;
+	ring->post_sge = NULL;
 	if (ring->mem)
 		vunmap(ring->mem);
 	ring->mem = NULL;

@@ -162,9 +162,10 @@ static const struct lchan_op_desc lchan_ops[LCHAN_OP_MAX] = {
 };
 
 /*
- * Read the SQE at ring index @head (@avail entries published from there).
- * Returns 0 or a CQE status; *slots is how many slots the entry took, 0
- * when it must wait for the rest of its slots.
+ * Read the SQE at ring index @head (@avail entries published from there)
+ * into @wr, whose sge array has room for LCHAN_MAX_SGE.  Returns 0 or a
+ * CQE status; *slots is how many slots the entry took, 0 when it must wait
+ * for the rest of its slots.
  */
 u32 lchan_wr_read_sqe(struct lchan_chan *chan, u32 head, u32 avail,
 		      struct lchan_wr *wr, u32 *slots)
