@@ -273,7 +273,7 @@ TEST_F_TIMEOUT(data, whole_ring_in_one_enter, 120)
  */
 TEST_F_TIMEOUT(data, multi_sge_ring_in_one_enter, 120)
 {
-	struct lchan_enter req = { .size = sizeof(req) };
+	struct lchan_enter_args req = { .size = sizeof(req) };
 	unsigned max = self->cli.chan.info.max_send_sge;
 	unsigned i, j, n, per, sges = 0;
 	struct lchan_sge sg[16];
