@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# `make profile`: perf profiles of a 64-byte send ping-pong and a 64-byte
-# send stream, lchan against perftest on rxe0, in one guest run (job
-# "profile", rig/guest/profile.sh).  Copies the reports to
-# bench/profile/ (LCHAN_BENCH_DIR/profile).
+# `make profile`: perf profiles of connection set-up (lchan against cmtime),
+# a 64-byte send ping-pong and a 64-byte send stream (lchan against
+# perftest) on rxe0, in one guest run (job "profile",
+# rig/guest/profile.sh).  PROFILE=connect or PROFILE=send: those rows
+# alone.  Copies the reports to bench/profile/ (LCHAN_BENCH_DIR/profile).
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -12,6 +13,8 @@ cd "$REPO"
 dest=${LCHAN_BENCH_DIR:-$REPO/bench}/profile
 rig_build_for_guest module lib tools
 rc=0
+[ -z "${PROFILE:-}" ] ||
+	export LCHAN_APPEND="${LCHAN_APPEND:-} lchan.profile_only=$PROFILE"
 "$RIG_DIR/run-vm.sh" profile 1200 || rc=$?
 mkdir -p "$dest"
 run=$(rig_run_dir profile)

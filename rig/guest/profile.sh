@@ -1,8 +1,9 @@
 # shellcheck shell=sh
 # SPDX-License-Identifier: GPL-2.0
-# Job "profile": where the time of a 64-byte send ping-pong goes, lchan
-# against ib_send_lat on rxe0, sampled system-wide with perf (cpu-clock: the
-# emulated CPU has no hardware counters).  Writes out/profile/:
+# Job "profile": where the time of a channel's set-up and of a 64-byte send
+# ping-pong goes, lchan against cmtime and perftest on rxe0, sampled
+# system-wide with perf (cpu-clock: the emulated CPU has no hardware
+# counters).  Writes out/profile/:
 #   <row>.txt   top symbols (kernel and user) with their share of samples
 #   <row>.log   the benchmark's own output
 # rig/profile.sh copies them to bench/profile/.
@@ -57,9 +58,16 @@ profile() {
 		kill "$_spid" 2>/dev/null
 		return
 	fi
-	timeout 300 /usr/bin/perf record -a -F 1000 -o "/tmp/$_name.data" \
+	timeout 300 /usr/bin/perf record -a $CALLS -F 1000 -o "/tmp/$_name.data" \
 		-- "$@" >"$OUT/$_name.log" 2>&1
 	_rc=$?
+	# cmtime's server serves until it is stopped; the others are done.
+	_i=0
+	while kill -0 "$_spid" 2>/dev/null && [ $_i -lt 100 ]; do
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	kill "$_spid" 2>/dev/null
 	wait "$_spid"
 	if [ $_rc != 0 ]; then
 		tap "not ok - profile: $_name: exit status $_rc"
@@ -79,10 +87,41 @@ profile() {
 		echo "## kernel symbols only, as a share of kernel samples"
 		report "$_data" --sort sym --dsos '[kernel.kallsyms],[lchan]' \
 			--percentage relative --percent-limit 1
+		# With call chains: each function with what it calls, as a
+		# share of all samples (idle included).
+		[ -z "$CALLS" ] || {
+			echo "## functions with their callees, share of all samples"
+			/usr/bin/perf report -i "$_data" --stdio --children \
+				--sort sym -g none --percent-limit 0.5 2>/dev/null |
+				grep -v '^#' | grep -v '^$'
+		}
 	} >"$OUT/$_name.txt"
 	tap "ok - profile: $_name ($(grep -c . "$OUT/$_name.txt") lines)"
 	rm -f "/tmp/$_name.data"
 }
+
+# lchan.profile_only=connect (or send) on the kernel command line: only
+# those rows.
+only=
+read -r _cmdline </proc/cmdline
+for _arg in $_cmdline; do
+	case $_arg in lchan.profile_only=*) only=${_arg#*=} ;; esac
+done
+
+CALLS=
+# Connection set-up, one at a time: lchan_conntime's sequential phase
+# beside cmtime (which connects all of its N at once; its server accepts
+# each on its own), both sides of each in the samples.
+if [ "$only" != send ]; then
+	CONN=$LCHAN_TOOLS/lchan_conntime
+	CALLS=-g
+	profile connect.lchan "$CONN -s -a $ADDR -p $PORT -n 200 -P 1" \
+		"$CONN" -c "$ADDR" -p "$PORT" -n 200 -P 1
+	profile connect.cmtime "cmtime -b $ADDR -p $PORT -c 200" \
+		cmtime -s "$ADDR" -p "$PORT" -c 200
+	CALLS=
+fi
+[ "$only" = connect ] && { rmmod lchan || failed=1; exit $failed; }
 
 profile send_lat.doorbell.busy "$PERF -s -a $ADDR -p $PORT" \
 	"$PERF" -c "$ADDR" -p "$PORT" -t send_lat -S 64 -n "$N"
