@@ -211,7 +211,6 @@ struct lchan_mr {
 /* Kernel side of one posted work request. */
 struct lchan_wr {
 	struct ib_cqe cqe;
-	struct lchan_chan *chan;
 	u64 user_data;
 	u8 opcode;			/* LCHAN_CQE_* */
 	u8 num_sge;

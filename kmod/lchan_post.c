@@ -120,7 +120,7 @@ static u8 lchan_post_recv_op(const struct ib_wc *wc)
 static void lchan_post_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct lchan_wr *wr = container_of(wc->wr_cqe, struct lchan_wr, cqe);
-	struct lchan_chan *chan = wr->chan;
+	struct lchan_chan *chan = cq->cq_context;	/* ib_alloc_cq()'s */
 	bool is_recv = wr->opcode == LCHAN_CQE_RECV;
 	/* A hidden send that succeeded: the application asked for no CQE. */
 	bool quiet = !is_recv && wr->hidden && !wc->status;
@@ -251,7 +251,6 @@ static void lchan_post_link(struct lchan_chan *chan, struct lchan_queue *q,
 	u32 half = max(q->entries / 2, 1U);
 	bool is_recv = q == &chan->ring.rq;
 
-	wr->chan = chan;
 	wr->cqe.done = lchan_post_wr_done;
 	if (is_recv) {
 		wr->recv.wr_cqe = &wr->cqe;

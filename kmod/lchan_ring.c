@@ -113,6 +113,8 @@ static_assert(LCHAN_RING_OFF(cq_overflow) == 452);
 static_assert(LCHAN_RING_OFF(rq_posted) == 456);
 static_assert(sizeof(struct lchan_ring_hdr) == 512);
 static_assert(__alignof__(struct lchan_ring_hdr) == LCHAN_RING_LINE);
+/* A queue's WR slots (a power of two of them) fill whole pages. */
+static_assert((sizeof(struct lchan_wr) & (sizeof(struct lchan_wr) - 1)) == 0);
 
 static int lchan_ring_size_one(u32 asked, u32 max, u32 *out)
 {
@@ -221,10 +223,15 @@ int lchan_ring_alloc(struct lchan_chan *chan,
 	if (ret)
 		return ret;
 
-	ring->sq.wr = kvcalloc(ring->sq.entries, sizeof(*ring->sq.wr),
-			       LCHAN_GFP_USER);
-	ring->rq.wr = kvcalloc(ring->rq.entries, sizeof(*ring->rq.wr),
-			       LCHAN_GFP_USER);
+	/*
+	 * Not cleared, which would slow every set-up: a slot is written
+	 * whole when it is taken, and only taken slots are read
+	 * (lchan_flow.c).
+	 */
+	ring->sq.wr = kvmalloc_array(ring->sq.entries, sizeof(*ring->sq.wr),
+				     LCHAN_GFP_USER);
+	ring->rq.wr = kvmalloc_array(ring->rq.entries, sizeof(*ring->rq.wr),
+				     LCHAN_GFP_USER);
 	ring->post_sge = kcalloc(LCHAN_POST_SGES, sizeof(*ring->post_sge),
 				 LCHAN_GFP_USER);
 	if (!ring->sq.wr || !ring->rq.wr || !ring->post_sge) {
