@@ -47,15 +47,17 @@ struct ct_opts {
 	bool steps;
 	bool json;
 	unsigned timeout_ms;
+	unsigned entries;	/* SQ and RQ of each channel; 0: the default */
 };
 
 static void ct_usage(void)
 {
 	fprintf(stderr,
-		"usage: lchan_conntime -s -a ADDR [-p PORT] [-n N] [-P PAR]\n"
-		"       lchan_conntime -c ADDR [-p PORT] [-n N] [-P PAR] [--steps] [--json]\n"
+		"usage: lchan_conntime -s -a ADDR [-p PORT] [-n N] [-P PAR] [-e E]\n"
+		"       lchan_conntime -c ADDR [-p PORT] [-n N] [-P PAR] [-e E] [--steps] [--json]\n"
 		"  -n N      channels per phase (default 100)\n"
 		"  -P PAR    connects in flight in the parallel phase (default 8)\n"
+		"  -e E      SQ and RQ entries of each channel (default: lchan's)\n"
 		"  --steps   split the sequential phase by tracepoints (root)\n"
 		"  --timeout MS  per connect (default 10000)\n");
 }
@@ -81,6 +83,7 @@ struct ct_server {
 	struct lchan_ctx ctx;
 	struct lchan_listener lst;
 	int epfd;
+	struct lchan_opts opts;		/* of every accept */
 	unsigned total;			/* channels to serve */
 	unsigned accepted;		/* atomic */
 	unsigned closed;		/* reaper only */
@@ -105,7 +108,7 @@ static void *ct_accept_thread(void *arg)
 			__atomic_store_n(&s->err, -ENOMEM, __ATOMIC_RELAXED);
 			return NULL;
 		}
-		ret = lchan_accept(&s->lst, NULL, chan);
+		ret = lchan_accept(&s->lst, &s->opts, chan);
 		if (ret) {
 			/* The peer gave up on this one: it counts as served. */
 			fprintf(stderr, "lchan_conntime: accept: %s\n",
@@ -131,7 +134,10 @@ static void *ct_accept_thread(void *arg)
 
 static int ct_run_server(const struct ct_opts *o)
 {
-	struct ct_server s = { .total = 2 * o->n };
+	struct ct_server s = {
+		.opts = { .sq_entries = o->entries, .rq_entries = o->entries },
+		.total = 2 * o->n,
+	};
 	struct epoll_event evs[64];
 	pthread_t *thr;
 	unsigned i, started = 0;
@@ -204,7 +210,11 @@ struct ct_client {
 
 static int ct_connect(struct ct_client *c, unsigned i)
 {
-	struct lchan_opts opts = { .timeout_ms = c->o->timeout_ms };
+	struct lchan_opts opts = {
+		.timeout_ms = c->o->timeout_ms,
+		.sq_entries = c->o->entries,
+		.rq_entries = c->o->entries,
+	};
 	int ret;
 
 	ret = lchan_connect(&c->ctx, c->o->addr, c->o->port, &opts,
@@ -505,6 +515,7 @@ static int ct_run_client(const struct ct_opts *o)
 		json_str(&j, "device", device);
 		json_uint(&j, "conns", o->n);
 		json_uint(&j, "parallel", o->par);
+		json_uint(&j, "entries", o->entries);
 		json_num(&j, "connect_median_us", med);
 		json_num(&j, "connect_p99_us", p99);
 		json_num(&j, "connect_avg_us", avg);
@@ -525,8 +536,11 @@ static int ct_run_client(const struct ct_opts *o)
 		}
 		json_close(&j);
 	} else {
-		printf("lchan_conntime: %s, %u channels per phase, %u in flight in parallel\n",
+		printf("lchan_conntime: %s, %u channels per phase, %u in flight in parallel",
 		       device, o->n, o->par);
+		if (o->entries)
+			printf(", SQ and RQ of %u entries", o->entries);
+		printf("\n");
 		printf("%-24s %10s %10s %10s\n", "", "median us", "p99 us",
 		       "mean us");
 		printf("%-24s %10.1f %10.1f %10.1f\n", "connect (sequential)",
@@ -561,6 +575,7 @@ int main(int argc, char **argv)
 		{ "steps", no_argument, NULL, 'T' },
 		{ "json", no_argument, NULL, 'J' },
 		{ "timeout", required_argument, NULL, 't' },
+		{ "entries", required_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -572,7 +587,7 @@ int main(int argc, char **argv)
 	int opt;
 
 	signal(SIGPIPE, SIG_IGN);
-	while ((opt = getopt_long(argc, argv, "sc:a:p:n:P:t:h", longopts,
+	while ((opt = getopt_long(argc, argv, "sc:a:p:n:P:t:e:h", longopts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 's':
@@ -588,6 +603,7 @@ int main(int argc, char **argv)
 		case 'n':
 		case 'P':
 		case 't':
+		case 'e':
 			v = strtoul(optarg, &end, 10);
 			if (end == optarg || *end || !v || v > 1000000) {
 				fprintf(stderr, "lchan_conntime: bad number '%s'\n",
@@ -598,6 +614,8 @@ int main(int argc, char **argv)
 				o.n = (unsigned)v;
 			else if (opt == 'P')
 				o.par = (unsigned)v;
+			else if (opt == 'e')
+				o.entries = (unsigned)v;
 			else
 				o.timeout_ms = (unsigned)v;
 			break;

@@ -617,20 +617,23 @@ conn_cmtime() { # DEV ADDR ROUND
 	fi
 }
 
-conn_lchan() { # DEV ADDR ROUND
-	_log=$LOGS/$1.connect.lchan.$3.log
-	SRV="$LCHAN_TOOLS/lchan_conntime -s -a $2 -p $PORT -n $CONN_N -P $CONN_PAR"
+# lchan_conntime with lchan's default rings (tool lchan_conntime), or with
+# ENTRIES-entry queues as cmtime makes its QPs (tool lchan_conntime_eENTRIES).
+conn_lchan() { # DEV ADDR ROUND [ENTRIES]
+	_tool=lchan_conntime${4:+_e$4}
+	_log=$LOGS/$1.connect.$_tool.$3.log
+	SRV="$LCHAN_TOOLS/lchan_conntime -s -a $2 -p $PORT -n $CONN_N -P $CONN_PAR${4:+ -e $4}"
 	SRV_KIND=rdma
 	pair_once "$_log" "" "" -- "$LCHAN_TOOLS/lchan_conntime" -c "$2" -p "$PORT" \
-		-n "$CONN_N" -P "$CONN_PAR" --steps --json
+		-n "$CONN_N" -P "$CONN_PAR" ${4:+-e "$4"} --steps --json
 	SRV=
-	tr -d '{}"' <"$_log" | tr ',' '\n' | awk -v d="$1" -v r="$3" -F ': ' \
+	tr -d '{}"' <"$_log" | tr ',' '\n' | awk -v d="$1" -v r="$3" -v t="$_tool" -F ': ' \
 		'NF == 2 && $2 ~ /^[0-9.e+-]+$/ { k = $1; gsub(/ /, "", k)
-		printf "%s\t%s\tlchan_conntime\t%s\t%s\n", d, r, k, $2 }' >>"$CONN_TSV"
+		printf "%s\t%s\t%s\t%s\t%s\n", d, r, t, k, $2 }' >>"$CONN_TSV"
 	if [ "$rc" = 0 ] && grep -q connect_median_us "$_log"; then
-		tap "ok - bench: $1 connect round $3: lchan_conntime"
+		tap "ok - bench: $1 connect round $3: $_tool"
 	else
-		tap "not ok - bench: $1 connect round $3: lchan_conntime $(status_of "$rc"): $(why "$_log")"
+		tap "not ok - bench: $1 connect round $3: $_tool $(status_of "$rc"): $(why "$_log")"
 		failed=1
 	fi
 }
@@ -641,6 +644,7 @@ connect_rows() { # DEV ADDR
 	while [ "$_r" -le "$CONN_ROUNDS" ]; do
 		conn_cmtime "$1" "$2" "$_r"
 		conn_lchan "$1" "$2" "$_r"
+		conn_lchan "$1" "$2" "$_r" 1
 		_r=$((_r + 1))
 	done
 }
