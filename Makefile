@@ -229,7 +229,9 @@ bench-poller:
 		rig/run-vm.sh pollbench 1500
 .PHONY: bench-poller
 
-# Where the time goes: perf profiles in the guest, bench/profile/*.txt.
+# Where the time goes: perf profiles in the guest, bench/profile/*.txt
+# (connection set-up, send latency and bandwidth; PROFILE=connect or
+# PROFILE=send for those rows alone).
 profile:
 	rig/profile.sh
 .PHONY: profile
