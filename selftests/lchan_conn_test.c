@@ -981,6 +981,23 @@ TEST_F_TIMEOUT(conn, client_sends_once, 300)
 	       "first SEND waiting in the socket", ok, FIRST_N, read);
 }
 
+/* Which side saw what, and both channels as the kernel has them. */
+static int late_failed(struct lchan_t_ep *from, struct lchan_t_ep *to,
+		       unsigned i, const char *who, const struct lchan_cqe *c,
+		       int ret)
+{
+	if (c)
+		fprintf(stderr, "# message %u: the %s's CQE: opcode %u status "
+			"%u (%s) vendor_err %u\n", i, who, c->opcode, c->status,
+			lchan_cqe_status_str(c->status), c->vendor_err);
+	else
+		fprintf(stderr, "# message %u: the %s's reap: %s\n", i, who,
+			strerror(-ret));
+	lchan_t_dump_chan("sender", &from->chan);
+	lchan_t_dump_chan("receiver", &to->chan);
+	return ret;
+}
+
 /* Send message @i of 64 B from @from; @to must receive it whole. */
 static int late_message(struct lchan_t_ep *from, struct lchan_t_ep *to,
 			unsigned i)
@@ -999,9 +1016,9 @@ static int late_message(struct lchan_t_ep *from, struct lchan_t_ep *to,
 	do {
 		ret = lchan_t_reap(to, &c, 30000);
 		if (ret)
-			return ret;
+			return late_failed(from, to, i, "receiver", NULL, ret);
 		if (c.status)
-			return -EIO;
+			return late_failed(from, to, i, "receiver", &c, -EIO);
 	} while (c.opcode != LCHAN_CQE_RECV);
 	if (c.byte_len != 64 ||
 	    lchan_t_check(lchan_t_recv_slot(to, c.user_data), i, 64) != -1)
@@ -1010,7 +1027,10 @@ static int late_message(struct lchan_t_ep *from, struct lchan_t_ep *to,
 	do {
 		ret = lchan_t_reap(from, &c, 30000);
 	} while (!ret && c.opcode != LCHAN_CQE_SEND);
-	return ret ?: (c.status ? -EIO : 0);
+	if (ret || c.status)
+		return late_failed(from, to, i, "sender", ret ? NULL : &c,
+				   ret ?: -EIO);
+	return 0;
 }
 
 #define LATE_PAIRS	16
