@@ -40,7 +40,8 @@ listening() { # PORT
 report() { # DATA PERF-REPORT-OPTIONS...
 	_d=$1
 	shift
-	/usr/bin/perf report -i "$_d" --stdio --no-children "$@" 2>/dev/null |
+	/usr/bin/perf report -i "$_d" --stdio --no-children -g none "$@" \
+		2>/dev/null |
 		grep -v '^#' | grep -v '^$'
 }
 
@@ -77,7 +78,7 @@ profile() {
 	_data=/tmp/$_name.data
 	{
 		echo "# $*"
-		echo "# perf record -a -F 1000 (cpu-clock), both processes, 2 vCPUs"
+		echo "# perf record -a $CALLS -F 1000 (cpu-clock), both processes, 2 vCPUs"
 		echo "## samples by program and object"
 		report "$_data" --sort comm,dso --percent-limit 1
 		echo "## by symbol"
@@ -92,7 +93,7 @@ profile() {
 		[ -z "$CALLS" ] || {
 			echo "## functions with their callees, share of all samples"
 			/usr/bin/perf report -i "$_data" --stdio --children \
-				--sort sym -g none --percent-limit 0.5 2>/dev/null |
+				-g none --sort sym --percent-limit 0.5 2>/dev/null |
 				grep -v '^#' | grep -v '^$'
 		}
 	} >"$OUT/$_name.txt"
