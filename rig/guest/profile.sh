@@ -110,9 +110,9 @@ for _arg in $_cmdline; do
 done
 
 CALLS=
-# Connection set-up, one at a time: lchan_conntime's sequential phase
-# beside cmtime (which connects all of its N at once; its server accepts
-# each on its own), both sides of each in the samples.
+# Connection set-up: lchan_conntime's two phases with one connect in
+# flight (400 connects, one at a time) beside cmtime (which connects all
+# of its 200 at once), both sides of each in the samples.
 if [ "$only" != send ]; then
 	CONN=$LCHAN_TOOLS/lchan_conntime
 	CALLS=-g
