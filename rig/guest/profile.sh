@@ -122,19 +122,19 @@ if [ "$only" != send ]; then
 		cmtime -s "$ADDR" -p "$PORT" -c 200
 	CALLS=
 fi
-[ "$only" = connect ] && { rmmod lchan || failed=1; exit $failed; }
-
-profile send_lat.doorbell.busy "$PERF -s -a $ADDR -p $PORT" \
-	"$PERF" -c "$ADDR" -p "$PORT" -t send_lat -S 64 -n "$N"
-profile send_lat.poller.busy "$PERF -s -a $ADDR -p $PORT --mode poller" \
-	"$PERF" -c "$ADDR" -p "$PORT" -t send_lat -S 64 -n $((N / 10)) \
-	--mode poller
-profile ib_send_lat.busy "ib_send_lat -R -p $PORT -s 64 -n $N" \
-	ib_send_lat -R -p "$PORT" -s 64 -n "$N" "$ADDR"
-profile send_bw.doorbell "$PERF -s -a $ADDR -p $PORT" \
-	"$PERF" -c "$ADDR" -p "$PORT" -t send_bw -S 64 -n $((N * 5))
-profile ib_send_bw "ib_send_bw -R -p $PORT -s 64 -n $((N * 5))" \
-	ib_send_bw -R -p "$PORT" -s 64 -n $((N * 5)) "$ADDR"
+if [ "$only" != connect ]; then
+	profile send_lat.doorbell.busy "$PERF -s -a $ADDR -p $PORT" \
+		"$PERF" -c "$ADDR" -p "$PORT" -t send_lat -S 64 -n "$N"
+	profile send_lat.poller.busy "$PERF -s -a $ADDR -p $PORT --mode poller" \
+		"$PERF" -c "$ADDR" -p "$PORT" -t send_lat -S 64 -n $((N / 10)) \
+		--mode poller
+	profile ib_send_lat.busy "ib_send_lat -R -p $PORT -s 64 -n $N" \
+		ib_send_lat -R -p "$PORT" -s 64 -n "$N" "$ADDR"
+	profile send_bw.doorbell "$PERF -s -a $ADDR -p $PORT" \
+		"$PERF" -c "$ADDR" -p "$PORT" -t send_bw -S 64 -n $((N * 5))
+	profile ib_send_bw "ib_send_bw -R -p $PORT -s 64 -n $((N * 5))" \
+		ib_send_bw -R -p "$PORT" -s 64 -n $((N * 5)) "$ADDR"
+fi
 
 rmmod lchan || failed=1
 exit $failed
