@@ -16,7 +16,9 @@ with a few in flight: both are set beside cmtime's.  cmtime's QPs have one
 entry per queue; lchan's default rings far more, whose memory is made and
 cleared at each set-up: where the bench ran lchan_conntime with one-entry
 queues too (tool lchan_conntime_e1), those rows are reported beside, not
-judged.
+judged.  So is rdma_cm one connection at a time (tool cmtime_c1: runs of
+"cmtime -c 1", each a fresh process, every run a round of its own), the
+peer of lchan's sequential figures.
 """
 
 import json
@@ -31,6 +33,8 @@ CM = "cmtime"
 LC = "lchan_conntime"
 # lchan_conntime -e 1: queues of one entry, as cmtime makes its QPs.
 LC1 = "lchan_conntime_e1"
+# cmtime -c 1: one connection a run.
+CM1 = "cmtime_c1"
 # cmtime's steps, as its output names them (spaces made underscores).
 CM_SETUP = ["create_id", "bind_addr", "resolve_addr", "resolve_route",
             "create_qp", "connect"]
@@ -133,11 +137,12 @@ def write_report(directory, stem, head, columns, goals, goal_cells, sections,
 
 
 class Device(Rounds):
-    def cm_sum(self, steps):
-        """The per-round sum of cmtime's @steps, then its median."""
+    def cm_sum(self, steps, tool=CM):
+        """The per-round sum of @tool's (cmtime's) @steps, then its
+        median."""
         per = None
         for s in steps:
-            r = self.rounds(CM, s + "_us_per_conn")
+            r = self.rounds(tool, s + "_us_per_conn")
             if not r:
                 continue    # a step this cmtime does not time
             per = dict(r) if per is None else {
@@ -179,6 +184,15 @@ def rows(d):
         for f, k, cf, cv in out[:2]:
             got.append((f + ", 1-entry queues", "entries1." + k,
                         d.med(LC1, k), cf, cv))
+    one = d.cm_sum(["create_qp", "connect"], CM1)
+    if one is not None:
+        what = "create qp + connect, one connection a run (cmtime -c 1)"
+        got.append(("connect+accept, sequential median", "connect_median_us",
+                     d.med(LC, "connect_median_us"), what, one))
+        if d.rounds(LC1, "connect_median_us"):
+            got.append(("connect+accept, sequential median, 1-entry queues",
+                        "entries1.connect_median_us",
+                        d.med(LC1, "connect_median_us"), what, one))
     return got
 
 
@@ -188,7 +202,11 @@ def device_md(d):
     m = len(d.rounds(CM, "connect_us_per_conn"))
     conns = d.med(LC, "conns")
     par = d.med(LC, "parallel")
-    lines.append(f"Rounds: lchan_conntime {n}, cmtime {m}; "
+    runs1 = len(d.rounds(CM1, "connect_us_per_conn"))
+    failed1 = sum(d.rounds(CM1, "failed_runs").values())
+    one_runs = (f", cmtime -c 1 {runs1} runs ({failed1:.0f} more failed)"
+                if runs1 or failed1 else "")
+    lines.append(f"Rounds: lchan_conntime {n}, cmtime {m}{one_runs}; "
                  f"{fmt(conns, 0)} connections a run, lchan's parallel phase "
                  f"with {fmt(par, 0)} in flight; medians over the rounds, us "
                  "per connection.")
@@ -206,8 +224,9 @@ def device_md(d):
                  "cmtime's nearest steps per connection):")
     lines.append("")
     one = bool(d.rounds(LC1, "step_create_qp_us"))
+    cm1 = bool(d.rounds(CM1, "connect_us_per_conn"))
     cols = ["step", "lchan"] + (["lchan, 1-entry queues"] if one else []) + \
-        ["cmtime", "cmtime's steps"]
+        ["cmtime"] + (["cmtime -c 1"] if cm1 else []) + ["cmtime's steps"]
     lines.append(table_row(cols))
     lines.append(table_row(["---"] * len(cols)))
     for name, cm in STEPS:
@@ -216,8 +235,10 @@ def device_md(d):
         cells = [name, fmt(d.med(LC, key))]
         if one:
             cells.append(fmt(d.med(LC1, key)))
-        cells += [fmt(cv),
-                  " + ".join(s.replace("_", " ") for s in cm) or "-"]
+        cells.append(fmt(cv))
+        if cm1:
+            cells.append(fmt(d.cm_sum(cm, CM1) if cm else None))
+        cells.append(" + ".join(s.replace("_", " ") for s in cm) or "-")
         lines.append(table_row(cells))
     lines.append("")
     return lines

@@ -583,9 +583,9 @@ device() { # DEV ADDR
 # value"; rig/conn_report.py takes the medians over the rounds.
 CONN_TSV=$OUT/connect.tsv
 if [ "$quick" = 1 ]; then
-	CONN_ROUNDS=2 CONN_N=20 CONN_PAR=4
+	CONN_ROUNDS=2 CONN_N=20 CONN_PAR=4 CONN_ONE=3
 else
-	CONN_ROUNDS=5 CONN_N=100 CONN_PAR=8
+	CONN_ROUNDS=5 CONN_N=100 CONN_PAR=8 CONN_ONE=10
 fi
 printf 'dev\tround\ttool\tkey\tvalue\n' >"$CONN_TSV"
 
@@ -617,6 +617,50 @@ conn_cmtime() { # DEV ADDR ROUND
 	fi
 }
 
+# cmtime one connection a run (tool cmtime_c1): CONN_ONE runs of "cmtime
+# -c 1" against one server, each a fresh process, so that rdma_cm's own
+# set-up is timed one connection at a time, as lchan's sequential phase is,
+# and not as a wall time shared by N in flight.  Each run is a "round" of
+# its own (ROUND.RUN), so the report takes the median over all of them.
+conn_cmtime_one() { # DEV ADDR ROUND
+	_log=$LOGS/$1.connect.cmtime_c1.$3.log
+	cmtime -b "$2" -p "$PORT" -c 1 >"$_log.server" 2>&1 &
+	_spid=$!
+	if ! wait_listen rdma "$PORT" "$_spid" 2>>"$_log.server"; then
+		kill "$_spid" 2>/dev/null
+		wait "$_spid"
+		tap "ok - bench: $1 connect round $3: cmtime -c 1: no server (reported in the table)"
+		return 0
+	fi
+	: >"$_log"
+	_k=1 _bad=0
+	while [ "$_k" -le "$CONN_ONE" ]; do
+		echo "== run $_k" >>"$_log"
+		timeout 60 cmtime -s "$2" -p "$PORT" -c 1 >"$_log.run" 2>&1
+		_rc=$?
+		cat "$_log.run" >>"$_log"
+		if [ "$_rc" = 0 ] && grep -q '^connect' "$_log.run"; then
+			awk -v d="$1" -v r="$3.$_k" -F ':' 'NF == 2 && $2 ~ /^[ 0-9.]+$/ {
+				k = $1; gsub(/^ +| +$/, "", k); gsub(/ +/, "_", k)
+				n = split($2, f, " ")
+				if (n >= 4) printf "%s\t%s\tcmtime_c1\t%s_us_per_conn\t%s\n", d, r, k, f[n] }' \
+				"$_log.run" >>"$CONN_TSV"
+		else
+			_bad=$((_bad + 1))
+		fi
+		_k=$((_k + 1))
+	done
+	rm -f "$_log.run"
+	printf '%s\t%s\tcmtime_c1\tfailed_runs\t%s\n' "$1" "$3" "$_bad" >>"$CONN_TSV"
+	kill "$_spid" 2>/dev/null
+	wait "$_spid" 2>/dev/null
+	if [ "$_bad" = 0 ]; then
+		tap "ok - bench: $1 connect round $3: cmtime -c 1 x $CONN_ONE"
+	else
+		tap "ok - bench: $1 connect round $3: cmtime -c 1: $_bad of $CONN_ONE runs failed (left out of the table)"
+	fi
+}
+
 # lchan_conntime with lchan's default rings (tool lchan_conntime), or with
 # ENTRIES-entry queues as cmtime makes its QPs (tool lchan_conntime_eENTRIES).
 conn_lchan() { # DEV ADDR ROUND [ENTRIES]
@@ -643,6 +687,7 @@ connect_rows() { # DEV ADDR
 	_r=1
 	while [ "$_r" -le "$CONN_ROUNDS" ]; do
 		conn_cmtime "$1" "$2" "$_r"
+		conn_cmtime_one "$1" "$2" "$_r"
 		conn_lchan "$1" "$2" "$_r"
 		conn_lchan "$1" "$2" "$_r" 1
 		_r=$((_r + 1))
@@ -764,7 +809,7 @@ only=
 for _arg in $(cat /proc/cmdline); do
 	case $_arg in lchan.bench_only=*) only=${_arg#*=} ;; esac
 done
-echo "connect: $CONN_ROUNDS rounds of $CONN_N connections, $CONN_PAR in flight (lchan parallel)" >>"$OUT/info.txt"
+echo "connect: $CONN_ROUNDS rounds of $CONN_N connections, $CONN_PAR in flight (lchan parallel), $CONN_ONE runs of cmtime -c 1" >>"$OUT/info.txt"
 {
 	echo "fabric: $FAB_ROUNDS rounds; sizes $FAB_SIZES; $FAB_N_SMALL round trips below 64 KiB, $FAB_N_LARGE from 64 KiB"
 	echo "libfabric: $(fi_info --version 2>&1 | tr '\n' ' ')"
