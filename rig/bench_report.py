@@ -81,6 +81,19 @@ ISSUE4_GOALS = [
 ]
 
 
+# Issue 16 (the poller pool), on each device: (goal, target, row, peer, how,
+# comparison, limit), as issue 7's.  One run's rows: make bench-poller
+# measures the same rows in alternating rounds and gives their medians.
+ISSUE16_GOALS = [
+    ("64 B send latency, poller mode (busy polling) vs doorbell mode (busy polling)",
+     "<= 1.00x", "send_lat.poller.busy", "send_lat.doorbell.busy", "median", "<=", 1.0),
+    ("64 B send latency, poller mode (events) vs ib_send_lat -e", "<= 0.90x",
+     "send_lat.poller.event", "ib_send_lat.event", "median", "<=", 0.9),
+    ("64 B send latency, doorbell mode (busy polling) vs ib_send_lat", "<= 1.00x",
+     "send_lat.doorbell.busy", "ib_send_lat.busy", "median", "<=", 1.0),
+]
+
+
 def issue7_goals():
     """Issue 7 (message API), on each device: (goal, target, row, peer, how,
     comparison, limit), how a key of HOW; without a peer the goal is on the
@@ -262,7 +275,7 @@ def goal4(bench, goal, target, row, peer, cmp, limit):
 
 
 def goal7(bench, dev, goal, target, row, peer, how, cmp, limit):
-    """An issue 7 goal on device dev: a dict of its cells."""
+    """An issue 7 or 16 goal on device dev: a dict of its cells."""
     key, other = (dev, row), (dev, peer)
     a, b = bench.row(key), bench.row(other)
     if not peer:
@@ -345,6 +358,14 @@ poll(2) by design (its count is in the table).  A busy-polling call also
 sleeps through the bytes of a large message after 50 us (one poll(2) per
 1 MiB message), also by design: spinning there would take the CPU that rxe
 and siw move the bytes with, and on an adapter burn a CPU for nothing.
+
+## Goals (issue 16, poller pool and doorbell path)
+
+| device | goal | target | measured | | detail |
+|---|---|---|---|---|---|
+{goals16}
+One run per row, as every row here; `make bench-poller` measures these rows
+in alternating rounds and reports their medians (README.md, "Benchmarks").
 
 {devices}## Latency against message size (send ping-pong, median us)
 
@@ -452,15 +473,19 @@ def sweep_table(devices, sweep):
             for dev in devices for size in sizes.get(dev, [])]
 
 
-def markdown(bench, goals4, goals7, info, sweep):
+def markdown(bench, goals4, goals7, goals16, info, sweep):
     def text(lines):
         return "".join(line + "\n" for line in lines)
+
+    def per_device(goals):
+        return text(table_line([g["device"], g["goal"], g["target"], g["measured"],
+                                f"**{g['result']}**", g["detail"]]) for g in goals)
     return REPORT.format(
         info=text(info),
         goals4=text(table_line([g["goal"], g["target"], g["measured"], f"**{g['result']}**",
                                 g["detail"]]) for g in goals4),
-        goals7=text(table_line([g["device"], g["goal"], g["target"], g["measured"],
-                                f"**{g['result']}**", g["detail"]]) for g in goals7),
+        goals7=per_device(goals7),
+        goals16=per_device(goals16),
         devices=text(line for dev in bench.devices for line in device_tables(bench, dev)),
         sweep=text(sweep_table(bench.devices, sweep)))
 
@@ -502,13 +527,15 @@ def goal_json(goal, names):
     return {n: json_number(goal[n]) if n == "value" else goal[n] for n in names}
 
 
-def results_json(bench, goals4, goals7, info, sweep):
+def results_json(bench, goals4, goals7, goals16, info, sweep):
     return {
         "info": info,
         "goals": [goal_json(g, ("goal", "target", "value", "result", "detail"))
                   for g in goals4],
         "goals_msg": [goal_json(g, ("device", "goal", "target", "value", "result", "measured",
                                     "detail")) for g in goals7],
+        "goals_poller": [goal_json(g, ("device", "goal", "target", "value", "result",
+                                       "measured", "detail")) for g in goals16],
         "rows": [row_json(bench, k) for k in bench.order],
         "sweep": [{"device": dev, "tool": tool, "size": cell_number(size),
                    "lat_median_us": cell_number(lat), "status": status}
@@ -574,11 +601,12 @@ def main():
     sweep = [f for f in (cells(line, 5) for line in sweep_lines or []) if f[0] != "dev"]
     goals4 = [goal4(bench, *g) for g in ISSUE4_GOALS]
     goals7 = [goal7(bench, dev, *g) for dev in bench.devices for g in issue7_goals()]
+    goals16 = [goal7(bench, dev, *g) for dev in bench.devices for g in ISSUE16_GOALS]
     with open(os.path.join(directory, "results.md"), "w", **TEXT) as f:
-        f.write(markdown(bench, goals4, goals7, info, sweep))
+        f.write(markdown(bench, goals4, goals7, goals16, info, sweep))
     with open(os.path.join(directory, "results.json"), "w", encoding="utf-8",
               errors="replace") as f:
-        json.dump(results_json(bench, goals4, goals7, info, sweep), f, indent=2,
+        json.dump(results_json(bench, goals4, goals7, goals16, info, sweep), f, indent=2,
                   ensure_ascii=False, allow_nan=False)
         f.write("\n")
     # Without sweep.tsv the results are written and then it fails.
