@@ -216,6 +216,19 @@ static void lchan_post_fail_chain(struct lchan_chan *chan,
 }
 
 /*
+ * The QP can no longer be trusted with the channel's requests: error
+ * state, and every request the device holds comes back flushed through
+ * the normal completion path.
+ */
+static void lchan_post_break(struct lchan_chan *chan)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+
+	lchan_chan_set_state(chan, LCHAN_STATE_ERROR);
+	ib_modify_qp(chan->qp, &attr, IB_QP_STATE);
+}
+
+/*
  * The device refused part of a chain.  @bad should name the first request
  * it did not take; a provider that fails after queueing everything (siw
  * when it cannot start the head of its queue) leaves @bad unset or
@@ -227,7 +240,6 @@ static void lchan_post_failed(struct lchan_chan *chan, struct lchan_queue *q,
 			      struct lchan_wr *first, struct lchan_wr *bad,
 			      int err)
 {
-	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	bool is_recv = q == &chan->ring.rq;
 	struct lchan_wr *wr;
 
@@ -240,8 +252,7 @@ static void lchan_post_failed(struct lchan_chan *chan, struct lchan_queue *q,
 		}
 	}
 	lchan_dbg_chan(chan, "post failed (%d) without a bad request\n", err);
-	lchan_chan_set_state(chan, LCHAN_STATE_ERROR);
-	ib_modify_qp(chan->qp, &attr, IB_QP_STATE);
+	lchan_post_break(chan);
 }
 
 /* Link a checked request, in the next slot of @q, into the chain. */
@@ -437,7 +448,18 @@ static void lchan_post_rtr_done(struct ib_cq *cq, struct ib_wc *wc)
 					       rtr_cqe);
 
 	lchan_post_recheck_soon(chan);
-	/* Our own SENDs end here; a flushed one: the channel is going down. */
+	/*
+	 * Our own SENDs end here.  A failed request of the exchange put the
+	 * QP in error, as one of the application's would (a flush is one
+	 * that already was).
+	 */
+	if (wc->status && wc->status != IB_WC_WR_FLUSH_ERR) {
+		lchan_dbg_chan(chan, "exchange %s: status %d\n",
+			       wc->opcode & IB_WC_RECV ? "receive" : "SEND",
+			       wc->status);
+		lchan_chan_set_state(chan, LCHAN_STATE_ERROR);
+		lchan_ring_wake(chan);
+	}
 	if (wc->status || !(wc->opcode & IB_WC_RECV))
 		return;
 	smp_store_release(&chan->rtr_heard, true);	/* rtr_step acquire */
@@ -502,8 +524,12 @@ int lchan_post_own_send(struct lchan_chan *chan, const struct ib_send_wr *wr)
 	return ret;
 }
 
-/* One zero-length SEND of the exchange.  lock held. */
-static void lchan_post_rtr_send(struct lchan_chan *chan, const char *which)
+/*
+ * One zero-length SEND of the exchange.  One that was not posted breaks
+ * the channel: opening the SQ without it would put the application's
+ * first SEND into the receive the peer posted for it.  lock held.
+ */
+static int lchan_post_rtr_send(struct lchan_chan *chan, const char *which)
 {
 	struct ib_send_wr wr = {
 		.wr_cqe = &chan->rtr_cqe,
@@ -513,10 +539,13 @@ static void lchan_post_rtr_send(struct lchan_chan *chan, const char *which)
 	int ret;
 
 	ret = lchan_post_own_send(chan, &wr);
-	/* Only a QP in error refuses it; its requests report that. */
-	if (ret)
+	if (ret) {
 		lchan_dbg_chan(chan, "%s SEND of the exchange: %d\n", which,
 			       ret);
+		lchan_post_break(chan);
+		lchan_ring_wake(chan);
+	}
+	return ret;
 }
 
 /* Move the exchange on, on a connected channel.  lock held. */
@@ -524,12 +553,15 @@ static void lchan_post_rtr_step(struct lchan_chan *chan)
 {
 	if (READ_ONCE(chan->rtr_to_send)) {
 		WRITE_ONCE(chan->rtr_to_send, false);
-		lchan_post_rtr_send(chan, "first");
+		if (lchan_post_rtr_send(chan, "first"))
+			return;
 	}
 	if (!READ_ONCE(chan->sq_held) ||
 	    !smp_load_acquire(&chan->rtr_heard))	/* rtr_done release */
 		return;
-	lchan_post_rtr_send(chan, chan->passive ? "acknowledging" : "second");
+	if (lchan_post_rtr_send(chan, chan->passive ? "acknowledging" :
+				"second"))
+		return;
 	WRITE_ONCE(chan->sq_held, false);
 	/* Connect waits for it (lchan_post_rtr_wait_open), poll too. */
 	lchan_ring_wake(chan);
@@ -613,8 +645,12 @@ int lchan_post_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done)
 	if (ret < 0)
 		return ret;
 	*rq_done = ret;
-	if (usable && state == LCHAN_STATE_CONNECTED)
+	if (usable && state == LCHAN_STATE_CONNECTED) {
+		/* The exchange may break the channel: then flush, not gate. */
 		lchan_post_rtr_step(chan);
+		state = READ_ONCE(chan->state);
+		usable = lchan_post_usable(chan, state);
+	}
 	if (lchan_post_sq_gated(chan, state))
 		return 0;
 	ret = lchan_post_take(chan, &chan->ring.sq, usable, sq_tail);
