@@ -231,15 +231,36 @@ static int iso_mr_dereg(int ctx_fd, __u32 handle)
 	return iso_ioctl(ctx_fd, LCHAN_IOC_MR_DEREG, &r);
 }
 
-/* A listener of @ctx_fd on @host (IPv4), any port: its fd, or -errno. */
-static int iso_listen(int ctx_fd, const char *host)
+/*
+ * A listener of @ctx_fd on @host (IPv4), any port: its fd (its port in
+ * @port if not NULL), or -errno.
+ */
+static int iso_listen(int ctx_fd, const char *host, __u16 *port)
 {
 	struct lchan_listen_args req = { .size = sizeof(req) };
+	int ret;
 
 	req.addr.family = AF_INET;
 	if (inet_pton(AF_INET, host, req.addr.addr) != 1)
 		return -EINVAL;
-	return iso_ioctl(ctx_fd, LCHAN_IOC_LISTEN, &req);
+	ret = iso_ioctl(ctx_fd, LCHAN_IOC_LISTEN, &req);
+	if (ret >= 0 && port)
+		*port = req.addr.port;
+	return ret;
+}
+
+/* CONNECT of @ctx_fd to @host:@port (IPv4): a channel fd, or -errno. */
+static int iso_connect(int ctx_fd, const char *host, __u16 port)
+{
+	struct lchan_connect_args req = {
+		.size = sizeof(req), .timeout_ms = 5000,
+	};
+
+	req.dst.family = AF_INET;
+	req.dst.port = port;
+	if (inet_pton(AF_INET, host, req.dst.addr) != 1)
+		return -EINVAL;
+	return iso_ioctl(ctx_fd, LCHAN_IOC_CONNECT, &req);
 }
 
 #define ISO_WANT(step, got, want, what) do {				\
@@ -250,10 +271,13 @@ static int iso_listen(int ctx_fd, const char *host)
 					  what, _g, want);		\
 } while (0)
 
-/* The fds of the owner that a forked child inherits. */
+/* The fds (and what they hold) of the owner that a forked child inherits. */
 struct iso_fds {
 	int ctx, chan, lst;
 	size_t map_size;
+	__u32 mr;		/* a handle of the owner's context */
+	const char *host;	/* the listener's address */
+	__u16 port;		/* and port */
 };
 
 /*
@@ -274,6 +298,8 @@ static int iso_child(const struct iso_fds *f)
 		{ .fd = f->chan, .events = POLLIN | POLLOUT },
 		{ .fd = f->lst, .events = POLLIN },
 	};
+	struct lchan_accept_args acc = { .size = sizeof(acc) };
+	static char own[4096] __attribute__((aligned(4096)));
 
 	ISO_WANT(1, iso_map(f->chan, f->map_size, PROT_READ | PROT_WRITE,
 			    MAP_SHARED, NULL), -EPERM, "mmap");
@@ -303,6 +329,19 @@ static int iso_child(const struct iso_fds *f)
 
 	ISO_WANT(13, iso_ioctl(f->ctx, LCHAN_IOC_INFO, &minfo), 0, "INFO");
 	ISO_WANT(14, minfo.abi_version, LCHAN_ABI_VERSION, "abi_version");
+
+	/* The context's other calls; one that got through would wait. */
+	alarm(20);
+	ISO_WANT(15, iso_mr_reg(f->ctx, f->chan, own, sizeof(own), NULL),
+		 -EPERM, "MR_REG of the child's memory");
+	ISO_WANT(16, iso_mr_dereg(f->ctx, f->mr), -EPERM,
+		 "MR_DEREG of the owner's MR");
+	ISO_WANT(17, iso_listen(f->ctx, f->host, NULL), -EPERM, "LISTEN");
+	ISO_WANT(18, iso_connect(f->ctx, f->host, f->port), -EPERM,
+		 "CONNECT to the owner's listener");
+	ISO_WANT(19, iso_ioctl(f->lst, LCHAN_IOC_ACCEPT, &acc), -EPERM,
+		 "ACCEPT on the owner's listener");
+	alarm(0);
 	return 0;
 }
 
@@ -336,12 +375,14 @@ TEST_F_TIMEOUT(iso, forked_child_gets_eperm_everywhere, 60)
 		.ctx = self->cli.ctx.fd,
 		.chan = self->cli.chan.fd,
 		.map_size = self->cli.chan.map_size,
+		.mr = self->cli.mr.handle,
+		.host = self->d.addr,
 	};
 	struct pollfd pfd;
 	void *map = NULL;
 	pid_t pid;
 
-	f.lst = iso_listen(self->srv.ctx.fd, self->d.addr);
+	f.lst = iso_listen(self->srv.ctx.fd, self->d.addr, &f.port);
 	ASSERT_LE(0, f.lst) TH_LOG("LISTEN: %s", strerror(-f.lst));
 	pid = fork();
 	ASSERT_GE(pid, 0);

@@ -5,15 +5,18 @@
  * cgroup's memory.current by at least its ring mapping, closing it gives
  * the memory back, and at memory.max the opening call fails with ENOMEM
  * while nothing is OOM-killed: the connecting call, or the accepting one
- * (whose peer then sees its connect refused).
+ * (whose peer then sees its connect refused).  An unprivileged user meets
+ * the same limit.
  *
  * Each test runs its channels in a child moved into a fresh cgroup v2 of
  * its own; without cgroup2 at /sys/fs/cgroup, its memory controller or
  * root, the tests SKIP.
  */
 #include <dirent.h>
+#include <grp.h>
 #include <poll.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include "kselftest_harness.h"
 #include "lchan_test.h"
@@ -404,6 +407,100 @@ TEST_F_TIMEOUT(memcg, accept_at_limit_refuses_peer, 120)
 	long long kills = vmstat_oom_kills();
 
 	memcg_run_child(_metadata, self, child_accept_limit);
+	memcg_expect_limit_not_oom(_metadata, self->cg, kills);
+}
+
+/*
+ * Grandchild, as nobody in the limited cgroup: open pairs until a call
+ * fails.  Exit the number of pairs opened if that call failed with
+ * ENOMEM, else 100 + the step.  Exiting closes everything.
+ */
+static int nobody_fill(const char *host)
+{
+	static struct lchan_chan srv[MAX_PAIRS], cli[MAX_PAIRS];
+	struct rlimit rl = { 1 << 20, 1 << 20 };
+	struct lchan_ctx sctx, cctx;
+	int n, ret = 0;
+
+	if (setrlimit(RLIMIT_MEMLOCK, &rl) || setgroups(0, NULL) ||
+	    setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+		return 101;
+	if (!geteuid())
+		return 102;
+	if (lchan_ctx_open(&sctx) || lchan_ctx_open(&cctx))
+		return 103;
+	for (n = 0; n < MAX_PAIRS; n++) {
+		ret = big_pair(&sctx, &cctx, host, &srv[n], &cli[n]);
+		if (ret)
+			break;
+	}
+	return ret == -ENOMEM ? n : 104;
+}
+
+/*
+ * Child (root): join @cg, measure a pair, limit the cgroup to about three
+ * and a half pairs more, and let an unprivileged grandchild fill it: its
+ * pairs fail with ENOMEM at the limit like root's, and its exit gives
+ * everything back.
+ */
+static int child_limit_nobody(const char *cg, const char *host)
+{
+	struct lchan_ctx sctx, cctx;
+	struct lchan_chan srv, cli;
+	long long m0, pair, ring;
+	char val[32];
+	int ret, code;
+	pid_t pid;
+
+	if (cg_write(cg, "cgroup.procs", "0"))
+		return lchan_t_child_fail(1, "join %s: %s", cg, strerror(errno));
+	if (lchan_ctx_open(&sctx) || lchan_ctx_open(&cctx))
+		return lchan_t_child_fail(2, "ctx open");
+	m0 = cg_read_num(cg, "memory.current");
+	ret = big_pair(&sctx, &cctx, host, &srv, &cli);
+	if (ret)
+		return lchan_t_child_fail(3, "pair: %s", strerror(-ret));
+	pair = cg_read_num(cg, "memory.current") - m0;
+	ring = cli.info.mmap_size;
+	lchan_chan_close(&srv);
+	lchan_chan_close(&cli);
+	lchan_ctx_close(&sctx);
+	lchan_ctx_close(&cctx);
+	if (pair < 2 * ring)
+		return lchan_t_child_fail(4, "a pair charged %lld bytes", pair);
+	m0 = cg_read_num(cg, "memory.current");
+	snprintf(val, sizeof(val), "%lld", m0 + 3 * pair + pair / 2);
+	if (cg_write(cg, "memory.max", val))
+		return lchan_t_child_fail(5, "memory.max: %s", strerror(errno));
+
+	pid = fork();
+	if (pid < 0)
+		return lchan_t_child_fail(6, "fork: %s", strerror(errno));
+	if (!pid)
+		_exit(nobody_fill(host));
+	code = lchan_t_wait_child(pid);
+	if (cg_write(cg, "memory.max", "max"))
+		return lchan_t_child_fail(7, "memory.max: %s", strerror(errno));
+	fprintf(stderr, "# a pair charges %lld bytes; limit %s: nobody opened"
+		" %d pairs (exit %d)\n", pair, val, code < 100 ? code : -1,
+		code);
+	if (code >= 100)
+		return lchan_t_child_fail(8, "nobody's pairs: exit %d (101"
+					  " drop, 102 still root, 103 ctx, 104"
+					  " not ENOMEM)", code);
+	/* Four would be more than the limit holds. */
+	if (code < 2 || code > 3)
+		return lchan_t_child_fail(9, "%d pairs fitted in three and a"
+					  " half", code);
+	return memcg_check_returned(cg, m0, ring, 10);
+}
+
+/* An unprivileged user is held to its cgroup's limit as root is. */
+TEST_F_TIMEOUT(memcg, unprivileged_limit_gives_enomem_not_oom, 180)
+{
+	long long kills = vmstat_oom_kills();
+
+	memcg_run_child(_metadata, self, child_limit_nobody);
 	memcg_expect_limit_not_oom(_metadata, self->cg, kills);
 }
 
