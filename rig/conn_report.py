@@ -18,7 +18,10 @@ cleared at each set-up: where the bench ran lchan_conntime with one-entry
 queues too (tool lchan_conntime_e1), those rows are reported beside, not
 judged.  So is rdma_cm one connection at a time (tool cmtime_c1: runs of
 "cmtime -c 1", each a fresh process, every run a round of its own), the
-peer of lchan's sequential figures.
+peer of lchan's sequential figures; and rdma_cm one connection at a time
+in one warm process (tools cm_seqtime, with cmtime's QP, and
+cm_seqtime_lchan, with a default lchan channel's queues), whose steps carry
+lchan's step names.
 """
 
 import json
@@ -35,6 +38,9 @@ LC = "lchan_conntime"
 LC1 = "lchan_conntime_e1"
 # cmtime -c 1: one connection a run.
 CM1 = "cmtime_c1"
+# build/tools/cm_seqtime: one at a time, warm; cmtime's QP, lchan's queues.
+CS = "cm_seqtime"
+CSL = "cm_seqtime_lchan"
 # cmtime's steps, as its output names them (spaces made underscores).
 CM_SETUP = ["create_id", "bind_addr", "resolve_addr", "resolve_route",
             "create_qp", "connect"]
@@ -193,6 +199,20 @@ def rows(d):
             got.append(("connect+accept, sequential median, 1-entry queues",
                         "entries1.connect_median_us",
                         d.med(LC1, "connect_median_us"), what, one))
+    seq = [(LC, "", CSL, "lchan's queues"), (LC1, ", 1-entry queues", CS,
+                                              "cmtime's QP")]
+    for lc, suffix, cs, qp in seq:
+        if not d.rounds(cs, "connect_median_us") or not d.rounds(lc, "connect_median_us"):
+            continue
+        key = ("entries1." if lc == LC1 else "")
+        got.append((f"connect+accept, sequential median{suffix}",
+                    key + "connect_median_us", d.med(lc, "connect_median_us"),
+                    f"every set-up step, one at a time, {qp} ({cs})",
+                    d.med(cs, "connect_median_us")))
+        got.append((f"close, sequential median{suffix}", key + "close_median_us",
+                    d.med(lc, "close_median_us"),
+                    f"disconnect + destroy, one at a time, {qp} ({cs})",
+                    d.med(cs, "close_median_us")))
     return got
 
 
@@ -225,7 +245,10 @@ def device_md(d):
     lines.append("")
     one = bool(d.rounds(LC1, "step_create_qp_us"))
     cm1 = bool(d.rounds(CM1, "connect_us_per_conn"))
+    seq = [t for t in (CS, CSL) if d.rounds(t, "connect_median_us")]
+    names = {CS: "cm_seqtime", CSL: "cm_seqtime, lchan's queues"}
     cols = ["step", "lchan"] + (["lchan, 1-entry queues"] if one else []) + \
+        [names[t] for t in seq] + \
         ["cmtime"] + (["cmtime -c 1"] if cm1 else []) + ["cmtime's steps"]
     lines.append(table_row(cols))
     lines.append(table_row(["---"] * len(cols)))
@@ -235,6 +258,7 @@ def device_md(d):
         cells = [name, fmt(d.med(LC, key))]
         if one:
             cells.append(fmt(d.med(LC1, key)))
+        cells += [fmt(d.med(t, key)) for t in seq]
         cells.append(fmt(cv))
         if cm1:
             cells.append(fmt(d.cm_sum(cm, CM1) if cm else None))

@@ -661,6 +661,29 @@ conn_cmtime_one() { # DEV ADDR ROUND
 	fi
 }
 
+# rdma_cm one connection at a time in one warm process (build/tools/
+# cm_seqtime, both sides in it): with cmtime's QP (tool cm_seqtime) or with
+# a default lchan channel's queues, 131 WRs of 16 SGEs each way and a CQ of
+# 261 (tool cm_seqtime_lchan).
+conn_cmseq() { # DEV ADDR ROUND [lchan]
+	_tool=cm_seqtime${4:+_lchan}
+	_log=$LOGS/$1.connect.$_tool.$3.log
+	_sizes=
+	[ -n "${4:-}" ] && _sizes="-e 131 -g 16 -q 261"
+	# shellcheck disable=SC2086 # the sizes are words
+	timeout "$RUN_TIMEOUT" "$LCHAN_TOOLS/cm_seqtime" -a "$2" -p "$PORT" \
+		-n "$CONN_N" $_sizes --json >"$_log" 2>&1
+	_rc=$?
+	tr -d '{}"' <"$_log" | tr ',' '\n' | awk -v d="$1" -v r="$3" -v t="$_tool" -F ': ' \
+		'NF == 2 && $2 ~ /^[0-9.e+-]+$/ { k = $1; gsub(/ /, "", k)
+		printf "%s\t%s\t%s\t%s\t%s\n", d, r, t, k, $2 }' >>"$CONN_TSV"
+	if [ "$_rc" = 0 ] && grep -q connect_median_us "$_log"; then
+		tap "ok - bench: $1 connect round $3: $_tool"
+	else
+		tap "ok - bench: $1 connect round $3: $_tool $(status_of "$_rc") (reported in the table): $(why "$_log")"
+	fi
+}
+
 # lchan_conntime with lchan's default rings (tool lchan_conntime), or with
 # ENTRIES-entry queues as cmtime makes its QPs (tool lchan_conntime_eENTRIES).
 conn_lchan() { # DEV ADDR ROUND [ENTRIES]
@@ -688,6 +711,8 @@ connect_rows() { # DEV ADDR
 	while [ "$_r" -le "$CONN_ROUNDS" ]; do
 		conn_cmtime "$1" "$2" "$_r"
 		conn_cmtime_one "$1" "$2" "$_r"
+		conn_cmseq "$1" "$2" "$_r"
+		conn_cmseq "$1" "$2" "$_r" lchan
 		conn_lchan "$1" "$2" "$_r"
 		conn_lchan "$1" "$2" "$_r" 1
 		_r=$((_r + 1))
@@ -809,7 +834,7 @@ only=
 for _arg in $(cat /proc/cmdline); do
 	case $_arg in lchan.bench_only=*) only=${_arg#*=} ;; esac
 done
-echo "connect: $CONN_ROUNDS rounds of $CONN_N connections, $CONN_PAR in flight (lchan parallel), $CONN_ONE runs of cmtime -c 1" >>"$OUT/info.txt"
+echo "connect: $CONN_ROUNDS rounds of $CONN_N connections, $CONN_PAR in flight (lchan parallel), $CONN_ONE runs of cmtime -c 1, cm_seqtime $CONN_N one at a time" >>"$OUT/info.txt"
 {
 	echo "fabric: $FAB_ROUNDS rounds; sizes $FAB_SIZES; $FAB_N_SMALL round trips below 64 KiB, $FAB_N_LARGE from 64 KiB"
 	echo "libfabric: $(fi_info --version 2>&1 | tr '\n' ' ')"
