@@ -190,6 +190,29 @@ static int big_pair(struct lchan_ctx *sctx, struct lchan_ctx *cctx,
 }
 
 /*
+ * Child: join @cg, open two contexts and a pair of channels with big rings
+ * on them.  0, with what @cg held before the pair in @m0, or the step that
+ * failed (1 to 3).
+ */
+static int memcg_join_pair(const char *cg, const char *host,
+			   struct lchan_ctx *sctx, struct lchan_ctx *cctx,
+			   struct lchan_chan *srv, struct lchan_chan *cli,
+			   long long *m0)
+{
+	int ret;
+
+	if (cg_write(cg, "cgroup.procs", "0"))
+		return lchan_t_child_fail(1, "join %s: %s", cg, strerror(errno));
+	if (lchan_ctx_open(sctx) || lchan_ctx_open(cctx))
+		return lchan_t_child_fail(2, "ctx open");
+	*m0 = cg_read_num(cg, "memory.current");
+	ret = big_pair(sctx, cctx, host, srv, cli);
+	if (ret)
+		return lchan_t_child_fail(3, "pair: %s", strerror(-ret));
+	return 0;
+}
+
+/*
  * Child: join @cg, measure one pair of channels (opened, then closed).
  * Exit 0, or the step that failed.
  */
@@ -200,14 +223,9 @@ static int child_charge(const char *cg, const char *host)
 	long long m0, m1, m2, ring;
 	int ret;
 
-	if (cg_write(cg, "cgroup.procs", "0"))
-		return lchan_t_child_fail(1, "join %s: %s", cg, strerror(errno));
-	if (lchan_ctx_open(&sctx) || lchan_ctx_open(&cctx))
-		return lchan_t_child_fail(2, "ctx open");
-	m0 = cg_read_num(cg, "memory.current");
-	ret = big_pair(&sctx, &cctx, host, &srv, &cli);
+	ret = memcg_join_pair(cg, host, &sctx, &cctx, &srv, &cli, &m0);
 	if (ret)
-		return lchan_t_child_fail(3, "pair: %s", strerror(-ret));
+		return ret;
 	m1 = cg_read_num(cg, "memory.current");
 	ring = cli.info.mmap_size;
 	lchan_chan_close(&srv);
@@ -263,15 +281,10 @@ static int child_limit(const char *cg, const char *host)
 	char val[32];
 	int i, n, ret = 0;
 
-	if (cg_write(cg, "cgroup.procs", "0"))
-		return lchan_t_child_fail(1, "join %s: %s", cg, strerror(errno));
-	if (lchan_ctx_open(&sctx) || lchan_ctx_open(&cctx))
-		return lchan_t_child_fail(2, "ctx open");
 	/* One pair first: what a pair charges, and the pages it touches. */
-	m0 = cg_read_num(cg, "memory.current");
-	ret = big_pair(&sctx, &cctx, host, &srv[0], &cli[0]);
+	ret = memcg_join_pair(cg, host, &sctx, &cctx, &srv[0], &cli[0], &m0);
 	if (ret)
-		return lchan_t_child_fail(3, "pair: %s", strerror(-ret));
+		return ret;
 	m1 = cg_read_num(cg, "memory.current");
 	pair = m1 - m0;
 	ring = cli[0].info.mmap_size;
@@ -452,14 +465,9 @@ static int child_limit_nobody(const char *cg, const char *host)
 	int ret, code;
 	pid_t pid;
 
-	if (cg_write(cg, "cgroup.procs", "0"))
-		return lchan_t_child_fail(1, "join %s: %s", cg, strerror(errno));
-	if (lchan_ctx_open(&sctx) || lchan_ctx_open(&cctx))
-		return lchan_t_child_fail(2, "ctx open");
-	m0 = cg_read_num(cg, "memory.current");
-	ret = big_pair(&sctx, &cctx, host, &srv, &cli);
+	ret = memcg_join_pair(cg, host, &sctx, &cctx, &srv, &cli, &m0);
 	if (ret)
-		return lchan_t_child_fail(3, "pair: %s", strerror(-ret));
+		return ret;
 	pair = cg_read_num(cg, "memory.current") - m0;
 	ring = cli.info.mmap_size;
 	lchan_chan_close(&srv);

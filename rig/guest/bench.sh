@@ -590,31 +590,48 @@ fi
 printf 'dev\tround\ttool\tkey\tvalue\n' >"$CONN_TSV"
 
 # cmtime's client prints per step "name: total_ms max_ms min_us us_per_conn".
-conn_cmtime() { # DEV ADDR ROUND
-	_log=$LOGS/$1.connect.cmtime.$3.log
-	cmtime -b "$2" -p "$PORT" -c "$CONN_N" >"$_log.server" 2>&1 &
+# cmtime's server on ADDR, serving until it is stopped (its pid in _spid);
+# 1, with a TAP line, if it never listens.
+conn_cmtime_server() { # DEV ADDR ROUND LABEL LOG
+	cmtime -b "$2" -p "$PORT" -c "$CONN_N" >"$5.server" 2>&1 &
 	_spid=$!
-	if ! wait_listen rdma "$PORT" "$_spid" 2>>"$_log.server"; then
-		kill "$_spid" 2>/dev/null
-		wait "$_spid"
-		tap "ok - bench: $1 connect round $3: cmtime: no server (reported in the table)"
-		return 0
-	fi
-	timeout "$RUN_TIMEOUT" cmtime -s "$2" -p "$PORT" -c "$CONN_N" >"$_log" 2>&1
-	_rc=$?
-	# cmtime's server serves until it is stopped.
+	wait_listen rdma "$PORT" "$_spid" 2>>"$5.server" && return 0
 	kill "$_spid" 2>/dev/null
-	wait "$_spid" 2>/dev/null
-	awk -v d="$1" -v r="$3" -F ':' 'NF == 2 && $2 ~ /^[ 0-9.]+$/ {
+	wait "$_spid"
+	tap "ok - bench: $1 connect round $3: $4: no server (reported in the table)"
+	return 1
+}
+
+# cmtime's step lines in LOG as connect.tsv lines of TOOL.
+conn_cmtime_rows() { # DEV ROUND TOOL LOG
+	awk -v d="$1" -v r="$2" -v t="$3" -F ':' 'NF == 2 && $2 ~ /^[ 0-9.]+$/ {
 		k = $1; gsub(/^ +| +$/, "", k); gsub(/ +/, "_", k)
 		n = split($2, f, " ")
-		if (n >= 4) printf "%s\t%s\tcmtime\t%s_us_per_conn\t%s\n", d, r, k, f[n] }' \
-		"$_log" >>"$CONN_TSV"
+		if (n >= 4) printf "%s\t%s\t%s\t%s_us_per_conn\t%s\n", d, r, t, k, f[n] }' \
+		"$4" >>"$CONN_TSV"
+}
+
+conn_cmtime() { # DEV ADDR ROUND
+	_log=$LOGS/$1.connect.cmtime.$3.log
+	conn_cmtime_server "$1" "$2" "$3" cmtime "$_log" || return 0
+	timeout "$RUN_TIMEOUT" cmtime -s "$2" -p "$PORT" -c "$CONN_N" >"$_log" 2>&1
+	_rc=$?
+	kill "$_spid" 2>/dev/null
+	wait "$_spid" 2>/dev/null
+	conn_cmtime_rows "$1" "$3" cmtime "$_log"
 	if [ "$_rc" = 0 ] && grep -q '^connect' "$_log"; then
 		tap "ok - bench: $1 connect round $3: cmtime"
 	else
 		tap "ok - bench: $1 connect round $3: cmtime $(status_of "$_rc") (reported in the table)"
 	fi
+}
+
+# The numeric members of a tool's one-line JSON report in LOG as
+# connect.tsv lines.
+conn_json_rows() { # DEV ROUND TOOL LOG
+	tr -d '{}"' <"$4" | tr ',' '\n' | awk -v d="$1" -v r="$2" -v t="$3" -F ': ' \
+		'NF == 2 && $2 ~ /^[0-9.e+-]+$/ { k = $1; gsub(/ /, "", k)
+		printf "%s\t%s\t%s\t%s\t%s\n", d, r, t, k, $2 }' >>"$CONN_TSV"
 }
 
 # cmtime one connection a run (tool cmtime_c1): CONN_ONE runs of "cmtime
@@ -624,14 +641,7 @@ conn_cmtime() { # DEV ADDR ROUND
 # its own (ROUND.RUN), so the report takes the median over all of them.
 conn_cmtime_one() { # DEV ADDR ROUND
 	_log=$LOGS/$1.connect.cmtime_c1.$3.log
-	cmtime -b "$2" -p "$PORT" -c 1 >"$_log.server" 2>&1 &
-	_spid=$!
-	if ! wait_listen rdma "$PORT" "$_spid" 2>>"$_log.server"; then
-		kill "$_spid" 2>/dev/null
-		wait "$_spid"
-		tap "ok - bench: $1 connect round $3: cmtime -c 1: no server (reported in the table)"
-		return 0
-	fi
+	conn_cmtime_server "$1" "$2" "$3" "cmtime -c 1" "$_log" || return 0
 	: >"$_log"
 	_k=1 _bad=0
 	while [ "$_k" -le "$CONN_ONE" ]; do
@@ -640,11 +650,7 @@ conn_cmtime_one() { # DEV ADDR ROUND
 		_rc=$?
 		cat "$_log.run" >>"$_log"
 		if [ "$_rc" = 0 ] && grep -q '^connect' "$_log.run"; then
-			awk -v d="$1" -v r="$3.$_k" -F ':' 'NF == 2 && $2 ~ /^[ 0-9.]+$/ {
-				k = $1; gsub(/^ +| +$/, "", k); gsub(/ +/, "_", k)
-				n = split($2, f, " ")
-				if (n >= 4) printf "%s\t%s\tcmtime_c1\t%s_us_per_conn\t%s\n", d, r, k, f[n] }' \
-				"$_log.run" >>"$CONN_TSV"
+			conn_cmtime_rows "$1" "$3.$_k" cmtime_c1 "$_log.run"
 		else
 			_bad=$((_bad + 1))
 		fi
@@ -674,9 +680,7 @@ conn_cmseq() { # DEV ADDR ROUND [lchan]
 	timeout "$RUN_TIMEOUT" "$LCHAN_TOOLS/cm_seqtime" -a "$2" -p "$PORT" \
 		-n "$CONN_N" $_sizes --json >"$_log" 2>&1
 	_rc=$?
-	tr -d '{}"' <"$_log" | tr ',' '\n' | awk -v d="$1" -v r="$3" -v t="$_tool" -F ': ' \
-		'NF == 2 && $2 ~ /^[0-9.e+-]+$/ { k = $1; gsub(/ /, "", k)
-		printf "%s\t%s\t%s\t%s\t%s\n", d, r, t, k, $2 }' >>"$CONN_TSV"
+	conn_json_rows "$1" "$3" "$_tool" "$_log"
 	if [ "$_rc" = 0 ] && grep -q connect_median_us "$_log"; then
 		tap "ok - bench: $1 connect round $3: $_tool"
 	else
@@ -694,9 +698,7 @@ conn_lchan() { # DEV ADDR ROUND [ENTRIES]
 	pair_once "$_log" "" "" -- "$LCHAN_TOOLS/lchan_conntime" -c "$2" -p "$PORT" \
 		-n "$CONN_N" -P "$CONN_PAR" ${4:+-e "$4"} --steps --json
 	SRV=
-	tr -d '{}"' <"$_log" | tr ',' '\n' | awk -v d="$1" -v r="$3" -v t="$_tool" -F ': ' \
-		'NF == 2 && $2 ~ /^[0-9.e+-]+$/ { k = $1; gsub(/ /, "", k)
-		printf "%s\t%s\t%s\t%s\t%s\n", d, r, t, k, $2 }' >>"$CONN_TSV"
+	conn_json_rows "$1" "$3" "$_tool" "$_log"
 	if [ "$rc" = 0 ] && grep -q connect_median_us "$_log"; then
 		tap "ok - bench: $1 connect round $3: $_tool"
 	else
