@@ -9,7 +9,9 @@
 #   results.md    tables with lchan/peer ratios, the issues' goals
 #   results.json  the same, machine-readable
 #   latency.png   latency against message size (lchan, verbs, TCP)
-#   rows.tsv, sweep.tsv, info.txt   the guest's raw data
+#   rows.tsv, rounds.tsv, sweep.tsv, info.txt   the guest's raw data
+#                 (rows.tsv: each row's first round, with CPU and system
+#                 calls; rounds.tsv: every round's latency and rate)
 #
 #   rig/bench.sh            build, boot, measure, report
 #   rig/bench.sh --report   report again from the .tsv files (no guest)
@@ -21,6 +23,7 @@
 # LCHAN_BENCH_DIR: where the report goes (default bench/<kernel>/).
 # LCHAN_BENCH_TIMEOUT: guest time limit in seconds (default 2400).
 # LCHAN_BENCH_QUICK=1: few iterations (a smoke test of the bench itself).
+# LCHAN_BENCH_ROUNDS=N: rounds of the tables' rows (default 3; medians).
 # LCHAN_BENCH_ONLY=connect: only the connection set-up rows (issue 17:
 # lchan_conntime beside cmtime), into connect.tsv, connect-info.txt and
 # their report connect.md / connect.json (rig/conn_report.py); a
@@ -57,6 +60,7 @@ measure() {
 	local append=${LCHAN_APPEND:-} load sampler
 	[ "${LCHAN_BENCH_QUICK:-0}" != 1 ] || append="$append lchan.bench_quick=1"
 	[ -z "${LCHAN_BENCH_ONLY:-}" ] || append="$append lchan.bench_only=$LCHAN_BENCH_ONLY"
+	[ -z "${LCHAN_BENCH_ROUNDS:-}" ] || append="$append lchan.bench_rounds=$LCHAN_BENCH_ROUNDS"
 	# The guest shares the host: note how busy the host was meanwhile.
 	load=$(mktemp)
 	while sleep 10; do
@@ -78,7 +82,8 @@ measure() {
 		info=$dest/$LCHAN_BENCH_ONLY-info.txt
 		cp "$run/bench/info.txt" "$info"
 		;;
-	*) cp "$run/bench/rows.tsv" "$run/bench/sweep.tsv" "$run/bench/info.txt" "$dest/" ;;
+	*) cp "$run/bench/rows.tsv" "$run/bench/rounds.tsv" "$run/bench/sweep.tsv" \
+		"$run/bench/info.txt" "$dest/" ;;
 	esac
 	[ "${LCHAN_BENCH_ONLY:-}" = fabric ] || [ ! -s "$run/bench/connect.tsv" ] ||
 		cp "$run/bench/connect.tsv" "$dest/"

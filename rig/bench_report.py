@@ -23,15 +23,20 @@ import math
 import os
 import re
 import shutil
+import statistics
 import string
 import subprocess
 import sys
 import tempfile
+import textwrap
 
 COLUMNS = ("dev id peer tool test mode completions size iters status lat_median_us "
            "lat_p99_us bw_gbps msg_rate_mpps syscalls_per_op cpu_us_per_op "
            "poller_cpu_us_per_op enters_per_op loop_cpu_us_per_op note lat_avg_us").split()
 NUMBERS = COLUMNS[10:19] + ["lat_avg_us"]
+# rounds.tsv: every round's figures of a row.
+ROUND_COLUMNS = ("dev id round status lat_median_us lat_p99_us bw_gbps "
+                 "msg_rate_mpps lat_avg_us").split()
 # A row that is not there: empty text, no numbers.
 NO_ROW = {c: None if c in NUMBERS else "" for c in COLUMNS}
 
@@ -186,18 +191,42 @@ def is_lat(row):
 
 
 class Bench:
-    """rows.tsv by (device, row id), and the ratios between its rows."""
+    """rows.tsv by (device, row id), and the ratios between its rows.  With
+    rounds.tsv, a row's latency and rate are the medians of its rounds that
+    ran (status ok); its CPU and system calls stay those of the first."""
 
-    def __init__(self, lines):
+    def __init__(self, lines, rounds_lines=None):
         self.rows, self.order, self.devices = {}, [], []
         for line in lines[1:]:
             row = dict(zip(COLUMNS, cells(line, len(COLUMNS))))
             row.update({c: None if row[c] == "" else to_number(row[c]) for c in NUMBERS})
+            row["rounds"] = None
             key = (row["dev"], row["id"])
             self.rows[key] = row
             self.order.append(key)
             if row["dev"] not in self.devices:
                 self.devices.append(row["dev"])
+        self.max_rounds = 0
+        if rounds_lines:
+            self.take_rounds(rounds_lines)
+
+    def take_rounds(self, lines):
+        """Medians over the rounds of each row that is ok."""
+        per = {}
+        for line in lines[1:]:
+            r = dict(zip(ROUND_COLUMNS, cells(line, len(ROUND_COLUMNS))))
+            if r["status"] == "ok":
+                per.setdefault((r["dev"], r["id"]), []).append(r)
+        for key, rounds in per.items():
+            row = self.rows.get(key)
+            if row is None or row["status"] != "ok":
+                continue
+            for c in ROUND_COLUMNS[4:]:
+                values = [to_number(r[c]) for r in rounds if r[c] != ""]
+                if values:
+                    row[c] = statistics.median(values)
+            row["rounds"] = len(rounds)
+            self.max_rounds = max(self.max_rounds, len(rounds))
 
     def row(self, key):
         return self.rows.get(key, NO_ROW)
@@ -328,6 +357,7 @@ Produced by `make bench` (rig/bench.sh): one run of the QEMU guest, rxe0
 the same device and address.  The guest is emulated (TCG, 2 vCPUs): absolute
 numbers are far below real hardware; the ratios are what this is for.  How to
 read it: README.md, section "Benchmarks".
+{rounds}
 
 ```
 {info}```
@@ -364,8 +394,7 @@ and siw move the bytes with, and on an adapter burn a CPU for nothing.
 | device | goal | target | measured | | detail |
 |---|---|---|---|---|---|
 {goals16}
-One run per row, as every row here; `make bench-poller` measures these rows
-in alternating rounds and reports their medians (README.md, "Benchmarks").
+{rounds16}
 
 {devices}## Latency against message size (send ping-pong, median us)
 
@@ -480,7 +509,19 @@ def markdown(bench, goals4, goals7, goals16, info, sweep):
     def per_device(goals):
         return text(table_line([g["device"], g["goal"], g["target"], g["measured"],
                                 f"**{g['result']}**", g["detail"]]) for g in goals)
+    if bench.max_rounds > 1:
+        rounds = (f"Latency and rate are the medians of each row's rounds (up to "
+                  f"{bench.max_rounds}, the rows alternating; rounds.tsv), CPU and system "
+                  "calls those of the first.")
+        rounds = textwrap.fill(rounds, 78)
+        rounds16 = "Medians of the rounds, as every row here."
+    else:
+        rounds = "Every row is one run."
+        rounds16 = ("One run per row, as every row here; `make bench-poller` measures these "
+                    "rows\nin alternating rounds and reports their medians (README.md, "
+                    "\"Benchmarks\").")
     return REPORT.format(
+        rounds=rounds, rounds16=rounds16,
         info=text(info),
         goals4=text(table_line([g["goal"], g["target"], g["measured"], f"**{g['result']}**",
                                 g["detail"]]) for g in goals4),
@@ -515,7 +556,8 @@ def row_json(bench, key):
         vs_tcp = bench.ratio(key, tcp) if tcp else None
     obj = {"device": key[0], "id": key[1], "peer": peer or None}
     obj.update({c: row[c] for c in ("tool", "test", "mode", "completions")})
-    obj.update(size=cell_number(row["size"]), iters=row["iters"], status=row["status"])
+    obj.update(size=cell_number(row["size"]), iters=row["iters"], status=row["status"],
+               rounds=row["rounds"])
     obj.update({c: json_number(row[c]) for c in NUMBERS})
     obj.update(ratio_peer=json_number(bench.ratio(key, (key[0], peer)) if peer else None),
                ratio_rsockets=json_number(bench.vs_rstream(key, "rs_")),
@@ -595,7 +637,7 @@ def main():
     rows = read_lines(os.path.join(directory, "rows.tsv"))
     if not rows:
         sys.exit(f"bench_report.py: no {directory}/rows.tsv")
-    bench = Bench(rows)
+    bench = Bench(rows, read_lines(os.path.join(directory, "rounds.tsv")))
     info = read_lines(os.path.join(directory, "info.txt")) or []
     sweep_lines = read_lines(os.path.join(directory, "sweep.tsv"))
     sweep = [f for f in (cells(line, 5) for line in sweep_lines or []) if f[0] != "dev"]

@@ -11,10 +11,14 @@
 # rig/bench_report.py turns these into bench/<kernel>/results.{md,json}
 # and latency.png.
 #
-# Each row is measured four times: the run whose numbers are reported, a
-# shorter one (CPU time per operation is the difference of the two, so
-# set-up cancels out), and two runs of different length under strace -c -f
-# (system calls per operation, the same way).  Only the client process is
+# Each row is measured four times in the first round: the run whose
+# numbers are reported, a shorter one (CPU time per operation is the
+# difference of the two, so set-up cancels out), and two runs of different
+# length under strace -c -f (system calls per operation, the same way).
+# BENCH_ROUNDS - 1 more rounds (lchan.bench_rounds=N, default 3) run every
+# row's reported run again, in the same order, so that each row is measured
+# in alternation with the others; rounds.tsv holds every round's figures
+# and the report takes their medians.  Only the client process is
 # measured, as perftest reports; for lchan's poller mode the kernel thread's
 # CPU time is added from lchan_perf's (lchan_msg_perf's) own report.
 #
@@ -51,6 +55,9 @@ div() { echo $(($1 / $2 > 5 ? $1 / $2 : 5)); }
 RUN_TIMEOUT=240
 NOT_CLOCKS='!clock_gettime,clock_gettime64,gettimeofday,time,clock_getres'
 
+BENCH_ROUNDS=3
+ROUNDS_TSV=$OUT/rounds.tsv
+printf 'dev\tid\tround\tstatus\tlat_median_us\tlat_p99_us\tbw_gbps\tmsg_rate_mpps\tlat_avg_us\n' >"$ROUNDS_TSV"
 ROW_HEADER="dev	id	peer	tool	test	mode	completions	size	iters	status	lat_median_us	lat_p99_us	bw_gbps	msg_rate_mpps	syscalls_per_op	cpu_us_per_op	poller_cpu_us_per_op	enters_per_op	loop_cpu_us_per_op	note	lat_avg_us"
 printf '%s\n' "$ROW_HEADER" >"$ROWS"
 printf 'dev\ttool\tsize\tlat_median_us\tstatus\n' >"$SWEEP"
@@ -183,6 +190,10 @@ val() { [ "$1" = - ] || printf '%s' "$1"; }
 # loop_cpu lat_avg" ("-" where a value does not apply; ops: operations
 # done, for the per-operation differences).
 measure() { # DEV ID PEER TOOL TEST MODE COMPL SIZE N NSHORT NS1 NS2
+	if [ "${BENCH_ROUND:-1}" -gt 1 ]; then
+		measure_again "$1" "$2" "$9" "$4"
+		return
+	fi
 	_dev=$1 _id=$2 _peer=$3 _tool=$4 _test=$5 _mode=$6 _compl=$7 _size=$8
 	_n=$9 _ns=${10} _s1=${11} _s2=${12}
 	_base=$LOGS/$_dev.$_id
@@ -253,6 +264,7 @@ measure() { # DEV ID PEER TOOL TEST MODE COMPL SIZE N NSHORT NS1 NS2
 		"$_dev" "$_id" "$_peer" "$_tool" "$_test" "$_mode" "$_compl" \
 		"$_size" "$_n" "$_st" "$_lat" "$_p99" "$_gbps" "$_mpps" "$_sys" \
 		"$_cpu" "$_pcpu" "$_ent" "$_lcpu" "$_note" "$_avg" >>"$ROWS"
+	round_row "$_dev" "$_id" 1 "$_st" "$_lat" "$_p99" "$_gbps" "$_mpps" "$_avg"
 	case $_st in
 	ok) tap "ok - bench: $_dev $_id: median ${_lat:--} us, mean ${_avg:--} us, ${_gbps:--} Gb/s, ${_mpps:--} Mpps, ${_sys:-?} syscalls/op, ${_cpu:-?} us CPU/op" ;;
 	skipped) tap "ok - bench: $_dev $_id # SKIP $_note" ;;
@@ -263,6 +275,45 @@ measure() { # DEV ID PEER TOOL TEST MODE COMPL SIZE N NSHORT NS1 NS2
 		else
 			# A peer that fails is a row of the table, not a failed bench.
 			tap "ok - bench: $_dev $_id: peer $_st (reported in the table)"
+		fi
+		;;
+	esac
+}
+
+round_row() { # DEV ID ROUND STATUS LAT P99 GBPS MPPS AVG
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$ROUNDS_TSV"
+}
+
+# A later round of a row: its reported run alone, into rounds.tsv.  A
+# failure of lchan's own tools fails the bench, as in the first round.
+measure_again() { # DEV ID N TOOL
+	_log=$LOGS/$1.$2.r$BENCH_ROUND.log
+	_tool=$4
+	_lat='' _p99='' _gbps='' _mpps='' _avg=''
+	echo "rig: bench $1 $2 round $BENCH_ROUND" >/dev/kmsg 2>/dev/null
+	SRV=$(echo "$SRV_T" | sed "s/@N@/${3%s}/g")
+	# shellcheck disable=SC2046 # the client command is a word list
+	pair "$_log" "" "" -- $(expand "$3")
+	_st=$(status_of "$rc")
+	if [ "$rc" = 0 ]; then
+		# shellcheck disable=SC2046 # fields
+		set -- "$1" "$2" $($METRICS "$_log")
+		if [ $# -lt 7 ] || [ "$7" = - ]; then
+			_st="failed (no result in the output)"
+		else
+			_lat=$(val "$3") _p99=$(val "$4") _gbps=$(val "$5")
+			_mpps=$(val "$6") _avg=$(val "${11:--}")
+		fi
+	fi
+	round_row "$1" "$2" "$BENCH_ROUND" "$_st" "$_lat" "$_p99" "$_gbps" "$_mpps" "$_avg"
+	case $_st in
+	ok | skipped) tap "# bench: $1 $2 round $BENCH_ROUND: $_st, median ${_lat:--} us, ${_mpps:--} Mpps" ;;
+	*)
+		if [ "$_tool" = lchan_perf ] || [ "$_tool" = lchan_msg_perf ]; then
+			tap "not ok - bench: $1 $2 round $BENCH_ROUND: $_st"
+			failed=1
+		else
+			tap "# bench: $1 $2 round $BENCH_ROUND: peer $_st (left out of the median)"
 		fi
 		;;
 	esac
@@ -515,6 +566,22 @@ device() { # DEV ADDR
 	wait_listen tcp "$TCP_PORT"
 	wait_listen tcp "$QPERF_PORT"
 
+	BENCH_ROUND=1
+	while [ "$BENCH_ROUND" -le "$BENCH_ROUNDS" ]; do
+		device_rows "$_dv" "$_ad"
+		BENCH_ROUND=$((BENCH_ROUND + 1))
+	done
+	BENCH_ROUND=1
+
+	sweep "$_dv" "$_ad"
+
+	kill "$_sp" "$_qp" 2>/dev/null
+	wait "$_sp" "$_qp" 2>/dev/null
+}
+
+# Every row of the tables, in order; a round of them.
+device_rows() { # DEV ADDR
+	_dv=$1 _ad=$2
 	# 64-byte SEND latency: both lchan modes, busy polling and events.
 	perftest_row "$_dv" "$_ad" ib_send_lat.busy ib_send_lat 64 "$N_LAT" lat busy
 	perftest_row "$_dv" "$_ad" ib_send_lat.event ib_send_lat 64 "$N_LAT" lat event
@@ -567,11 +634,6 @@ device() { # DEV ADDR
 	msg_row "$_dv" "$_ad" msg_bw.plain.poller.event write_bw.1M.poller.event bw 1048576 "$N_BW_MIB" poller event plain
 	rstream_row "$_dv" "$_ad" rs_bw.1M rsockets bw 1048576 "$N_BW_MIB" busy
 	rstream_row "$_dv" "$_ad" tcp_rs_bw.1M tcp bw 1048576 "$N_BW_MIB" busy
-
-	sweep "$_dv" "$_ad"
-
-	kill "$_sp" "$_qp" 2>/dev/null
-	wait "$_sp" "$_qp" 2>/dev/null
 }
 
 # ------------------------------------------------------ connection set-up
@@ -831,13 +893,18 @@ fabric_rows() { # DEV ADDR NETDEV
 	done
 }
 
-# lchan.bench_only=connect (or fabric) on the kernel command line: only those rows.
+# lchan.bench_only=connect (or fabric) on the kernel command line: only
+# those rows; lchan.bench_rounds=N: rounds of the tables' rows.
 only=
 for _arg in $(cat /proc/cmdline); do
-	case $_arg in lchan.bench_only=*) only=${_arg#*=} ;; esac
+	case $_arg in
+	lchan.bench_only=*) only=${_arg#*=} ;;
+	lchan.bench_rounds=*) BENCH_ROUNDS=${_arg#*=} ;;
+	esac
 done
-echo "connect: $CONN_ROUNDS rounds of $CONN_N connections, $CONN_PAR in flight (lchan parallel), $CONN_ONE runs of cmtime -c 1, cm_seqtime $CONN_N one at a time" >>"$OUT/info.txt"
 {
+	[ -n "$only" ] || echo "rounds: $BENCH_ROUNDS of every row of the tables (medians in the report)"
+	echo "connect: $CONN_ROUNDS rounds of $CONN_N connections, $CONN_PAR in flight (lchan parallel), $CONN_ONE runs of cmtime -c 1, cm_seqtime $CONN_N one at a time"
 	echo "fabric: $FAB_ROUNDS rounds; sizes $FAB_SIZES; $FAB_N_SMALL round trips below 64 KiB, $FAB_N_LARGE from 64 KiB"
 	echo "libfabric: $(fi_info --version 2>&1 | tr '\n' ' ')"
 } >>"$OUT/info.txt"
