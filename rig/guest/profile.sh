@@ -1,11 +1,12 @@
 # shellcheck shell=sh
 # SPDX-License-Identifier: GPL-2.0
 # Job "profile": where the time of a channel's set-up and of a 64-byte send
-# ping-pong goes, lchan against cmtime and perftest on rxe0, sampled
-# system-wide with perf (cpu-clock: the emulated CPU has no hardware
+# ping-pong goes, lchan against cmtime and perftest on rxe0 (or siw0),
+# sampled system-wide with perf (cpu-clock: the emulated CPU has no hardware
 # counters).  Writes out/profile/:
 #   <row>.txt   top symbols (kernel and user) with their share of samples
 #   <row>.log   the benchmark's own output
+# (on siw0, lchan.profile_dev=siw, the rows are named siw0.<row>).
 # rig/profile.sh copies them to bench/profile/.
 # shellcheck source=lib.sh
 . "$LCHAN_SHARE/guest/lib.sh"
@@ -16,6 +17,7 @@ PERF=$LCHAN_TOOLS/lchan_perf
 PORT=18515
 N=${LCHAN_PROFILE_N:-3000}
 ADDR=$LCHAN_RXE_ADDR
+ROW=
 failed=0
 
 if ! load_ko "$LCHAN_KO"; then
@@ -48,7 +50,7 @@ report() { # DATA PERF-REPORT-OPTIONS...
 # profile NAME "SERVER..." CLIENT...: the client runs under perf record -a,
 # so the server, softirqs and kernel threads are in the samples too.
 profile() {
-	_name=$1 _srv=$2
+	_name=$ROW$1 _srv=$2
 	shift 2
 	# shellcheck disable=SC2086 # the server command is a word list
 	timeout 300 $_srv >"$OUT/$_name.server.log" 2>&1 &
@@ -102,11 +104,14 @@ profile() {
 }
 
 # lchan.profile_only=connect (or send) on the kernel command line: only
-# those rows.
+# those rows; lchan.profile_dev=siw: on siw0.
 only=
 read -r _cmdline </proc/cmdline
 for _arg in $_cmdline; do
-	case $_arg in lchan.profile_only=*) only=${_arg#*=} ;; esac
+	case $_arg in
+	lchan.profile_only=*) only=${_arg#*=} ;;
+	lchan.profile_dev=siw) ADDR=$LCHAN_SIW_ADDR ROW=siw0. ;;
+	esac
 done
 
 CALLS=
