@@ -80,7 +80,7 @@ profile() {
 	_data=/tmp/$_name.data
 	{
 		echo "# $*"
-		echo "# perf record -a $CALLS -F 1000 (cpu-clock), both processes, 2 vCPUs"
+		echo "# perf record -a${CALLS:+ $CALLS} -F 1000 (cpu-clock), both processes, 2 vCPUs"
 		echo "## samples by program and object"
 		report "$_data" --sort comm,dso --percent-limit 1
 		echo "## by symbol"
