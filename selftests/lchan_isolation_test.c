@@ -7,7 +7,6 @@
  * The checks of the last two use raw ioctls and mmap, from uapi/lchan.h.
  */
 #include <arpa/inet.h>
-#include <grp.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -133,7 +132,6 @@ TEST_F_TIMEOUT(iso, no_kernel_address_in_rings_replies_or_sysfs, 60)
 /* Child as nobody with a 1 MiB memlock limit. */
 static int unprivileged(const char *host)
 {
-	struct rlimit rl = { 1 << 20, 1 << 20 };
 	struct lchan_t_ep srv = { .slot = 4096, .nrecv = 4, .nsend = 4 };
 	struct lchan_t_ep cli = { .slot = 4096, .nrecv = 4, .nsend = 4 };
 	struct lchan_mr mr;
@@ -141,8 +139,7 @@ static int unprivileged(const char *host)
 	struct lchan_sqe *sqe;
 	void *big = aligned_alloc(4096, 4 << 20);
 
-	if (!big || setrlimit(RLIMIT_MEMLOCK, &rl) || setgroups(0, NULL) ||
-	    setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+	if (!big || lchan_t_become_nobody())
 		return 1;
 	if (!geteuid())
 		return 2;
@@ -458,15 +455,13 @@ static int iso_unprivileged_poller(const char *host, int threads,
 {
 	struct lchan_t_ep srv = { .slot = 4096, .nrecv = 4, .nsend = 4 };
 	struct lchan_t_ep cli = { .slot = 4096, .nrecv = 4, .nsend = 4 };
-	struct rlimit rl = { 1 << 20, 1 << 20 };
 	long cpu, ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	struct lchan_ctx ctx[4];
 	pid_t pids[32];
 	char buf[256];
 	int i, n;
 
-	if (setrlimit(RLIMIT_MEMLOCK, &rl) || setgroups(0, NULL) ||
-	    setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+	if (lchan_t_become_nobody())
 		return lchan_t_child_fail(1, "become nobody");
 	for (cpu = -1; cpu < ncpu && cpu < 3; cpu++) {
 		i = (int)cpu + 1;

@@ -13,10 +13,8 @@
  * root, the tests SKIP.
  */
 #include <dirent.h>
-#include <grp.h>
 #include <poll.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 
 #include "kselftest_harness.h"
 #include "lchan_test.h"
@@ -431,12 +429,10 @@ TEST_F_TIMEOUT(memcg, accept_at_limit_refuses_peer, 120)
 static int nobody_fill(const char *host)
 {
 	static struct lchan_chan srv[MAX_PAIRS], cli[MAX_PAIRS];
-	struct rlimit rl = { 1 << 20, 1 << 20 };
 	struct lchan_ctx sctx, cctx;
 	int n, ret = 0;
 
-	if (setrlimit(RLIMIT_MEMLOCK, &rl) || setgroups(0, NULL) ||
-	    setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+	if (lchan_t_become_nobody())
 		return 101;
 	if (!geteuid())
 		return 102;

@@ -32,6 +32,7 @@
 #include <dirent.h>
 #include <libgen.h>
 #include <limits.h>
+#include <grp.h>
 
 #include "liblchan.h"
 
@@ -695,6 +696,20 @@ static inline void lchan_t_raise_memlock(void)
 	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
 
 	setrlimit(RLIMIT_MEMLOCK, &rl);
+}
+
+/*
+ * Become nobody (uid and gid 65534, no groups), with a 1 MiB memlock limit
+ * set first, as an unprivileged user's would be.  0 or -1.
+ */
+static inline int lchan_t_become_nobody(void)
+{
+	struct rlimit rl = { 1 << 20, 1 << 20 };
+
+	if (setrlimit(RLIMIT_MEMLOCK, &rl) || setgroups(0, NULL) ||
+	    setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+		return -1;
+	return 0;
 }
 
 /*
