@@ -25,7 +25,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -323,25 +322,24 @@ static int cs_connect_one(struct cs_side *cli, struct rdma_event_channel *ch,
 	return 0;
 }
 
-static double cs_median(uint64_t *v, unsigned n)
-{
-	qsort(v, n, sizeof(*v), cmp_u64);
-	return n ? pct(v, n, 0.5, 1e-3) : NAN;
-}
-
-static double cs_p99(uint64_t *v, unsigned n)
-{
-	qsort(v, n, sizeof(*v), cmp_u64);
-	return n ? pct(v, n, 0.99, 1e-3) : NAN;
-}
-
+/* The report of @n (> 0) connections; sorts the arrays of times. */
 static void cs_report(const struct cs_opts *o, unsigned sge, unsigned n,
 		      uint64_t *total,
 		      uint64_t *steps[CS_STEPS], uint64_t *close_ns)
 {
-	double med = cs_median(total, n), p99 = cs_p99(total, n);
-	double cmed = cs_median(close_ns, n), cp99 = cs_p99(close_ns, n);
+	double med, p99, cmed, cp99, step[CS_STEPS];
 	unsigned k;
+
+	qsort(total, n, sizeof(*total), cmp_u64);
+	qsort(close_ns, n, sizeof(*close_ns), cmp_u64);
+	med = pct(total, n, 0.5, 1e-3);
+	p99 = pct(total, n, 0.99, 1e-3);
+	cmed = pct(close_ns, n, 0.5, 1e-3);
+	cp99 = pct(close_ns, n, 0.99, 1e-3);
+	for (k = 0; k < CS_STEPS; k++) {
+		qsort(steps[k], n, sizeof(*steps[k]), cmp_u64);
+		step[k] = pct(steps[k], n, 0.5, 1e-3);
+	}
 
 	if (o->json) {
 		printf("{\"tool\": \"cm_seqtime\", \"conns\": %u, \"entries\": %u, "
@@ -350,8 +348,7 @@ static void cs_report(const struct cs_opts *o, unsigned sge, unsigned n,
 		       "\"close_p99_us\": %.1f", n, o->entries, sge, o->cqe,
 		       med, p99, cmed, cp99);
 		for (k = 0; k < CS_STEPS; k++)
-			printf(", \"step_%s_us\": %.1f", cs_step_name[k],
-			       cs_median(steps[k], n));
+			printf(", \"step_%s_us\": %.1f", cs_step_name[k], step[k]);
 		printf("}\n");
 		return;
 	}
@@ -362,7 +359,7 @@ static void cs_report(const struct cs_opts *o, unsigned sge, unsigned n,
 	printf("%-24s %10.1f %10.1f\n", "close (sequential)", cmed, cp99);
 	printf("steps (median us):");
 	for (k = 0; k < CS_STEPS; k++)
-		printf(" %s %.1f", cs_step_name[k], cs_median(steps[k], n));
+		printf(" %s %.1f", cs_step_name[k], step[k]);
 	printf("\n");
 }
 
