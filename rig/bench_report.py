@@ -87,8 +87,7 @@ ISSUE4_GOALS = [
 
 
 # Issue 16 (the poller pool), on each device: (goal, target, row, peer, how,
-# comparison, limit), as issue 7's.  One run's rows: make bench-poller
-# measures the same rows in alternating rounds and gives their medians.
+# comparison, limit), as issue 7's.
 ISSUE16_GOALS = [
     ("64 B send latency, poller mode (busy polling) vs doorbell mode (busy polling)",
      "<= 1.00x", "send_lat.poller.busy", "send_lat.doorbell.busy", "median", "<=", 1.0),

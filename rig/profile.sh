@@ -4,7 +4,8 @@
 # a 64-byte send ping-pong and a 64-byte send stream (lchan against
 # perftest) on rxe0, in one guest run (job "profile",
 # rig/guest/profile.sh).  PROFILE=connect or PROFILE=send: those rows
-# alone.  PROFILE_DEV=siw: on siw0, the rows named siw0.<row>.  Copies the reports to bench/profile/ (LCHAN_BENCH_DIR/profile).
+# alone.  PROFILE_DEV=siw: on siw0, the rows named siw0.<row>.  Copies the
+# reports to bench/profile/ (LCHAN_BENCH_DIR/profile).
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"

@@ -197,26 +197,10 @@ measure() { # DEV ID PEER TOOL TEST MODE COMPL SIZE N NSHORT NS1 NS2
 	_dev=$1 _id=$2 _peer=$3 _tool=$4 _test=$5 _mode=$6 _compl=$7 _size=$8
 	_n=$9 _ns=${10} _s1=${11} _s2=${12}
 	_base=$LOGS/$_dev.$_id
-	_note=
-	_lat='' _p99='' _gbps='' _mpps='' _sys='' _cpu='' _pcpu='' _ent='' _lcpu='' _avg=''
+	_note='' _sys='' _cpu=''
 	echo "rig: bench $_dev $_id" >/dev/kmsg 2>/dev/null
-	SRV=$(echo "$SRV_T" | sed "s/@N@/${_n%s}/g")
-	# shellcheck disable=SC2046 # the client command is a word list
-	pair "$_base.log" time "$_base.time" -- $(expand "$_n")
-	_st=$(status_of "$rc")
+	reported_run "$_base.log" time "$_base.time" "$_n"
 	[ -z "$retried" ] || _note="failed once, retried;"
-	if [ "$rc" = 0 ]; then
-		# shellcheck disable=SC2046 # fields
-		set -- $($METRICS "$_base.log")
-		if [ $# -lt 5 ] || [ "$5" = - ]; then
-			_st="failed (no result in the output)"
-		else
-			_lat=$(val "$1") _p99=$(val "$2") _gbps=$(val "$3")
-			_mpps=$(val "$4") _ops1=$5 _pcpu=$(val "${6:--}")
-			_ent=$(val "${7:--}") _lcpu=$(val "${8:--}")
-			_avg=$(val "${9:--}")
-		fi
-	fi
 	if [ "$_st" = ok ]; then
 		# CPU time per operation: against a run of a tenth the length.
 		_cpu1=$(cpu_of "$_base.time")
@@ -280,6 +264,28 @@ measure() { # DEV ID PEER TOOL TEST MODE COMPL SIZE N NSHORT NS1 NS2
 	esac
 }
 
+# The run whose figures a row reports: N iterations, the client's output
+# in LOG (WRAP and WRAPOUT as pair's).  Sets _st, and _lat _p99 _gbps
+# _mpps _ops1 _pcpu _ent _lcpu _avg (empty where the tool gives none).
+reported_run() { # LOG WRAP WRAPOUT N
+	_lat='' _p99='' _gbps='' _mpps='' _ops1='' _pcpu='' _ent='' _lcpu='' _avg=''
+	SRV=$(echo "$SRV_T" | sed "s/@N@/${4%s}/g")
+	# shellcheck disable=SC2046 # the client command is a word list
+	pair "$1" "$2" "$3" -- $(expand "$4")
+	_st=$(status_of "$rc")
+	[ "$rc" = 0 ] || return 0
+	# shellcheck disable=SC2046 # fields
+	set -- $($METRICS "$1")
+	if [ $# -lt 5 ] || [ "$5" = - ]; then
+		_st="failed (no result in the output)"
+	else
+		_lat=$(val "$1") _p99=$(val "$2") _gbps=$(val "$3")
+		_mpps=$(val "$4") _ops1=$5 _pcpu=$(val "${6:--}")
+		_ent=$(val "${7:--}") _lcpu=$(val "${8:--}")
+		_avg=$(val "${9:--}")
+	fi
+}
+
 round_row() { # DEV ID ROUND STATUS LAT P99 GBPS MPPS AVG
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$ROUNDS_TSV"
 }
@@ -287,24 +293,9 @@ round_row() { # DEV ID ROUND STATUS LAT P99 GBPS MPPS AVG
 # A later round of a row: its reported run alone, into rounds.tsv.  A
 # failure of lchan's own tools fails the bench, as in the first round.
 measure_again() { # DEV ID N TOOL
-	_log=$LOGS/$1.$2.r$BENCH_ROUND.log
 	_tool=$4
-	_lat='' _p99='' _gbps='' _mpps='' _avg=''
 	echo "rig: bench $1 $2 round $BENCH_ROUND" >/dev/kmsg 2>/dev/null
-	SRV=$(echo "$SRV_T" | sed "s/@N@/${3%s}/g")
-	# shellcheck disable=SC2046 # the client command is a word list
-	pair "$_log" "" "" -- $(expand "$3")
-	_st=$(status_of "$rc")
-	if [ "$rc" = 0 ]; then
-		# shellcheck disable=SC2046 # fields
-		set -- "$1" "$2" $($METRICS "$_log")
-		if [ $# -lt 7 ] || [ "$7" = - ]; then
-			_st="failed (no result in the output)"
-		else
-			_lat=$(val "$3") _p99=$(val "$4") _gbps=$(val "$5")
-			_mpps=$(val "$6") _avg=$(val "${11:--}")
-		fi
-	fi
+	reported_run "$LOGS/$1.$2.r$BENCH_ROUND.log" "" "" "$3"
 	round_row "$1" "$2" "$BENCH_ROUND" "$_st" "$_lat" "$_p99" "$_gbps" "$_mpps" "$_avg"
 	case $_st in
 	ok | skipped) tap "# bench: $1 $2 round $BENCH_ROUND: $_st, median ${_lat:--} us, ${_mpps:--} Mpps" ;;
