@@ -320,6 +320,15 @@ vm_judge() {
 	if [ -n "$kprob" ]; then
 		echo "# kernel log problems:"
 		head -n 40 <<<"$kprob" | sed 's/^/#   /'
+		# The first report whole (a CI log may be all there is of it): from
+		# its first line to its end-of-trace marker, at most 80 lines.
+		echo "# the first report whole:"
+		{ cat "$run/dmesg.txt" 2>/dev/null || true; cat "$run/console.log"; } |
+			tr -d '\r' | grep -a -E '\[ *[0-9]+\.[0-9]+\]' |
+			awk -v pat="$pattern" -v user="$user_fault" '
+				!on && $0 ~ pat && $0 !~ user { on = 1 }
+				on { print; if (++n >= 80 || /---\[ end (trace|Kernel panic)/) exit }' |
+			sed 's/^/#   /' || true
 	fi
 	if [ -n "$leaks" ] && [ "$leaks" != 0 ]; then
 		echo "# kmemleak ($run/kmemleak.txt):"
