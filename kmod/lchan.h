@@ -341,6 +341,7 @@ struct lchan_chan {
 	struct lchan_stats stats;	/* under cq_lock, read lockless */
 	u32 max_msg_size;
 	u32 max_send_sge, max_recv_sge, max_read_sge;
+	u32 empty_lkey;			/* the PD's: a zero-length READ's SGE */
 	u64 features;			/* LCHAN_FEATURE_* on this device */
 	struct lchan_poller *poller;	/* pool thread; READ/WRITE_ONCE */
 	struct list_head poll_node;	/* poller->chans */

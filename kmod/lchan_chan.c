@@ -135,6 +135,8 @@ int lchan_chan_bind_dev(struct lchan_chan *chan, struct ib_device *ibdev)
 		ret = -ENODEV;
 		goto err_put;
 	}
+	/* The PD lives while the device does: dev->lock orders its revoke. */
+	chan->empty_lkey = pd->ibpd->local_dma_lkey;
 	list_add_tail(&chan->dev_node, &dev->chans);
 	dev->nr_chans++;
 	mutex_unlock(&dev->lock);

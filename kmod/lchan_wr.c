@@ -234,6 +234,12 @@ u32 lchan_wr_read_sqe(struct lchan_chan *chan, u32 head, u32 avail,
 		return status;
 	if (op->atomic && !wr->num_sge)
 		return LCHAN_CQE_BAD_ALIGN;
+	/* iWARP names a READ's sink by exactly one SGE: an empty one here. */
+	if (opcode == LCHAN_OP_READ && !wr->num_sge) {
+		wr->sge[0] = (struct ib_sge){ .lkey = chan->empty_lkey };
+		wr->mr[0] = NULL;
+		wr->num_sge = 1;
+	}
 
 	swr->opcode = op->ib_op;
 	swr->num_sge = wr->num_sge;

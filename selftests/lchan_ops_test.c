@@ -119,6 +119,31 @@ TEST_F_TIMEOUT(ops, read_1b_to_1mib, 300)
 	}
 }
 
+/*
+ * Zero-length WRITE and READ: no buffer, no rkey, nothing moved, and RC
+ * still completes them on the peer's answer (a probe of the peer).
+ */
+TEST_F_TIMEOUT(ops, zero_length_write_and_read, 60)
+{
+	static const uint8_t opcodes[] = { LCHAN_OP_WRITE, LCHAN_OP_READ };
+	struct lchan_sqe *sqe;
+	struct lchan_cqe cqe;
+	unsigned i;
+
+	for (i = 0; i < ARRAY_SIZE(opcodes); i++) {
+		sqe = ops_cli_sqe(_metadata, self);
+		lchan_prep_rdma(sqe, opcodes[i], &self->cli.mr, NULL, 0, 0, 0,
+				i);
+		ops_run_ok(_metadata, self, 0, &cqe);
+		EXPECT_EQ(opcodes[i] == LCHAN_OP_WRITE ? LCHAN_CQE_WRITE :
+			  LCHAN_CQE_READ, cqe.opcode);
+		EXPECT_EQ(i, cqe.user_data);
+		EXPECT_EQ(0, cqe.byte_len);
+	}
+	EXPECT_EQ(0, lchan_cq_ready(&self->srv.chan));
+	EXPECT_EQ(LCHAN_STATE_CONNECTED, lchan_chan_state(&self->cli.chan));
+}
+
 TEST_F_TIMEOUT(ops, write_with_imm, 60)
 {
 	uint8_t *src = lchan_t_send_slot(&self->cli, 0);
