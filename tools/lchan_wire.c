@@ -27,7 +27,11 @@
  * has nothing in flight would never notice a peer that vanished: RC
  * notices only a send that goes unanswered.  So after WIRE_PROBE_S like
  * that it sends one such count-only message, a probe, as TCP probes a
- * zero window.
+ * zero window.  When even the peer's receives for counts are taken (all
+ * answered, the peer's own count not yet in), the probe is a zero-length
+ * RDMA WRITE, which consumes none and which RC completes on the peer's
+ * acknowledgement.  Not on iWARP, where a WRITE completes once TCP has it:
+ * there only a keepalive (-k) notices such a loss.
  *
  * A side that has sent its last and has the peer's sends a closing
  * message (its count covers the peer's last) and nothing after it.  It is
@@ -50,6 +54,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -67,6 +72,7 @@
 #define WIRE_ACK_ONLY	2u	/* message flag: carries only 'ack' */
 #define WIRE_CLOSING	4u	/* message flag: the sender's final message */
 #define WIRE_PROBE_S	0.2	/* blocked, nothing in flight: then a probe */
+#define WIRE_RDMA_PROBE	UINT64_MAX	/* user_data of an RDMA probe */
 
 struct wire_hdr {
 	uint64_t seq;
@@ -100,6 +106,8 @@ struct wire {
 	bool closing_sent;	/* the message that acknowledges the peer's last */
 	bool peer_closing;	/* the peer's: it has ours, and sends no more */
 	bool peer_closed;	/* ... and the peer closed after it */
+	bool rdma_probe_out;	/* a probe that consumes no receive */
+	double t_rdma_probe;	/* when the last such probe went */
 	double t_last_good, longest_gap, t_first_err;
 	double t_posted[64];	/* by seq % window: when each send went */
 	double t_oldest_at_err;	/* posting time of the oldest unanswered */
@@ -169,6 +177,34 @@ static bool wire_probe_due(const struct wire *w)
 	       now_s() - w->t_posted[(w->sent - 1) % w->window] >= WIRE_PROBE_S;
 }
 
+/*
+ * Blocked as above, and not even a count-only message may go.  IB and
+ * RoCE: the channels with WRITE_IMM.
+ */
+static bool wire_rdma_probe_due(const struct wire *w)
+{
+	double t_last = w->t_posted[(w->sent - 1) % w->window];
+
+	if (w->t_rdma_probe > t_last)
+		t_last = w->t_rdma_probe;
+	return (w->chan.info.features & LCHAN_FEATURE_WRITE_IMM) &&
+	       w->sent && w->sent == w->send_done && !w->rdma_probe_out &&
+	       !w->peer_last && w->sent >= w->peer_ack + WIRE_NRECV &&
+	       now_s() - t_last >= WIRE_PROBE_S;
+}
+
+static int send_rdma_probe(struct wire *w)
+{
+	struct lchan_sqe *sqe = lchan_get_sqe(&w->chan);
+
+	if (!sqe)
+		return -ENOSPC;
+	lchan_prep_write(sqe, &w->mr, NULL, 0, 0, 0, WIRE_RDMA_PROBE);
+	w->rdma_probe_out = true;
+	w->t_rdma_probe = now_s();
+	return 0;
+}
+
 /* What may go now: data within the window and the peer's receives. */
 static int send_some(struct wire *w, double t_end)
 {
@@ -186,10 +222,13 @@ static int send_some(struct wire *w, double t_end)
 			 w->sent < w->peer_ack + WIRE_NRECV) {
 			ret = send_next(w, WIRE_ACK_ONLY | WIRE_CLOSING);
 			w->closing_sent = true;
-		} else if (wire_probe_due(w))
+		} else if (wire_probe_due(w)) {
 			ret = send_next(w, WIRE_ACK_ONLY);
-		else
+		} else {
+			if (wire_rdma_probe_due(w))
+				ret = send_rdma_probe(w);
 			break;
+		}
 	}
 	return ret;
 }
@@ -268,11 +307,18 @@ static int handle_cqe(struct wire *w, const struct lchan_cqe *cqe)
 			if (w->sent > w->send_done)
 				w->t_oldest_at_err =
 					w->t_posted[w->send_done % w->window];
+			else if (w->rdma_probe_out)
+				w->t_oldest_at_err = w->t_rdma_probe;
 		}
 		return 0;
 	}
 	if (w->t_first_err)
 		return 0;	/* in flight before the error */
+	/* The peer is there; its count or data will unblock us. */
+	if (cqe->user_data == WIRE_RDMA_PROBE) {
+		w->rdma_probe_out = false;
+		return 0;
+	}
 	note_good(w);
 	if (cqe->opcode == LCHAN_CQE_SEND) {
 		w->send_done++;
@@ -354,6 +400,60 @@ static const char *state_name(int state)
 	case LCHAN_STATE_ERROR: return "error";
 	}
 	return "?";
+}
+
+static size_t put_str(char *b, size_t n, size_t cap, const char *str)
+{
+	while (*str && n < cap)
+		b[n++] = *str++;
+	return n;
+}
+
+static size_t put_u64(char *b, size_t n, size_t cap, uint64_t v)
+{
+	char d[20];
+	size_t k = 0;
+
+	do
+		d[k++] = (char)('0' + v % 10);
+	while ((v /= 10) && k < sizeof(d));
+	while (k && n < cap)
+		b[n++] = d[--k];
+	return n;
+}
+
+/* The stream a signal handler describes. */
+static const struct wire *wire_shown;
+
+/*
+ * Ended by a signal (the caller's time limit): where the stream stood,
+ * so that a side that waited too long says what it waited on.  Only
+ * async-signal-safe calls.
+ */
+static void wire_on_signal(int sig)
+{
+	const struct wire *w = wire_shown;
+	size_t n = 0, cap = 255;
+	ssize_t unused;
+	char b[256];
+
+	n = put_str(b, n, cap, "lchan_wire: ended by signal ");
+	n = put_u64(b, n, cap, (uint64_t)sig);
+	n = put_str(b, n, cap, ": sent ");
+	n = put_u64(b, n, cap, w->sent);
+	n = put_str(b, n, cap, ", completed ");
+	n = put_u64(b, n, cap, w->send_done);
+	n = put_str(b, n, cap, ", the peer takes seq < ");
+	n = put_u64(b, n, cap, w->peer_ack + WIRE_NRECV);
+	n = put_str(b, n, cap, ", received ");
+	n = put_u64(b, n, cap, w->received);
+	n = put_str(b, n, cap, w->rdma_probe_out ? ", an RDMA probe out" : "");
+	n = put_str(b, n, cap, w->t_first_err ? ", after the first error\n" :
+						", no error yet\n");
+	/* Nothing to do about a failed write: the exit status tells. */
+	unused = write(STDERR_FILENO, b, n);
+	(void)unused;
+	_exit(128 + sig);
 }
 
 /* The stream until both lasts are through, the channel fails, or silence. */
@@ -522,6 +622,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	bound = rc_bound(&w.chan, &t, &r);
+	wire_shown = &w;
+	signal(SIGTERM, wire_on_signal);
 	ret = run(&w);
 	state = lchan_chan_state(&w.chan);
 	if (w.t_first_err)

@@ -701,7 +701,7 @@ run_clients() {
 			fi
 			# Where a server that had to be ended waited, in the
 			# line itself (a run's tail repeats failed lines only).
-			_stuck=$(sed -n 's/^rig: thread [0-9]*: \(.*\)/\1/p' "$WIRE/log.$_id" 2>/dev/null | head -n 2 | paste -sd ';' -)
+			_stuck=$(sed -n -e 's/^rig: thread [0-9]*: \(.*\)/\1/p' -e 's/^lchan_wire: \(ended by signal .*\)/\1/p' "$WIRE/log.$_id" 2>/dev/null | head -n 3 | paste -sd ';' -)
 			_why="$_why, server exit $_src"
 			[ -z "$_stuck" ] || _why="$_why; a's server outlived its client by ${LINGER}s: $_stuck"
 			tap "not ok - $_what ($_why)"
