@@ -20,7 +20,7 @@ kroot=$kdir/root
 # crc32 algorithm that modules.dep does not name; siw (built separately)
 # needs libcrc32c and a crc32c algorithm.
 MODULES=(
-	virtio_pci virtio_net virtio_rng 9p 9pnet_virtio
+	virtio_pci virtio_net virtio_rng 9p 9pnet_virtio e1000
 	dummy veth sch_netem sch_prio cls_u32
 	ib_core ib_uverbs ib_umad ib_cm iw_cm rdma_cm rdma_ucm rdma_rxe
 	crc32_generic crc32-pclmul libcrc32c crc32c_generic crc32c-intel

@@ -128,6 +128,8 @@ wire_up() { # DEV W
 
 mkdir -p "$LOGS" "$WIRE"
 modprobe sch_netem || tap "# $node: no sch_netem; the netem tests will fail"
+# The wire NICs (two-node.sh says why e1000).
+modprobe e1000 || tap "# $node: no e1000; the wires will not come up"
 if ! mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 wire "$WIRE"; then
 	tap "not ok - $node: mount the wire directory (9p tag wire)"
 	exit 1
