@@ -169,11 +169,16 @@ static int send_next(struct wire *w, uint32_t flags)
 	return 0;
 }
 
+/* Nothing in flight, the peer still sending: a probe may be due. */
+static bool wire_quiet(const struct wire *w)
+{
+	return w->sent && w->sent == w->send_done && !w->peer_last;
+}
+
 /* Blocked with nothing in flight for WIRE_PROBE_S, the peer still sending. */
 static bool wire_probe_due(const struct wire *w)
 {
-	return w->sent && w->sent == w->send_done && !w->peer_last &&
-	       w->sent < w->peer_ack + WIRE_NRECV &&
+	return wire_quiet(w) && w->sent < w->peer_ack + WIRE_NRECV &&
 	       now_s() - w->t_posted[(w->sent - 1) % w->window] >= WIRE_PROBE_S;
 }
 
@@ -183,14 +188,16 @@ static bool wire_probe_due(const struct wire *w)
  */
 static bool wire_rdma_probe_due(const struct wire *w)
 {
-	double t_last = w->t_posted[(w->sent - 1) % w->window];
+	double t_last;
 
+	if (!(w->chan.info.features & LCHAN_FEATURE_WRITE_IMM) ||
+	    !wire_quiet(w) || w->rdma_probe_out ||
+	    w->sent < w->peer_ack + WIRE_NRECV)
+		return false;
+	t_last = w->t_posted[(w->sent - 1) % w->window];
 	if (w->t_rdma_probe > t_last)
 		t_last = w->t_rdma_probe;
-	return (w->chan.info.features & LCHAN_FEATURE_WRITE_IMM) &&
-	       w->sent && w->sent == w->send_done && !w->rdma_probe_out &&
-	       !w->peer_last && w->sent >= w->peer_ack + WIRE_NRECV &&
-	       now_s() - t_last >= WIRE_PROBE_S;
+	return now_s() - t_last >= WIRE_PROBE_S;
 }
 
 static int send_rdma_probe(struct wire *w)
