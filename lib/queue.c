@@ -14,15 +14,32 @@
 /* Tens to a few hundred us of polling, as the pause's length varies by CPU. */
 #define LCHAN_POSTED_SPINS 4096
 
+/* Entries the kernel has taken from the two rings, ever (wraps). */
+static unsigned lchan_taken(const struct lchan_chan *chan)
+{
+	return lchan_load_acquire(chan->sq.khead) +
+	       lchan_load_acquire(chan->rq.khead);
+}
+
+/*
+ * ENTER, returning how many entries left the rings while it ran.  The
+ * kernel also takes entries on its own (after a completion frees a work
+ * request slot, and on iWARP once the opening exchange lets the SQ go),
+ * and may do so between our publish and the ioctl: ENTER's own count
+ * would then miss entries that are posted.  The heads are read before
+ * publishing, so nothing of this call is taken before the first read.
+ */
 static int lchan_enter(struct lchan_chan *chan, struct lchan_enter_args *req)
 {
+	unsigned before = lchan_taken(chan);
+
 	lchan_publish(chan);
 	chan->sq.published = chan->sq.tail;
 	chan->rq.published = chan->rq.tail;
 	req->size = sizeof(*req);
 	if (ioctl(chan->fd, LCHAN_IOC_ENTER, req))
 		return errno ? -errno : -EIO;
-	return (int)(req->sq_consumed + req->rq_consumed);
+	return (int)(lchan_taken(chan) - before);
 }
 
 /*
@@ -70,7 +87,7 @@ static int lchan_submit_common(struct lchan_chan *chan, bool recvs_at_qp)
 
 /*
  * Post every entry filled since the last call.  Doorbell mode: one ioctl,
- * returns how many entries the kernel took.  Poller mode: no system call
+ * returns how many entries the kernel took while the call ran.  Poller mode: no system call
  * unless the kernel thread sleeps or is slow to post new receives;
  * returns how many were published.
  *

@@ -47,19 +47,12 @@ FIXTURE(scale) {
 
 LCHAN_T_VARIANTS(scale);
 
-static unsigned env_uint(const char *name, unsigned def)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? (unsigned)strtoul(v, NULL, 10) : def;
-}
-
 FIXTURE_SETUP(scale)
 {
 	LCHAN_T_NEED_DEV(&self->d, variant->kind);
 	lchan_t_raise_memlock();
-	self->nchan = env_uint("LCHAN_T_SCALE_CHANS", 128);
-	self->npairs = env_uint("LCHAN_T_SCALE_PAIRS", 2);
+	self->nchan = lchan_t_env_uint("LCHAN_T_SCALE_CHANS", 128);
+	self->npairs = lchan_t_env_uint("LCHAN_T_SCALE_PAIRS", 2);
 	ASSERT_LE(self->npairs, MAX_PAIRS);
 	self->sh = mmap(NULL, sizeof(*self->sh), PROT_READ | PROT_WRITE,
 			MAP_SHARED | MAP_ANONYMOUS, -1, 0);

@@ -420,16 +420,9 @@ static int storm_round(struct storm *sh, const char *addr, unsigned backlog,
 	return ret || bad ? -1 : 0;
 }
 
-static unsigned storm_rounds(void)
-{
-	const char *v = getenv("LCHAN_T_STORM_ROUNDS");
-
-	return v && *v ? (unsigned)strtoul(v, NULL, 10) : 1;
-}
-
 TEST_F_TIMEOUT(storm, connect_256_at_once, 600)
 {
-	unsigned r, rounds = storm_rounds();
+	unsigned r, rounds = lchan_t_env_uint("LCHAN_T_STORM_ROUNDS", 1);
 	struct storm_retries retried;
 	char why[256] = "";
 	double t0;

@@ -150,6 +150,14 @@ static inline unsigned lchan_t_count(unsigned full)
 	return full / div ? (unsigned)(full / div) : 1;
 }
 
+/* A count a test takes from its environment, or @def when unset. */
+static inline unsigned lchan_t_env_uint(const char *name, unsigned def)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? (unsigned)strtoul(v, NULL, 10) : def;
+}
+
 static inline double lchan_t_now(void)
 {
 	struct timespec ts;
