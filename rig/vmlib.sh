@@ -187,7 +187,7 @@ vm_qemu() {
 # reasons (why the run failed; empty: it passed).
 vm_judge() {
 	local run=$1 job=$2 qrc=$3 secs=$4 timeout_s=$5 guest_timeout=$6 label=${7:-rig}
-	local tap verdict_line pattern kprob leaks guest_results all oks r
+	local tap verdict_line pattern klog kprob leaks guest_results all oks r
 	tap=$run/tap.txt
 	[ -f "$tap" ] || : >"$tap"
 	reasons=()
@@ -233,8 +233,11 @@ vm_judge() {
 	user_fault='traps: [^ ]+[[][0-9]+[]] general protection fault ip:'
 	# Each finding names the last test program started before it (the guest marks
 	# each one in the kernel log).
-	kprob=$( { cat "$run/dmesg.txt" 2>/dev/null || true; cat "$run/console.log"; } |
-		tr -d '\r' | grep -a -E '\[ *[0-9]+\.[0-9]+\]' | sed 's/^.*\(\[ *[0-9]*\.[0-9]*\]\)/\1/' |
+	# The kernel log's timestamped lines, read once for the scan and for
+	# the first report's text below.
+	klog=$( { cat "$run/dmesg.txt" 2>/dev/null || true; cat "$run/console.log"; } |
+		tr -d '\r' | grep -a -E '\[ *[0-9]+\.[0-9]+\]' || true)
+	kprob=$(printf '%s\n' "$klog" | sed 's/^.*\(\[ *[0-9]*\.[0-9]*\]\)/\1/' |
 		awk -v pat="$pattern" -v user="$user_fault" '
 			/\] rig: selftest / { during = $NF }
 			$0 ~ pat && $0 !~ user && !seen[$0]++ { print $0 (during != "" ? "   <- last test program started: " during : "") }' || true)
@@ -323,11 +326,9 @@ vm_judge() {
 		# The first report whole (a CI log may be all there is of it): from
 		# its first line to its end-of-trace marker, at most 80 lines.
 		echo "# the first report whole:"
-		{ cat "$run/dmesg.txt" 2>/dev/null || true; cat "$run/console.log"; } |
-			tr -d '\r' | grep -a -E '\[ *[0-9]+\.[0-9]+\]' |
-			awk -v pat="$pattern" -v user="$user_fault" '
-				!on && $0 ~ pat && $0 !~ user { on = 1 }
-				on { print; if (++n >= 80 || /---\[ end (trace|Kernel panic)/) exit }' |
+		awk -v pat="$pattern" -v user="$user_fault" '
+			!on && $0 ~ pat && $0 !~ user { on = 1 }
+			on { print; if (++n >= 80 || /---\[ end (trace|Kernel panic)/) exit }' <<<"$klog" |
 			sed 's/^/#   /' || true
 	fi
 	if [ -n "$leaks" ] && [ "$leaks" != 0 ]; then
