@@ -45,6 +45,9 @@ static int lchan_mr_check_memlock(u64 addr, u64 length)
 /*
  * No MR over a channel's ring mapping: a peer's RDMA WRITE would land in
  * the rings, and the pin would hold ring pages past the channel's life.
+ * This check gives the clear error; the guarantee is the mapping's
+ * (lchan_ring.c): the device's pin refuses ring pages with -EFAULT even
+ * when the ring is mapped at the address after this check.
  */
 static int lchan_mr_check_vmas(u64 addr, u64 length)
 {

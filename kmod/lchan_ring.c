@@ -150,7 +150,7 @@ int lchan_ring_sizes_check(const struct lchan_ring_sizes *sizes)
 /*
  * The ring's pages, charged to the caller's memory cgroup (LCHAN_GFP_USER)
  * the way the kernel charges its own user-mapped rings: whole pages, a
- * vmap() view for the kernel, the same pages inserted into the process's
+ * vmap() view for the kernel, the same page frames in the process's
  * mapping at mmap().  At the cgroup's limit this fails with -ENOMEM.
  */
 static void lchan_ring_free_pages(struct lchan_ring *ring)
@@ -302,6 +302,33 @@ void lchan_ring_free(struct lchan_ring *ring)
 }
 
 /*
+ * A debugger's view of the mapping (ptrace, /proc/PID/mem): the pages are
+ * not reachable by get_user_pages(), so the kernel asks here.  The
+ * mapping's file keeps the channel, and so the ring, alive.
+ */
+static int lchan_ring_vm_access(struct vm_area_struct *vma,
+				unsigned long addr, void *buf, int len,
+				int write)
+{
+	struct lchan_chan *chan = vma->vm_file->private_data;
+	struct lchan_ring *ring = &chan->ring;
+	unsigned long off = addr - vma->vm_start;
+
+	if (len <= 0 || off >= ring->size)
+		return -EINVAL;
+	len = min_t(unsigned long, len, ring->size - off);
+	if (write)
+		memcpy(ring->mem + off, buf, len);
+	else
+		memcpy(buf, ring->mem + off, len);
+	return len;
+}
+
+static const struct vm_operations_struct lchan_ring_vm_ops = {
+	.access = lchan_ring_vm_access,
+};
+
+/*
  * The mapping holds a reference to the channel file (vm_file), so the
  * channel and its ring memory outlive every mapping: munmap after close
  * and close after munmap are both safe.
@@ -309,11 +336,17 @@ void lchan_ring_free(struct lchan_ring *ring)
  * Only a shared mapping: in a private one the application's stores would
  * land in copies the kernel never reads.  Never executable, now or after
  * an mprotect(): the rings hold data, never code.
+ *
+ * The pages go in as page frames, not as pages the mapping references
+ * (VM_IO | VM_PFNMAP): get_user_pages() refuses them, so no memory region
+ * can pin ring pages, however the address space changes between
+ * lchan_mr.c's check and the device's pin, and no pin outlives the
+ * channel.  The ring frees its pages only when the last mapping is gone.
  */
 int lchan_ring_mmap(struct lchan_chan *chan, struct vm_area_struct *vma)
 {
 	struct lchan_ring *ring = &chan->ring;
-	unsigned long nr;
+	unsigned int i;
 	int ret;
 
 	if (!(vma->vm_flags & VM_SHARED))
@@ -326,10 +359,16 @@ int lchan_ring_mmap(struct lchan_chan *chan, struct vm_area_struct *vma)
 		return -EINVAL;
 	vm_flags_clear(vma, VM_MAYEXEC);
 	vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
-	nr = ring->nr_pages;
-	ret = vm_insert_pages(vma, vma->vm_start, ring->pages, &nr);
-	/* On error the caller unmaps what was inserted. */
-	return ret ?: (nr ? -EFAULT : 0);
+	vma->vm_ops = &lchan_ring_vm_ops;
+	for (i = 0; i < ring->nr_pages; i++) {
+		ret = remap_pfn_range(vma, vma->vm_start + i * PAGE_SIZE,
+				      page_to_pfn(ring->pages[i]), PAGE_SIZE,
+				      vma->vm_page_prot);
+		/* On error the caller unmaps what was inserted. */
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 /* Entries the app has published and the kernel not taken, or -1 if bogus. */

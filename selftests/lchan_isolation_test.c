@@ -596,4 +596,136 @@ TEST_F_TIMEOUT(iso, mr_over_ring_refused, 60)
 	munmap(area, page);
 }
 
+/*
+ * The page at @at: anonymous memory, then a second mapping of the ring,
+ * and again, each mapping replacing the last (MAP_FIXED) until @stop.
+ */
+struct iso_flip {
+	char *at;
+	size_t size;
+	int chan_fd;
+	int stop;
+	int err;
+	unsigned long flips;
+};
+
+static void *iso_flip_thread(void *arg)
+{
+	struct iso_flip *f = arg;
+
+	while (!__atomic_load_n(&f->stop, __ATOMIC_ACQUIRE)) {
+		if (mmap(f->at, f->size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
+			 0) == MAP_FAILED ||
+		    mmap(f->at, f->size, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_FIXED, f->chan_fd,
+			 LCHAN_OFF_RINGS) == MAP_FAILED) {
+			f->err = errno;
+			break;
+		}
+		f->flips++;
+	}
+	return NULL;
+}
+
+/*
+ * The check against registering over a ring and the device's pin are two
+ * steps: the ring may be mapped at the address in between.  Every
+ * registration that succeeds must have pinned anonymous memory: its page
+ * goes to the peer, where the ring's sq ring_entries word, which is never
+ * zero, would show up; anonymous memory reads as zeroes.
+ */
+TEST_F_TIMEOUT(iso, mr_never_pins_a_ring_mapped_meanwhile, 120)
+{
+	size_t size = self->cli.chan.map_size, page = getpagesize();
+	unsigned off = self->cli.chan.info.sq_off.ring_entries;
+	unsigned i, n = lchan_t_count(3000), over = 0, pinned = 0;
+	unsigned refused_check = 0, refused_pin = 0;
+	struct iso_flip f = { .size = size, .chan_fd = self->cli.chan.fd };
+	int ctx = self->cli.ctx.fd;
+	pthread_t thr;
+
+	ASSERT_LT(off + 4, page);
+	f.at = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(f.at != MAP_FAILED);
+	ASSERT_EQ(0, pthread_create(&thr, NULL, iso_flip_thread, &f));
+	for (i = 0; i < n; i++) {
+		struct lchan_mr mr = { .addr = f.at, .length = page };
+		struct lchan_sqe *sqe;
+		struct lchan_cqe cqe;
+		uint32_t word;
+		int ret;
+
+		ret = iso_mr_reg(ctx, self->cli.chan.fd, f.at, page,
+				 &mr.handle);
+		if (ret == -EINVAL) {
+			refused_check++;
+			continue;
+		}
+		if (ret == -EFAULT) {
+			refused_pin++;
+			continue;
+		}
+		ASSERT_EQ(0, ret);
+		sqe = lchan_get_sqe(&self->cli.chan);
+		ASSERT_TRUE(sqe != NULL);
+		lchan_prep_send(sqe, &mr, f.at, page, i);
+		ASSERT_LE(0, lchan_submit(&self->cli.chan));
+		ASSERT_EQ(0, lchan_t_reap(&self->srv, &cqe, 10000));
+		ASSERT_EQ(LCHAN_CQE_OK, cqe.status);
+		memcpy(&word, lchan_t_recv_slot(&self->srv, cqe.user_data) + off,
+		       sizeof(word));
+		if (word)
+			pinned++;
+		else
+			over++;
+		ASSERT_EQ(0, lchan_t_post_recv(&self->srv, cqe.user_data));
+		ASSERT_LE(0, lchan_submit(&self->srv.chan));
+		ASSERT_EQ(0, lchan_t_reap(&self->cli, &cqe, 10000));
+		ASSERT_EQ(LCHAN_CQE_OK, cqe.status);
+		ASSERT_EQ(0, iso_mr_dereg(ctx, mr.handle));
+	}
+	__atomic_store_n(&f.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(thr, NULL);
+	munmap(f.at, size);
+	EXPECT_EQ(0, f.err) TH_LOG("remapping: %s", strerror(f.err));
+	EXPECT_EQ(0, pinned) TH_LOG("%u registrations pinned ring pages",
+				    pinned);
+	TH_LOG("%u registrations: %u over anonymous memory, %u refused at the "
+	       "check, %u by the pin; %lu remappings", n, over, refused_check,
+	       refused_pin, f.flips);
+}
+
+/*
+ * A debugger reads and writes the ring mapping (ptrace, /proc/PID/mem):
+ * the pages are no ordinary user pages, so the kernel goes through the
+ * mapping's own access method.
+ */
+TEST_F_TIMEOUT(iso, ring_open_to_a_debugger, 60)
+{
+	const struct lchan_chan *c = &self->cli.chan;
+	char *map = c->map;
+	unsigned off = c->info.sq_off.ring_entries, word = 0;
+	/* A slot beyond the tail: the kernel takes it only once published. */
+	struct lchan_sqe *slot = &c->sq.sqes[(c->sq.tail + 1) & c->sq.mask];
+	uint64_t mark = 0x6c6368616e2d6462ULL, back = 0;
+	int fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+
+	ASSERT_LE(0, fd) TH_LOG("/proc/self/mem: %s", strerror(errno));
+	EXPECT_EQ((ssize_t)sizeof(word),
+		  pread(fd, &word, sizeof(word), (off_t)(uintptr_t)(map + off)))
+		TH_LOG("read: %s", strerror(errno));
+	EXPECT_EQ(c->sq.entries, word);
+	EXPECT_EQ((ssize_t)sizeof(mark),
+		  pwrite(fd, &mark, sizeof(mark),
+			 (off_t)(uintptr_t)&slot->user_data))
+		TH_LOG("write: %s", strerror(errno));
+	memcpy(&back, &slot->user_data, sizeof(back));
+	EXPECT_EQ(mark, back);
+	close(fd);
+	/* The channel works as before. */
+	iso_send_one(_metadata, self, 9);
+}
+
 TEST_HARNESS_MAIN
