@@ -87,9 +87,9 @@ static int lchan_submit_common(struct lchan_chan *chan, bool recvs_at_qp)
 
 /*
  * Post every entry filled since the last call.  Doorbell mode: one ioctl,
- * returns how many entries the kernel took while the call ran.  Poller mode: no system call
- * unless the kernel thread sleeps or is slow to post new receives;
- * returns how many were published.
+ * returns how many entries the kernel took while the call ran.  Poller
+ * mode: no system call unless the kernel thread sleeps or is slow to post
+ * new receives; returns how many were published.
  *
  * Receives are at the queue pair when this returns, in both modes: the
  * caller may then tell its peer to send by a path the poller does not see
