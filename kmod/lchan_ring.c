@@ -304,7 +304,9 @@ void lchan_ring_free(struct lchan_ring *ring)
 /*
  * A debugger's view of the mapping (ptrace, /proc/PID/mem): the pages are
  * not reachable by get_user_pages(), so the kernel asks here.  The
- * mapping's file keeps the channel, and so the ring, alive.
+ * mapping's file keeps the channel, and so the ring, alive.  A mapping
+ * whose head was unmapped, or which mprotect() split, starts at a later
+ * ring page: vm_pgoff says which.
  */
 static int lchan_ring_vm_access(struct vm_area_struct *vma,
 				unsigned long addr, void *buf, int len,
@@ -312,7 +314,8 @@ static int lchan_ring_vm_access(struct vm_area_struct *vma,
 {
 	struct lchan_chan *chan = vma->vm_file->private_data;
 	struct lchan_ring *ring = &chan->ring;
-	unsigned long off = addr - vma->vm_start;
+	unsigned long off = addr - vma->vm_start +
+		((vma->vm_pgoff - (LCHAN_OFF_RINGS >> PAGE_SHIFT)) << PAGE_SHIFT);
 
 	if (len <= 0 || off >= ring->size)
 		return -EINVAL;

@@ -700,29 +700,46 @@ TEST_F_TIMEOUT(iso, mr_never_pins_a_ring_mapped_meanwhile, 120)
 /*
  * A debugger reads and writes the ring mapping (ptrace, /proc/PID/mem):
  * the pages are no ordinary user pages, so the kernel goes through the
- * mapping's own access method.
+ * mapping's own access method.  It must find the right ring page also in
+ * a mapping whose first page was unmapped.
  */
 TEST_F_TIMEOUT(iso, ring_open_to_a_debugger, 60)
 {
 	const struct lchan_chan *c = &self->cli.chan;
-	char *map = c->map;
+	size_t page = getpagesize(), size = c->map_size;
+	char *map = c->map, *again = NULL;
 	unsigned off = c->info.sq_off.ring_entries, word = 0;
-	/* A slot beyond the tail: the kernel takes it only once published. */
-	struct lchan_sqe *slot = &c->sq.sqes[(c->sq.tail + 1) & c->sq.mask];
+	/* A slot beyond the tail, past the first page: never published. */
+	struct lchan_sqe *slot = &c->sq.sqes[(c->sq.tail + 1 +
+					      page / sizeof(*slot)) &
+					     c->sq.mask];
+	size_t at = (char *)&slot->user_data - map;
 	uint64_t mark = 0x6c6368616e2d6462ULL, back = 0;
 	int fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
 
 	ASSERT_LE(0, fd) TH_LOG("/proc/self/mem: %s", strerror(errno));
+	ASSERT_LE(page, at);
+	ASSERT_LT(at + sizeof(mark), size);
 	EXPECT_EQ((ssize_t)sizeof(word),
 		  pread(fd, &word, sizeof(word), (off_t)(uintptr_t)(map + off)))
 		TH_LOG("read: %s", strerror(errno));
 	EXPECT_EQ(c->sq.entries, word);
 	EXPECT_EQ((ssize_t)sizeof(mark),
-		  pwrite(fd, &mark, sizeof(mark),
-			 (off_t)(uintptr_t)&slot->user_data))
+		  pwrite(fd, &mark, sizeof(mark), (off_t)(uintptr_t)(map + at)))
 		TH_LOG("write: %s", strerror(errno));
 	memcpy(&back, &slot->user_data, sizeof(back));
 	EXPECT_EQ(mark, back);
+
+	/* A second mapping without its first page: the rest is where it was. */
+	ASSERT_EQ(0, iso_map(c->fd, size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			     (void **)&again));
+	ASSERT_EQ(0, munmap(again, page));
+	back = 0;
+	EXPECT_EQ((ssize_t)sizeof(back),
+		  pread(fd, &back, sizeof(back), (off_t)(uintptr_t)(again + at)))
+		TH_LOG("read: %s", strerror(errno));
+	EXPECT_EQ(mark, back);
+	munmap(again + page, size - page);
 	close(fd);
 	/* The channel works as before. */
 	iso_send_one(_metadata, self, 9);
