@@ -229,6 +229,15 @@ bench-poller:
 		rig/run-vm.sh pollbench 1500
 .PHONY: bench-poller
 
+# Where a 64-byte ping-pong's round trip goes on rxe0: lchan's doorbell
+# mode against ib_send_lat, timed by kprobes at the points both pass
+# (rxe's post and completion, ib_core's CQ handler, lchan's CQE write and
+# ENTER), ROUNDS rounds: bench/<kernel>/latency-path.md (about 5 minutes).
+latency-path:
+	$(MAKE) KDIR=/usr/src/linux-headers-$(KVER) module lib tools
+	rig/latpath.sh $(ROUNDS)
+.PHONY: latency-path
+
 # Where the time goes: perf profiles in the guest, bench/profile/*.txt
 # (connection set-up, send latency and bandwidth; PROFILE=connect or
 # PROFILE=send for those rows alone).
