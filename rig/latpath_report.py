@@ -383,18 +383,17 @@ def main():
       "rxe's requester, responder and completer, `ib_cq_poll_work` "
       "ib_core's CQ poll):")
     p()
-    for row in ROWS:
-        n, text = shares(row, "poll_displaced", "done_n")
-        if n:
-            p(f"- {names[row]}: the task that handed lchan a receive "
-              f"completion (`lchan_post_wr_done`), at its last switch-in "
-              f"before that, took the CPU from: {text} ({n} messages).")
-    for row in ROWS:
-        n, text = shares(row, "app_displaced", "reactions")
-        if n:
-            p(f"- {names[row]}: the application, at its last switch-in "
-              f"between its receive completion and its next send, took the "
-              f"CPU from: {text} ({n} messages).")
+    whose = (("poll_displaced", "done_n",
+              "the task that handed lchan a receive completion "
+              "(`lchan_post_wr_done`), at its last switch-in before that"),
+             ("app_displaced", "reactions",
+              "the application, at its last switch-in between its receive "
+              "completion and its next send"))
+    for key, total, who in whose:
+        for row in ROWS:
+            n, text = shares(row, key, total)
+            if n:
+                p(f"- {names[row]}: {who}, took the CPU from: {text} ({n} messages).")
     for row in ROWS:
         same = sum(res["an"]["done_same_cpu"] for res in per[row] if res.get("an"))
         n = sum(res["an"]["done_n"] for res in per[row] if res.get("an"))
