@@ -82,8 +82,14 @@ measure() {
 		info=$dest/$LCHAN_BENCH_ONLY-info.txt
 		cp "$run/bench/info.txt" "$info"
 		;;
-	*) cp "$run/bench/rows.tsv" "$run/bench/rounds.tsv" "$run/bench/sweep.tsv" \
-		"$run/bench/info.txt" "$dest/" ;;
+	*)
+		cp "$run/bench/rows.tsv" "$run/bench/rounds.tsv" "$run/bench/sweep.tsv" \
+			"$run/bench/info.txt" "$dest/"
+		# The connect and fabric tables of this run replace a partial
+		# run's; its own info.txt then describes them.
+		[ ! -s "$run/bench/connect.tsv" ] || rm -f "$dest/connect-info.txt"
+		[ ! -s "$run/bench/fabric.tsv" ] || rm -f "$dest/fabric-info.txt"
+		;;
 	esac
 	[ "${LCHAN_BENCH_ONLY:-}" = fabric ] || [ ! -s "$run/bench/connect.tsv" ] ||
 		cp "$run/bench/connect.tsv" "$dest/"
