@@ -3,8 +3,8 @@
 """The report of `make latency-path`: rig/latpath_report.py --kernel K DIR
 
 DIR holds the guest job latpath's output (rig/guest/latpath.sh): for each
-row (ib_send_lat, doorbell) and round, <row>.<round>.log (an untraced run)
-and <row>.traced.<round>.trace with .log (a run under the kprobes).
+row (ROWS below) and round, <row>.<round>.log (an untraced run) and
+<row>.traced.<round>.trace with .log (a run under the kprobes).
 Prints the Markdown report: per row the round trip, and the round trip cut
 at the points both tools pass, as medians over every message of a round and
 then over the rounds.
@@ -13,10 +13,11 @@ The cut, for a side P (each process is both a sender and a receiver):
   transit    P's send enters rxe (post_send) -> rxe writes the peer's
              receive completion (cq_post on a CQ the peer created)
   reaction   rxe writes P's receive completion -> P's next send enters rxe
-A round trip is two transits and two reactions.  lchan's reaction is cut
-again where its completion goes (cq_post -> comp: ib_core's CQ handler
-called; comp -> wr_done: ib_core polled and lchan wrote the CQE; wr_done
--> enter: the application saw it and rang; enter -> post_send).
+A round trip is two transits and two reactions.  A reaction is cut again
+where its completion goes (SEGMENTS: cq_post -> comp, the CQ's handler
+called; comp -> wr_done, ib_core polled and lchan wrote the CQE; wr_done
+-> post_send, and for doorbell mode through the application's ENTER;
+comp -> post_send for a user CQ's event).
 """
 
 import argparse
@@ -58,16 +59,21 @@ def median(values):
     return statistics.median(values) if values else None
 
 
-def first_after(events, t, pred, limit):
-    """The first event at or after t and before limit matching pred."""
-    for e in events:
-        if e.ts < t:
-            continue
-        if e.ts >= limit:
-            return None
-        if pred(e):
-            return e
-    return None
+class Timeline:
+    """Events in time order, searchable from a given time."""
+
+    def __init__(self, events):
+        self.events = events
+        self.ts = [e.ts for e in events]
+
+    def first_after(self, t, pred, limit):
+        """The first event at or after t and before limit matching pred."""
+        for e in self.events[bisect.bisect_left(self.ts, t):]:
+            if e.ts >= limit:
+                return None
+            if pred(e):
+                return e
+        return None
 
 
 def cpu_waits(events):
@@ -84,18 +90,6 @@ def cpu_waits(events):
                 waits.append((t, e.ts))
     waits.sort()
     return waits
-
-
-def task_names(events):
-    """A name for each pid: its comm from the scheduler's events, and for a
-    kworker the work it ran last (sampled at each switch-in)."""
-    comm = {}
-    for e in events:
-        if e.ev == "sched_switch":
-            comm[e.args.get("next_pid")] = e.args.get("next_comm", "?")
-        elif e.ev == "sched_wakeup":
-            comm[e.args.get("pid")] = e.args.get("comm", "?")
-    return comm
 
 
 def holder_name(comm, work):
@@ -174,15 +168,17 @@ def analyse(events):
     for e in events:
         if "cq" in e.args and e.ev in ("comp", "wr_done"):
             by_cq[e.args["cq"]].append(e)
-    enters = {p: [e for e in events if e.ev == "enter" and e.pid == p]
+    by_cq = collections.defaultdict(lambda: Timeline([]),
+                                    {cq: Timeline(lst) for cq, lst in by_cq.items()})
+    enters = {p: Timeline([e for e in events if e.ev == "enter" and e.pid == p])
               for p in sides}
 
-    out = {"sides": len(sides), "interval": [], "transit": [], "reaction": [],
+    out = {"interval": [], "transit": [], "reaction": [],
            "transit_wait": [], "reaction_wait": [], "transit_sw": [],
            "reaction_sw": [], "comp_wait": [],
            "poll_displaced": collections.Counter(),
            "app_displaced": collections.Counter(),
-           "segments": {s: [] for s in SEGMENTS}, 
+           "segments": {s: [] for s in SEGMENTS},
            "done_same_cpu": 0, "done_n": 0, "reactions": 0}
     for p in sides:
         others = [q for q in sides if q != p]
@@ -206,9 +202,9 @@ def analyse(events):
             out["app_displaced"][displaced(ins, p, last.ts, s[j].ts)
                                  or "(none: it kept its CPU)"] += 1
             cq = last.args["cq"]
-            comp = first_after(by_cq[cq], last.ts, lambda e: e.ev == "comp", s[j].ts)
-            done = first_after(by_cq[cq], last.ts, lambda e: e.ev == "wr_done" and
-                               int(e.args.get("op", "0")) in RECV_OPS, s[j].ts)
+            comp = by_cq[cq].first_after(last.ts, lambda e: e.ev == "comp", s[j].ts)
+            done = by_cq[cq].first_after(last.ts, lambda e: e.ev == "wr_done" and
+                                         int(e.args.get("op", "0")) in RECV_OPS, s[j].ts)
             seg = out["segments"]
             if comp is not None:
                 seg["cq_post>comp"].append(comp.ts - last.ts)
@@ -225,7 +221,7 @@ def analyse(events):
             if comp is not None and comp.ts <= done.ts:
                 seg["comp>wr_done"].append(done.ts - comp.ts)
                 out["comp_wait"].append(win.wait(comp.ts, done.ts))
-            enter = first_after(enters[p], done.ts, lambda e: True, s[j].ts)
+            enter = enters[p].first_after(done.ts, lambda e: True, s[j].ts)
             if enter is not None:
                 seg["wr_done>enter"].append(enter.ts - done.ts)
                 seg["enter>post_send"].append(s[j].ts - enter.ts)
