@@ -229,10 +229,12 @@ bench-poller:
 		rig/run-vm.sh pollbench 1500
 .PHONY: bench-poller
 
-# Where a 64-byte ping-pong's round trip goes on rxe0: lchan's doorbell
-# mode against ib_send_lat, timed by kprobes at the points both pass
-# (rxe's post and completion, ib_core's CQ handler, lchan's CQE write and
-# ENTER), ROUNDS rounds: bench/<kernel>/latency-path.md (about 5 minutes).
+# Where a 64-byte ping-pong's round trip goes on rxe0: lchan in doorbell
+# and poller mode against ib_send_lat, busy and with events, timed by
+# kprobes at the points they pass (rxe's post and completion, the CQ's
+# handler, lchan's CQE write and ENTER), ROUNDS rounds:
+# bench/<kernel>/latency-path.md (about 2 minutes a round on 6.1; 6.12's
+# ib_send_lat -e hangs and waits out its 30 s limit, twice a round).
 latency-path:
 	$(MAKE) KDIR=/usr/src/linux-headers-$(KVER) module lib tools
 	rig/latpath.sh $(ROUNDS)
