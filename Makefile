@@ -233,8 +233,9 @@ bench-poller:
 # and poller mode against ib_send_lat, busy and with events, timed by
 # kprobes at the points they pass (rxe's post and completion, the CQ's
 # handler, lchan's CQE write and ENTER), ROUNDS rounds:
-# bench/<kernel>/latency-path.md (about 2 minutes a round on 6.1; 6.12's
-# ib_send_lat -e hangs and waits out its 30 s limit, twice a round).
+# bench/<kernel>/latency-path.md (five rounds: a 90 s guest on 6.1, about
+# 8 minutes on 6.12, where ib_send_lat -e hangs and waits out its 30 s
+# limit twice a round).
 latency-path:
 	$(MAKE) KDIR=/usr/src/linux-headers-$(KVER) module lib tools
 	rig/latpath.sh $(ROUNDS)
