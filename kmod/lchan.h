@@ -612,5 +612,6 @@ void lchan_poller_exit(void);
 void lchan_poller_kick(struct lchan_poller *poller);
 void lchan_poller_add_chan(struct lchan_chan *chan);
 void lchan_poller_del_chan(struct lchan_chan *chan);
+int lchan_poller_index(const struct lchan_chan *chan);
 
 #endif /* LCHAN_H */

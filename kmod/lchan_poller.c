@@ -9,9 +9,15 @@
  * Both are module parameters, writable at run time by root in
  * /sys/module/lchan/parameters/.  The threads are made when the module
  * loads and when the administrator asks for more; no user call makes,
- * pins or stops one.  A channel goes to the thread that serves the fewest
- * channels when its file is made; when the pool grows or shrinks the
- * channels are spread again so that no thread serves two more than another.
+ * pins or stops one.  A channel goes to a thread when its file is made, by
+ * the rule `poller_assign` names: "load" (the default), the thread that
+ * serves the fewest channels; "device", the thread that already serves a
+ * channel of the same RDMA device, else the one with the fewest.  By load
+ * spreads the work evenly; by device keeps each device's completions and
+ * queues on one thread (its caches, the CPUs near it when the pool is
+ * pinned there).  When the pool grows or shrinks, or the rule changes, the
+ * channels are placed again: by load until no thread serves two more than
+ * another, by device each device's channels together.
  *
  * Spinning and sleeping: a round in which any of a thread's queues moved
  * (whoever posted: the thread, an ENTER, the completion path) is traffic,
@@ -105,6 +111,18 @@ static unsigned int lchan_pool_running;	/* threads started; pool lock */
 static cpumask_var_t lchan_pool_cpus;	/* allowed CPUs; pool lock */
 static char lchan_pool_cpulist[256] = "all"; /* as given */
 static atomic_long_t lchan_pool_sleeps[LCHAN_POLLER_SLEEP_KINDS];
+
+enum lchan_pool_rule {
+	LCHAN_POOL_BY_LOAD,
+	LCHAN_POOL_BY_DEVICE,
+};
+
+static const char *const lchan_pool_rule_names[] = {
+	[LCHAN_POOL_BY_LOAD] = "load",
+	[LCHAN_POOL_BY_DEVICE] = "device",
+};
+
+static enum lchan_pool_rule lchan_pool_rule;	/* pool lock; READ_ONCE */
 
 /* Set every ring's flags word; the longest idle time of the channels. */
 static u32 lchan_poller_set_flags(struct lchan_poller *p, u32 flags)
@@ -350,6 +368,32 @@ static struct lchan_poller *lchan_poller_most_loaded(void)
 	return best;
 }
 
+/*
+ * The running thread that serves a channel of @dev, or NULL.  Pool lock
+ * held: every change of a thread's list happens under it.
+ */
+static struct lchan_poller *lchan_poller_of_dev(const struct lchan_dev *dev)
+{
+	struct lchan_chan *chan;
+	unsigned int i;
+
+	for (i = 0; i < lchan_pool_running; i++)
+		list_for_each_entry(chan, &lchan_pollers[i].chans, poll_node)
+			if (chan->dev == dev)
+				return &lchan_pollers[i];
+	return NULL;
+}
+
+/* The thread @chan goes to by the administrator's rule.  Pool lock held. */
+static struct lchan_poller *lchan_poller_pick(const struct lchan_chan *chan)
+{
+	struct lchan_poller *p = NULL;
+
+	if (lchan_pool_rule == LCHAN_POOL_BY_DEVICE)
+		p = lchan_poller_of_dev(chan->dev);
+	return p ?: lchan_poller_least_loaded();
+}
+
 /* @chan joins @p and @p looks at it.  Pool lock held. */
 static void lchan_poller_link(struct lchan_poller *p, struct lchan_chan *chan)
 {
@@ -390,6 +434,34 @@ static void lchan_poller_balance(void)
 		lchan_poller_unlink(chan);
 		lchan_poller_link(to, chan);
 	}
+}
+
+/* Every channel to the thread the rule picks, anew.  Pool lock held. */
+static void lchan_poller_regroup(void)
+{
+	LIST_HEAD(all);
+	struct lchan_chan *chan, *next;
+	unsigned int i;
+
+	for (i = 0; i < lchan_pool_running; i++)
+		list_for_each_entry_safe(chan, next, &lchan_pollers[i].chans,
+					 poll_node) {
+			lchan_poller_unlink(chan);
+			list_add_tail(&chan->poll_node, &all);
+		}
+	list_for_each_entry_safe(chan, next, &all, poll_node) {
+		list_del_init(&chan->poll_node);
+		lchan_poller_link(lchan_poller_pick(chan), chan);
+	}
+}
+
+/* Place the channels again after a change of the pool or of its rule. */
+static void lchan_poller_spread(void)
+{
+	if (lchan_pool_rule == LCHAN_POOL_BY_DEVICE)
+		lchan_poller_regroup();
+	else
+		lchan_poller_balance();
 }
 
 static int lchan_poller_start(struct lchan_poller *p, unsigned int index)
@@ -446,7 +518,7 @@ static int lchan_poller_resize(unsigned int n)
 		}
 		lchan_poller_stop(p);
 	}
-	lchan_poller_balance();
+	lchan_poller_spread();
 	return ret;
 }
 
@@ -455,8 +527,16 @@ void lchan_poller_add_chan(struct lchan_chan *chan)
 {
 	kobject_get(&chan->kobj);
 	mutex_lock(&lchan_pool_lock);
-	lchan_poller_link(lchan_poller_least_loaded(), chan);
+	lchan_poller_link(lchan_poller_pick(chan), chan);
 	mutex_unlock(&lchan_pool_lock);
+}
+
+/* The number N of the thread (lchan-poll/N) that serves @chan, or -1. */
+int lchan_poller_index(const struct lchan_chan *chan)
+{
+	struct lchan_poller *p = READ_ONCE(chan->poller);
+
+	return p ? p - lchan_pollers : -1;
 }
 
 /* The channel leaves before its teardown; never while a thread uses it. */
@@ -575,6 +655,35 @@ static const struct kernel_param_ops lchan_poller_cpus_ops = {
 };
 module_param_cb(poller_cpus, &lchan_poller_cpus_ops, NULL, 0644);
 MODULE_PARM_DESC(poller_cpus, "CPU list the poller threads may run on, or all (default)");
+
+static int lchan_poller_param_set_assign(const char *val,
+					 const struct kernel_param *kp)
+{
+	int rule = sysfs_match_string(lchan_pool_rule_names, val);
+
+	if (rule < 0)
+		return -EINVAL;
+	mutex_lock(&lchan_pool_lock);
+	WRITE_ONCE(lchan_pool_rule, rule);
+	if (lchan_pool_ready)
+		lchan_poller_spread();
+	mutex_unlock(&lchan_pool_lock);
+	return 0;
+}
+
+static int lchan_poller_param_get_assign(char *buf,
+					 const struct kernel_param *kp)
+{
+	return scnprintf(buf, PAGE_SIZE, "%s\n",
+			 lchan_pool_rule_names[READ_ONCE(lchan_pool_rule)]);
+}
+
+static const struct kernel_param_ops lchan_poller_assign_ops = {
+	.set = lchan_poller_param_set_assign,
+	.get = lchan_poller_param_get_assign,
+};
+module_param_cb(poller_assign, &lchan_poller_assign_ops, NULL, 0644);
+MODULE_PARM_DESC(poller_assign, "Which poller thread takes a channel: load (the one with the fewest, default) or device (the one serving its RDMA device)");
 
 static int lchan_poller_param_get_sleeps(char *buf,
 					 const struct kernel_param *kp)

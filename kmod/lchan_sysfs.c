@@ -231,6 +231,7 @@ LCHAN_CHAN_ATTR(keepalive_ms, "%u", READ_ONCE(chan->keepalive_ms));
 LCHAN_CHAN_ATTR(keepalive_probes, "%llu", READ_ONCE(chan->ka_probes));
 LCHAN_CHAN_ATTR(mode, "%s", chan->ctx->poller_mode ? "poller" : "doorbell");
 LCHAN_CHAN_ATTR(poller_ns, "%llu", READ_ONCE(chan->poll_ns));
+LCHAN_CHAN_ATTR(poller, "%d", lchan_poller_index(chan));
 LCHAN_CHAN_ATTR(features, "0x%llx", (unsigned long long)chan->features);
 LCHAN_CHAN_ATTR(kmem_bytes, "%zu", lchan_chan_kmem_bytes(chan));
 
@@ -270,6 +271,7 @@ static struct attribute *lchan_chan_attrs[] = {
 	&chan_keepalive_probes_attr.attr,
 	&chan_mode_attr.attr,
 	&chan_poller_ns_attr.attr,
+	&chan_poller_attr.attr,
 	&chan_features_attr.attr,
 	&chan_kmem_bytes_attr.attr,
 	NULL,

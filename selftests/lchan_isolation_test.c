@@ -487,7 +487,8 @@ static int iso_unprivileged_poller(const char *host, int threads,
 			return lchan_t_child_fail(6, "thread %d on %s, not %s",
 						  pids[i], buf, cpus);
 	if (lchan_t_set_param("pollers", "4") != -EACCES ||
-	    lchan_t_set_param("poller_cpus", "0") != -EACCES)
+	    lchan_t_set_param("poller_cpus", "0") != -EACCES ||
+	    lchan_t_set_param("poller_assign", "device") != -EACCES)
 		return lchan_t_child_fail(7, "module parameter written");
 	lchan_t_ep_close(&cli);
 	lchan_t_ep_close(&srv);

@@ -3,7 +3,8 @@
  * Poller mode: no system call in steady traffic, sleep and wake-up
  * through NEED_WAKEUP without losing work, the administrator's pool of
  * threads serving many channels (resized and moved while they run, idle
- * once they are gone), and the rules of LCHAN_IOC_CTX_SETUP.
+ * once they are gone), the rule that places channels on its threads, and
+ * the rules of LCHAN_IOC_CTX_SETUP.
  */
 #include <dirent.h>
 #include <sched.h>
@@ -341,6 +342,120 @@ TEST_F_TIMEOUT(poller, pool_resized_with_live_channels, 300)
 		lchan_t_ep_close(&srv[i]);
 	}
 	EXPECT_EQ(0, lchan_t_set_param("poller_cpus", cpus0));
+	EXPECT_EQ(0, lchan_t_set_param("pollers", size0));
+	expect_pool_idle(_metadata);
+}
+
+/* The pool thread that serves @chan (sysfs poller), -2 when unreadable. */
+static int chan_poller(const struct lchan_chan *chan)
+{
+	char path[160], buf[32];
+
+	snprintf(path, sizeof(path), "/sys/kernel/lchan/channels/%u/poller",
+		 chan->info.id);
+	if (lchan_t_read_sysfs(path, buf, sizeof(buf)))
+		return -2;
+	return atoi(buf);
+}
+
+/* How many of @n client channels each of the first 4 threads serves. */
+static void count_pollers(struct lchan_t_ep *cli, int n, int counts[4])
+{
+	int i, t;
+
+	memset(counts, 0, 4 * sizeof(int));
+	for (i = 0; i < n; i++) {
+		t = chan_poller(&cli[i].chan);
+		if (t >= 0 && t < 4)
+			counts[t]++;
+	}
+}
+
+/*
+ * The rule poller_assign: by load the channels of one device spread over
+ * the threads, by device they share one, and two devices take two
+ * threads; changed and resized while the channels carry traffic, every
+ * channel keeps working.  Doorbell channels name no thread.
+ */
+TEST_F_TIMEOUT(poller, pool_assigns_by_load_and_by_device, 300)
+{
+	struct lchan_t_ep srv[6], cli[6];
+	struct lchan_t_dev other;
+	char size0[16], rule0[16], buf[32];
+	int counts[4], i, n, round;
+	bool two_devs;
+
+	if (geteuid())
+		SKIP(return, "needs root to set module parameters");
+	ASSERT_EQ(0, lchan_t_get_param("pollers", size0, sizeof(size0)));
+	ASSERT_EQ(0, lchan_t_get_param("poller_assign", rule0, sizeof(rule0)));
+	EXPECT_STREQ("load", rule0);
+	EXPECT_EQ(-EINVAL, lchan_t_set_param("poller_assign", "numa"));
+	EXPECT_EQ(-EINVAL, lchan_t_set_param("poller_assign", "loads"));
+	ASSERT_EQ(0, lchan_t_set_param("pollers", "2"));
+	ASSERT_EQ(0, lchan_t_set_param("poller_assign", "load"));
+
+	two_devs = !lchan_t_dev_lookup(strcmp(variant->kind, "rxe") ?
+				       "rxe" : "siw", &other);
+	if (!two_devs)
+		TH_LOG("one device only: the two-device grouping is not checked");
+	memset(srv, 0, sizeof(srv));
+	memset(cli, 0, sizeof(cli));
+	for (i = 0; i < (two_devs ? 6 : 4); i++) {
+		srv[i] = (struct lchan_t_ep){ .slot = 4096, .nrecv = 8,
+					      .nsend = 2 };
+		cli[i] = (struct lchan_t_ep){ .slot = 4096, .nrecv = 2,
+					      .nsend = 8 };
+		ASSERT_EQ(0, poller_pair(&srv[i], &cli[i],
+					 i < 4 ? self->d.addr : other.addr,
+					 50, NULL)) TH_LOG("pair %d", i);
+		EXPECT_EQ(-1, chan_poller(&srv[i].chan));
+	}
+	n = two_devs ? 6 : 4;
+
+	/* By load, the four of one device: two on each thread. */
+	count_pollers(cli, 4, counts);
+	EXPECT_EQ(2, counts[0]);
+	EXPECT_EQ(2, counts[1]);
+
+	for (round = 0; round < 4; round++) {
+		static const char *const rules[] = { "device", "device",
+						     "load", "device" };
+		static const char *const sizes[] = { "2", "3", "3", "2" };
+
+		ASSERT_EQ(0, lchan_t_set_param("poller_assign", rules[round]));
+		ASSERT_EQ(0, lchan_t_set_param("pollers", sizes[round]));
+		ASSERT_EQ(0, lchan_t_get_param("poller_assign", buf,
+					       sizeof(buf)));
+		EXPECT_STREQ(rules[round], buf);
+		count_pollers(cli, 4, counts);
+		if (!strcmp(rules[round], "device")) {
+			EXPECT_LE(0, chan_poller(&cli[0].chan));
+			for (i = 1; i < 4; i++)
+				EXPECT_EQ(chan_poller(&cli[0].chan),
+					  chan_poller(&cli[i].chan))
+					TH_LOG("round %d channel %d", round, i);
+			for (i = 4; i < n; i++) {
+				EXPECT_NE(chan_poller(&cli[0].chan),
+					  chan_poller(&cli[i].chan));
+				EXPECT_EQ(chan_poller(&cli[4].chan),
+					  chan_poller(&cli[i].chan));
+			}
+		} else {
+			/* Six on three threads, or four (and two more). */
+			for (i = 0; i < 3; i++)
+				EXPECT_GE(2, counts[i]) TH_LOG("thread %d", i);
+		}
+		for (i = 0; i < n; i++)
+			ASSERT_EQ(0, exchange(_metadata, &cli[i], &srv[i], 10,
+					      round * 100 + i * 10))
+				TH_LOG("round %d channel %d", round, i);
+	}
+	for (i = 0; i < n; i++) {
+		lchan_t_ep_close(&cli[i]);
+		lchan_t_ep_close(&srv[i]);
+	}
+	EXPECT_EQ(0, lchan_t_set_param("poller_assign", rule0));
 	EXPECT_EQ(0, lchan_t_set_param("pollers", size0));
 	expect_pool_idle(_metadata);
 }

@@ -53,7 +53,7 @@ static const char *const chan_order[] = {
 	"ack_timeout", "retry_count", "keepalive_ms", "keepalive_probes",
 	"sq_entries", "rq_entries", "cq_entries", "sq_outstanding",
 	"rq_outstanding", "send_ops", "send_bytes", "recv_ops", "recv_bytes",
-	"errors", "enters", "poller_ns", NULL,
+	"errors", "enters", "poller", "poller_ns", NULL,
 };
 
 static const char *const dev_order[] = {
