@@ -229,6 +229,17 @@ bench-poller:
 		rig/run-vm.sh pollbench 1500
 .PHONY: bench-poller
 
+# The poller pool's placement rules (poller_assign load and device) side by
+# side: two concurrent poller-mode ping-pongs (rxe0, siw0) on a pool of two
+# threads, busy and with events, medians of POOL_ROUNDS alternating rounds
+# (default 5).
+POOL_ROUNDS ?= 5
+bench-pool:
+	$(MAKE) KDIR=/usr/src/linux-headers-$(KVER) all
+	LCHAN_APPEND="lchan.poolbench_rounds=$(POOL_ROUNDS)" \
+		rig/run-vm.sh poolbench 1500
+.PHONY: bench-pool
+
 # Where a 64-byte ping-pong's round trip goes on rxe0: lchan in doorbell
 # and poller mode against ib_send_lat, busy and with events, timed by
 # kprobes at the points they pass (rxe's post and completion, the CQ's

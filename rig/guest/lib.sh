@@ -11,6 +11,18 @@ TAP=$LCHAN_OUT/tap.txt
 ksft_skip=4
 mkdir -p "$LCHAN_OUT/logs"
 
+# The value of lchan.NAME=VALUE on the kernel command line, else DEFAULT.
+kernel_arg() { # NAME DEFAULT
+	_ka=$2
+	read -r _kcmd </proc/cmdline
+	for _kw in $_kcmd; do
+		case $_kw in
+		"lchan.$1="*) _ka=${_kw#*=} ;;
+		esac
+	done
+	echo "$_ka"
+}
+
 # Print a TAP line to the console and append it to out/tap.txt.
 tap() {
 	echo "$*" | tee -a "$TAP"

@@ -1,0 +1,143 @@
+# shellcheck shell=sh
+# SPDX-License-Identifier: GPL-2.0
+# Job "poolbench": how the poller pool's placement rule (poller_assign)
+# changes latency when two ping-pongs share the pool.  A pool of two
+# threads serves both ends of two concurrent 64-byte SEND ping-pongs in
+# poller mode, one over rxe0 and one over siw0, so four poller channels:
+# by load each thread serves one end of each ping-pong, by device each
+# serves both ends of one.  Each round runs both rules (their order
+# alternating from round to round), with busy-polling applications and
+# with events.  Prints one TAP comment per measurement, each channel's
+# thread as sysfs showed it during the run, and per device and waiting
+# mode the medians over the rounds and the ratio device/load.
+# Writes out/poolbench/rows.tsv (dev round rule wait median_us) and logs/.
+#
+# Kernel command line: lchan.poolbench_rounds=N (default 5),
+# lchan.poolbench_iters=N (default 20000; siw's busy rows half).
+# shellcheck source=lib.sh
+. "$LCHAN_SHARE/guest/lib.sh"
+
+OUT=$LCHAN_OUT/poolbench
+LOGS=$OUT/logs
+mkdir -p "$LOGS"
+PERF=$LCHAN_TOOLS/lchan_perf
+PARAMS=/sys/module/lchan/parameters
+ROUNDS=$(kernel_arg poolbench_rounds 5)
+ITERS=$(kernel_arg poolbench_iters 20000)
+
+if [ -z "$LCHAN_RXE_ADDR" ] || [ -z "$LCHAN_SIW_ADDR" ]; then
+	tap "not ok - poolbench: needs rxe0 and siw0"
+	exit 1
+fi
+if ! load_ko "$LCHAN_KO" pollers=2; then
+	tap "not ok - poolbench: insmod lchan"
+	exit 1
+fi
+printf 'dev\tround\trule\twait\tmedian_us\n' >"$OUT/rows.tsv"
+failed=0
+
+# Each poller channel's device and thread, one line.
+placement() {
+	for _c in /sys/kernel/lchan/channels/*; do
+		[ "$(cat "$_c/mode" 2>/dev/null)" = poller ] || continue
+		printf '%s:%s ' "$(cat "$_c/device")" "$(cat "$_c/poller")"
+	done
+}
+
+# Wait (at most 5 s) until N poller channels exist.
+wait_chans() { # N
+	_i=0
+	while [ "$_i" -lt 250 ]; do
+		[ "$(placement | wc -w)" -ge "$1" ] && return 0
+		sleep 0.02
+		_i=$((_i + 1))
+	done
+	echo "poolbench: fewer than $1 poller channels after 5 s" >&2
+	return 1
+}
+
+median_of() { sed -n 's/.*"t_median_us": \([^,}]*\).*/\1/p' "$1" | head -n 1; }
+
+# Both ping-pongs at once under RULE; one row per device.
+pair_run() { # ROUND RULE WAIT
+	_r=$1 _rule=$2 _w=$3
+	_e=
+	[ "$_w" = event ] && _e=-e
+	echo "$_rule" >"$PARAMS/poller_assign"
+	_pids=
+	for _d in rxe siw; do
+		_a=$LCHAN_RXE_ADDR _p=18601
+		[ "$_d" = siw ] && _a=$LCHAN_SIW_ADDR _p=18602
+		timeout 120 "$PERF" -s -a "$_a" -p "$_p" --mode poller \
+			>"$LOGS/$_d.$_rule.$_w.$_r.log.server" 2>&1 &
+		_pids="$_pids $!"
+		wait_listen rdma "$_p" "$!" || failed=1
+	done
+	# One ping-pong after the other, so that by load each thread takes
+	# one end of each; siw's busy round trip is about twice rxe's, so it
+	# makes half as many and both run about as long.
+	_n=2
+	for _d in rxe siw; do
+		_a=$LCHAN_RXE_ADDR _p=18601 _i=$ITERS
+		[ "$_d" = siw ] && _a=$LCHAN_SIW_ADDR _p=18602
+		[ "$_d$_w" = siwbusy ] && _i=$((ITERS / 2))
+		# shellcheck disable=SC2086 # $_e is empty or one word
+		timeout 120 "$PERF" -c "$_a" -p "$_p" -t send_lat -S 64 \
+			-n "$_i" --mode poller $_e --json \
+			>"$LOGS/$_d.$_rule.$_w.$_r.log" 2>&1 &
+		_pids="$_pids $!"
+		wait_chans "$_n" || failed=1
+		_n=4
+	done
+	tap "# poolbench: round $_r $_rule $_w: device:thread $(placement)"
+	# shellcheck disable=SC2086 # a list of pids
+	wait $_pids
+	for _d in rxe siw; do
+		_v=$(median_of "$LOGS/$_d.$_rule.$_w.$_r.log")
+		if [ -z "$_v" ]; then
+			tap "# poolbench: $_d round $_r $_rule $_w: failed (see logs/$_d.$_rule.$_w.$_r.log)"
+			failed=1
+			continue
+		fi
+		printf '%s\t%s\t%s\t%s\t%s\n' "$_d" "$_r" "$_rule" "$_w" "$_v" \
+			>>"$OUT/rows.tsv"
+		tap "# poolbench: $_d round $_r $_rule $_w: median $_v us"
+	done
+}
+
+median() { # DEV RULE WAIT
+	awk -F '\t' -v d="$1" -v r="$2" -v w="$3" \
+		'$1 == d && $3 == r && $4 == w { print $5 }' "$OUT/rows.tsv" |
+		sort -g | awk '{ v[NR] = $1 }
+		END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b > 0) printf "%.2f", a / b; else print "-" }'; }
+
+_r=1
+while [ "$_r" -le "$ROUNDS" ]; do
+	_rules="load device"
+	[ $((_r % 2)) = 0 ] && _rules="device load"
+	for _w in busy event; do
+		for _rule in $_rules; do
+			pair_run "$_r" "$_rule" "$_w"
+		done
+	done
+	_r=$((_r + 1))
+done
+for _d in rxe siw; do
+	for _w in busy event; do
+		_l=$(median "$_d" load "$_w")
+		_v=$(median "$_d" device "$_w")
+		tap "# poolbench: ${_d}0 $_w median of $ROUNDS: load $_l us, device $_v us, device/load $(ratio "$_v" "$_l")"
+	done
+done
+tap "# poolbench: pool sleeps $(cat "$PARAMS/poller_sleeps")"
+
+rmmod lchan || { tap "not ok - poolbench: rmmod lchan"; failed=1; }
+if [ "$failed" = 0 ]; then
+	tap "ok - poolbench"
+else
+	tap "not ok - poolbench: a run failed"
+fi
+exit "$failed"
