@@ -231,7 +231,7 @@ bench-poller:
 
 # The poller pool's placement rules (poller_assign load and device) side by
 # side: two concurrent poller-mode ping-pongs (rxe0, siw0) on a pool of two
-# threads, busy and with events, medians of POOL_ROUNDS alternating rounds
+# threads, applications waiting for events, medians of POOL_ROUNDS alternating rounds
 # (default 5).
 POOL_ROUNDS ?= 5
 bench-pool:

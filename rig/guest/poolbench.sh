@@ -6,14 +6,19 @@
 # poller mode, one over rxe0 and one over siw0, so four poller channels:
 # by load each thread serves one end of each ping-pong, by device each
 # serves both ends of one.  Each round runs both rules (their order
-# alternating from round to round), with busy-polling applications and
-# with events.  Prints one TAP comment per measurement, each channel's
+# alternating from round to round), with applications that wait for
+# events.  Busy-polling applications can be asked for, but four of them
+# on the guest's two CPUs measure the scheduler, not the rule: whichever
+# pair holds both CPUs runs at full speed while the other waits, and in
+# runs where the scheduler alternates them every round trip waits for a
+# tick (about 5 ms; 20,000 round trips then outlast the time limit).  Prints one TAP comment per measurement, each channel's
 # thread as sysfs showed it during the run, and per device and waiting
 # mode the medians over the rounds and the ratio device/load.
 # Writes out/poolbench/rows.tsv (dev round rule wait median_us) and logs/.
 #
 # Kernel command line: lchan.poolbench_rounds=N (default 5),
-# lchan.poolbench_iters=N (default 20000; siw's busy rows half).
+# lchan.poolbench_iters=N (default 20000; siw's busy rows half),
+# lchan.poolbench_waits=event (the default), busy, or busy,event.
 # shellcheck source=lib.sh
 . "$LCHAN_SHARE/guest/lib.sh"
 
@@ -24,6 +29,7 @@ PERF=$LCHAN_TOOLS/lchan_perf
 PARAMS=/sys/module/lchan/parameters
 ROUNDS=$(kernel_arg poolbench_rounds 5)
 ITERS=$(kernel_arg poolbench_iters 20000)
+WAITS=$(kernel_arg poolbench_waits event | tr , " ")
 
 if [ -z "$LCHAN_RXE_ADDR" ] || [ -z "$LCHAN_SIW_ADDR" ]; then
 	tap "not ok - poolbench: needs rxe0 and siw0"
@@ -54,6 +60,26 @@ wait_chans() { # N
 	done
 	echo "poolbench: fewer than $1 poller channels after 5 s" >&2
 	return 1
+}
+
+# What a stalled run leaves: channels, pool, the threads' kernel stacks.
+stall_report() { # FILE
+	{
+		echo "== pool: $(cat "$PARAMS/pollers") threads, $(cat "$PARAMS/poller_assign"), sleeps $(cat "$PARAMS/poller_sleeps")"
+		"$LCHAN_TOOLS/lchanctl" show
+		for _t in /proc/[0-9]*; do
+			_comm=$(cat "$_t/comm" 2>/dev/null) || continue
+			case $_comm in
+			lchan-poll/*|lchan_perf|siw_tx*|rxe*|ksoftirqd*|kworker*)
+				echo "== ${_t#/proc/} $_comm $(sed -n 's/^State:[[:space:]]*//p' "$_t/status")"
+				cat "$_t/stack" 2>/dev/null ;;
+			esac
+		done
+		for _c in /sys/kernel/lchan/channels/*; do
+			echo "== ${_c##*/}: held $(cat "$_c/sq_held") $(cat "$_c/rq_held") outstanding $(cat "$_c/sq_outstanding") $(cat "$_c/rq_outstanding") inflight $(cat "$_c/cq_inflight") enters $(cat "$_c/enters")"
+		done
+	} >"$1" 2>&1
+	tap "# poolbench: round $_r $_rule $_w stalled: state in logs/${1##*/}"
 }
 
 median_of() { sed -n 's/.*"t_median_us": \([^,}]*\).*/\1/p' "$1" | head -n 1; }
@@ -90,6 +116,19 @@ pair_run() { # ROUND RULE WAIT
 		_n=4
 	done
 	tap "# poolbench: round $_r $_rule $_w: device:thread $(placement)"
+	# A ping-pong that has not ended in 30 s has stalled: its state.
+	_t=0
+	while [ "$_t" -lt 300 ]; do
+		_alive=0
+		# shellcheck disable=SC2086 # a list of pids
+		for _pid in $_pids; do
+			kill -0 "$_pid" 2>/dev/null && _alive=$((_alive + 1))
+		done
+		[ "$_alive" = 0 ] && break
+		sleep 0.1
+		_t=$((_t + 1))
+	done
+	[ "$_t" -lt 300 ] || stall_report "$LOGS/stall.$_rule.$_w.$_r.txt"
 	# shellcheck disable=SC2086 # a list of pids
 	wait $_pids
 	for _d in rxe siw; do
@@ -118,7 +157,7 @@ _r=1
 while [ "$_r" -le "$ROUNDS" ]; do
 	_rules="load device"
 	[ $((_r % 2)) = 0 ] && _rules="device load"
-	for _w in busy event; do
+	for _w in $WAITS; do
 		for _rule in $_rules; do
 			pair_run "$_r" "$_rule" "$_w"
 		done
@@ -126,7 +165,7 @@ while [ "$_r" -le "$ROUNDS" ]; do
 	_r=$((_r + 1))
 done
 for _d in rxe siw; do
-	for _w in busy event; do
+	for _w in $WAITS; do
 		_l=$(median "$_d" load "$_w")
 		_v=$(median "$_d" device "$_w")
 		tap "# poolbench: ${_d}0 $_w median of $ROUNDS: load $_l us, device $_v us, device/load $(ratio "$_v" "$_l")"
