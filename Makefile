@@ -231,8 +231,8 @@ bench-poller:
 
 # The poller pool's placement rules (poller_assign load and device) side by
 # side: two concurrent poller-mode ping-pongs (rxe0, siw0) on a pool of two
-# threads, applications waiting for events, medians of POOL_ROUNDS alternating rounds
-# (default 5).
+# threads, applications waiting for events, medians of POOL_ROUNDS
+# alternating rounds (default 5; 7 rounds take 2 minutes on 6.1).
 POOL_ROUNDS ?= 5
 bench-pool:
 	$(MAKE) KDIR=/usr/src/linux-headers-$(KVER) all
