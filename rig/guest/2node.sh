@@ -45,19 +45,12 @@ KA_LIMIT=$(awk -v k="$KA_MS" 'BEGIN { printf "%.2f", 2.25 * k / 1000 + 0.5 }')
 # next sends a probe, the one after ends it (each up to 1/8 late).
 KA_STREAM_LIMIT=$(awk -v k="$KA_MS" 'BEGIN { printf "%.2f", 3.375 * k / 1000 + 0.5 }')
 
-node=
-only=	# table: only the two-machine table's rows (make bench-2node); cut:
-	# only the link-cut tests, impair: only the impaired-wire streams
-	# (reproducers)
-repeat=1	# the plan this many times over, ids prefixed rN. (rounds after the first)
-read -r _cmdline </proc/cmdline
-for _arg in $_cmdline; do
-	case $_arg in
-	lchan.node=*) node=${_arg#*=} ;;
-	lchan.2node_only=*) only=${_arg#*=} ;;
-	lchan.2node_repeat=*) repeat=${_arg#*=} ;;
-	esac
-done
+node=$(kernel_arg node "")
+# table: only the two-machine table's rows (make bench-2node); cut: only
+# the link-cut tests, impair: only the impaired-wire streams (reproducers)
+only=$(kernel_arg 2node_only "")
+# The plan this many times over, ids prefixed rN. (rounds after the first).
+repeat=$(kernel_arg 2node_repeat 1)
 case $node in
 a) me=1 peer=b ;;
 b) me=2 peer=a ;;

@@ -41,7 +41,7 @@ TCP_PORT=11211
 QPERF_PORT=19765
 
 quick=${LCHAN_BENCH_QUICK:-0}
-grep -q 'lchan.bench_quick=1' /proc/cmdline && quick=1
+[ "$(kernel_arg bench_quick 0)" = 1 ] && quick=1
 if [ "$quick" = 1 ]; then
 	N_LAT=200 N_BW_SMALL=1000 N_BW_LARGE=40 N_BW_MIB=20 N_SWEEP=50 T_TCP=1
 	SWEEP_SIZES="16 1024 65536"
@@ -886,13 +886,8 @@ fabric_rows() { # DEV ADDR NETDEV
 
 # lchan.bench_only=connect (or fabric) on the kernel command line: only
 # those rows; lchan.bench_rounds=N: rounds of the tables' rows.
-only=
-for _arg in $(cat /proc/cmdline); do
-	case $_arg in
-	lchan.bench_only=*) only=${_arg#*=} ;;
-	lchan.bench_rounds=*) BENCH_ROUNDS=${_arg#*=} ;;
-	esac
-done
+only=$(kernel_arg bench_only "")
+BENCH_ROUNDS=$(kernel_arg bench_rounds "$BENCH_ROUNDS")
 {
 	[ -n "$only" ] || echo "rounds: $BENCH_ROUNDS of every row of the tables (medians in the report)"
 	echo "connect: $CONN_ROUNDS rounds of $CONN_N connections, $CONN_PAR in flight (lchan parallel), $CONN_ONE runs of cmtime -c 1, cm_seqtime $CONN_N one at a time"

@@ -5,13 +5,13 @@
 # shellcheck source=lib.sh
 . "$LCHAN_SHARE/guest/lib.sh"
 
-for _arg in $(cat /proc/cmdline); do
-	case $_arg in
-	lchan.fuzz_seed=*) LCHAN_FUZZ_SEED=${_arg#*=} ;;
-	lchan.fuzz_n=*) LCHAN_FUZZ_ENTRIES=${_arg#*=}
-		LCHAN_FUZZ_IOCTLS=$((${_arg#*=} / 10)) ;;
-	esac
-done
+_seed=$(kernel_arg fuzz_seed "")
+[ -z "$_seed" ] || LCHAN_FUZZ_SEED=$_seed
+_n=$(kernel_arg fuzz_n "")
+if [ -n "$_n" ]; then
+	LCHAN_FUZZ_ENTRIES=$_n
+	LCHAN_FUZZ_IOCTLS=$((_n / 10))
+fi
 export LCHAN_FUZZ_SEED LCHAN_FUZZ_ENTRIES LCHAN_FUZZ_IOCTLS
 
 if ! load_ko "$LCHAN_KO"; then

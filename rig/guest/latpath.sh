@@ -26,16 +26,9 @@ mkdir -p "$OUT"
 PERF=$LCHAN_TOOLS/lchan_perf
 PORT=18515
 N=2000
-ROUNDS=3
+ROUNDS=$(kernel_arg latpath_rounds 3)
 T=/sys/kernel/tracing
 failed=0
-read -r _cmdline </proc/cmdline
-for _arg in $_cmdline; do
-	case $_arg in
-	lchan.latpath_rounds=*) ROUNDS=${_arg#*=} ;;
-	esac
-done
-
 if ! load_ko "$LCHAN_KO"; then
 	tap "not ok - latpath: insmod lchan"
 	exit 1

@@ -18,15 +18,8 @@ LOGS=$OUT/logs
 mkdir -p "$LOGS"
 PERF=$LCHAN_TOOLS/lchan_perf
 PORT=18515
-ROUNDS=3
-ITERS=1000
-read -r _cmdline </proc/cmdline
-for _arg in $_cmdline; do
-	case $_arg in
-	lchan.pollbench_rounds=*) ROUNDS=${_arg#*=} ;;
-	lchan.pollbench_iters=*) ITERS=${_arg#*=} ;;
-	esac
-done
+ROUNDS=$(kernel_arg pollbench_rounds 3)
+ITERS=$(kernel_arg pollbench_iters 1000)
 ROWS="ib_send_lat.busy send_lat.doorbell.busy send_lat.poller.busy ib_send_lat.event send_lat.doorbell.event send_lat.poller.event"
 
 if ! load_ko "$LCHAN_KO"; then

@@ -6,7 +6,7 @@
 # shellcheck source=lib.sh
 . "$LCHAN_SHARE/guest/lib.sh"
 failed=0
-repeat=$(sed -n 's/.*lchan\.repeat=\([0-9][0-9]*\).*/\1/p' /proc/cmdline)
+repeat=$(kernel_arg repeat 1)
 _i=1
 while [ "$_i" -le "${repeat:-1}" ]; do
 	if run_tests "$LCHAN_SHARE/rig/smoke" ".run$_i"; then
