@@ -127,7 +127,8 @@
 			 LCHAN_FEATURE_READ | LCHAN_FEATURE_WRITE_IMM | \
 			 LCHAN_FEATURE_ATOMIC | LCHAN_FEATURE_MULTI_SGE | \
 			 LCHAN_FEATURE_UNSIGNALED | LCHAN_FEATURE_FENCE | \
-			 LCHAN_FEATURE_POLLER | LCHAN_FEATURE_READ_FENCE)
+			 LCHAN_FEATURE_POLLER | LCHAN_FEATURE_READ_FENCE | \
+			 LCHAN_FEATURE_DIRECT)
 
 /*
  * Steps of a channel's life that tracepoint lchan_chan_step marks: from
@@ -326,6 +327,8 @@ struct lchan_chan {
 
 	wait_queue_head_t wq;
 	spinlock_t cq_lock;
+	bool direct;			/* LCHAN_DIRECT_POLL; set before the CQ */
+	struct delayed_work direct_work;	/* lchan_direct.c */
 	struct work_struct repost_work;	/* posts SQEs that waited */
 	struct delayed_work cq_recheck_work;	/* lchan_post.c */
 	u32 cq_handled;			/* cq_recheck devices: completions */
@@ -510,6 +513,7 @@ int lchan_chan_create_qp(struct lchan_chan *chan,
 void lchan_chan_teardown(struct lchan_chan *chan);
 void lchan_chan_abort(struct lchan_chan *chan);
 void lchan_chan_kill_dev(struct lchan_dev *dev);
+bool lchan_chan_settled(struct lchan_chan *chan);
 size_t lchan_chan_kmem_bytes(const struct lchan_chan *chan);
 long lchan_ioctl_chan_info(struct lchan_ucmd *ucmd);
 long lchan_ioctl_enter(struct lchan_ucmd *ucmd);
@@ -605,6 +609,14 @@ int lchan_post_own_send(struct lchan_chan *chan, const struct ib_send_wr *wr);
 void lchan_keepalive_work(struct work_struct *work);
 void lchan_keepalive_start(struct lchan_chan *chan);
 void lchan_keepalive_stop(struct lchan_chan *chan);
+
+/* lchan_direct.c */
+void lchan_direct_poll(struct lchan_chan *chan);
+int lchan_direct_wait(struct lchan_chan *chan, u32 min, bool timed,
+		      u64 timeout_ns);
+void lchan_direct_poll_wait(struct lchan_chan *chan);
+void lchan_direct_look(struct work_struct *work);
+void lchan_direct_stop(struct lchan_chan *chan);
 
 /* lchan_poller.c */
 int lchan_poller_init(void);

@@ -39,6 +39,7 @@ struct lchan_chan *lchan_chan_alloc(struct lchan_ctx *ctx)
 	INIT_DELAYED_WORK(&chan->cq_recheck_work, lchan_post_cq_recheck);
 	INIT_DELAYED_WORK(&chan->rtr_look_work, lchan_post_rtr_look);
 	INIT_DELAYED_WORK(&chan->ka_work, lchan_keepalive_work);
+	INIT_DELAYED_WORK(&chan->direct_work, lchan_direct_look);
 	INIT_LIST_HEAD(&chan->dev_node);
 	INIT_LIST_HEAD(&chan->poll_node);
 	chan->state = LCHAN_STATE_CONNECTING;
@@ -118,12 +119,14 @@ int lchan_chan_bind_dev(struct lchan_chan *chan, struct ib_device *ibdev)
 	chan->features = LCHAN_FEATURES;
 	/*
 	 * iWARP carries no immediate data, and its read fence belongs to the
-	 * request after a READ, never to a READ (siw refuses one).
+	 * request after a READ, never to a READ (siw refuses one).  Its
+	 * opening exchange moves on by completion events: no direct polling.
 	 */
 	if (rdma_protocol_iwarp(ibdev, chan->port_num))
 		chan->features &= ~(LCHAN_FEATURE_SEND_IMM |
 				    LCHAN_FEATURE_WRITE_IMM |
-				    LCHAN_FEATURE_READ_FENCE);
+				    LCHAN_FEATURE_READ_FENCE |
+				    LCHAN_FEATURE_DIRECT);
 	if (ibdev->attrs.atomic_cap == IB_ATOMIC_NONE)
 		chan->features &= ~LCHAN_FEATURE_ATOMIC;
 	if (chan->max_send_sge < 2 || chan->max_recv_sge < 2)
@@ -208,7 +211,8 @@ int lchan_chan_create_qp(struct lchan_chan *chan,
 	chan->cq = ib_alloc_cq(ibdev, chan,
 			       ring->sq.entries + ring->rq.entries +
 			       LCHAN_CQ_OWN,
-			       0, chan->dev->cq_poll);
+			       0, chan->direct ? IB_POLL_DIRECT :
+			       chan->dev->cq_poll);
 	if (IS_ERR(chan->cq)) {
 		ret = PTR_ERR(chan->cq);
 		chan->cq = NULL;
@@ -294,6 +298,7 @@ static void lchan_chan_destroy(struct lchan_chan *chan)
 	if (cancel_delayed_work_sync(&chan->rtr_look_work))
 		lchan_chan_put(chan);
 	lchan_keepalive_stop(chan);
+	lchan_direct_stop(chan);
 
 	lchan_sysfs_del_chan(chan);
 	lchan_chan_unbind_dev(chan);
@@ -364,7 +369,7 @@ static bool lchan_chan_done(struct lchan_chan *chan)
 }
 
 /* Nothing more can complete: disconnected and nothing in flight. */
-static bool lchan_chan_settled(struct lchan_chan *chan)
+bool lchan_chan_settled(struct lchan_chan *chan)
 {
 	return lchan_chan_done(chan) &&
 	       !lchan_flow_outstanding(&chan->ring.sq) &&
@@ -384,6 +389,8 @@ static __poll_t lchan_chan_poll(struct file *file, poll_table *wait)
 	if (!lchan_ctx_owned(chan->ctx))
 		return EPOLLERR;
 	poll_wait(file, &chan->wq, wait);
+	if (chan->direct)
+		lchan_direct_poll_wait(chan);
 	/*
 	 * Queued on chan->wq before the CQ tail is read: pairs with the
 	 * smp_mb() of wq_has_sleeper() in lchan_ring_wake(), which reads the
@@ -439,7 +446,8 @@ long lchan_ioctl_chan_info(struct lchan_ucmd *ucmd)
 	info->max_send_sge = chan->max_send_sge;
 	info->max_recv_sge = chan->max_recv_sge;
 	info->max_read_sge = chan->max_read_sge;
-	info->chan_flags = chan->ctx->poller_mode ? LCHAN_CHAN_POLLER : 0;
+	info->chan_flags = (chan->ctx->poller_mode ? LCHAN_CHAN_POLLER : 0) |
+			   (chan->direct ? LCHAN_CHAN_DIRECT : 0);
 	lchan_cm_sockaddr_to_addr(&chan->local, &info->local);
 	lchan_cm_sockaddr_to_addr(&chan->remote, &info->remote);
 	return lchan_ioctl_respond(ucmd);
@@ -466,6 +474,7 @@ long lchan_ioctl_enter(struct lchan_ucmd *ucmd)
 
 	mutex_lock(&chan->lock);
 	ret = lchan_post_submit(chan, &sq_done, &rq_done);
+	lchan_direct_poll(chan);
 	WRITE_ONCE(chan->stats.enters, chan->stats.enters + 1);
 	mutex_unlock(&chan->lock);
 	/* In poller mode ENTER is also the doorbell that wakes the thread. */
@@ -478,7 +487,11 @@ long lchan_ioctl_enter(struct lchan_ucmd *ucmd)
 	if ((req->flags & LCHAN_ENTER_GETEVENTS) && req->min_complete) {
 		u32 min = req->min_complete;
 
-		if (req->flags & LCHAN_ENTER_TIMEOUT)
+		if (chan->direct)
+			wret = lchan_direct_wait(chan, min,
+					req->flags & LCHAN_ENTER_TIMEOUT,
+					req->timeout_ns);
+		else if (req->flags & LCHAN_ENTER_TIMEOUT)
 			wret = wait_event_interruptible_hrtimeout(chan->wq,
 					lchan_ring_cq_ready(chan) >= min ||
 					lchan_chan_settled(chan),

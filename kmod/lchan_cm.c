@@ -310,7 +310,8 @@ int lchan_cm_check_open(u32 flags, const struct lchan_ring_sizes *rings,
 
 	ret = lchan_cm_check_fd_flags(flags, LCHAN_FD_CLOEXEC |
 				      LCHAN_FD_NONBLOCK |
-				      LCHAN_DEFER_ESTABLISH);
+				      LCHAN_DEFER_ESTABLISH |
+				      LCHAN_DIRECT_POLL);
 	if (ret)
 		return ret;
 	if (rc->resv0 ||
@@ -352,6 +353,23 @@ static int lchan_cm_set_rc(struct lchan_chan *chan,
 	return rdma_set_ack_timeout(chan->cm_id, chan->ack_timeout);
 }
 
+/*
+ * Direct polling, if @flags ask for it.  Its CQ has no events, and a
+ * poller thread would have to poll it too; iWARP's opening exchange
+ * (lchan_post.c) moves on by completion events.
+ */
+static int lchan_cm_set_direct(struct lchan_chan *chan, u32 flags)
+{
+	if (!(flags & LCHAN_DIRECT_POLL))
+		return 0;
+	if (chan->ctx->poller_mode)
+		return -EINVAL;
+	if (!(chan->features & LCHAN_FEATURE_DIRECT))
+		return -EOPNOTSUPP;
+	chan->direct = true;
+	return 0;
+}
+
 int lchan_cm_open_chan(struct lchan_chan *chan,
 		       const struct lchan_ring_sizes *rings,
 		       const struct lchan_rc_params *rc, u32 flags,
@@ -371,6 +389,9 @@ int lchan_cm_open_chan(struct lchan_chan *chan,
 	if (ret)
 		goto out_unlock;
 	ret = lchan_cm_set_rc(chan, rc);
+	if (ret)
+		goto out_unlock;
+	ret = lchan_cm_set_direct(chan, flags);
 	if (ret)
 		goto out_unlock;
 	ret = lchan_chan_create_qp(chan, rings);

@@ -116,6 +116,8 @@ void lchan_keepalive_work(struct work_struct *work)
 	/* Teardown clears qp under lock: nothing is posted after it. */
 	if (!chan->qp || READ_ONCE(chan->state) != LCHAN_STATE_CONNECTED)
 		goto out;
+	/* A direct channel's completions, the probe's among them. */
+	lchan_direct_poll(chan);
 	if (smp_load_acquire(&chan->ka_probing)) {	/* done release */
 		lchan_keepalive_expire(chan);
 		goto out;

@@ -63,7 +63,8 @@ void lchan_post_repost_work(struct work_struct *work)
  */
 void lchan_post_recheck_soon(struct lchan_chan *chan)
 {
-	if (!chan->dev->cq_recheck)
+	/* A direct CQ has no events to lose. */
+	if (!chan->dev->cq_recheck || chan->direct)
 		return;
 	WRITE_ONCE(chan->cq_handled, chan->cq_handled + 1);
 	if (delayed_work_pending(&chan->cq_recheck_work))

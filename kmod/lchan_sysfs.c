@@ -229,7 +229,8 @@ LCHAN_CHAN_ATTR(ack_timeout, "%u", READ_ONCE(chan->ack_timeout));
 LCHAN_CHAN_ATTR(retry_count, "%u", READ_ONCE(chan->retry_count));
 LCHAN_CHAN_ATTR(keepalive_ms, "%u", READ_ONCE(chan->keepalive_ms));
 LCHAN_CHAN_ATTR(keepalive_probes, "%llu", READ_ONCE(chan->ka_probes));
-LCHAN_CHAN_ATTR(mode, "%s", chan->ctx->poller_mode ? "poller" : "doorbell");
+LCHAN_CHAN_ATTR(mode, "%s", chan->ctx->poller_mode ? "poller" :
+		chan->direct ? "direct" : "doorbell");
 LCHAN_CHAN_ATTR(poller_ns, "%llu", READ_ONCE(chan->poll_ns));
 LCHAN_CHAN_ATTR(poller, "%d", lchan_poller_index(chan));
 LCHAN_CHAN_ATTR(features, "0x%llx", (unsigned long long)chan->features);

@@ -135,10 +135,31 @@ int lchan_chan_state(struct lchan_chan *chan)
 	return (int)req.state;
 }
 
+/* lchan_wait_cqe() on a direct channel: the kernel polls in ENTER. */
+static int lchan_wait_cqe_direct(struct lchan_chan *chan,
+				 struct lchan_cqe **cqe, int timeout_ms)
+{
+	long long timeout_ns = timeout_ms < 0 ? -1 :
+			       (long long)timeout_ms * 1000000;
+	int ret;
+
+	for (;;) {
+		if (!lchan_peek_cqe(chan, cqe))
+			return 0;
+		ret = lchan_submit_and_wait(chan, 1, timeout_ns);
+		if (!lchan_peek_cqe(chan, cqe))
+			return 0;
+		if (ret == -ETIME)
+			return -ETIMEDOUT;
+		if (ret < 0 && ret != -EINTR)
+			return ret;
+	}
+}
+
 /*
- * The next CQE, waiting up to @timeout_ms (-1: forever) with poll(2).
- * -ETIMEDOUT when nothing came, -ENOTCONN when the channel is down and
- * nothing is left to read.
+ * The next CQE, waiting up to @timeout_ms (-1: forever) with poll(2), or
+ * on a direct channel in ENTER.  -ETIMEDOUT when nothing came, -ENOTCONN
+ * when the channel is down and nothing is left to read.
  */
 int lchan_wait_cqe(struct lchan_chan *chan, struct lchan_cqe **cqe,
 		   int timeout_ms)
@@ -146,6 +167,8 @@ int lchan_wait_cqe(struct lchan_chan *chan, struct lchan_cqe **cqe,
 	struct pollfd pfd = { .fd = chan->fd, .events = POLLIN };
 	int ret;
 
+	if (chan->info.chan_flags & LCHAN_CHAN_DIRECT)
+		return lchan_wait_cqe_direct(chan, cqe, timeout_ms);
 	for (;;) {
 		if (!lchan_peek_cqe(chan, cqe))
 			return 0;

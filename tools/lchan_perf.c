@@ -288,6 +288,14 @@ static int reap(struct perf *p, bool wait, bool event, struct recvd *r)
 			}
 			break;
 		}
+		/* Direct polling: the ring shows what ENTER polled. */
+		if (p->o.direct) {
+			ret = lchan_submit(&p->chan);
+			if (ret < 0) {
+				fail("polling the completion queue", ret);
+				return ret;
+			}
+		}
 		if (!t0)
 			t0 = ticks();
 		if (++spins % 4096 == 0 && ticks() - t0 > p->timeout_tsc) {
@@ -528,7 +536,8 @@ static void chan_opts(struct perf *p, struct lchan_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->sq_entries = p->o.tx_depth;
 	o->rq_entries = p->o.rx_depth;
-	o->flags = LCHAN_DEFER_ESTABLISH;
+	o->flags = LCHAN_DEFER_ESTABLISH |
+		   (p->o.direct ? LCHAN_DIRECT_POLL : 0);
 }
 
 static int establish(struct perf *p)
@@ -1363,7 +1372,8 @@ static void usage(void)
 "                     for bandwidth, tx-depth/2 for latency)\n"
 "      --tx-depth N   send ring entries (default 128)\n"
 "      --rx-depth N   receive ring entries (default 512)\n"
-"  -m, --mode M       doorbell (default: one ENTER per submit) or poller\n"
+"  -m, --mode M       doorbell (default: one ENTER per submit), poller, or\n"
+"                     direct (the CQ polled in ENTER; IB/RoCE)\n"
 "                     (a kernel thread submits; no system call)\n"
 "      --poller-idle MS   poller: idle time before it sleeps (default 1000)\n"
 "      --poller-cpu CPU   poller: pin the thread\n"

@@ -152,9 +152,13 @@ static int perf_opt_set(struct perf_opts *o, const struct perf_tool *t,
 	case 'm':
 		if (!strcmp(arg, "poller")) {
 			o->poller = true;
+		} else if (!strcmp(arg, "direct") &&
+			   t->tool == PERF_FOR_LCHAN) {
+			o->direct = true;
 		} else if (strcmp(arg, "doorbell")) {
-			fprintf(stderr, "%s: --mode is doorbell or poller\n",
-				t->name);
+			fprintf(stderr, "%s: --mode is doorbell or poller%s\n",
+				t->name, t->tool == PERF_FOR_LCHAN ?
+				" or direct" : "");
 			return -EINVAL;
 		}
 		break;

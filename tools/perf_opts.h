@@ -35,6 +35,7 @@ struct perf_opts {
 	bool all;		/* a client's -a: every power of two */
 	unsigned long iters;	/* 0: the tool's default */
 	bool poller;		/* --mode poller */
+	bool direct;		/* --mode direct (lchan_perf) */
 	unsigned idle_ms;
 	int poller_cpu;
 	bool event;

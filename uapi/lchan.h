@@ -47,6 +47,7 @@ extern "C" {
 #define LCHAN_FEATURE_FENCE		(1ULL << 11)
 #define LCHAN_FEATURE_POLLER		(1ULL << 12)	/* kernel SQ poller */
 #define LCHAN_FEATURE_READ_FENCE	(1ULL << 13)	/* FENCE on a READ */
+#define LCHAN_FEATURE_DIRECT		(1ULL << 14)	/* LCHAN_DIRECT_POLL */
 
 /*
  * ioctl numbers.  The size of the argument lives in its 'size' field, not in
@@ -186,6 +187,23 @@ struct lchan_addr {
 #define LCHAN_DEFER_ESTABLISH	(1U << 8)
 
 /*
+ * CONNECT/ACCEPT flag: direct polling.  The channel's completion queue is
+ * polled only in calls into the kernel, never by an interrupt, softirq or
+ * worker: each ENTER polls it, and with LCHAN_ENTER_GETEVENTS keeps
+ * polling (spinning, not sleeping) until min_complete CQEs are ready, the
+ * timeout passes, a signal comes or nothing more can complete.  A
+ * completion so reaches the ring in the application's own call.  A
+ * busy-polling application therefore calls ENTER (lchan_submit()) where
+ * it would only read the ring: the ring shows nothing the kernel has not
+ * polled.  While a process waits in poll(2) or epoll on the channel, the
+ * kernel polls the CQ once a scheduler tick for it.  The kernel's own
+ * work polls for itself (a keepalive look, the drain at close).  IB and
+ * RoCE only: EOPNOTSUPP on iWARP (LCHAN_FEATURE_DIRECT is not in its
+ * channels' features); EINVAL in a poller context.
+ */
+#define LCHAN_DIRECT_POLL	(1U << 9)
+
+/*
  * LCHAN_IOC_LISTEN: returns a listener fd (poll for EPOLLIN).  First
  * released size: 40 (through resv).
  */
@@ -268,7 +286,9 @@ struct lchan_rc_params {
  */
 struct lchan_connect_args {
 	__u32 size;
-	__u32 flags;		/* LCHAN_FD_* */
+	__u32 flags;		/* LCHAN_FD_*, LCHAN_DEFER_ESTABLISH,
+				 * LCHAN_DIRECT_POLL
+				 */
 	struct lchan_addr dst;
 	struct lchan_addr src;	/* family 0: chosen by routing */
 	struct lchan_ring_sizes rings;
@@ -286,7 +306,9 @@ struct lchan_connect_args {
  */
 struct lchan_accept_args {
 	__u32 size;
-	__u32 flags;		/* LCHAN_FD_*, LCHAN_DEFER_ESTABLISH */
+	__u32 flags;		/* LCHAN_FD_*, LCHAN_DEFER_ESTABLISH,
+				 * LCHAN_DIRECT_POLL
+				 */
 	struct lchan_ring_sizes rings;
 	struct lchan_addr peer;	/* out */
 	struct lchan_rc_params rc;
@@ -366,6 +388,7 @@ struct lchan_chan_info {
 };
 
 #define LCHAN_CHAN_POLLER	(1U << 0)	/* a kernel thread submits */
+#define LCHAN_CHAN_DIRECT	(1U << 1)	/* LCHAN_DIRECT_POLL */
 
 /*
  * LCHAN_IOC_ENTER: post every SQE and RQE published since the last call,

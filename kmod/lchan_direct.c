@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Direct polling (LCHAN_DIRECT_POLL): the channel's CQ is IB_POLL_DIRECT,
+ * so the device never interrupts and no softirq or worker polls it; the
+ * application's own ENTER polls it and writes the CQEs.  A completion then
+ * reaches the ring in the call that waits for it, the way a user QP's
+ * does, without the hand-offs a completion event costs (README,
+ * "Benchmarks").
+ *
+ * Everyone else who needs completions polls for itself: a drain
+ * (ib_drain_qp() polls a direct CQ), the keepalive before it looks, and
+ * while a process waits in poll(2) or epoll, a work that polls once a tick
+ * (lchan_direct_look).  ib_core wants the polls of one CQ serialized:
+ * every poll runs under chan->lock, which also keeps the CQ from going
+ * away (teardown frees it under the lock).
+ */
+#include <linux/hrtimer.h>
+#include <linux/sched/signal.h>
+
+#include "lchan.h"
+
+/* Completions handled per poll: a ring's worth, then the caller moves on. */
+static int lchan_direct_budget(const struct lchan_chan *chan)
+{
+	return chan->ring.cq_entries;
+}
+
+/* Poll the CQ into the ring.  chan->lock held. */
+void lchan_direct_poll(struct lchan_chan *chan)
+{
+	lockdep_assert_held(&chan->lock);
+	if (chan->direct && chan->cq)
+		ib_process_cq_direct(chan->cq, lchan_direct_budget(chan));
+}
+
+/*
+ * ENTER's wait on a direct channel: poll until @min CQEs are ready or
+ * nothing more can complete, without sleeping.  0 when the wait ended,
+ * -ETIME at @timeout_ns (when @timed), -ERESTARTSYS on a signal.
+ */
+int lchan_direct_wait(struct lchan_chan *chan, u32 min, bool timed,
+		      u64 timeout_ns)
+{
+	ktime_t end = ktime_add_ns(ktime_get(), timed ? timeout_ns : 0);
+
+	for (;;) {
+		mutex_lock(&chan->lock);
+		lchan_direct_poll(chan);
+		mutex_unlock(&chan->lock);
+		if (lchan_ring_cq_ready(chan) >= min || lchan_chan_settled(chan))
+			return 0;
+		if (signal_pending(current))
+			return -ERESTARTSYS;
+		if (timed && ktime_after(ktime_get(), end))
+			return -ETIME;
+		cond_resched();
+	}
+}
+
+/* Run the look in a tick, unless queued; a queued work holds a reference. */
+static void lchan_direct_look_soon(struct lchan_chan *chan)
+{
+	kobject_get(&chan->kobj);
+	if (!queue_delayed_work(lchan_wq, &chan->direct_work, 1))
+		lchan_chan_put(chan);
+}
+
+/* poll(2) is about to wait on a direct channel: poll the CQ for it. */
+void lchan_direct_poll_wait(struct lchan_chan *chan)
+{
+	/* Someone who holds the lock (ENTER, teardown) polls anyway. */
+	if (mutex_trylock(&chan->lock)) {
+		lchan_direct_poll(chan);
+		mutex_unlock(&chan->lock);
+	}
+	if (!lchan_ring_cq_ready(chan) && !lchan_chan_settled(chan))
+		lchan_direct_look_soon(chan);
+}
+
+/* Once a tick while a process waits in poll(2): its completions. */
+void lchan_direct_look(struct work_struct *work)
+{
+	struct lchan_chan *chan = container_of(to_delayed_work(work),
+					       struct lchan_chan,
+					       direct_work);
+	bool again;
+
+	mutex_lock(&chan->lock);
+	lchan_direct_poll(chan);
+	again = chan->cq && wq_has_sleeper(&chan->wq) &&
+		!lchan_ring_cq_ready(chan) && !lchan_chan_settled(chan);
+	mutex_unlock(&chan->lock);
+	if (again)
+		lchan_direct_look_soon(chan);
+	lchan_chan_put(chan);
+}
+
+/* Stop the looks; the channel is torn down already. */
+void lchan_direct_stop(struct lchan_chan *chan)
+{
+	if (cancel_delayed_work_sync(&chan->direct_work))
+		lchan_chan_put(chan);
+}
