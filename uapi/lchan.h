@@ -286,9 +286,8 @@ struct lchan_rc_params {
  */
 struct lchan_connect_args {
 	__u32 size;
-	__u32 flags;		/* LCHAN_FD_*, LCHAN_DEFER_ESTABLISH,
-				 * LCHAN_DIRECT_POLL
-				 */
+	/* LCHAN_FD_*, LCHAN_DEFER_ESTABLISH, LCHAN_DIRECT_POLL */
+	__u32 flags;
 	struct lchan_addr dst;
 	struct lchan_addr src;	/* family 0: chosen by routing */
 	struct lchan_ring_sizes rings;
@@ -306,9 +305,8 @@ struct lchan_connect_args {
  */
 struct lchan_accept_args {
 	__u32 size;
-	__u32 flags;		/* LCHAN_FD_*, LCHAN_DEFER_ESTABLISH,
-				 * LCHAN_DIRECT_POLL
-				 */
+	/* LCHAN_FD_*, LCHAN_DEFER_ESTABLISH, LCHAN_DIRECT_POLL */
+	__u32 flags;
 	struct lchan_ring_sizes rings;
 	struct lchan_addr peer;	/* out */
 	struct lchan_rc_params rc;
