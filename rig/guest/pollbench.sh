@@ -3,7 +3,8 @@
 # Job "pollbench": the 64-byte SEND latency rows that judge poller mode,
 # in one guest run, as medians of ROUNDS alternating rounds: each round
 # runs ib_send_lat, lchan_perf in doorbell mode and in poller mode, with
-# busy polling and with events, one after the other, on rxe0 and siw0.
+# busy polling and with events, and with direct polling (busy; rxe0 only:
+# iWARP has none), one after the other, on rxe0 and siw0.
 # Prints one TAP comment per measurement and, per device, the medians and
 # the ratios the poller goals name (lchan/ib_send_lat, poller/doorbell).
 # Writes out/pollbench/rows.tsv (dev round row median_us) and logs/.
@@ -20,7 +21,7 @@ PERF=$LCHAN_TOOLS/lchan_perf
 PORT=18515
 ROUNDS=$(kernel_arg pollbench_rounds 3)
 ITERS=$(kernel_arg pollbench_iters 1000)
-ROWS="ib_send_lat.busy send_lat.doorbell.busy send_lat.poller.busy ib_send_lat.event send_lat.doorbell.event send_lat.poller.event"
+ROWS="ib_send_lat.busy send_lat.doorbell.busy send_lat.poller.busy send_lat.direct.busy ib_send_lat.event send_lat.doorbell.event send_lat.poller.event"
 
 if ! load_ko "$LCHAN_KO"; then
 	tap "not ok - pollbench: insmod lchan"
@@ -108,22 +109,30 @@ for _dev in rxe siw; do
 	_r=1
 	while [ "$_r" -le "$ROUNDS" ]; do
 		for _row in $ROWS; do
+			# Direct polling is IB/RoCE only.
+			[ "$_dev$_row" = siwsend_lat.direct.busy ] && continue
 			row "$_dev" "$_addr" "$_r" "$_row"
 		done
 		_r=$((_r + 1))
 	done
 	for _row in $ROWS; do
-		tap "# pollbench: $_dev median of $ROUNDS: $_row $(median "$_dev" "$_row") us"
+		_m=$(median "$_dev" "$_row")
+		[ -z "$_m" ] || tap "# pollbench: $_dev median of $ROUNDS: $_row $_m us"
 	done
 	_ib=$(median "$_dev" ib_send_lat.busy)
 	_ibe=$(median "$_dev" ib_send_lat.event)
 	_db=$(median "$_dev" send_lat.doorbell.busy)
 	_pb=$(median "$_dev" send_lat.poller.busy)
 	_pe=$(median "$_dev" send_lat.poller.event)
+	_xb=$(median "$_dev" send_lat.direct.busy)
 	tap "# pollbench: $_dev poller.busy/doorbell.busy $(ratio "$_pb" "$_db") (goal <= 1.0)"
 	tap "# pollbench: $_dev poller.event/ib_send_lat.event $(ratio "$_pe" "$_ibe") (goal <= 0.9)"
 	tap "# pollbench: $_dev doorbell.busy/ib_send_lat.busy $(ratio "$_db" "$_ib") (goal <= 1.0)"
 	tap "# pollbench: $_dev poller.busy/ib_send_lat.busy $(ratio "$_pb" "$_ib")"
+	[ -z "$_xb" ] || {
+		tap "# pollbench: $_dev direct.busy/ib_send_lat.busy $(ratio "$_xb" "$_ib") (the doorbell goal, <= 1.0)"
+		tap "# pollbench: $_dev direct.busy/doorbell.busy $(ratio "$_xb" "$_db")"
+	}
 done
 
 rmmod lchan || { tap "not ok - pollbench: rmmod lchan"; failed=1; }
