@@ -135,24 +135,35 @@ int lchan_chan_state(struct lchan_chan *chan)
 	return (int)req.state;
 }
 
-/* lchan_wait_cqe() on a direct channel: the kernel polls in ENTER. */
+/*
+ * lchan_wait_cqe() on a direct channel: the kernel polls in ENTER.  The
+ * call publishes nothing, so it submits only what was published before.
+ */
 static int lchan_wait_cqe_direct(struct lchan_chan *chan,
 				 struct lchan_cqe **cqe, int timeout_ms)
 {
-	long long timeout_ns = timeout_ms < 0 ? -1 :
-			       (long long)timeout_ms * 1000000;
-	int ret;
+	struct lchan_enter_args req;
 
 	for (;;) {
 		if (!lchan_peek_cqe(chan, cqe))
 			return 0;
-		ret = lchan_submit_and_wait(chan, 1, timeout_ns);
+		req = (struct lchan_enter_args){
+			.size = sizeof(req),
+			.flags = LCHAN_ENTER_GETEVENTS,
+			.min_complete = 1,
+		};
+		if (timeout_ms >= 0) {
+			req.flags |= LCHAN_ENTER_TIMEOUT;
+			req.timeout_ns = (uint64_t)timeout_ms * 1000000;
+		}
+		if (!ioctl(chan->fd, LCHAN_IOC_ENTER, &req))
+			continue;
 		if (!lchan_peek_cqe(chan, cqe))
 			return 0;
-		if (ret == -ETIME)
+		if (errno == ETIME)
 			return -ETIMEDOUT;
-		if (ret < 0 && ret != -EINTR)
-			return ret;
+		if (errno != EINTR)
+			return -errno;
 	}
 }
 
