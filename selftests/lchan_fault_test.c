@@ -2,7 +2,7 @@
 /*
  * Faults: a process killed with channels, pinned memory and work in
  * flight; the RDMA device deleted (and its driver unloaded) under busy
- * channels; close, munmap and fork while the channel is in use.  The
+ * channels, direct polling ones too; close, munmap and fork while the channel is in use.  The
  * survivor must see a disconnect and its work flushed in bounded time,
  * blocked waiters must return, and a device added afterwards must work.
  */
@@ -242,7 +242,7 @@ static void restore_device(struct __test_metadata *_metadata,
 
 static void device_goes(struct __test_metadata *_metadata,
 			struct lchan_t_dev *d, const char *netdev,
-			int unload_driver)
+			int unload_driver, const struct lchan_opts *opts)
 {
 	struct lchan_t_ep srv = { .slot = 4096, .nrecv = 16, .nsend = 16 };
 	struct lchan_t_ep cli = { .slot = 4096, .nrecv = 16, .nsend = 16 };
@@ -257,7 +257,7 @@ static void device_goes(struct __test_metadata *_metadata,
 
 	if (!*netdev)
 		SKIP(return, "netdev of %s unknown", d->dev);
-	ASSERT_EQ(0, lchan_t_ep_pair(&srv, &cli, d->addr, NULL));
+	ASSERT_EQ(0, lchan_t_ep_pair(&srv, &cli, d->addr, opts));
 	/* Work in flight both ways, and a waiter that would never wake. */
 	for (i = 0; i < 8; i++) {
 		struct lchan_sqe *sqe = lchan_get_sqe(&cli.chan);
@@ -329,12 +329,22 @@ static void device_goes(struct __test_metadata *_metadata,
 
 TEST_F_TIMEOUT(fault, link_delete_under_busy_channels, 120)
 {
-	device_goes(_metadata, &self->d, self->netdev, 0);
+	device_goes(_metadata, &self->d, self->netdev, 0, NULL);
+}
+
+/* The same with direct polling: the waiter spins in ENTER, polling. */
+TEST_F_TIMEOUT(fault, link_delete_under_busy_direct_channels, 120)
+{
+	static const struct lchan_opts direct = { .flags = LCHAN_DIRECT_POLL };
+
+	if (!strcmp(variant->kind, "siw"))
+		SKIP(return, "iWARP has no direct polling");
+	device_goes(_metadata, &self->d, self->netdev, 0, &direct);
 }
 
 TEST_F_TIMEOUT(fault, driver_unload_under_busy_channels, 120)
 {
-	device_goes(_metadata, &self->d, self->netdev, 1);
+	device_goes(_metadata, &self->d, self->netdev, 1, NULL);
 }
 
 TEST_F_TIMEOUT(fault, close_while_another_thread_waits, 60)
