@@ -513,7 +513,7 @@ int lchan_chan_create_qp(struct lchan_chan *chan,
 void lchan_chan_teardown(struct lchan_chan *chan);
 void lchan_chan_abort(struct lchan_chan *chan);
 void lchan_chan_kill_dev(struct lchan_dev *dev);
-bool lchan_chan_settled(struct lchan_chan *chan);
+bool lchan_chan_wait_over(struct lchan_chan *chan, u32 min);
 size_t lchan_chan_kmem_bytes(const struct lchan_chan *chan);
 long lchan_ioctl_chan_info(struct lchan_ucmd *ucmd);
 long lchan_ioctl_enter(struct lchan_ucmd *ucmd);

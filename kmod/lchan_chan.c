@@ -369,11 +369,17 @@ static bool lchan_chan_done(struct lchan_chan *chan)
 }
 
 /* Nothing more can complete: disconnected and nothing in flight. */
-bool lchan_chan_settled(struct lchan_chan *chan)
+static bool lchan_chan_settled(struct lchan_chan *chan)
 {
 	return lchan_chan_done(chan) &&
 	       !lchan_flow_outstanding(&chan->ring.sq) &&
 	       !lchan_flow_outstanding(&chan->ring.rq);
+}
+
+/* A wait for @min CQEs is over: they are in the ring, or none can come. */
+bool lchan_chan_wait_over(struct lchan_chan *chan, u32 min)
+{
+	return lchan_ring_cq_ready(chan) >= min || lchan_chan_settled(chan);
 }
 
 /*
@@ -493,13 +499,11 @@ long lchan_ioctl_enter(struct lchan_ucmd *ucmd)
 					req->timeout_ns);
 		else if (req->flags & LCHAN_ENTER_TIMEOUT)
 			wret = wait_event_interruptible_hrtimeout(chan->wq,
-					lchan_ring_cq_ready(chan) >= min ||
-					lchan_chan_settled(chan),
+					lchan_chan_wait_over(chan, min),
 					ns_to_ktime(req->timeout_ns));
 		else
 			wret = wait_event_interruptible(chan->wq,
-					lchan_ring_cq_ready(chan) >= min ||
-					lchan_chan_settled(chan));
+					lchan_chan_wait_over(chan, min));
 		if (lchan_ring_cq_ready(chan) < min)
 			ret = wret ? wret : -ENOTCONN;
 	}

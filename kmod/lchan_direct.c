@@ -47,7 +47,7 @@ int lchan_direct_wait(struct lchan_chan *chan, u32 min, bool timed,
 		mutex_lock(&chan->lock);
 		lchan_direct_poll(chan);
 		mutex_unlock(&chan->lock);
-		if (lchan_ring_cq_ready(chan) >= min || lchan_chan_settled(chan))
+		if (lchan_chan_wait_over(chan, min))
 			return 0;
 		if (signal_pending(current))
 			return -ERESTARTSYS;
@@ -73,7 +73,7 @@ void lchan_direct_poll_wait(struct lchan_chan *chan)
 		lchan_direct_poll(chan);
 		mutex_unlock(&chan->lock);
 	}
-	if (!lchan_ring_cq_ready(chan) && !lchan_chan_settled(chan))
+	if (!lchan_chan_wait_over(chan, 1))
 		lchan_direct_look_soon(chan);
 }
 
@@ -88,7 +88,7 @@ void lchan_direct_look(struct work_struct *work)
 	mutex_lock(&chan->lock);
 	lchan_direct_poll(chan);
 	again = chan->cq && wq_has_sleeper(&chan->wq) &&
-		!lchan_ring_cq_ready(chan) && !lchan_chan_settled(chan);
+		!lchan_chan_wait_over(chan, 1);
 	mutex_unlock(&chan->lock);
 	if (again)
 		lchan_direct_look_soon(chan);

@@ -106,11 +106,12 @@ int lchan_submit_in_band(struct lchan_chan *chan)
 	return lchan_submit_common(chan, false);
 }
 
-/* Submit, then wait for @min_complete CQEs (@timeout_ns < 0: forever). */
-int lchan_submit_and_wait(struct lchan_chan *chan, unsigned min_complete,
-			  long long timeout_ns)
+/* An ENTER that waits for @min_complete CQEs (@timeout_ns < 0: forever). */
+static struct lchan_enter_args lchan_wait_args(unsigned min_complete,
+					       long long timeout_ns)
 {
 	struct lchan_enter_args req = {
+		.size = sizeof(req),
 		.flags = LCHAN_ENTER_GETEVENTS,
 		.min_complete = min_complete,
 	};
@@ -119,6 +120,15 @@ int lchan_submit_and_wait(struct lchan_chan *chan, unsigned min_complete,
 		req.flags |= LCHAN_ENTER_TIMEOUT;
 		req.timeout_ns = (uint64_t)timeout_ns;
 	}
+	return req;
+}
+
+/* Submit, then wait for @min_complete CQEs (@timeout_ns < 0: forever). */
+int lchan_submit_and_wait(struct lchan_chan *chan, unsigned min_complete,
+			  long long timeout_ns)
+{
+	struct lchan_enter_args req = lchan_wait_args(min_complete, timeout_ns);
+
 	return lchan_enter(chan, &req);
 }
 
@@ -147,15 +157,8 @@ static int lchan_wait_cqe_direct(struct lchan_chan *chan,
 	for (;;) {
 		if (!lchan_peek_cqe(chan, cqe))
 			return 0;
-		req = (struct lchan_enter_args){
-			.size = sizeof(req),
-			.flags = LCHAN_ENTER_GETEVENTS,
-			.min_complete = 1,
-		};
-		if (timeout_ms >= 0) {
-			req.flags |= LCHAN_ENTER_TIMEOUT;
-			req.timeout_ns = (uint64_t)timeout_ms * 1000000;
-		}
+		req = lchan_wait_args(1, timeout_ms < 0 ? -1 :
+				      (long long)timeout_ms * 1000000);
 		if (!ioctl(chan->fd, LCHAN_IOC_ENTER, &req))
 			continue;
 		if (!lchan_peek_cqe(chan, cqe))
