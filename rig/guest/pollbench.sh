@@ -94,11 +94,8 @@ row() { # DEV ADDR ROUND ROW
 # The median over the rounds of one row of one device.
 median() { # DEV ROW
 	awk -F '\t' -v d="$1" -v r="$2" '$1 == d && $3 == r { print $4 }' \
-		"$OUT/rows.tsv" | sort -g | awk '{ v[NR] = $1 }
-		END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'
+		"$OUT/rows.tsv" | median_lines
 }
-
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b > 0) printf "%.2f", a / b; else print "-" }'; }
 
 for _dev in rxe siw; do
 	case $_dev in
@@ -135,10 +132,4 @@ for _dev in rxe siw; do
 	}
 done
 
-rmmod lchan || { tap "not ok - pollbench: rmmod lchan"; failed=1; }
-if [ "$failed" = 0 ]; then
-	tap "ok - pollbench"
-else
-	tap "not ok - pollbench: a run failed"
-fi
-exit "$failed"
+bench_job_end pollbench "$failed"

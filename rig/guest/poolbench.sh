@@ -11,9 +11,10 @@
 # on the guest's two CPUs measure the scheduler, not the rule: whichever
 # pair holds both CPUs runs at full speed while the other waits, and in
 # runs where the scheduler alternates them every round trip waits for a
-# tick (about 5 ms; 20,000 round trips then outlast the time limit).  Prints one TAP comment per measurement, each channel's
-# thread as sysfs showed it during the run, and per device and waiting
-# mode the medians over the rounds and the ratio device/load.
+# tick (about 5 ms; 20,000 round trips then outlast the time limit).
+# Prints one TAP comment per measurement, each channel's thread as sysfs
+# showed it during the run, and per device and waiting mode the medians
+# over the rounds and the ratio device/load.
 # Writes out/poolbench/rows.tsv (dev round rule wait median_us) and logs/.
 #
 # Kernel command line: lchan.poolbench_rounds=N (default 5),
@@ -147,11 +148,8 @@ pair_run() { # ROUND RULE WAIT
 median() { # DEV RULE WAIT
 	awk -F '\t' -v d="$1" -v r="$2" -v w="$3" \
 		'$1 == d && $3 == r && $4 == w { print $5 }' "$OUT/rows.tsv" |
-		sort -g | awk '{ v[NR] = $1 }
-		END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'
+		median_lines
 }
-
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b > 0) printf "%.2f", a / b; else print "-" }'; }
 
 _r=1
 while [ "$_r" -le "$ROUNDS" ]; do
@@ -173,10 +171,4 @@ for _d in rxe siw; do
 done
 tap "# poolbench: pool sleeps $(cat "$PARAMS/poller_sleeps")"
 
-rmmod lchan || { tap "not ok - poolbench: rmmod lchan"; failed=1; }
-if [ "$failed" = 0 ]; then
-	tap "ok - poolbench"
-else
-	tap "not ok - poolbench: a run failed"
-fi
-exit "$failed"
+bench_job_end poolbench "$failed"
