@@ -44,7 +44,8 @@ static int lfi_cm_connect(struct fid_ep *ep_fid, const void *addr,
 		.sq_entries = ep->tx_size + 1,
 		.rq_entries = ep->rx_size + 1,
 		.timeout_ms = (unsigned)fab->params.connect_timeout_ms,
-		.flags = LCHAN_DEFER_ESTABLISH,
+		/* The peer is this provider: either side may send first. */
+		.flags = LCHAN_DEFER_ESTABLISH | LCHAN_OPEN_EXCHANGE,
 	};
 	struct lchan_addr dst;
 	struct lchan_chan chan;

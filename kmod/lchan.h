@@ -110,11 +110,11 @@
 #define LCHAN_CM_DISCONNECT_LINGER_MS	100
 /* After completions, ask a device that can drop CQ events again (siw). */
 #define LCHAN_CQ_RECHECK_MS	10
-/* How often an accepted iWARP channel looks for the peer's first SEND. */
+/* How often an accepted iWARP channel looks again at its socket. */
 #define LCHAN_PEER_FIRST_LOOK_MS	200
 /*
  * Requests of the kernel's own beside the ring's: the drain marker of each
- * queue at teardown, the iWARP opening exchange (lchan_post.c), three per
+ * queue at teardown, the iWARP opening exchange (lchan_iwarp.c), three per
  * channel and at most two on one queue, and one keepalive probe on the SQ
  * (lchan_keepalive.c).
  */
@@ -333,7 +333,8 @@ struct lchan_chan {
 	struct delayed_work cq_recheck_work;	/* lchan_post.c */
 	u32 cq_handled;			/* cq_recheck devices: completions */
 	u32 cq_recheck_mark;		/* cq_handled when it was queued */
-	/* iWARP opening exchange (lchan_post.c); rtr_cqe for all of it. */
+	/* iWARP opening exchange (lchan_iwarp.c); rtr_cqe for all of it. */
+	bool open_exchange;		/* runs it; set before the QP */
 	struct ib_cqe rtr_cqe;
 	bool rtr_to_send;		/* active: first SEND not posted; lock */
 	bool rtr_heard;			/* the peer's first: release/acquire */
@@ -357,6 +358,7 @@ struct lchan_conn_req {
 	struct list_head node;
 	struct rdma_cm_id *cm_id;
 	u32 remote_qpn;			/* from the request (IB/RoCE) */
+	bool open_exchange;		/* iWARP: the request has the hello */
 	bool dead;			/* peer gave up: destroy on accept */
 };
 
@@ -546,7 +548,22 @@ int lchan_iwport_pick(struct sockaddr_storage *addr, struct socket **sockp);
 void lchan_iwport_release(struct lchan_chan *chan);
 
 /* lchan_iwsock.c */
-bool lchan_iwsock_read(struct lchan_chan *chan);
+int lchan_iwsock_read(struct lchan_chan *chan);
+
+/* lchan_iwarp.c */
+bool lchan_iwarp_request_wants(struct rdma_cm_id *id,
+			       const struct rdma_conn_param *conn);
+void lchan_iwarp_choose(struct lchan_chan *chan, u32 flags);
+void lchan_iwarp_conn_param(struct lchan_chan *chan,
+			    struct rdma_conn_param *param);
+int lchan_iwarp_check_reply(struct lchan_chan *chan,
+			    const struct rdma_conn_param *conn);
+void lchan_iwarp_connected(struct lchan_chan *chan);
+void lchan_iwarp_look(struct work_struct *work);
+int lchan_iwarp_prepare(struct lchan_chan *chan);
+void lchan_iwarp_step(struct lchan_chan *chan);
+bool lchan_iwarp_pending(const struct lchan_chan *chan);
+int lchan_iwarp_wait_open(struct lchan_chan *chan, unsigned long deadline);
 
 /* lchan_listen.c */
 int lchan_listen_cm_event(struct lchan_listener *lst, struct rdma_cm_id *id,
@@ -595,11 +612,9 @@ u32 lchan_flow_outstanding(const struct lchan_queue *q);
 void lchan_post_kick(struct lchan_chan *chan);
 void lchan_post_repost_work(struct work_struct *work);
 void lchan_post_cq_recheck(struct work_struct *work);
-void lchan_post_rtr_connected(struct lchan_chan *chan);
-void lchan_post_rtr_look(struct work_struct *work);
-int lchan_post_rtr_prepare(struct lchan_chan *chan);
-bool lchan_post_rtr_pending(const struct lchan_chan *chan);
-int lchan_post_rtr_wait_open(struct lchan_chan *chan, unsigned long deadline);
+void lchan_post_queue_delayed(struct lchan_chan *chan,
+			      struct delayed_work *dwork, unsigned int ms);
+void lchan_post_break(struct lchan_chan *chan);
 int lchan_post_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done);
 bool lchan_post_has_work(struct lchan_chan *chan);
 void lchan_post_recheck_soon(struct lchan_chan *chan);
@@ -616,6 +631,7 @@ int lchan_direct_wait(struct lchan_chan *chan, u32 min, bool timed,
 		      u64 timeout_ns);
 void lchan_direct_poll_wait(struct lchan_chan *chan);
 void lchan_direct_look(struct work_struct *work);
+void lchan_direct_drain(struct lchan_chan *chan);
 void lchan_direct_stop(struct lchan_chan *chan);
 
 /* lchan_poller.c */

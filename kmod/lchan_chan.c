@@ -37,7 +37,7 @@ struct lchan_chan *lchan_chan_alloc(struct lchan_ctx *ctx)
 	spin_lock_init(&chan->cq_lock);
 	INIT_WORK(&chan->repost_work, lchan_post_repost_work);
 	INIT_DELAYED_WORK(&chan->cq_recheck_work, lchan_post_cq_recheck);
-	INIT_DELAYED_WORK(&chan->rtr_look_work, lchan_post_rtr_look);
+	INIT_DELAYED_WORK(&chan->rtr_look_work, lchan_iwarp_look);
 	INIT_DELAYED_WORK(&chan->ka_work, lchan_keepalive_work);
 	INIT_DELAYED_WORK(&chan->direct_work, lchan_direct_look);
 	INIT_LIST_HEAD(&chan->dev_node);
@@ -234,7 +234,7 @@ int lchan_chan_create_qp(struct lchan_chan *chan,
 		goto err_free_cq;
 	chan->qp = chan->cm_id->qp;
 	ring->info.local_qpn = chan->qp->qp_num;
-	ret = lchan_post_rtr_prepare(chan);
+	ret = lchan_iwarp_prepare(chan);
 	if (ret)
 		goto err_destroy_qp;
 	trace_lchan_chan_step(chan->id, LCHAN_STEP_QP_READY);
@@ -263,7 +263,10 @@ void lchan_chan_teardown(struct lchan_chan *chan)
 		trace_lchan_chan_step(chan->id, LCHAN_STEP_DISCONNECTED);
 	}
 	if (chan->qp) {
-		ib_drain_qp(chan->qp);
+		if (chan->direct)
+			lchan_direct_drain(chan);
+		else
+			ib_drain_qp(chan->qp);
 		trace_lchan_chan_step(chan->id, LCHAN_STEP_DRAINED);
 		lchan_flow_retire_all(chan);
 		rdma_destroy_qp(chan->cm_id);
@@ -407,7 +410,7 @@ static __poll_t lchan_chan_poll(struct file *file, poll_table *wait)
 	state = READ_ONCE(chan->state);
 	if (lchan_ring_cq_ready(chan))
 		mask |= EPOLLIN | EPOLLRDNORM;
-	if (state == LCHAN_STATE_CONNECTED && !lchan_post_rtr_pending(chan))
+	if (state == LCHAN_STATE_CONNECTED && !lchan_iwarp_pending(chan))
 		mask |= EPOLLOUT | EPOLLWRNORM;
 	/* RDHUP: the connection is gone.  HUP: nothing more will complete. */
 	if (lchan_chan_done(chan))

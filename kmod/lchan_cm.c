@@ -137,6 +137,12 @@ static int lchan_cm_chan_event(struct lchan_chan *chan, struct rdma_cm_id *id,
 		lchan_cm_report(chan, lchan_cm_errno(event, -EHOSTUNREACH));
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
+		ret = lchan_iwarp_check_reply(chan, &event->param.conn);
+		if (ret) {
+			lchan_chan_set_state(chan, LCHAN_STATE_DISCONNECTED);
+			lchan_cm_report(chan, ret);
+			break;
+		}
 		/* The passive side learnt it from the request. */
 		if (event->param.conn.qp_num)
 			WRITE_ONCE(chan->remote_qpn, event->param.conn.qp_num);
@@ -146,7 +152,7 @@ static int lchan_cm_chan_event(struct lchan_chan *chan, struct rdma_cm_id *id,
 		 * the iWARP first SEND) goes out now, without another ENTER.
 		 */
 		lchan_post_kick(chan);
-		lchan_post_rtr_connected(chan);
+		lchan_iwarp_connected(chan);
 		lchan_keepalive_start(chan);
 		lchan_cm_report(chan, 0);
 		break;
@@ -201,6 +207,7 @@ static void lchan_cm_conn_param(struct lchan_chan *chan,
 	/* iWARP has none: TCP retransmits. */
 	param->retry_count = chan->retry_count;
 	param->rnr_retry_count = LCHAN_RNR_RETRY_COUNT;
+	lchan_iwarp_conn_param(chan, param);
 }
 
 /* Wait for the cm step in flight; 0, a negative errno or -ETIMEDOUT. */
@@ -276,7 +283,7 @@ int lchan_cm_establish(struct lchan_chan *chan, u32 timeout_ms)
 		ret = -ECONNRESET;
 	/* On iWARP the connecting side's SQ opens one exchange later. */
 	if (!ret && !chan->passive)
-		ret = lchan_post_rtr_wait_open(chan, deadline);
+		ret = lchan_iwarp_wait_open(chan, deadline);
 	if (ret == -EINTR)
 		return ret;	/* still in progress: poll for EPOLLOUT */
 	if (!ret)
@@ -311,7 +318,8 @@ int lchan_cm_check_open(u32 flags, const struct lchan_ring_sizes *rings,
 	ret = lchan_cm_check_fd_flags(flags, LCHAN_FD_CLOEXEC |
 				      LCHAN_FD_NONBLOCK |
 				      LCHAN_DEFER_ESTABLISH |
-				      LCHAN_DIRECT_POLL);
+				      LCHAN_DIRECT_POLL |
+				      LCHAN_OPEN_EXCHANGE);
 	if (ret)
 		return ret;
 	if (rc->resv0 ||
@@ -394,6 +402,7 @@ int lchan_cm_open_chan(struct lchan_chan *chan,
 	ret = lchan_cm_set_direct(chan, flags);
 	if (ret)
 		goto out_unlock;
+	lchan_iwarp_choose(chan, flags);
 	ret = lchan_chan_create_qp(chan, rings);
 	if (ret)
 		goto out_unlock;

@@ -7,13 +7,14 @@
  * does, without the hand-offs a completion event costs (README,
  * "Benchmarks").
  *
- * Everyone else who needs completions polls for itself: a drain
- * (ib_drain_qp() polls a direct CQ), the keepalive before it looks, and
+ * Everyone else who needs completions polls for itself: the drain at
+ * teardown (lchan_direct_drain), the keepalive before it looks, and
  * while a process waits in poll(2) or epoll, a work that polls once a tick
  * (lchan_direct_look).  ib_core wants the polls of one CQ serialized:
  * every poll runs under chan->lock, which also keeps the CQ from going
  * away (teardown frees it under the lock).
  */
+#include <linux/delay.h>
 #include <linux/hrtimer.h>
 #include <linux/sched/signal.h>
 
@@ -100,4 +101,51 @@ void lchan_direct_stop(struct lchan_chan *chan)
 {
 	if (cancel_delayed_work_sync(&chan->direct_work))
 		lchan_chan_put(chan);
+}
+
+/* A drain marker of one queue: done once its flush completion is polled. */
+struct lchan_direct_mark {
+	struct ib_cqe cqe;
+	bool done;
+};
+
+static void lchan_direct_mark_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	container_of(wc->wr_cqe, struct lchan_direct_mark, cqe)->done = true;
+}
+
+/*
+ * Flush both queues and poll until their markers complete.  ib_drain_qp()
+ * on a direct CQ first waits a tenth of a second per queue before its
+ * first poll; here the poll comes at once, so a close costs what the
+ * device's flush costs.  What was posted completes (flushed) into the CQ
+ * ring through the normal handlers on the way.  lock held.
+ */
+void lchan_direct_drain(struct lchan_chan *chan)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct lchan_direct_mark sq = { .cqe.done = lchan_direct_mark_done };
+	struct lchan_direct_mark rq = { .cqe.done = lchan_direct_mark_done };
+	struct ib_rdma_wr swr = {
+		.wr = { .wr_cqe = &sq.cqe, .opcode = IB_WR_RDMA_WRITE },
+	};
+	struct ib_recv_wr rwr = { .wr_cqe = &rq.cqe };
+	int ret;
+
+	lockdep_assert_held(&chan->lock);
+	ret = ib_modify_qp(chan->qp, &attr, IB_QP_STATE);
+	if (!ret)
+		ret = ib_post_send(chan->qp, &swr.wr, NULL);
+	sq.done = ret;
+	if (!ret)
+		ret = ib_post_recv(chan->qp, &rwr, NULL);
+	rq.done = ret;
+	if (ret)
+		lchan_dbg_chan(chan, "drain: %d\n", ret);
+	for (;;) {
+		ib_process_cq_direct(chan->cq, -1);
+		if (sq.done && rq.done)
+			break;
+		usleep_range(10, 50);
+	}
 }

@@ -4,10 +4,10 @@
  * side (Linux 6.1, 6.12) sends the MPA reply before it hands the socket
  * to the QP, and what arrives in between stays in the socket: the QP's
  * receive path runs when data arrives, and more may never come.  The
- * peer's first SEND of the opening exchange (lchan_post.c) is such a
- * message whenever the peer answers quickly.  lchan_iwsock_read() runs
- * the socket's data-ready callback as TCP does on arrival, so that the QP
- * reads what waits there.
+ * peer's first message (or the first SEND of the opening exchange,
+ * lchan_iwarp.c) is such a message whenever the peer answers quickly.
+ * lchan_iwsock_read() runs the socket's data-ready callback as TCP does
+ * on arrival, so that the QP reads what waits there.
  */
 #include <linux/in.h>
 #include <linux/in6.h>
@@ -54,28 +54,32 @@ static struct sock *lchan_iwsock_lookup(struct rdma_cm_id *id)
 
 /*
  * Have the receive path of @chan's QP read what waits in its socket.
- * Returns whether anything waited.  A socket its user holds (the
- * device's transmit path) is left alone: the caller looks again later.
+ * Returns 1 when something waited (handed to the QP), 0 when nothing did,
+ * -EBUSY when the socket's user holds it (the device's transmit path: the
+ * caller looks again later), -ENOENT without a connected socket.
  * chan->lock held.
  */
-bool lchan_iwsock_read(struct lchan_chan *chan)
+int lchan_iwsock_read(struct lchan_chan *chan)
 {
 	void (*data_ready)(struct sock *sk);
-	bool waited = false;
 	struct sock *sk;
+	int ret = -ENOENT;
 
 	if (!chan->cm_id)
-		return false;
+		return ret;
 	sk = lchan_iwsock_lookup(chan->cm_id);
 	if (!sk)
-		return false;
+		return ret;
 	if (sk_fullsock(sk)) {
 		/* As TCP's receive path calls it: BHs off, socket locked. */
 		local_bh_disable();
 		bh_lock_sock(sk);
-		if (!sock_owned_by_user(sk) &&
-		    !skb_queue_empty(&sk->sk_receive_queue)) {
-			waited = true;
+		if (sock_owned_by_user(sk)) {
+			ret = -EBUSY;
+		} else if (skb_queue_empty(&sk->sk_receive_queue)) {
+			ret = 0;
+		} else {
+			ret = 1;
 			data_ready = READ_ONCE(sk->sk_data_ready);
 			data_ready(sk);
 		}
@@ -83,5 +87,5 @@ bool lchan_iwsock_read(struct lchan_chan *chan)
 		local_bh_enable();
 	}
 	sock_gen_put(sk);
-	return waited;
+	return ret;
 }

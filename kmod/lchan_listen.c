@@ -58,6 +58,8 @@ int lchan_listen_cm_event(struct lchan_listener *lst,
 			return -ENOMEM;
 		req->cm_id = id;
 		req->remote_qpn = event->param.conn.qp_num;
+		req->open_exchange = lchan_iwarp_request_wants(id,
+							&event->param.conn);
 		spin_lock(&lst->lock);
 		if (READ_ONCE(lst->dead) || lst->nr_backlog >= lst->max_backlog) {
 			ret = -ECONNREFUSED;
@@ -200,9 +202,13 @@ lchan_listen_backlog_pop(struct lchan_listener *lst)
 	return req;
 }
 
-/* Next live request, waiting unless @nonblock. */
+/*
+ * Next live request, waiting unless @nonblock; what it says goes to
+ * @chan.
+ */
 static struct rdma_cm_id *lchan_listen_next(struct lchan_listener *lst,
-					    bool nonblock, u32 *remote_qpn)
+					    bool nonblock,
+					    struct lchan_chan *chan)
 {
 	struct lchan_conn_req *req;
 	struct rdma_cm_id *id;
@@ -228,7 +234,8 @@ static struct rdma_cm_id *lchan_listen_next(struct lchan_listener *lst,
 		rdma_lock_handler(id);
 		dead = req->dead;
 		rdma_unlock_handler(id);
-		*remote_qpn = req->remote_qpn;
+		chan->remote_qpn = req->remote_qpn;
+		chan->open_exchange = req->open_exchange;
 		kfree(req);
 		if (!dead)
 			return id;
@@ -240,6 +247,9 @@ int lchan_listen_check_accept(const struct lchan_ucmd *ucmd)
 {
 	const struct lchan_accept_args *req = ucmd->cmd;
 
+	/* The connecting side asks for the exchange; a request says so. */
+	if (req->flags & LCHAN_OPEN_EXCHANGE)
+		return -EINVAL;
 	return lchan_cm_check_open(req->flags, &req->rings, &req->rc);
 }
 
@@ -257,8 +267,7 @@ long lchan_ioctl_accept(struct lchan_ucmd *ucmd)
 		return PTR_ERR(chan);
 	chan->passive = true;
 
-	id = lchan_listen_next(lst, file->f_flags & O_NONBLOCK,
-			       &chan->remote_qpn);
+	id = lchan_listen_next(lst, file->f_flags & O_NONBLOCK, chan);
 	if (IS_ERR(id)) {
 		ret = PTR_ERR(id);
 		goto err_abort;

@@ -31,9 +31,8 @@ void lchan_post_kick(struct lchan_chan *chan)
 }
 
 /* Run @dwork of @chan in @ms; a queued work holds a channel reference. */
-static void lchan_post_queue_delayed(struct lchan_chan *chan,
-				     struct delayed_work *dwork,
-				     unsigned int ms)
+void lchan_post_queue_delayed(struct lchan_chan *chan,
+			      struct delayed_work *dwork, unsigned int ms)
 {
 	kobject_get(&chan->kobj);
 	if (!queue_delayed_work(lchan_wq, dwork, msecs_to_jiffies(ms)))
@@ -221,7 +220,7 @@ static void lchan_post_fail_chain(struct lchan_chan *chan,
  * state, and every request the device holds comes back flushed through
  * the normal completion path.
  */
-static void lchan_post_break(struct lchan_chan *chan)
+void lchan_post_break(struct lchan_chan *chan)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 
@@ -416,104 +415,6 @@ static int lchan_post_take(struct lchan_chan *chan, struct lchan_queue *q,
 	return taken;
 }
 
-/*
- * iWARP connections carry no ready-to-receive exchange here (siw does not
- * do RFC 6581's), so lchan's kernel runs one of its own, three zero-length
- * SENDs that neither the CQ ring nor the counters show:
- *
- *   connecting side                      accepting side
- *   first SEND            ---------->    lands in a receive posted at QP
- *                                        creation
- *                         <----------    acknowledgement, then its SQ opens
- *   second SEND, then its SQ opens ->    lands in a second such receive
- *
- * The connecting side sends first because siw's initiator fails the
- * connection (CONNECT_ERROR, -EINVAL to rdma_cm; a reset for the peer)
- * when an FPDU from the responder arrives right behind the MPA reply,
- * before it has read it.  So the accepting side sends nothing before the
- * first SEND has arrived: that SEND proves the reply was read, however
- * late the reply came (TCP resends a lost one) or was read.
- *
- * siw's responder hands the socket to the QP only after it has sent the
- * MPA reply, and a first SEND that arrives in between waits in the socket
- * until more data comes, which here it would not.  So once connected the
- * accepting side has the QP read its socket (lchan_iwsock.c), and looks
- * again every LCHAN_PEER_FIRST_LOOK_MS until the SEND is in.  The second
- * SEND keeps the two sides' requests in step.  Each side's own SEND goes
- * before any of the application's, under chan->lock, so the receives
- * posted at creation are consumed in stream order.
- */
-static void lchan_post_rtr_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct lchan_chan *chan = container_of(wc->wr_cqe, struct lchan_chan,
-					       rtr_cqe);
-
-	lchan_post_recheck_soon(chan);
-	/*
-	 * Our own SENDs end here.  A failed request of the exchange put the
-	 * QP in error, as one of the application's would (a flush is one
-	 * that already was).
-	 */
-	if (wc->status && wc->status != IB_WC_WR_FLUSH_ERR) {
-		lchan_dbg_chan(chan, "exchange %s: status %d\n",
-			       wc->opcode & IB_WC_RECV ? "receive" : "SEND",
-			       wc->status);
-		lchan_chan_set_state(chan, LCHAN_STATE_ERROR);
-		lchan_ring_wake(chan);
-	}
-	if (wc->status || !(wc->opcode & IB_WC_RECV))
-		return;
-	smp_store_release(&chan->rtr_heard, true);	/* rtr_step acquire */
-	lchan_post_kick(chan);
-}
-
-/* The accepting side is connected: look for the first SEND.  Handler. */
-void lchan_post_rtr_connected(struct lchan_chan *chan)
-{
-	if (chan->passive && READ_ONCE(chan->sq_held))
-		lchan_post_queue_delayed(chan, &chan->rtr_look_work, 0);
-}
-
-/* Have the QP read its socket until the peer's first SEND is in. */
-void lchan_post_rtr_look(struct work_struct *work)
-{
-	struct lchan_chan *chan = container_of(to_delayed_work(work),
-					       struct lchan_chan,
-					       rtr_look_work);
-
-	mutex_lock(&chan->lock);
-	if (READ_ONCE(chan->sq_held) &&
-	    !smp_load_acquire(&chan->rtr_heard) &&	/* rtr_done release */
-	    READ_ONCE(chan->state) == LCHAN_STATE_CONNECTED) {
-		if (lchan_iwsock_read(chan))
-			WRITE_ONCE(chan->rtr_read, chan->rtr_read + 1);
-		lchan_post_queue_delayed(chan, &chan->rtr_look_work,
-					 LCHAN_PEER_FIRST_LOOK_MS);
-	}
-	mutex_unlock(&chan->lock);
-	lchan_chan_put(chan);
-}
-
-/*
- * At QP creation, before anything else is posted: the receives for the
- * peer's SENDs, ahead of the application's.  lock held.
- */
-int lchan_post_rtr_prepare(struct lchan_chan *chan)
-{
-	struct ib_recv_wr wr = { .wr_cqe = &chan->rtr_cqe };
-	int ret;
-
-	if (!rdma_protocol_iwarp(chan->dev->ibdev, chan->port_num))
-		return 0;
-	chan->rtr_cqe.done = lchan_post_rtr_done;
-	WRITE_ONCE(chan->sq_held, true);
-	WRITE_ONCE(chan->rtr_to_send, !chan->passive);
-	ret = ib_post_recv(chan->qp, &wr, NULL);
-	if (ret || !chan->passive)
-		return ret;
-	return ib_post_recv(chan->qp, &wr, NULL);
-}
-
 /* Post a request of the kernel's own on the SQ.  lock held. */
 int lchan_post_own_send(struct lchan_chan *chan, const struct ib_send_wr *wr)
 {
@@ -523,77 +424,6 @@ int lchan_post_own_send(struct lchan_chan *chan, const struct ib_send_wr *wr)
 	ret = ib_post_send(chan->qp, wr, NULL);
 	lchan_post_bh_on(chan);
 	return ret;
-}
-
-/*
- * One zero-length SEND of the exchange.  One that was not posted breaks
- * the channel: opening the SQ without it would put the application's
- * first SEND into the receive the peer posted for it.  lock held.
- */
-static int lchan_post_rtr_send(struct lchan_chan *chan, const char *which)
-{
-	struct ib_send_wr wr = {
-		.wr_cqe = &chan->rtr_cqe,
-		.opcode = IB_WR_SEND,
-		.send_flags = IB_SEND_SIGNALED,
-	};
-	int ret;
-
-	ret = lchan_post_own_send(chan, &wr);
-	if (ret) {
-		lchan_dbg_chan(chan, "%s SEND of the exchange: %d\n", which,
-			       ret);
-		lchan_post_break(chan);
-		lchan_ring_wake(chan);
-	}
-	return ret;
-}
-
-/* Move the exchange on, on a connected channel.  lock held. */
-static void lchan_post_rtr_step(struct lchan_chan *chan)
-{
-	if (READ_ONCE(chan->rtr_to_send)) {
-		WRITE_ONCE(chan->rtr_to_send, false);
-		if (lchan_post_rtr_send(chan, "first"))
-			return;
-	}
-	if (!READ_ONCE(chan->sq_held) ||
-	    !smp_load_acquire(&chan->rtr_heard))	/* rtr_done release */
-		return;
-	if (lchan_post_rtr_send(chan, chan->passive ? "acknowledging" :
-				"second"))
-		return;
-	WRITE_ONCE(chan->sq_held, false);
-	/* Connect waits for it (lchan_post_rtr_wait_open), poll too. */
-	lchan_ring_wake(chan);
-}
-
-/* A connecting side whose SQ the exchange still holds. */
-bool lchan_post_rtr_pending(const struct lchan_chan *chan)
-{
-	return !chan->passive && READ_ONCE(chan->sq_held);
-}
-
-/*
- * Connect and establish return once the connecting side's SQ is open, so
- * that an application never finds its first SQEs held.  0, -EINTR (still
- * in progress), -ETIMEDOUT at @deadline, or -ECONNRESET.
- */
-int lchan_post_rtr_wait_open(struct lchan_chan *chan, unsigned long deadline)
-{
-	long left = max_t(long, (long)(deadline - jiffies), 1);
-	long ret;
-
-	ret = wait_event_interruptible_timeout(chan->wq,
-			!lchan_post_rtr_pending(chan) ||
-			READ_ONCE(chan->state) != LCHAN_STATE_CONNECTED, left);
-	if (ret < 0)
-		return -EINTR;
-	if (!lchan_post_rtr_pending(chan))
-		return 0;
-	if (!ret)
-		lchan_dbg_chan(chan, "no acknowledgement of the first SEND\n");
-	return ret ? -ECONNRESET : -ETIMEDOUT;
 }
 
 /* A channel that is down answers entries with flush errors instead. */
@@ -648,7 +478,7 @@ int lchan_post_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done)
 	*rq_done = ret;
 	if (usable && state == LCHAN_STATE_CONNECTED) {
 		/* The exchange may break the channel: then flush, not gate. */
-		lchan_post_rtr_step(chan);
+		lchan_iwarp_step(chan);
 		state = READ_ONCE(chan->state);
 		usable = lchan_post_usable(chan, state);
 	}

@@ -317,9 +317,10 @@ static int lchan_ring_vm_access(struct vm_area_struct *vma,
 	unsigned long off = addr - vma->vm_start +
 		((vma->vm_pgoff - (LCHAN_OFF_RINGS >> PAGE_SHIFT)) << PAGE_SHIFT);
 
-	if (len <= 0 || off >= ring->size)
+	/* Within this mapping: the next one is another VMA's to serve. */
+	if (len <= 0 || addr >= vma->vm_end || off >= ring->size)
 		return -EINVAL;
-	len = min_t(unsigned long, len, ring->size - off);
+	len = min3((unsigned long)len, ring->size - off, vma->vm_end - addr);
 	if (write)
 		memcpy(ring->mem + off, buf, len);
 	else

@@ -214,6 +214,7 @@ LCHAN_CHAN_ATTR(sq_held, "%u", lchan_ring_held(&chan->ring, &chan->ring.sq));
 LCHAN_CHAN_ATTR(rq_held, "%u", lchan_ring_held(&chan->ring, &chan->ring.rq));
 LCHAN_CHAN_ATTR(sq_starved, "%d", READ_ONCE(chan->ring.sq.starved));
 LCHAN_CHAN_ATTR(rq_starved, "%d", READ_ONCE(chan->ring.rq.starved));
+LCHAN_CHAN_ATTR(open_exchange, "%d", chan->open_exchange);
 LCHAN_CHAN_ATTR(peer_first_wait, "%d", READ_ONCE(chan->sq_held));
 LCHAN_CHAN_ATTR(peer_first_reads, "%u", READ_ONCE(chan->rtr_read));
 LCHAN_CHAN_ATTR(cq_recovered, "%llu", READ_ONCE(chan->stats.cq_recovered));
@@ -255,6 +256,7 @@ static struct attribute *lchan_chan_attrs[] = {
 	&chan_rq_held_attr.attr,
 	&chan_sq_starved_attr.attr,
 	&chan_rq_starved_attr.attr,
+	&chan_open_exchange_attr.attr,
 	&chan_peer_first_wait_attr.attr,
 	&chan_peer_first_reads_attr.attr,
 	&chan_cq_inflight_attr.attr,

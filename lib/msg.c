@@ -819,6 +819,8 @@ int lchan_msg_connect(struct lchan_ctx *ctx, const char *host,
 
 	if (!m)
 		return -errno;
+	/* The peer is a message channel: lchan's, so either may speak first. */
+	copts.flags |= LCHAN_OPEN_EXCHANGE;
 	ret = lchan_connect(ctx, host, port, &copts, &m->chan);
 	return msg_open(m, ret, copts.timeout_ms, out);
 }

@@ -868,7 +868,8 @@ static void first_close(struct first *f)
  * connecting side has sent anything, channel after channel.  On iWARP
  * without a ready-to-receive exchange that SEND can reach the initiator
  * before it has read the MPA reply, and siw then fails the connect with
- * EINVAL while the acceptor believes it is connected.  Every connect must
+ * EINVAL while the acceptor believes it is connected.  Both ends are
+ * lchan and the connect asks for the opening exchange: every connect must
  * succeed and every first message arrive.
  */
 TEST_F_TIMEOUT(conn, server_sends_first, 300)
@@ -880,7 +881,8 @@ TEST_F_TIMEOUT(conn, server_sends_first, 300)
 	ASSERT_NE(NULL, f);
 	ASSERT_EQ(0, first_start(f, self->d.addr));
 	for (i = 0; i < FIRST_N; i++) {
-		struct lchan_opts o = { .flags = LCHAN_DEFER_ESTABLISH };
+		struct lchan_opts o = { .flags = LCHAN_DEFER_ESTABLISH |
+						 LCHAN_OPEN_EXCHANGE };
 		struct lchan_t_ep *cli = &f->cli[i];
 		struct lchan_cqe c;
 
@@ -925,7 +927,9 @@ TEST_F_TIMEOUT(conn, server_sends_first, 300)
  * then only waits; the accepting side only receives, channel after
  * channel.  siw's accepting side can leave what arrives right behind its
  * MPA reply in the socket until more data comes, and here none would
- * come: every message must arrive all the same.
+ * come: every message must arrive all the same.  The connect asks for no
+ * opening exchange, as a plain rdma_cm client would not: the accepting
+ * kernel's look at the socket alone must find the message.
  */
 TEST_F_TIMEOUT(conn, client_sends_once, 300)
 {
@@ -979,6 +983,64 @@ TEST_F_TIMEOUT(conn, client_sends_once, 300)
 	first_close(f);
 	TH_LOG("%u of %u messages arrived; %u acceptors found the peer's "
 	       "first SEND waiting in the socket", ok, FIRST_N, read);
+}
+
+/*
+ * lchan's own iWARP opening exchange runs only when the connecting
+ * application asks for it, and then on both ends; never on IB and RoCE,
+ * which do not need it.  ACCEPT cannot ask: the request says.
+ */
+TEST_F_TIMEOUT(conn, open_exchange_only_when_asked, 60)
+{
+	bool iwarp = dev_is_iwarp(_metadata, self->d.dev);
+	struct lchan_opts ask = { .flags = LCHAN_OPEN_EXCHANGE };
+	struct lchan_listener lst;
+	struct lchan_chan chan;
+	struct lchan_ctx ctx;
+	char port[16];
+	int asked, status;
+	pid_t pid;
+
+	ASSERT_EQ(0, lchan_ctx_open(&ctx));
+	snprintf(port, sizeof(port), "%u", lchan_t_port());
+	ASSERT_EQ(0, lchan_listen(&ctx, self->d.addr, port, 1, 0, &lst));
+	EXPECT_EQ(-EINVAL, lchan_accept(&lst, &ask, &chan));
+	for (asked = 0; asked < 2; asked++) {
+		unsigned long long want = iwarp && asked;
+
+		pid = fork();
+		ASSERT_GE(pid, 0);
+		if (pid == 0) {
+			struct lchan_ctx cctx;
+			struct lchan_chan cchan;
+			unsigned long long got;
+			int ret;
+
+			if (lchan_ctx_open(&cctx))
+				_exit(lchan_t_child_fail(1, "ctx"));
+			ret = lchan_connect(&cctx, self->d.addr, port,
+					    asked ? &ask : NULL, &cchan);
+			if (ret)
+				_exit(lchan_t_child_fail(2, "connect: %s",
+							 strerror(-ret)));
+			got = lchan_t_chan_attr(&cchan, "open_exchange");
+			if (got != want)
+				_exit(lchan_t_child_fail(3, "open_exchange %llu",
+							 got));
+			lchan_chan_close(&cchan);
+			_exit(0);
+		}
+		ASSERT_EQ(0, lchan_accept(&lst, NULL, &chan));
+		EXPECT_EQ(want, lchan_t_chan_attr(&chan, "open_exchange"))
+			TH_LOG("accepting side, connect %s the exchange",
+			       asked ? "asked for" : "without");
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		EXPECT_TRUE(WIFEXITED(status));
+		EXPECT_EQ(0, WEXITSTATUS(status));
+		lchan_chan_close(&chan);
+	}
+	lchan_listener_close(&lst);
+	lchan_ctx_close(&ctx);
 }
 
 /* Which side saw what, and both channels as the kernel has them. */

@@ -328,4 +328,67 @@ TEST_F_TIMEOUT(direct, close_with_completions_unpolled, 60)
 						   10000 * 1000000LL));
 }
 
+/* Close @ep's channel; seconds until its sysfs directory is gone. */
+static double close_secs(struct lchan_t_ep *ep)
+{
+	char path[96];
+	double t0, end;
+
+	snprintf(path, sizeof(path), "/sys/kernel/lchan/channels/%u",
+		 ep->chan.info.id);
+	t0 = lchan_t_now();
+	end = t0 + 10;
+	lchan_chan_close(&ep->chan);
+	while (access(path, F_OK) == 0 && lchan_t_now() < end)
+		usleep(500);
+	return lchan_t_now() - t0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+#define CLOSE_ROUNDS	5
+
+/*
+ * Closing a direct channel costs what closing a doorbell one does: the
+ * drain polls its CQ at once instead of first waiting a polling period
+ * (a tenth of a second per queue in ib_drain_qp()).  Medians of
+ * alternating rounds; the bound is half of one such wait.
+ */
+TEST_F_TIMEOUT(direct, close_as_fast_as_doorbell, 120)
+{
+	double direct[CLOSE_ROUNDS], doorbell[CLOSE_ROUNDS];
+	unsigned i;
+
+	NEED_DIRECT(variant->kind);
+	for (i = 0; i < 2 * CLOSE_ROUNDS; i++) {
+		struct lchan_t_ep srv = self->srv, cli = self->cli;
+		struct lchan_opts o = { 0 };
+		bool is_direct = i % 2 == 0;
+		int ret;
+
+		ret = is_direct ? direct_pair(&srv, &cli, self->d.addr, o) :
+				  lchan_t_ep_pair(&srv, &cli, self->d.addr, &o);
+		ASSERT_EQ(0, ret) TH_LOG("pair %u: %s", i, strerror(-ret));
+		/* A request in flight and receives posted: the drain has work. */
+		ASSERT_EQ(0, send_msg(&cli, 0, 256));
+		if (is_direct)
+			direct[i / 2] = close_secs(&cli);
+		else
+			doorbell[i / 2] = close_secs(&cli);
+		lchan_t_ep_close(&cli);
+		lchan_t_ep_close(&srv);
+	}
+	qsort(direct, CLOSE_ROUNDS, sizeof(double), cmp_double);
+	qsort(doorbell, CLOSE_ROUNDS, sizeof(double), cmp_double);
+	TH_LOG("close to gone, medians of %u: direct %.1f ms, doorbell %.1f ms",
+	       CLOSE_ROUNDS, direct[CLOSE_ROUNDS / 2] * 1e3,
+	       doorbell[CLOSE_ROUNDS / 2] * 1e3);
+	EXPECT_LT(direct[CLOSE_ROUNDS / 2], 0.05);
+}
+
 TEST_HARNESS_MAIN

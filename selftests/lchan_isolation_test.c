@@ -746,4 +746,59 @@ TEST_F_TIMEOUT(iso, ring_open_to_a_debugger, 60)
 	iso_send_one(_metadata, self, 9);
 }
 
+/*
+ * A debugger's access that runs past the end of a ring mapping goes on in
+ * the next mapping, never in ring bytes that this mapping does not map:
+ * here the ring mapped without its last page, an anonymous page in its
+ * place, and one read and one write of 128 bytes across the boundary.
+ */
+TEST_F_TIMEOUT(iso, ring_debugger_access_ends_at_the_mapping, 60)
+{
+	const struct lchan_chan *c = &self->cli.chan;
+	size_t page = getpagesize(), size = c->map_size, shown;
+	char *again = NULL, *next, *edge;
+	unsigned char buf[128], ring_after[64], want[64];
+	int fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+
+	ASSERT_LE(0, fd) TH_LOG("/proc/self/mem: %s", strerror(errno));
+	ASSERT_EQ(0, size % page);
+	ASSERT_LE(2 * page, size);
+	ASSERT_EQ(0, iso_map(c->fd, size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			     (void **)&again));
+	shown = size - page;
+	ASSERT_EQ(0, munmap(again + shown, page));
+	next = mmap(again + shown, page, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	ASSERT_EQ(again + shown, next);
+	memset(next, 0xa5, page);
+	/* The ring bytes just past what the shortened mapping shows. */
+	memcpy(ring_after, (char *)c->map + shown, sizeof(ring_after));
+	edge = again + shown - 64;
+
+	memset(buf, 0, sizeof(buf));
+	EXPECT_EQ((ssize_t)sizeof(buf),
+		  pread(fd, buf, sizeof(buf), (off_t)(uintptr_t)edge))
+		TH_LOG("read: %s", strerror(errno));
+	EXPECT_EQ(0, memcmp(buf, (char *)c->map + shown - 64, 64));
+	memset(want, 0xa5, sizeof(want));
+	EXPECT_EQ(0, memcmp(buf + 64, want, 64))
+		TH_LOG("the read's second half is not the next mapping's");
+
+	/* The ring's own bytes back where they were; the rest goes next. */
+	memset(buf + 64, 0x5a, 64);
+	EXPECT_EQ((ssize_t)sizeof(buf),
+		  pwrite(fd, buf, sizeof(buf), (off_t)(uintptr_t)edge))
+		TH_LOG("write: %s", strerror(errno));
+	memset(want, 0x5a, sizeof(want));
+	EXPECT_EQ(0, memcmp(next, want, 64))
+		TH_LOG("the write's second half did not reach the next mapping");
+	EXPECT_EQ(0, memcmp((char *)c->map + shown, ring_after,
+			    sizeof(ring_after)))
+		TH_LOG("the write landed in ring bytes past the mapping");
+	munmap(next, page);
+	munmap(again, shown);
+	close(fd);
+	iso_send_one(_metadata, self, 10);
+}
+
 TEST_HARNESS_MAIN

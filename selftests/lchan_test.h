@@ -529,7 +529,8 @@ static inline int lchan_t_pair(struct lchan_ctx *sctx, struct lchan_ctx *cctx,
 	{
 		struct lchan_opts copts = opts ? *opts : (struct lchan_opts){ 0 };
 
-		copts.flags |= LCHAN_DEFER_ESTABLISH;
+		/* Both ends are lchan: either may send first on iWARP. */
+		copts.flags |= LCHAN_DEFER_ESTABLISH | LCHAN_OPEN_EXCHANGE;
 		ret = lchan_connect(cctx, host, port, &copts, cli);
 		connected = !ret;
 		if (!ret && prepare)

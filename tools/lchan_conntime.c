@@ -214,6 +214,7 @@ static int ct_connect(struct ct_client *c, unsigned i)
 		.timeout_ms = c->o->timeout_ms,
 		.sq_entries = c->o->entries,
 		.rq_entries = c->o->entries,
+		.flags = LCHAN_OPEN_EXCHANGE,	/* the peer is lchan_conntime */
 	};
 	int ret;
 

@@ -1279,6 +1279,7 @@ static int run_client(struct perf *p)
 		return ret;
 
 	chan_opts(p, &opts);
+	opts.flags |= LCHAN_OPEN_EXCHANGE;	/* the peer is lchan_perf */
 	ret = lchan_connect(&p->ctx, p->o.host, p->o.port, &opts, &p->chan);
 	if (ret) {
 		fail("connect", ret);

@@ -176,7 +176,10 @@ static int run_server(struct pp *pp, const char *addr, const char *port)
 
 static int run_client(struct pp *pp, const char *addr, const char *port)
 {
-	struct lchan_opts opts = { .flags = LCHAN_DEFER_ESTABLISH };
+	/* The peer is lchan_pingpong, whose server may speak first. */
+	struct lchan_opts opts = {
+		.flags = LCHAN_DEFER_ESTABLISH | LCHAN_OPEN_EXCHANGE,
+	};
 	uint64_t *rtt, sum = 0;
 	unsigned long i;
 	int ret;

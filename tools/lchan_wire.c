@@ -620,7 +620,11 @@ int main(int argc, char **argv)
 			lchan_listener_close(&lst);
 		}
 	} else {
-		ret = lchan_connect(&w.ctx, addr, port, &w.opts, &w.chan);
+		struct lchan_opts copts = w.opts;
+
+		/* The peer is lchan_wire: either side may send first. */
+		copts.flags |= LCHAN_OPEN_EXCHANGE;
+		ret = lchan_connect(&w.ctx, addr, port, &copts, &w.chan);
 	}
 	if (!ret)
 		ret = prepare(&w);

@@ -204,6 +204,23 @@ struct lchan_addr {
 #define LCHAN_DIRECT_POLL	(1U << 9)
 
 /*
+ * CONNECT flag: the peer runs lchan, and either side may send first.  On
+ * iWARP (MPA), the accepting side must not send before the connecting
+ * side's first message has arrived (siw fails the connection when it
+ * does); with this flag the two kernels run an opening exchange of their
+ * own, asked for in the connection's private data, that lifts the rule.
+ * Without the flag lchan puts nothing on the wire that a plain rdma_cm
+ * peer would not expect, and the application protocol must let the
+ * connecting side send first, as every iWARP program's must.  A peer that
+ * does not answer the request (it does not run lchan) fails the connect
+ * with EPROTONOSUPPORT; it has then seen 8 bytes of private data.  An
+ * accepting lchan kernel answers by itself: ACCEPT takes no such flag
+ * (EINVAL).  Nothing to do on InfiniBand and RoCE: ignored there.
+ * lchan(7) gives the wire format.
+ */
+#define LCHAN_OPEN_EXCHANGE	(1U << 10)
+
+/*
  * LCHAN_IOC_LISTEN: returns a listener fd (poll for EPOLLIN).  First
  * released size: 40 (through resv).
  */
@@ -286,7 +303,10 @@ struct lchan_rc_params {
  */
 struct lchan_connect_args {
 	__u32 size;
-	/* LCHAN_FD_*, LCHAN_DEFER_ESTABLISH, LCHAN_DIRECT_POLL */
+	/*
+	 * LCHAN_FD_*, LCHAN_DEFER_ESTABLISH, LCHAN_DIRECT_POLL,
+	 * LCHAN_OPEN_EXCHANGE
+	 */
 	__u32 flags;
 	struct lchan_addr dst;
 	struct lchan_addr src;	/* family 0: chosen by routing */

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What an iWARP channel needs beyond the generic path: the opening
+ * exchange between two lchan kernels, agreed on in the MPA private data,
+ * and the accepting side's look at its socket.
+ *
+ * MPA (RFC 5044) lets the accepting side send only after the connecting
+ * side's first FPDU has arrived: siw's initiator fails the connection
+ * (CONNECT_ERROR, -EINVAL to rdma_cm; a reset for the peer) when an FPDU
+ * arrives right behind the MPA reply, before it has read it.  RFC 6581's
+ * ready-to-receive message lifts that rule where the driver offers it;
+ * siw answers such a request but never makes one.  So an application
+ * protocol in which the server speaks first needs the kernels' help:
+ *
+ *   connecting side                      accepting side
+ *   hello in the MPA request  ------->   hello in the MPA reply
+ *   first SEND (zero length)  ------->   lands in a receive posted at QP
+ *                                        creation
+ *                             <-------   acknowledgement, then its SQ opens
+ *   second SEND, then its SQ opens ->    lands in a second such receive
+ *
+ * The exchange puts SENDs on the wire that only lchan expects, so it runs
+ * only when both ends asked for it: the connecting application with
+ * LCHAN_OPEN_EXCHANGE, the accepting kernel by finding the hello in the
+ * request.  A plain rdma_cm peer sees nothing of it: lchan's connect
+ * sends no private data without that flag, and an accepting lchan kernel
+ * answers a request without the hello as any rdma_cm program would.  The
+ * acknowledgement is sent only after the first SEND has arrived, which
+ * proves the reply was read, however late the reply came (TCP resends a
+ * lost one).  The second SEND keeps the two sides' requests in step.
+ * Each side's own SEND goes before any of the application's, under
+ * chan->lock, so the receives posted at creation are consumed in stream
+ * order.
+ *
+ * siw's accepting side hands the socket to the QP only after it has sent
+ * the MPA reply, and what arrives in between waits in the socket until
+ * more data comes.  So every accepted iWARP channel, with the exchange or
+ * without, has its QP read the socket once connected (lchan_iwsock.c):
+ * with the exchange until the first SEND is in, without it until a look
+ * finds the socket empty, every LCHAN_PEER_FIRST_LOOK_MS.
+ */
+#include "lchan.h"
+
+/*
+ * The hello, in the MPA request's and reply's private data, big-endian.
+ * A request carries the highest version its kernel speaks; the reply the
+ * version both use.  Later versions may append fields.
+ */
+struct lchan_iwarp_hello {
+	__be32 magic;
+	u8 version;
+	u8 resv[3];		/* 0 when sent, ignored when read */
+};
+
+#define LCHAN_IWARP_MAGIC	0x6c63686e	/* "lchn" */
+#define LCHAN_IWARP_VERSION	1
+
+static const struct lchan_iwarp_hello lchan_iwarp_hello = {
+	.magic = cpu_to_be32(LCHAN_IWARP_MAGIC),
+	.version = LCHAN_IWARP_VERSION,
+};
+
+static bool lchan_iwarp_dev(const struct lchan_chan *chan)
+{
+	return rdma_protocol_iwarp(chan->dev->ibdev, chan->port_num);
+}
+
+/* Whether @data (from the peer) is a hello of a version we speak. */
+static bool lchan_iwarp_hello_ok(const void *data, u8 len)
+{
+	const struct lchan_iwarp_hello *h = data;
+
+	return data && len >= sizeof(*h) &&
+	       be32_to_cpu(h->magic) == LCHAN_IWARP_MAGIC &&
+	       h->version >= LCHAN_IWARP_VERSION;
+}
+
+/* A connection request on a listener: does it ask for the exchange? */
+bool lchan_iwarp_request_wants(struct rdma_cm_id *id,
+			       const struct rdma_conn_param *conn)
+{
+	return rdma_protocol_iwarp(id->device, id->port_num) &&
+	       lchan_iwarp_hello_ok(conn->private_data,
+				    conn->private_data_len);
+}
+
+/*
+ * Before the QP exists: whether a connecting channel runs the exchange
+ * (its application asked with @flags).  An accepting one took the answer
+ * from the request.  lock held.
+ */
+void lchan_iwarp_choose(struct lchan_chan *chan, u32 flags)
+{
+	if (!chan->passive)
+		chan->open_exchange = lchan_iwarp_dev(chan) &&
+				      (flags & LCHAN_OPEN_EXCHANGE);
+}
+
+/* The connection parameters carry the hello when the exchange runs. */
+void lchan_iwarp_conn_param(struct lchan_chan *chan,
+			    struct rdma_conn_param *param)
+{
+	if (!chan->open_exchange)
+		return;
+	param->private_data = &lchan_iwarp_hello;
+	param->private_data_len = sizeof(lchan_iwarp_hello);
+}
+
+/*
+ * The connecting side is connected: a reply without the hello comes from
+ * a peer that will not run the exchange, and a SEND of ours would land in
+ * a receive of its application.  0 or -EPROTONOSUPPORT.  Handler.
+ */
+int lchan_iwarp_check_reply(struct lchan_chan *chan,
+			    const struct rdma_conn_param *conn)
+{
+	if (chan->passive || !chan->open_exchange ||
+	    lchan_iwarp_hello_ok(conn->private_data, conn->private_data_len))
+		return 0;
+	lchan_dbg_chan(chan, "the peer did not answer the hello\n");
+	return -EPROTONOSUPPORT;
+}
+
+static void lchan_iwarp_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct lchan_chan *chan = container_of(wc->wr_cqe, struct lchan_chan,
+					       rtr_cqe);
+
+	lchan_post_recheck_soon(chan);
+	/*
+	 * Our own SENDs end here.  A failed request of the exchange put the
+	 * QP in error, as one of the application's would (a flush is one
+	 * that already was).
+	 */
+	if (wc->status && wc->status != IB_WC_WR_FLUSH_ERR) {
+		lchan_dbg_chan(chan, "exchange %s: status %d\n",
+			       wc->opcode & IB_WC_RECV ? "receive" : "SEND",
+			       wc->status);
+		lchan_chan_set_state(chan, LCHAN_STATE_ERROR);
+		lchan_ring_wake(chan);
+	}
+	if (wc->status || !(wc->opcode & IB_WC_RECV))
+		return;
+	smp_store_release(&chan->rtr_heard, true);	/* step acquire */
+	lchan_post_kick(chan);
+}
+
+/* The accepting side is connected: look at the socket.  Handler. */
+void lchan_iwarp_connected(struct lchan_chan *chan)
+{
+	if (chan->passive && lchan_iwarp_dev(chan))
+		lchan_post_queue_delayed(chan, &chan->rtr_look_work, 0);
+}
+
+/* Whether the accepting side should look at its socket again. */
+static bool lchan_iwarp_look_again(struct lchan_chan *chan, int found)
+{
+	if (READ_ONCE(chan->state) != LCHAN_STATE_CONNECTED)
+		return false;
+	if (chan->open_exchange)
+		return READ_ONCE(chan->sq_held) &&
+		       !smp_load_acquire(&chan->rtr_heard); /* done release */
+	/* Found data: the QP may not have taken it (a busy QP leaves it). */
+	return found > 0 || found == -EBUSY;
+}
+
+/* Have the QP read what waits in its socket.  Work. */
+void lchan_iwarp_look(struct work_struct *work)
+{
+	struct lchan_chan *chan = container_of(to_delayed_work(work),
+					       struct lchan_chan,
+					       rtr_look_work);
+	int found;
+
+	mutex_lock(&chan->lock);
+	if (READ_ONCE(chan->state) == LCHAN_STATE_CONNECTED) {
+		found = lchan_iwsock_read(chan);
+		if (found > 0)
+			WRITE_ONCE(chan->rtr_read, chan->rtr_read + 1);
+		if (lchan_iwarp_look_again(chan, found))
+			lchan_post_queue_delayed(chan, &chan->rtr_look_work,
+						 LCHAN_PEER_FIRST_LOOK_MS);
+	}
+	mutex_unlock(&chan->lock);
+	lchan_chan_put(chan);
+}
+
+/*
+ * At QP creation, before anything else is posted: the receives for the
+ * peer's SENDs of the exchange, ahead of the application's.  lock held.
+ */
+int lchan_iwarp_prepare(struct lchan_chan *chan)
+{
+	struct ib_recv_wr wr = { .wr_cqe = &chan->rtr_cqe };
+	int ret;
+
+	if (!chan->open_exchange)
+		return 0;
+	chan->rtr_cqe.done = lchan_iwarp_done;
+	WRITE_ONCE(chan->sq_held, true);
+	WRITE_ONCE(chan->rtr_to_send, !chan->passive);
+	ret = ib_post_recv(chan->qp, &wr, NULL);
+	if (ret || !chan->passive)
+		return ret;
+	return ib_post_recv(chan->qp, &wr, NULL);
+}
+
+/*
+ * One zero-length SEND of the exchange.  One that was not posted breaks
+ * the channel: opening the SQ without it would put the application's
+ * first SEND into the receive the peer posted for it.  lock held.
+ */
+static int lchan_iwarp_send(struct lchan_chan *chan, const char *which)
+{
+	struct ib_send_wr wr = {
+		.wr_cqe = &chan->rtr_cqe,
+		.opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED,
+	};
+	int ret;
+
+	ret = lchan_post_own_send(chan, &wr);
+	if (ret) {
+		lchan_dbg_chan(chan, "%s SEND of the exchange: %d\n", which,
+			       ret);
+		lchan_post_break(chan);
+		lchan_ring_wake(chan);
+	}
+	return ret;
+}
+
+/* Move the exchange on, on a connected channel.  lock held. */
+void lchan_iwarp_step(struct lchan_chan *chan)
+{
+	if (!chan->open_exchange)
+		return;
+	if (READ_ONCE(chan->rtr_to_send)) {
+		WRITE_ONCE(chan->rtr_to_send, false);
+		if (lchan_iwarp_send(chan, "first"))
+			return;
+	}
+	if (!READ_ONCE(chan->sq_held) ||
+	    !smp_load_acquire(&chan->rtr_heard))	/* done release */
+		return;
+	if (lchan_iwarp_send(chan, chan->passive ? "acknowledging" :
+			     "second"))
+		return;
+	WRITE_ONCE(chan->sq_held, false);
+	/* Connect waits for it (lchan_iwarp_wait_open), poll too. */
+	lchan_ring_wake(chan);
+}
+
+/* A connecting side whose SQ the exchange still holds. */
+bool lchan_iwarp_pending(const struct lchan_chan *chan)
+{
+	return !chan->passive && READ_ONCE(chan->sq_held);
+}
+
+/*
+ * Connect and establish return once the connecting side's SQ is open, so
+ * that an application never finds its first SQEs held.  0, -EINTR (still
+ * in progress), -ETIMEDOUT at @deadline, or -ECONNRESET.
+ */
+int lchan_iwarp_wait_open(struct lchan_chan *chan, unsigned long deadline)
+{
+	long left = max_t(long, (long)(deadline - jiffies), 1);
+	long ret;
+
+	ret = wait_event_interruptible_timeout(chan->wq,
+			!lchan_iwarp_pending(chan) ||
+			READ_ONCE(chan->state) != LCHAN_STATE_CONNECTED, left);
+	if (ret < 0)
+		return -EINTR;
+	if (!lchan_iwarp_pending(chan))
+		return 0;
+	if (!ret)
+		lchan_dbg_chan(chan, "no acknowledgement of the first SEND\n");
+	return ret ? -ECONNRESET : -ETIMEDOUT;
+}
