@@ -33,6 +33,7 @@ PROGRAMS=(
 	/usr/bin/ibv_rc_pingpong /usr/bin/ibv_ud_pingpong
 	/usr/bin/rping /usr/bin/udaddy /usr/bin/ucmatose
 	/usr/bin/rstream /usr/bin/riostream /usr/bin/cmtime
+	/usr/bin/rdma_server /usr/bin/rdma_client
 	/usr/bin/ib_send_lat /usr/bin/ib_send_bw /usr/bin/ib_write_lat
 	/usr/bin/ib_write_bw /usr/bin/ib_read_lat /usr/bin/ib_read_bw
 	/usr/bin/ib_atomic_lat
