@@ -5,7 +5,11 @@
  * and the completions; the caller sends and receives messages.
  *
  * One message channel is used by one thread at a time (no locks inside).
- * All calls return -errno on failure.
+ * All calls return -errno on failure.  A call that makes a message
+ * channel or a listener sets *m (*l) to NULL when it fails, and closing
+ * NULL does nothing.  A message channel or listener keeps a descriptor of
+ * its own for the context it was made on: the caller may close the
+ * context at any time.
  *
  * Semantics:
  *   lchan_msg_send() returns len once the buffer may be reused.  A message
@@ -17,17 +21,34 @@
  *   neither receives wait for each other, as two TCP peers do once both
  *   socket buffers are full.  -EPIPE after the peer closed, -EMSGSIZE
  *   above max_msg.
+ *   lchan_msg_sendv() sends one message gathered from an iovec, waiting
+ *   at most timeout_ms in all (-1: without end; 0: as DONTWAIT) for a
+ *   credit and, for a large message, for the peer to take it; a timeout
+ *   once a large message was offered fails the channel (-ETIMEDOUT from
+ *   then on), as the peer may or may not have it.  A large message from
+ *   more than one buffer is gathered into one first (a copy).
  *   lchan_msg_recv() returns the length of the next message, 0 once the
  *   peer closed and every message it sent before was received, -EAGAIN
- *   (LCHAN_MSG_DONTWAIT or timeout_ms 0), -ETIMEDOUT (timeout_ms > 0; -1
- *   waits for ever), -EMSGSIZE when the message does not fit in cap (it
- *   stays queued), -ECONNRESET when the connection failed.
+ *   (LCHAN_MSG_DONTWAIT or timeout_ms 0), -ETIMEDOUT (timeout_ms > 0,
+ *   the wait as a whole; -1 waits for ever), -EMSGSIZE when the message
+ *   does not fit in cap (it stays queued: lchan_msg_peek_len() tells its
+ *   length), -ECONNRESET when the connection failed.  lchan_msg_recvv()
+ *   is the same, scattering the message over an iovec.  Once a large
+ *   message's bytes are moving, the call waits for them: their time is
+ *   set by their size.
+ *   lchan_msg_peek_len() waits as lchan_msg_recv() does and returns the
+ *   next message's length without taking it.
  *   Large messages from or into memory the caller did not register are
  *   registered for the transfer: -ENOMEM when that fails (RLIMIT_MEMLOCK).
  *   The _mr variants take the caller's region instead: REMOTE_READ access
  *   for sending, LOCAL_WRITE for receiving.
  *   lchan_msg_close() sends end of stream after everything sent before,
  *   waits (at most 10 s) until those SENDs completed, and frees all.
+ *
+ * A server listens with lchan_msg_listen() and takes connections with
+ * lchan_msg_accept(), waiting up to timeout_ms (0: -EAGAIN at once, -1:
+ * without end); the listener's fd is readable (POLLIN) when a connection
+ * waits.  Each accepted channel has the options given to the listen.
  *
  * Readiness: lchan_msg_fd() is the channel fd.  It is readable (POLLIN)
  * whenever a completion waits in the ring, which is the only thing that
@@ -48,6 +69,7 @@
 
 #include <stddef.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -57,6 +79,7 @@ struct lchan_ctx;
 struct lchan_listener;
 struct lchan_mr;
 struct lchan_msg;
+struct lchan_msg_listener;
 
 /* Options; zero means "default" everywhere. */
 struct lchan_msg_opts {
@@ -66,7 +89,7 @@ struct lchan_msg_opts {
 	unsigned buf_size;	/* payload per buffer; bigger messages go by
 				 * RDMA READ; default 8192 */
 	unsigned timeout_ms;	/* connect/establish; 0 = a default */
-	unsigned flags;		/* LCHAN_MSG_O_* */
+	unsigned flags;		/* none defined: must be 0 */
 };
 
 /*
@@ -83,14 +106,27 @@ struct lchan_msg_opts {
 int lchan_msg_connect(struct lchan_ctx *ctx, const char *host,
 		      const char *port, const struct lchan_msg_opts *opts,
 		      struct lchan_msg **m);
-int lchan_msg_accept(struct lchan_ctx *ctx, struct lchan_listener *lst,
-		     const struct lchan_msg_opts *opts, struct lchan_msg **m);
+int lchan_msg_listen(struct lchan_ctx *ctx, const char *host,
+		     const char *port, int backlog,
+		     const struct lchan_msg_opts *opts,
+		     struct lchan_msg_listener **l);
+int lchan_msg_accept(struct lchan_msg_listener *l, int timeout_ms,
+		     struct lchan_msg **m);
+int lchan_msg_listener_fd(const struct lchan_msg_listener *l);
+unsigned lchan_msg_listener_port(const struct lchan_msg_listener *l);
+int lchan_msg_listener_close(struct lchan_msg_listener *l);
 int lchan_msg_close(struct lchan_msg *m);
 
 ssize_t lchan_msg_send(struct lchan_msg *m, const void *buf, size_t len,
 		       unsigned flags);
 ssize_t lchan_msg_recv(struct lchan_msg *m, void *buf, size_t cap,
 		       unsigned flags, int timeout_ms);
+ssize_t lchan_msg_sendv(struct lchan_msg *m, const struct iovec *iov,
+			int iovcnt, unsigned flags, int timeout_ms);
+ssize_t lchan_msg_recvv(struct lchan_msg *m, const struct iovec *iov,
+			int iovcnt, unsigned flags, int timeout_ms);
+ssize_t lchan_msg_peek_len(struct lchan_msg *m, unsigned flags,
+			   int timeout_ms);
 ssize_t lchan_msg_send_mr(struct lchan_msg *m, const struct lchan_mr *mr,
 			  const void *buf, size_t len, unsigned flags);
 ssize_t lchan_msg_recv_mr(struct lchan_msg *m, const struct lchan_mr *mr,

@@ -35,11 +35,16 @@
  * Bouncing through a staging buffer would cost two copies of up to
  * max_msg each and pin max_msg per channel and direction for good.
  */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <sys/uio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "liblchan.h"
 #include "cpu_relax.h"
@@ -95,7 +100,7 @@ enum { UD_RECV = 1, UD_SEND, UD_READ };
 #define READ_SLOTS		8
 
 struct lchan_msg {
-	struct lchan_ctx *ctx;
+	struct lchan_ctx ctx;		/* our own fd of the caller's context */
 	struct lchan_chan chan;
 	struct lchan_mr mr;		/* receive slots, then send slots */
 	uint8_t *mem;
@@ -192,10 +197,43 @@ static void post_recv(struct lchan_msg *m, unsigned i)
 	m->rq_dirty = true;
 }
 
-/* Queue a SEND of header + payload from a free send slot. */
+/* Copy @len bytes gathered from @iov to @dst. */
+static void iov_gather(uint8_t *dst, const struct iovec *iov, int iovcnt,
+		       size_t len)
+{
+	int i;
+
+	for (i = 0; i < iovcnt && len; i++) {
+		size_t n = iov[i].iov_len < len ? iov[i].iov_len : len;
+
+		memcpy(dst, iov[i].iov_base, n);
+		dst += n;
+		len -= n;
+	}
+}
+
+/* Copy @len bytes from @src, scattered over @iov. */
+static void iov_scatter(const struct iovec *iov, int iovcnt,
+			const uint8_t *src, size_t len)
+{
+	int i;
+
+	for (i = 0; i < iovcnt && len; i++) {
+		size_t n = iov[i].iov_len < len ? iov[i].iov_len : len;
+
+		memcpy(iov[i].iov_base, src, n);
+		src += n;
+		len -= n;
+	}
+}
+
+/*
+ * Queue a SEND of header + payload (@plen bytes gathered from @iov) from
+ * a free send slot.
+ */
 static int post_ctrl(struct lchan_msg *m, uint8_t type, uint32_t len,
 		     uint64_t addr, uint32_t rkey, uint32_t seq,
-		     const void *payload, size_t plen)
+		     const struct iovec *iov, int iovcnt, size_t plen)
 {
 	struct lchan_sqe *sqe;
 	struct msg_hdr *h;
@@ -215,7 +253,7 @@ static int post_ctrl(struct lchan_msg *m, uint8_t type, uint32_t len,
 		.addr = addr, .rkey = rkey, .seq = seq,
 	};
 	if (plen)
-		memcpy(h + 1, payload, plen);
+		iov_gather((uint8_t *)(h + 1), iov, iovcnt, plen);
 	lchan_prep_send(sqe, &m->mr, h, (uint32_t)(sizeof(*h) + plen),
 			UD(UD_SEND, i));
 	/*
@@ -316,7 +354,7 @@ static void maybe_credit(struct lchan_msg *m)
 {
 	if (m->owed >= m->thresh && m->hello && !m->err && !m->closed &&
 	    !m->peer_eos)
-		post_ctrl(m, MSG_CREDIT, 0, 0, 0, 0, NULL, 0);
+		post_ctrl(m, MSG_CREDIT, 0, 0, 0, 0, NULL, 0, 0);
 }
 
 /* Take every CQE waiting; returns how many. */
@@ -504,19 +542,105 @@ static int msg_call(struct lchan_msg *m, unsigned flags)
 	return 0;
 }
 
-static ssize_t msg_send(struct lchan_msg *m, const struct lchan_mr *umr,
-			const void *buf, size_t len, unsigned flags)
+/*
+ * The deadline of a call that may wait @timeout_ms (ms since the epoch of
+ * now_ms(), -1: none).  LCHAN_MSG_DONTWAIT is a timeout of 0.  No clock
+ * read when there is no wait (it may be a system call).
+ */
+static long long msg_deadline(unsigned flags, int *timeout_ms)
+{
+	if (flags & LCHAN_MSG_DONTWAIT)
+		*timeout_ms = 0;
+	return *timeout_ms > 0 ? now_ms() + *timeout_ms : -1;
+}
+
+/* The bytes @iov holds, or -EINVAL (a bad count, or more than SSIZE_MAX). */
+static ssize_t iov_total(const struct iovec *iov, int iovcnt)
+{
+	size_t total = 0;
+	int i;
+
+	if (iovcnt < 0 || iovcnt > IOV_MAX || (iovcnt && !iov))
+		return -EINVAL;
+	for (i = 0; i < iovcnt; i++) {
+		if (iov[i].iov_len > (size_t)SSIZE_MAX - total)
+			return -EINVAL;
+		total += iov[i].iov_len;
+	}
+	return (ssize_t)total;
+}
+
+/*
+ * One buffer that a large message of @len bytes can be READ from or into:
+ * the caller's own when @iov is one buffer, else a bounce buffer (*@bounce,
+ * for the caller to free).
+ */
+static void *large_buf(const struct iovec *iov, int iovcnt, size_t len,
+		       void **bounce)
+{
+	*bounce = NULL;
+	if (iovcnt == 1)
+		return iov[0].iov_base;
+	*bounce = aligned_alloc(MEM_PAGE, PAGE_ALIGN_LEN(len));
+	return *bounce;
+}
+
+/*
+ * A large message: offered to the peer, which READs it; we wait for its
+ * FIN.  A deadline that passes once the offer is out leaves the stream in
+ * an unknown state (the peer may still READ, or may not have): the
+ * channel fails with -ETIMEDOUT, and the buffer's registration goes, so
+ * a late READ fails on the peer instead of reading reused memory.
+ */
+static int send_large(struct lchan_msg *m, const struct lchan_mr *umr,
+		      const void *buf, size_t len, long long deadline)
 {
 	struct lchan_mr tmp = { 0 };
 	const struct lchan_mr *mr = umr;
 	uint32_t seq;
 	int ret;
 
+	if (!mr) {
+		ret = lchan_mr_reg(&m->ctx, &m->chan, (void *)buf, len,
+				   LCHAN_ACCESS_REMOTE_READ, &tmp);
+		if (ret)
+			return reg_err(ret);
+		mr = &tmp;
+	}
+	seq = ++m->rts_sent;
+	ret = post_ctrl(m, MSG_RTS, (uint32_t)len, (uintptr_t)buf, mr->rkey,
+			seq, NULL, 0, 0);
+	if (!ret) {
+		m->credits--;
+		msg_submit(m);
+		/* FINs come in order, one per RTS. */
+		m->transfer = true;
+		ret = WAIT_UNTIL(m, (int32_t)(m->fins - seq) >= 0, deadline);
+		m->transfer = false;
+		if (ret == -ETIMEDOUT)
+			msg_fail(m, ret);
+	}
+	lchan_mr_dereg(&m->ctx, &tmp);
+	return ret;
+}
+
+static ssize_t msg_send(struct lchan_msg *m, const struct lchan_mr *mr,
+			const struct iovec *iov, int iovcnt, unsigned flags,
+			int timeout_ms)
+{
+	ssize_t total = iov_total(iov, iovcnt);
+	long long deadline;
+	void *bounce, *buf;
+	int ret;
+
 	ret = msg_call(m, flags);
 	if (ret)
 		return ret;
-	if (len > m->max_msg)
+	if (total < 0)
+		return total;
+	if ((size_t)total > m->max_msg)
 		return -EMSGSIZE;
+	deadline = msg_deadline(flags, &timeout_ms);
 	for (;;) {
 		reap(m);
 		if (m->peer_eos)
@@ -525,57 +649,57 @@ static ssize_t msg_send(struct lchan_msg *m, const struct lchan_mr *umr,
 			return m->err;
 		if (m->hello && m->credits && send_free(m))
 			break;
-		if (flags & LCHAN_MSG_DONTWAIT)
+		if (!timeout_ms)
 			return -EAGAIN;
-		ret = wait_cqe(m, -1);
+		ret = wait_cqe(m, deadline);
 		if (ret && ret != -EINTR)
 			return ret;
 	}
-	if (len <= m->buf_size) {
-		ret = post_ctrl(m, MSG_DATA, (uint32_t)len, 0, 0, 0, buf, len);
+	if ((size_t)total <= m->buf_size) {
+		ret = post_ctrl(m, MSG_DATA, (uint32_t)total, 0, 0, 0, iov,
+				iovcnt, (size_t)total);
 		if (ret)
 			return ret;
 		m->credits--;
 		msg_submit(m);
-		return m->err ? m->err : (ssize_t)len;
+		return m->err ? m->err : total;
 	}
 
 	/* Rendezvous: the peer READs from here, so it must stay put. */
-	if (!mr) {
-		ret = lchan_mr_reg(m->ctx, &m->chan, (void *)buf, len,
-				   LCHAN_ACCESS_REMOTE_READ, &tmp);
-		if (ret)
-			return reg_err(ret);
-		mr = &tmp;
+	buf = large_buf(iov, iovcnt, (size_t)total, &bounce);
+	if (!buf)
+		return -ENOMEM;
+	if (bounce) {
+		iov_gather(bounce, iov, iovcnt, (size_t)total);
+		mr = NULL;
 	}
-	seq = ++m->rts_sent;
-	ret = post_ctrl(m, MSG_RTS, (uint32_t)len, (uintptr_t)buf, mr->rkey,
-			seq, NULL, 0);
-	if (!ret) {
-		m->credits--;
-		msg_submit(m);
-		/* FINs come in order, one per RTS. */
-		m->transfer = true;
-		ret = WAIT_UNTIL(m, (int32_t)(m->fins - seq) >= 0, -1);
-		m->transfer = false;
-	}
-	if (tmp.handle)
-		lchan_mr_dereg(m->ctx, &tmp);
-	return ret ? ret : (ssize_t)len;
+	ret = send_large(m, mr, buf, (size_t)total, deadline);
+	free(bounce);
+	return ret ? ret : total;
 }
 
 ssize_t lchan_msg_send(struct lchan_msg *m, const void *buf, size_t len,
 		       unsigned flags)
 {
-	return msg_send(m, NULL, buf, len, flags);
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return msg_send(m, NULL, &iov, 1, flags, -1);
+}
+
+ssize_t lchan_msg_sendv(struct lchan_msg *m, const struct iovec *iov,
+			int iovcnt, unsigned flags, int timeout_ms)
+{
+	return msg_send(m, NULL, iov, iovcnt, flags, timeout_ms);
 }
 
 ssize_t lchan_msg_send_mr(struct lchan_msg *m, const struct lchan_mr *mr,
 			  const void *buf, size_t len, unsigned flags)
 {
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
 	if (!mr)
 		return -EINVAL;
-	return msg_send(m, mr, buf, len, flags);
+	return msg_send(m, mr, &iov, 1, flags, -1);
 }
 
 /* The message at the head of the queue is taken: repost, owe a credit. */
@@ -602,7 +726,7 @@ static int rx_read(struct lchan_msg *m, const struct lchan_mr *umr,
 	if (m->chan.info.max_msg_size && chunk > m->chan.info.max_msg_size)
 		chunk = m->chan.info.max_msg_size;
 	if (!mr) {
-		ret = lchan_mr_reg(m->ctx, &m->chan, dst, h->len,
+		ret = lchan_mr_reg(&m->ctx, &m->chan, dst, h->len,
 				   LCHAN_ACCESS_LOCAL_WRITE, &tmp);
 		if (ret)
 			return reg_err(ret);
@@ -631,32 +755,25 @@ static int rx_read(struct lchan_msg *m, const struct lchan_mr *umr,
 	/* The READs posted must end before their buffer may go. */
 	ret = WAIT_UNTIL(m, !m->reads, -1);
 	m->transfer = false;
-	if (tmp.handle)
-		lchan_mr_dereg(m->ctx, &tmp);
+	lchan_mr_dereg(&m->ctx, &tmp);
 	if (err)
 		return err;
 	return ret ? ret : m->read_err;
 }
 
-static ssize_t msg_recv(struct lchan_msg *m, const struct lchan_mr *mr,
-			void *buf, size_t cap, unsigned flags, int timeout_ms)
+/*
+ * Wait until a message is queued (1), the peer's end of stream with
+ * nothing queued (0) or the error.
+ */
+static int rx_wait(struct lchan_msg *m, unsigned flags, int timeout_ms)
 {
-	long long deadline = -1;
-	struct msg_hdr h;
+	long long deadline = msg_deadline(flags, &timeout_ms);
 	int ret;
 
-	ret = msg_call(m, flags);
-	if (ret)
-		return ret;
-	if (flags & LCHAN_MSG_DONTWAIT)
-		timeout_ms = 0;
-	/* No clock read when there is no wait (it may be a system call). */
-	if (timeout_ms > 0)
-		deadline = now_ms() + timeout_ms;
 	for (;;) {
 		reap(m);
 		if (m->rxq_len)
-			break;
+			return 1;
 		/* Queued messages first, then the end or the error. */
 		if (m->peer_eos)
 			return 0;
@@ -665,22 +782,46 @@ static ssize_t msg_recv(struct lchan_msg *m, const struct lchan_mr *mr,
 		if (timeout_ms == 0)
 			return -EAGAIN;
 		ret = wait_cqe(m, deadline);
-		if (ret == -ETIMEDOUT && timeout_ms == 0)
-			return -EAGAIN;
 		if (ret && ret != -EINTR)
 			return ret;
 	}
+}
+
+static ssize_t msg_recv(struct lchan_msg *m, const struct lchan_mr *mr,
+			const struct iovec *iov, int iovcnt, unsigned flags,
+			int timeout_ms)
+{
+	ssize_t cap = iov_total(iov, iovcnt);
+	void *bounce, *buf;
+	struct msg_hdr h;
+	int ret;
+
+	ret = msg_call(m, flags);
+	if (ret)
+		return ret;
+	if (cap < 0)
+		return cap;
+	ret = rx_wait(m, flags, timeout_ms);
+	if (ret <= 0)
+		return ret;
 	h = *(struct msg_hdr *)rslot(m, m->rxq[m->rxq_head]);
-	if (h.len > cap)
-		return -EMSGSIZE;	/* left queued: retry with room */
+	if (h.len > (size_t)cap)
+		return -EMSGSIZE;	/* left queued: lchan_msg_peek_len */
 	if (h.type == MSG_DATA) {
-		memcpy(buf, rslot(m, m->rxq[m->rxq_head]) + sizeof(h), h.len);
+		iov_scatter(iov, iovcnt, rslot(m, m->rxq[m->rxq_head]) +
+			    sizeof(h), h.len);
 		rx_pop(m);
 		maybe_credit(m);
 		msg_submit(m);
 		return h.len;
 	}
-	ret = rx_read(m, mr, &h, buf);
+	buf = large_buf(iov, iovcnt, h.len, &bounce);
+	if (!buf)
+		return -ENOMEM;
+	ret = rx_read(m, bounce ? NULL : mr, &h, buf);
+	if (!ret && bounce)
+		iov_scatter(iov, iovcnt, bounce, h.len);
+	free(bounce);
 	if (ret)
 		return ret;
 	rx_pop(m);
@@ -688,7 +829,7 @@ static ssize_t msg_recv(struct lchan_msg *m, const struct lchan_mr *mr,
 	if (ret)
 		return ret;
 	/* The FIN carries the credit of the RTS buffer just reposted. */
-	post_ctrl(m, MSG_FIN, 0, 0, 0, h.seq, NULL, 0);
+	post_ctrl(m, MSG_FIN, 0, 0, 0, h.seq, NULL, 0, 0);
 	msg_submit(m);
 	return m->err ? m->err : (ssize_t)h.len;
 }
@@ -696,54 +837,102 @@ static ssize_t msg_recv(struct lchan_msg *m, const struct lchan_mr *mr,
 ssize_t lchan_msg_recv(struct lchan_msg *m, void *buf, size_t cap,
 		       unsigned flags, int timeout_ms)
 {
-	return msg_recv(m, NULL, buf, cap, flags, timeout_ms);
+	struct iovec iov = { .iov_base = buf, .iov_len = cap };
+
+	return msg_recv(m, NULL, &iov, 1, flags, timeout_ms);
+}
+
+ssize_t lchan_msg_recvv(struct lchan_msg *m, const struct iovec *iov,
+			int iovcnt, unsigned flags, int timeout_ms)
+{
+	return msg_recv(m, NULL, iov, iovcnt, flags, timeout_ms);
 }
 
 ssize_t lchan_msg_recv_mr(struct lchan_msg *m, const struct lchan_mr *mr,
 			  void *buf, size_t cap, unsigned flags,
 			  int timeout_ms)
 {
+	struct iovec iov = { .iov_base = buf, .iov_len = cap };
+
 	if (!mr)
 		return -EINVAL;
-	return msg_recv(m, mr, buf, cap, flags, timeout_ms);
+	return msg_recv(m, mr, &iov, 1, flags, timeout_ms);
+}
+
+ssize_t lchan_msg_peek_len(struct lchan_msg *m, unsigned flags,
+			   int timeout_ms)
+{
+	int ret;
+
+	ret = msg_call(m, flags);
+	if (!ret)
+		ret = rx_wait(m, flags, timeout_ms);
+	if (ret <= 0)
+		return ret;
+	return ((struct msg_hdr *)rslot(m, m->rxq[m->rxq_head]))->len;
 }
 
 static void msg_free(struct lchan_msg *m)
 {
-	if (m->mr.handle)
-		lchan_mr_dereg(m->ctx, &m->mr);
-	if (m->chan.map || m->chan.fd >= 0)
-		lchan_chan_close(&m->chan);
+	lchan_mr_dereg(&m->ctx, &m->mr);
+	lchan_chan_close(&m->chan);
+	lchan_ctx_close(&m->ctx);
 	free(m->mem);
 	free(m->rxq);
 	free(m);
 }
 
 /* Sizes from the options; the channel is made by the caller after this. */
+/* @o with the defaults filled in, in @d; -EINVAL when out of range. */
+static int msg_opts_resolve(const struct lchan_msg_opts *o,
+			    struct lchan_msg_opts *d)
+{
+	*d = o ? *o : (struct lchan_msg_opts){ 0 };
+	if (!d->max_msg)
+		d->max_msg = DEFAULT_MAX_MSG;
+	if (!d->nbufs)
+		d->nbufs = DEFAULT_NBUFS;
+	if (!d->nsend)
+		d->nsend = DEFAULT_NSEND;
+	if (!d->buf_size)
+		d->buf_size = DEFAULT_BUF_SIZE;
+	if (d->max_msg > UINT32_MAX || d->nbufs > MAX_BUFS ||
+	    d->nsend > MAX_BUFS || d->buf_size > MAX_BUF_SIZE || d->flags)
+		return -EINVAL;
+	return 0;
+}
+
 static struct lchan_msg *msg_alloc(struct lchan_ctx *ctx,
 				   const struct lchan_msg_opts *o,
 				   struct lchan_opts *copts)
 {
-	struct lchan_msg_opts d = { 0 };
+	struct lchan_msg_opts d;
 	struct lchan_msg *m;
 
-	if (o)
-		d = *o;
-	m = calloc(1, sizeof(*m));
-	if (!m)
-		return NULL;
-	m->ctx = ctx;
-	m->chan.fd = -1;
-	m->max_msg = d.max_msg ? d.max_msg : DEFAULT_MAX_MSG;
-	m->nbufs = d.nbufs ? d.nbufs : DEFAULT_NBUFS;
-	m->nsend = d.nsend ? d.nsend : DEFAULT_NSEND;
-	m->buf_size = d.buf_size ? d.buf_size : DEFAULT_BUF_SIZE;
-	if (m->max_msg > UINT32_MAX || m->nbufs > MAX_BUFS ||
-	    m->nsend > MAX_BUFS || m->buf_size > MAX_BUF_SIZE || d.flags) {
-		free(m);
+	if (msg_opts_resolve(o, &d)) {
 		errno = EINVAL;
 		return NULL;
 	}
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	m->chan.fd = -1;
+	/*
+	 * A descriptor of our own for the context: the caller may close
+	 * theirs while the message channel lives on.
+	 */
+	m->ctx.fd = fcntl(ctx->fd, F_DUPFD_CLOEXEC, 0);
+	if (m->ctx.fd < 0) {
+		int err = errno;
+
+		free(m);
+		errno = err;
+		return NULL;
+	}
+	m->max_msg = d.max_msg;
+	m->nbufs = d.nbufs;
+	m->nsend = d.nsend;
+	m->buf_size = d.buf_size;
 	m->thresh = m->nbufs / 4 ? m->nbufs / 4 : 1;
 	m->nrecv = m->nbufs + m->nbufs / m->thresh + SPARE_RECVS;
 	/* Slots keep payloads 8-aligned behind the header. */
@@ -774,7 +963,7 @@ static int msg_start(struct lchan_msg *m, unsigned timeout_ms)
 	unsigned i;
 	int ret;
 
-	ret = lchan_mr_reg(m->ctx, &m->chan, m->mem, m->mem_len,
+	ret = lchan_mr_reg(&m->ctx, &m->chan, m->mem, m->mem_len,
 			   LCHAN_ACCESS_LOCAL_WRITE, &m->mr);
 	if (ret)
 		return reg_err(ret);
@@ -786,7 +975,7 @@ static int msg_start(struct lchan_msg *m, unsigned timeout_ms)
 	ret = lchan_establish(&m->chan, timeout_ms);
 	if (ret)
 		return ret;
-	ret = post_ctrl(m, MSG_HELLO, m->nbufs, 0, 0, 0, NULL, 0);
+	ret = post_ctrl(m, MSG_HELLO, m->nbufs, 0, 0, 0, NULL, 0, 0);
 	if (!ret)
 		ret = msg_submit(m);
 	return ret ? ret : m->err;
@@ -814,27 +1003,154 @@ int lchan_msg_connect(struct lchan_ctx *ctx, const char *host,
 		      struct lchan_msg **out)
 {
 	struct lchan_opts copts;
-	struct lchan_msg *m = msg_alloc(ctx, opts, &copts);
+	struct lchan_msg *m;
 	int ret;
 
+	*out = NULL;
+	m = msg_alloc(ctx, opts, &copts);
 	if (!m)
 		return -errno;
 	/* The peer is a message channel: lchan's, so either may speak first. */
 	copts.flags |= LCHAN_OPEN_EXCHANGE;
-	ret = lchan_connect(ctx, host, port, &copts, &m->chan);
+	ret = lchan_connect(&m->ctx, host, port, &copts, &m->chan);
 	return msg_open(m, ret, copts.timeout_ms, out);
 }
 
-int lchan_msg_accept(struct lchan_ctx *ctx, struct lchan_listener *lst,
-		     const struct lchan_msg_opts *opts, struct lchan_msg **out)
+/*
+ * The accept of LCHAN_1.1, for programs built against it: the caller's
+ * listener from lchan_listen(), options per call.
+ */
+int lchan_msg_accept_v1_1(struct lchan_ctx *ctx, struct lchan_listener *lst,
+			  const struct lchan_msg_opts *opts,
+			  struct lchan_msg **out);
+__asm__(".symver lchan_msg_accept_v1_1, lchan_msg_accept@LCHAN_1.1");
+int lchan_msg_accept_v1_1(struct lchan_ctx *ctx, struct lchan_listener *lst,
+			  const struct lchan_msg_opts *opts,
+			  struct lchan_msg **out)
 {
 	struct lchan_opts copts;
-	struct lchan_msg *m = msg_alloc(ctx, opts, &copts);
+	struct lchan_msg *m;
 	int ret;
 
+	*out = NULL;
+	m = msg_alloc(ctx, opts, &copts);
 	if (!m)
 		return -errno;
 	ret = lchan_accept(lst, &copts, &m->chan);
+	return msg_open(m, ret, copts.timeout_ms, out);
+}
+
+struct lchan_msg_listener {
+	struct lchan_ctx ctx;		/* our own fd of the caller's context */
+	struct lchan_listener lst;	/* non-blocking: accept waits in poll */
+	struct lchan_msg_opts opts;	/* of every channel accepted */
+};
+
+int lchan_msg_listen(struct lchan_ctx *ctx, const char *host,
+		     const char *port, int backlog,
+		     const struct lchan_msg_opts *opts,
+		     struct lchan_msg_listener **out)
+{
+	struct lchan_msg_listener *l;
+	struct lchan_msg_opts d;
+	int ret;
+
+	*out = NULL;
+	/* The options are checked now, not at the first accept. */
+	ret = msg_opts_resolve(opts, &d);
+	if (ret)
+		return ret;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->lst.fd = -1;
+	if (opts)
+		l->opts = *opts;
+	l->ctx.fd = fcntl(ctx->fd, F_DUPFD_CLOEXEC, 0);
+	if (l->ctx.fd < 0) {
+		ret = -errno;
+		goto err_free;
+	}
+	ret = lchan_listen(&l->ctx, host, port, backlog, LCHAN_FD_NONBLOCK,
+			   &l->lst);
+	if (ret)
+		goto err_free;
+	*out = l;
+	return 0;
+
+err_free:
+	lchan_msg_listener_close(l);
+	return ret;
+}
+
+int lchan_msg_listener_fd(const struct lchan_msg_listener *l)
+{
+	return l->lst.fd;
+}
+
+unsigned lchan_msg_listener_port(const struct lchan_msg_listener *l)
+{
+	return l->lst.addr.port;
+}
+
+int lchan_msg_listener_close(struct lchan_msg_listener *l)
+{
+	int ret;
+
+	if (!l)
+		return 0;
+	ret = lchan_listener_close(&l->lst);
+	lchan_ctx_close(&l->ctx);
+	free(l);
+	return ret;
+}
+
+/* Wait until the listener has a request, at most until @deadline. */
+static int listener_wait(struct lchan_msg_listener *l, long long deadline)
+{
+	struct pollfd pfd = { .fd = l->lst.fd, .events = POLLIN };
+	int left = -1, ret;
+
+	if (deadline >= 0) {
+		long long d = deadline - now_ms();
+
+		left = d < 0 ? 0 : d > 0x7fffffff ? 0x7fffffff : (int)d;
+	}
+	ret = poll(&pfd, 1, left);
+	if (ret < 0)
+		return errno == EINTR ? 0 : -errno;
+	if (ret == 0)
+		return -ETIMEDOUT;
+	return pfd.revents & (POLLERR | POLLHUP) ? -ENODEV : 0;
+}
+
+/*
+ * The accept of LCHAN_1.3: the next connection on @l, waiting for one up
+ * to @timeout_ms (0: -EAGAIN at once, -1: without end).
+ */
+int lchan_msg_accept_v1_3(struct lchan_msg_listener *l, int timeout_ms,
+			  struct lchan_msg **out);
+__asm__(".symver lchan_msg_accept_v1_3, lchan_msg_accept@@LCHAN_1.3");
+int lchan_msg_accept_v1_3(struct lchan_msg_listener *l, int timeout_ms,
+			  struct lchan_msg **out)
+{
+	long long deadline = msg_deadline(0, &timeout_ms);
+	struct lchan_opts copts;
+	struct lchan_msg *m;
+	int ret;
+
+	*out = NULL;
+	m = msg_alloc(&l->ctx, &l->opts, &copts);
+	if (!m)
+		return -errno;
+	for (;;) {
+		ret = lchan_accept(&l->lst, &copts, &m->chan);
+		if (ret != -EAGAIN || !timeout_ms)
+			break;
+		ret = listener_wait(l, deadline);
+		if (ret)
+			break;
+	}
 	return msg_open(m, ret, copts.timeout_ms, out);
 }
 
@@ -854,7 +1170,7 @@ int lchan_msg_close(struct lchan_msg *m)
 	if (!m->err && !m->peer_eos) {
 		ret = WAIT_UNTIL(m, send_free(m), deadline);
 		if (!ret)
-			ret = post_ctrl(m, MSG_EOS, 0, 0, 0, 0, NULL, 0);
+			ret = post_ctrl(m, MSG_EOS, 0, 0, 0, 0, NULL, 0, 0);
 		m->closed = true;
 		msg_submit(m);
 		if (!ret)

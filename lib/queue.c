@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <stdbool.h>
 #include <sys/ioctl.h>
+#include <time.h>
 
 #include "liblchan.h"
 #include "cpu_relax.h"
@@ -145,20 +146,49 @@ int lchan_chan_state(struct lchan_chan *chan)
 	return (int)req.state;
 }
 
+static long long lchan_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* What is left of a wait that ends at @end_ns (< 0: never), in ns. */
+static long long lchan_left_ns(long long end_ns)
+{
+	long long left;
+
+	if (end_ns < 0)
+		return -1;
+	left = end_ns - lchan_now_ns();
+	return left > 0 ? left : 0;
+}
+
+/* The same in ms for poll(2), rounded up so that it never ends early. */
+static int lchan_left_ms(long long end_ns)
+{
+	long long left = lchan_left_ns(end_ns);
+
+	if (left < 0)
+		return -1;
+	left = (left + 999999) / 1000000;
+	return left > 0x7fffffff ? 0x7fffffff : (int)left;
+}
+
 /*
  * lchan_wait_cqe() on a direct channel: the kernel polls in ENTER.  The
  * call publishes nothing, so it submits only what was published before.
  */
 static int lchan_wait_cqe_direct(struct lchan_chan *chan,
-				 struct lchan_cqe **cqe, int timeout_ms)
+				 struct lchan_cqe **cqe, long long end_ns)
 {
 	struct lchan_enter_args req;
 
 	for (;;) {
 		if (!lchan_peek_cqe(chan, cqe))
 			return 0;
-		req = lchan_wait_args(1, timeout_ms < 0 ? -1 :
-				      (long long)timeout_ms * 1000000);
+		req = lchan_wait_args(1, lchan_left_ns(end_ns));
 		if (!ioctl(chan->fd, LCHAN_IOC_ENTER, &req))
 			continue;
 		if (!lchan_peek_cqe(chan, cqe))
@@ -171,22 +201,29 @@ static int lchan_wait_cqe_direct(struct lchan_chan *chan,
 }
 
 /*
- * The next CQE, waiting up to @timeout_ms (-1: forever) with poll(2), or
- * on a direct channel in ENTER.  -ETIMEDOUT when nothing came, -ENOTCONN
- * when the channel is down and nothing is left to read.
+ * The next CQE, waiting up to @timeout_ms in all (-1: forever) with
+ * poll(2), or on a direct channel in ENTER.  -ETIMEDOUT when nothing
+ * came, -ENOTCONN when the channel is down and nothing is left to read.
+ * A wake-up that brought nothing (a signal, another thread's CQE) waits
+ * on for what is left of the time, not for the whole of it again.
  */
 int lchan_wait_cqe(struct lchan_chan *chan, struct lchan_cqe **cqe,
 		   int timeout_ms)
 {
 	struct pollfd pfd = { .fd = chan->fd, .events = POLLIN };
+	long long end_ns = -1;
 	int ret;
 
+	if (!lchan_peek_cqe(chan, cqe))
+		return 0;
+	if (timeout_ms >= 0)
+		end_ns = lchan_now_ns() + timeout_ms * 1000000LL;
 	if (chan->info.chan_flags & LCHAN_CHAN_DIRECT)
-		return lchan_wait_cqe_direct(chan, cqe, timeout_ms);
+		return lchan_wait_cqe_direct(chan, cqe, end_ns);
 	for (;;) {
 		if (!lchan_peek_cqe(chan, cqe))
 			return 0;
-		ret = poll(&pfd, 1, timeout_ms);
+		ret = poll(&pfd, 1, lchan_left_ms(end_ns));
 		if (ret < 0) {
 			if (errno == EINTR)
 				continue;

@@ -74,6 +74,7 @@ int lchan_mr_reg(struct lchan_ctx *ctx, struct lchan_chan *chan, void *addr,
 		.chan_fd = chan->fd,
 	};
 
+	memset(mr, 0, sizeof(*mr));
 	if (ioctl(ctx->fd, LCHAN_IOC_MR_REG, &req))
 		return lchan_errno();
 	mr->handle = req.handle;
@@ -90,6 +91,9 @@ int lchan_mr_dereg(struct lchan_ctx *ctx, struct lchan_mr *mr)
 		.handle = mr->handle,
 	};
 
+	/* Handle 0 is never given out: an empty region. */
+	if (!mr->handle)
+		return 0;
 	if (ioctl(ctx->fd, LCHAN_IOC_MR_DEREG, &req))
 		return lchan_errno();
 	mr->handle = 0;
@@ -155,6 +159,8 @@ int lchan_listen(struct lchan_ctx *ctx, const char *host, const char *port,
 	};
 	int ret, fd;
 
+	lst->fd = -1;
+	memset(&lst->addr, 0, sizeof(lst->addr));
 	ret = lchan_addr_parse(host, port, &req.addr);
 	if (ret)
 		return ret;
@@ -198,6 +204,13 @@ static unsigned lchan_opts_fd_flags(const struct lchan_opts *opts)
 {
 	return ((opts ? opts->flags : 0) &
 		~(LCHAN_OPTS_RC | LCHAN_OPTS_KEEPALIVE)) | LCHAN_FD_CLOEXEC;
+}
+
+/* What a failed connect or accept leaves: closing it does nothing. */
+static void lchan_chan_empty(struct lchan_chan *chan)
+{
+	memset(chan, 0, sizeof(*chan));
+	chan->fd = -1;
 }
 
 /* Map the rings of a fresh channel fd and fill in the ring views. */
@@ -265,6 +278,7 @@ int lchan_accept(struct lchan_listener *lst, const struct lchan_opts *opts,
 	};
 	int fd;
 
+	lchan_chan_empty(chan);
 	lchan_opts_to_sizes_rc(opts, &req.rings, &req.rc);
 	fd = ioctl(lst->fd, LCHAN_IOC_ACCEPT, &req);
 	if (fd < 0)
@@ -283,6 +297,7 @@ int lchan_connect_addr(struct lchan_ctx *ctx, const struct lchan_addr *dst,
 	};
 	int fd;
 
+	lchan_chan_empty(chan);
 	lchan_opts_to_sizes_rc(opts, &req.rings, &req.rc);
 	fd = ioctl(ctx->fd, LCHAN_IOC_CONNECT, &req);
 	if (fd < 0)
@@ -296,6 +311,7 @@ int lchan_connect(struct lchan_ctx *ctx, const char *host, const char *port,
 	struct lchan_addr dst;
 	int ret;
 
+	lchan_chan_empty(chan);
 	if (!host || !*host)
 		return -EDESTADDRREQ;
 	ret = lchan_addr_parse(host, port, &dst);

@@ -32,13 +32,13 @@ int main(int argc, char **argv)
 	if (ret)
 		return echo_die(&o, "open /dev/lchan", ret);
 	if (o.server) {
-		struct lchan_listener lst;
+		struct lchan_msg_listener *lst;
 
-		ret = lchan_listen(&ctx, o.addr, o.port, 1, 0, &lst);
+		ret = lchan_msg_listen(&ctx, o.addr, o.port, 1, NULL, &lst);
 		if (ret)
 			return echo_die(&o, "listen", ret);
-		ret = lchan_msg_accept(&ctx, &lst, NULL, &m);
-		lchan_listener_close(&lst);
+		ret = lchan_msg_accept(lst, -1, &m);
+		lchan_msg_listener_close(lst);
 		if (ret)
 			return echo_die(&o, "accept", ret);
 		/* Echo every message until the client closes. */

@@ -439,17 +439,22 @@ static int server_round(struct mp *p, const struct ctl *start)
 
 static int run_server(struct mp *p)
 {
-	struct lchan_listener lst;
+	struct lchan_msg_listener *lst;
 	struct lchan_msg_opts o;
 	struct ctl c;
 	int ret;
 
-	ret = perf_listen(&p->ctx, &p->o, "lchan_msg_perf", &lst);
-	if (ret)
-		return ret;
 	msg_opts(p, &o, SERVER_MAX_MSG);
-	ret = lchan_msg_accept(&p->ctx, &lst, &o, &p->m);
-	lchan_listener_close(&lst);
+	ret = lchan_msg_listen(&p->ctx, p->o.host, p->o.port, 1, &o, &lst);
+	if (ret) {
+		fail("listen", ret);
+		return ret;
+	}
+	if (!p->o.json)
+		fprintf(stderr, "lchan_msg_perf: listening on port %u (%s)\n",
+			lchan_msg_listener_port(lst), perf_mode_name(&p->o));
+	ret = lchan_msg_accept(lst, -1, &p->m);
+	lchan_msg_listener_close(lst);
 	if (ret) {
 		fail("accept", ret);
 		return ret;
