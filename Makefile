@@ -15,7 +15,7 @@ KDIR ?= $(if $(KERNEL)$(if $(wildcard $(RUNNING_KDIR)/Makefile),,none),/usr/src/
 B ?= $(CURDIR)/build
 
 CC ?= cc
-CFLAGS_COMMON := -std=gnu11 -O2 -g -Wall -Wextra -Werror -I$(CURDIR)/uapi -I$(CURDIR)/lib
+CFLAGS_COMMON := -std=gnu11 -O2 -g -Wall -Wextra -Werror -I$(CURDIR)/lib
 
 export KDIR KVER B CC CFLAGS_COMMON LCHAN_KERNEL
 

@@ -15,7 +15,12 @@
 #include <stdint.h>
 #include <string.h>
 #include <errno.h>
-#include <lchan.h>
+/*
+ * The kernel's uapi header, installed as <includedir>/lchan/lchan.h; in
+ * the source tree lib/lchan/lchan.h links to uapi/lchan.h.  Quoted, so it
+ * is found beside this header whatever the include path.
+ */
+#include "lchan/lchan.h"
 #include "liblchan_barrier.h"
 
 #ifdef __cplusplus
