@@ -15,7 +15,7 @@ KDIR ?= $(if $(KERNEL)$(if $(wildcard $(RUNNING_KDIR)/Makefile),,none),/usr/src/
 B ?= $(CURDIR)/build
 
 CC ?= cc
-CFLAGS_COMMON := -std=gnu11 -O2 -g -Wall -Wextra -Werror -I$(CURDIR)/uapi -I$(CURDIR)/lib
+CFLAGS_COMMON := -std=gnu11 -O2 -g -Wall -Wextra -Werror -I$(CURDIR)/lib
 
 export KDIR KVER B CC CFLAGS_COMMON LCHAN_KERNEL
 
@@ -150,10 +150,11 @@ dkms-uninstall:
 	rm -rf '$(DKMS_SRC)'
 
 # The packaging checks of `make check` alone (no guest): DKMS, install and
-# pkg-config, man pages, lchanctl on a made-up sysfs tree, every selftest
-# skipping without devices.
+# pkg-config, man pages, lchanctl on a made-up sysfs tree, the installed
+# headers in C and C++, every selftest skipping without devices.
 HOST_CHECKS = rig/check-dkms.sh rig/check-install.sh rig/check-man.sh \
-	rig/check-abi-doc.sh rig/check-lchanctl.sh rig/check-skips.sh
+	rig/check-abi-doc.sh rig/check-lchanctl.sh rig/check-headers.sh \
+	rig/check-skips.sh
 
 # kselftest's exit status of a skip.
 KSFT_SKIP = 4

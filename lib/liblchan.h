@@ -15,26 +15,41 @@
 #include <stdint.h>
 #include <string.h>
 #include <errno.h>
-#include <lchan.h>
+/*
+ * The kernel's uapi header, installed as <includedir>/lchan/lchan.h; in
+ * the source tree lib/lchan/lchan.h links to uapi/lchan.h.  Quoted, so it
+ * is found beside this header whatever the include path.
+ */
+#include "lchan/lchan.h"
 #include "liblchan_barrier.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-_Static_assert(sizeof(struct lchan_sqe) == 64, "SQE layout");
-_Static_assert(sizeof(struct lchan_rqe) == 32, "RQE layout");
-_Static_assert(sizeof(struct lchan_cqe) == 32, "CQE layout");
-_Static_assert(sizeof(struct lchan_chan_info) == 200, "chan_info layout");
-_Static_assert(sizeof(struct lchan_ctx_setup_args) == 24, "ctx_setup layout");
-_Static_assert(sizeof(struct lchan_sge) * LCHAN_SQE_SGES ==
-	       sizeof(struct lchan_sqe), "SQE continuation layout");
-_Static_assert(sizeof(struct lchan_sge) * LCHAN_RQE_SGES ==
-	       sizeof(struct lchan_rqe), "RQE continuation layout");
-_Static_assert(sizeof(struct lchan_connect_args) == 88, "connect layout");
-_Static_assert(sizeof(struct lchan_accept_args) == 56, "accept layout");
-_Static_assert(sizeof(struct lchan_enter_args) == 40, "enter layout");
-_Static_assert(sizeof(struct lchan_mr_reg_args) == 40, "mr_reg layout");
+/* The layout checks: static_assert is C++'s keyword, C11's _Static_assert. */
+#ifdef __cplusplus
+#define LCHAN_STATIC_ASSERT(e, msg)	static_assert(e, msg)
+#else
+#define LCHAN_STATIC_ASSERT(e, msg)	_Static_assert(e, msg)
+#endif
+
+LCHAN_STATIC_ASSERT(sizeof(struct lchan_sqe) == 64, "SQE layout");
+LCHAN_STATIC_ASSERT(sizeof(struct lchan_rqe) == 32, "RQE layout");
+LCHAN_STATIC_ASSERT(sizeof(struct lchan_cqe) == 32, "CQE layout");
+LCHAN_STATIC_ASSERT(sizeof(struct lchan_chan_info) == 200,
+		    "chan_info layout");
+LCHAN_STATIC_ASSERT(sizeof(struct lchan_ctx_setup_args) == 24,
+		    "ctx_setup layout");
+LCHAN_STATIC_ASSERT(sizeof(struct lchan_sge) * LCHAN_SQE_SGES ==
+		    sizeof(struct lchan_sqe), "SQE continuation layout");
+LCHAN_STATIC_ASSERT(sizeof(struct lchan_sge) * LCHAN_RQE_SGES ==
+		    sizeof(struct lchan_rqe), "RQE continuation layout");
+LCHAN_STATIC_ASSERT(sizeof(struct lchan_connect_args) == 88, "connect layout");
+LCHAN_STATIC_ASSERT(sizeof(struct lchan_accept_args) == 56, "accept layout");
+LCHAN_STATIC_ASSERT(sizeof(struct lchan_enter_args) == 40, "enter layout");
+LCHAN_STATIC_ASSERT(sizeof(struct lchan_mr_reg_args) == 40, "mr_reg layout");
+#undef LCHAN_STATIC_ASSERT
 
 /* An open /dev/lchan. */
 struct lchan_ctx {
@@ -372,10 +387,8 @@ static inline void lchan_publish(struct lchan_chan *chan)
 static inline int lchan_poller_needs_wakeup(const struct lchan_chan *chan)
 {
 	/* Full fence: the tails above before the flag below (see uapi). */
-	atomic_thread_fence(memory_order_seq_cst);
-	return atomic_load_explicit((_Atomic unsigned *)chan->sq.kflags,
-				    memory_order_relaxed) &
-	       LCHAN_SQ_NEED_WAKEUP;
+	lchan_fence_seq_cst();
+	return lchan_load_relaxed(chan->sq.kflags) & LCHAN_SQ_NEED_WAKEUP;
 }
 
 /* CQEs ready to read, without a system call. */

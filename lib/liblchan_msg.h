@@ -75,6 +75,7 @@
 extern "C" {
 #endif
 
+struct lchan_chan;
 struct lchan_ctx;
 struct lchan_listener;
 struct lchan_mr;

@@ -4,7 +4,8 @@
 #
 #  - make install DESTDIR=build/install-check (PREFIX /usr/local): the
 #    library (liblchan.so.1, the liblchan.so link, liblchan.a), the headers
-#    (liblchan.h, liblchan_barrier.h, liblchan_msg.h, lchan.h), liblchan.pc,
+#    (liblchan.h, liblchan_barrier.h, liblchan_msg.h, and uapi/lchan.h as
+#    lchan/lchan.h, nothing under the generic name lchan.h), liblchan.pc,
 #    every tool of
 #    tools/Makefile, the libfabric provider (lib/libfabric/liblchan-fi.so,
 #    exporting fi_prov_ini only) and every man page, each in its section
@@ -44,14 +45,15 @@ version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' dkms.conf)
 # --- the files
 for f in lib/liblchan.so.1 lib/liblchan.a lib/pkgconfig/liblchan.pc \
 	include/liblchan.h include/liblchan_barrier.h include/liblchan_msg.h \
-	include/lchan.h lib/libfabric/liblchan-fi.so; do
+	include/lchan/lchan.h lib/libfabric/liblchan-fi.so; do
 	[ -f "$r/$f" ] || err "not installed: $prefix/$f"
 done
 # The provider exports its entry point and nothing else.
 prov_syms=$(nm -D --defined-only "$r/lib/libfabric/liblchan-fi.so" 2>/dev/null | awk '{ print $3 }' | tr '\n' ' ')
 [ "$prov_syms" = "fi_prov_ini " ] || err "liblchan-fi.so exports: ${prov_syms:-nothing}"
 [ "$(readlink "$r/lib/liblchan.so")" = liblchan.so.1 ] || err "$prefix/lib/liblchan.so is not a link to liblchan.so.1"
-cmp -s uapi/lchan.h "$r/include/lchan.h" || err "$prefix/include/lchan.h is not uapi/lchan.h"
+cmp -s uapi/lchan.h "$r/include/lchan/lchan.h" || err "$prefix/include/lchan/lchan.h is not uapi/lchan.h"
+[ ! -e "$r/include/lchan.h" ] || err "installed under a generic name: $prefix/include/lchan.h"
 # shellcheck disable=SC2013 # the programs are words of one line
 for p in $(sed -n 's/^PROGS *:\?= *//p' tools/Makefile); do
 	[ -x "$r/bin/$p" ] || err "not installed: $prefix/bin/$p"

@@ -10,7 +10,8 @@
 #                (rig/setup.sh)
 #   host checks  DKMS aside, the packaging and documentation checks do not
 #                depend on a kernel: make install, man pages, sysfs ABI
-#                document, lchanctl (rig/check-*.sh), once
+#                document, lchanctl, the installed headers in C and C++
+#                (rig/check-*.sh), once
 # then for each kernel K (its runs in build/runs/<job>-K, logs in
 # build/check/K/):
 #   K host checks  checkpatch (K's linux-source), sparse and W=1 against K's
@@ -151,6 +152,40 @@ host_check() { # NAME [TAP-PREFIX]
 	esac
 }
 
+# A host check that prints TAP lines of its own (rig/check-headers.sh): each
+# becomes one of ours, with the comment lines it prints; a failure without
+# a failed line fails on its last line.
+host_check_tap() { # NAME
+	local rc=0 log=$L/check-$1.log line desc bad=0 lines=0
+	"$REPO/rig/check-$1.sh" >"$log" 2>&1 || rc=$?
+	while IFS= read -r line; do
+		case $line in
+		'not ok '*)
+			desc=${line#not ok }
+			notok "${desc#* }"
+			bad=1 lines=$((lines + 1))
+			;;
+		'ok '*' # SKIP '*)
+			desc=${line#ok }
+			desc=${desc#* }
+			skip "${desc%% # SKIP *}" "${desc#* # SKIP }"
+			lines=$((lines + 1))
+			;;
+		'ok '*)
+			desc=${line#ok }
+			ok "${desc#* }"
+			lines=$((lines + 1))
+			;;
+		'#'*) echo "$line" ;;
+		esac
+	done <"$log"
+	if { [ "$rc" != 0 ] && [ "$bad" = 0 ]; } || [ "$lines" = 0 ]; then
+		notok "$(tail -n1 "$log")"
+		echo "# log: $log"
+		tail -n 30 "$log" | sed 's/^/#   /'
+	fi
+}
+
 # ---------------------------------------------------------------- host checks
 phase "host checks"
 # Whatever they build, they build for the first kernel, which setup readied.
@@ -158,6 +193,7 @@ use_kernel "${kernels[0]}"
 for c in install man abi-doc lchanctl; do
 	host_check "$c"
 done
+host_check_tap headers
 
 # ---------------------------------------------------------------- per kernel
 # run_harness JOB: boot it, leave the runner's output in $L/JOB.log

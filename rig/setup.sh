@@ -25,7 +25,7 @@ done
 # Host packages.  qperf/sockperf/strace/util-linux (setpriv) also go into the
 # guest.
 PKGS=(
-	make gcc libc6-dev xz-utils cpio gzip kmod perl
+	make gcc g++ clang libc6-dev xz-utils cpio gzip kmod perl
 	qemu-system-x86 busybox-static
 	rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest
 	iproute2 libibverbs-dev librdmacm-dev

@@ -1,0 +1,1 @@
+../../uapi/lchan.h
