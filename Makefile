@@ -215,7 +215,7 @@ bench-fabric:
 
 # Only the two-machine table of make bench (about 4 minutes): lchan_perf
 # beside perftest between two guests across a virtual wire, three rounds,
-# medians: bench/<kernel>/two-machines.md.
+# medians: bench/<kernel>/two-machines.tsv.
 bench-2node:
 	LCHAN_BENCH_ONLY=2node rig/bench.sh
 .PHONY: bench-2node

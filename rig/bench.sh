@@ -34,7 +34,8 @@
 # (rig/fabric_report.py); a whole run makes those too.
 # LCHAN_BENCH_ONLY=2node: only the two-machine table (lchan_perf beside
 # perftest between two guests across a virtual wire: rig/two-node.sh with
-# LCHAN_2NODE_ONLY=table), into two-machines.md; a whole run makes it too.
+# LCHAN_2NODE_ONLY=table), into two-machines.tsv (each round's figures);
+# a whole run makes it too.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -129,14 +130,14 @@ report() {
 	fi
 }
 
-# The two-machine table: the guests write it whole (guest/2node.sh).
+# The two-machine table's rounds (guest/2node.sh, in guest b).
 two_machines() {
 	local run
 	run=$(LCHAN_KERNEL=${LCHAN_KERNEL:-$(rig_kernel)} rig_run_dir 2node)
 	LCHAN_2NODE_ONLY=table "$RIG_DIR/two-node.sh" || return 1
 	mkdir -p "$dest"
-	cp "$run/b/two-machines.md" "$dest/two-machines.md" || return 1
-	rig_log "report: $dest/two-machines.md"
+	cp "$run/b/two-machines.tsv" "$dest/two-machines.tsv" || return 1
+	rig_log "kept: $dest/two-machines.tsv"
 }
 
 rc=0
