@@ -10,7 +10,6 @@ Writes into DIR:
                 lchan/peer and lchan/TCP ratios, and the message API rows
                 with theirs; the sweep
   results.json  the same, machine-readable
-  latency.png   the sweep, drawn by gnuplot (skipped without gnuplot)
 
 Number formats and the handling of empty, failed and missing cells are
 fixed: a report rebuilt from committed data comes out byte for byte the same.
@@ -22,11 +21,7 @@ import json
 import math
 import os
 import re
-import shutil
-import string
-import subprocess
 import sys
-import tempfile
 import textwrap
 
 from reportlib import cformat, fmt, median, ratio, sig, table_row
@@ -342,7 +337,7 @@ Produced by `make bench` (rig/bench.sh): one run of the QEMU guest, rxe0
 (soft-RoCE) and then siw0 (soft-iWARP), lchan_perf against perftest and TCP on
 the same device and address.  The guest is emulated (TCG, 2 vCPUs): absolute
 numbers are far below real hardware; the ratios are what this is for.  How to
-read it: README.md, section "Benchmarks".
+read it: bench/README.md.
 {rounds}
 
 ```
@@ -383,8 +378,6 @@ and siw move the bytes with, and on an adapter burn a CPU for nothing.
 {rounds16}
 
 {devices}## Latency against message size (send ping-pong, median us)
-
-![latency against message size](latency.png)
 
 | device | size | lchan_perf | ib_send_lat | TCP (sockperf) |
 |---|---|---|---|---|
@@ -500,8 +493,7 @@ def markdown(bench, goals4, goals7, goals16, info, sweep):
     else:
         rounds = "Every row is one run."
         rounds16 = ("One run per row, as every row here; `make bench-poller` measures these "
-                    "rows\nin alternating rounds and reports their medians (README.md, "
-                    "\"Benchmarks\").")
+                    "rows\nin alternating rounds and reports their medians (bench/README.md).")
     return REPORT.format(
         rounds=rounds, rounds16=rounds16,
         info=text(info),
@@ -567,51 +559,6 @@ def results_json(bench, goals4, goals7, goals16, info, sweep):
     }
 
 
-# ---------------------------------------------------------------- plot
-
-GNUPLOT = string.Template("""\
-set terminal pngcairo size 1200,500 font ",10" noenhanced
-set output "$png"
-set multiplot layout 1,2 title "Send ping-pong latency (median, RTT/2) against message size; emulated guest"
-set logscale xy
-set xlabel "message size [bytes]"
-set ylabel "latency [us]"
-set grid
-set key top left
-set format x "%.0s%cB"
-do for [d in "rxe0 siw0"] {
-	set title d
-	plot "$tmp/".d.".lchan_perf" using 1:2 with linespoints lw 2 title "lchan (doorbell, busy poll)", \\
-	     "$tmp/".d.".ib_send_lat" using 1:2 with linespoints lw 2 title "verbs (ib_send_lat)", \\
-	     "$tmp/".d.".sockperf" using 1:2 with linespoints lw 2 title "TCP (sockperf)"
-}
-unset multiplot
-""")
-
-
-def warn(message):
-    print(f"[rig] warning: {message}", file=sys.stderr)
-
-
-def plot(directory, sweep):
-    """latency.png: one log-log panel per device; sweep is None without
-    sweep.tsv, which is an error."""
-    if shutil.which("gnuplot") is None:
-        warn("no gnuplot (rig/setup.sh installs gnuplot-nox): no plot")
-        return
-    if sweep is None:
-        sys.exit(f"bench_report.py: cannot read {directory}/sweep.tsv: no plot")
-    with tempfile.TemporaryDirectory() as tmp:
-        for dev in ("rxe0", "siw0"):
-            for tool in ("lchan_perf", "ib_send_lat", "sockperf"):
-                with open(f"{tmp}/{dev}.{tool}", "w", **TEXT) as f:
-                    f.writelines(f"{p[2]} {p[3]}\n" for p in sweep if p[:2] == [dev, tool]
-                                 and p[4] == "ok" and p[3] != "")
-        script = GNUPLOT.substitute(png=os.path.join(directory, "latency.png"), tmp=tmp)
-        if subprocess.run(["gnuplot"], input=script, text=True, check=False).returncode:
-            warn("gnuplot failed: no plot")
-
-
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: bench_report.py DIR")
@@ -633,8 +580,6 @@ def main():
         json.dump(results_json(bench, goals4, goals7, goals16, info, sweep), f, indent=2,
                   ensure_ascii=False, allow_nan=False)
         f.write("\n")
-    # Without sweep.tsv the results are written and then it fails.
-    plot(directory, None if sweep_lines is None else sweep)
 
 
 if __name__ == "__main__":

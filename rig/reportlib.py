@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """What the rig's reports share (bench_report, conn_report, fabric_report,
-latpath_report): medians, ratios, number formats and Markdown table rows,
-each in one place, so that every report rounds and compares the same way."""
+latpath_report, bench_readme): medians, ratios, number formats and Markdown
+tables, each in one place, so that every report rounds and compares the
+same way."""
 
 import math
 import statistics
@@ -39,6 +40,25 @@ def sig(value):
     return "-" if value is None else cformat("%.3g", value)
 
 
+def num(value):
+    """A figure for people: 3 significant digits, whole from 100 up, never
+    an exponent for the units the reports use; "-" for None."""
+    if value is None or not math.isfinite(value):
+        return "-"
+    if abs(value) >= 99.95:
+        return f"{value:.0f}"
+    return f"{value:#.3g}"
+
+
+def times(value):
+    """A ratio as "1.23x", "-" for None."""
+    return "-" if value is None else f"{value:.2f}x"
+
+
 def table_row(cells):
     return "| " + " | ".join(cells) + " |"
 
+
+def table(head, rows):
+    """A Markdown table: the head's cells, then one line per row."""
+    return [table_row(head), table_row(["---"] * len(head))] + [table_row(r) for r in rows]
