@@ -201,11 +201,17 @@ fuzz:
 .PHONY: fuzz
 
 # lchan against perftest and TCP on rxe and siw in one guest run (about 25
-# minutes) on KERNEL: bench/<kernel>/results.md, results.json, latency.png.
-# README, "Benchmarks".
+# minutes) on KERNEL: bench/<kernel>/results.md, results.json, then
+# bench/README.md (what each benchmark measures, the tables, the plots).
 bench:
 	rig/bench.sh
 .PHONY: bench
+
+# bench/README.md and its plots (bench/*.png) from the committed data in
+# bench/<kernel>/ (rig/bench_readme.py); make check compares the text.
+bench-readme:
+	python3 rig/bench_readme.py --plots bench
+.PHONY: bench-readme
 
 # Only the libfabric rows of make bench (a few minutes): fi_pingpong over
 # the lchan provider beside libfabric's verbs and tcp providers and
@@ -216,29 +222,33 @@ bench-fabric:
 
 # Only the two-machine table of make bench (about 4 minutes): lchan_perf
 # beside perftest between two guests across a virtual wire, three rounds,
-# medians: bench/<kernel>/two-machines.md.
+# medians: bench/<kernel>/two-machines.tsv.
 bench-2node:
 	LCHAN_BENCH_ONLY=2node rig/bench.sh
 .PHONY: bench-2node
 
-# The poller goals' latency rows alone, as medians of ROUNDS alternating
-# rounds (default 3) on rxe0 and siw0, ratios printed (about 10 minutes).
+# The poller goals' latency rows alone, direct polling's among them, as
+# medians of ROUNDS alternating rounds (default 3) on rxe0 and siw0, ratios
+# printed (about 10 minutes); the rounds kept in bench/<kernel>/poller.tsv.
 ROUNDS ?= 3
 bench-poller:
 	$(MAKE) KDIR=/usr/src/linux-headers-$(KVER) all
-	LCHAN_APPEND="lchan.pollbench_rounds=$(ROUNDS)" \
-		rig/run-vm.sh pollbench 1500
+	rc=0; LCHAN_APPEND="lchan.pollbench_rounds=$(ROUNDS)" \
+		rig/run-vm.sh pollbench 1500 || rc=$$?; \
+		rig/bench.sh --keep pollbench poller && exit $$rc
 .PHONY: bench-poller
 
 # The poller pool's placement rules (poller_assign load and device) side by
 # side: two concurrent poller-mode ping-pongs (rxe0, siw0) on a pool of two
 # threads, applications waiting for events, medians of POOL_ROUNDS
-# alternating rounds (default 5; 7 rounds take 2 minutes on 6.1).
+# alternating rounds (default 5; 7 rounds take 2 minutes on 6.1), kept in
+# bench/<kernel>/pool.tsv.
 POOL_ROUNDS ?= 5
 bench-pool:
 	$(MAKE) KDIR=/usr/src/linux-headers-$(KVER) all
-	LCHAN_APPEND="lchan.poolbench_rounds=$(POOL_ROUNDS)" \
-		rig/run-vm.sh poolbench 1500
+	rc=0; LCHAN_APPEND="lchan.poolbench_rounds=$(POOL_ROUNDS)" \
+		rig/run-vm.sh poolbench 1500 || rc=$$?; \
+		rig/bench.sh --keep poolbench pool && exit $$rc
 .PHONY: bench-pool
 
 # Where a 64-byte ping-pong's round trip goes on rxe0: lchan in doorbell

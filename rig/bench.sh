@@ -8,13 +8,17 @@
 #
 #   results.md    tables with lchan/peer ratios, the issues' goals
 #   results.json  the same, machine-readable
-#   latency.png   latency against message size (lchan, verbs, TCP)
 #   rows.tsv, rounds.tsv, sweep.tsv, info.txt   the guest's raw data
 #                 (rows.tsv: each row's first round, with CPU and system
 #                 calls; rounds.tsv: every round's latency and rate)
+# and then bench/README.md and its plots, over every kernel's data
+# (rig/bench_readme.py, make bench-readme).
 #
 #   rig/bench.sh            build, boot, measure, report
 #   rig/bench.sh --report   report again from the .tsv files (no guest)
+#   rig/bench.sh --keep JOB NAME   after a guest run of JOB (pollbench,
+#                 poolbench): its rows.tsv into bench/<kernel>/NAME.tsv, what
+#                 ran into NAME-info.txt, then bench/README.md again
 #
 # rig/bench_report.py makes the report.  Ratios are lchan over the peer
 # named in the row (median latency for latency rows, message rate for
@@ -34,7 +38,8 @@
 # (rig/fabric_report.py); a whole run makes those too.
 # LCHAN_BENCH_ONLY=2node: only the two-machine table (lchan_perf beside
 # perftest between two guests across a virtual wire: rig/two-node.sh with
-# LCHAN_2NODE_ONLY=table), into two-machines.md; a whole run makes it too.
+# LCHAN_2NODE_ONLY=table), into two-machines.tsv and two-machines-info.txt;
+# a whole run makes them too.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -44,9 +49,19 @@ dest=${LCHAN_BENCH_DIR:-$REPO/bench/$(rig_kernel)}
 report_only=0
 case ${1:-} in
 --report) report_only=1 ;;
+--keep) [ $# = 3 ] || rig_die "usage: $0 --keep JOB NAME" ;;
 '') ;;
-*) rig_die "usage: $0 [--report]" ;;
+*) rig_die "usage: $0 [--report | --keep JOB NAME]" ;;
 esac
+
+# What ran where, for the info file of a guest run RUN kept in $dest.
+provenance() { # RUN
+	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "commit: $(git -C "$REPO" describe --always --dirty 2>/dev/null || echo unknown)"
+	echo "host cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1) x $(nproc)"
+	echo "qemu: $(qemu-system-x86_64 --version | head -n1)"
+	echo "guest run: $(tr "\n" " " <"$1/summary" 2>/dev/null)"
+}
 
 # ------------------------------------------------------------- measuring
 
@@ -96,11 +111,7 @@ measure() {
 	[ "${LCHAN_BENCH_ONLY:-}" = connect ] || [ ! -s "$run/bench/fabric.tsv" ] ||
 		cp "$run/bench/fabric.tsv" "$dest/"
 	{
-		echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-		echo "commit: $(git -C "$REPO" describe --always --dirty 2>/dev/null || echo unknown)"
-		echo "host cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1) x $(nproc)"
-		echo "qemu: $(qemu-system-x86_64 --version | head -n1)"
-		echo "guest run: $(tr "\n" " " <"$run/summary" 2>/dev/null)"
+		provenance "$run"
 		awk '{ s += $1; if ($1 > m) m = $1; if ($2 > q) q = $2 }
 			END { if (NR) printf "host load (1-min average, every 10 s): mean %.2f, max %.2f on %d cores; qemu guests at once: up to %d\n",
 				s / NR, m, '"$(nproc)"', q }' "$load"
@@ -112,12 +123,13 @@ measure() {
 
 # ---------------------------------------------------------------- report
 
-# rows.tsv, sweep.tsv, info.txt -> results.md, results.json, latency.png.
+# rows.tsv, sweep.tsv, info.txt -> results.md, results.json; connect.tsv
+# and fabric.tsv -> theirs; then bench/README.md.
 report() {
 	if [ -z "${LCHAN_BENCH_ONLY:-}" ]; then
 		[ -s "$dest/rows.tsv" ] || rig_die "no $dest/rows.tsv: run make bench first"
 		python3 "$RIG_DIR/bench_report.py" "$dest"
-		rig_log "report: $dest/results.md, results.json, latency.png"
+		rig_log "report: $dest/results.md, results.json"
 	fi
 	if [ -s "$dest/connect.tsv" ]; then
 		python3 "$RIG_DIR/conn_report.py" "$dest"
@@ -127,21 +139,46 @@ report() {
 		python3 "$RIG_DIR/fabric_report.py" "$dest"
 		rig_log "report: $dest/fabric.md, fabric.json"
 	fi
+	readme
 }
 
-# The two-machine table: the guests write it whole (guest/2node.sh).
+# bench/README.md and its plots, from every kernel's data.
+readme() {
+	python3 "$RIG_DIR/bench_readme.py" --plots "${dest%/*}"
+	rig_log "report: ${dest%/*}/README.md"
+}
+
+# A guest's table SRC kept as $dest/NAME.tsv, what ran (guest run RUN) in
+# NAME-info.txt.
+keep() { # SRC NAME RUN
+	[ -s "$1" ] || { rig_log "no $1: the guest wrote no rows"; return 1; }
+	mkdir -p "$dest"
+	cp "$1" "$dest/$2.tsv"
+	{
+		echo "kernel: $("$RIG_DIR/kver.sh")"
+		provenance "$3"
+	} >"$dest/$2-info.txt"
+	rig_log "kept: $dest/$2.tsv"
+}
+
+# The two-machine table (guest/2node.sh, in guest b).
 two_machines() {
 	local run
 	run=$(LCHAN_KERNEL=${LCHAN_KERNEL:-$(rig_kernel)} rig_run_dir 2node)
 	LCHAN_2NODE_ONLY=table "$RIG_DIR/two-node.sh" || return 1
-	mkdir -p "$dest"
-	cp "$run/b/two-machines.md" "$dest/two-machines.md" || return 1
-	rig_log "report: $dest/two-machines.md"
+	keep "$run/b/two-machines.tsv" two-machines "$run/b"
 }
 
 rc=0
+if [ "${1:-}" = --keep ]; then
+	run=$(rig_run_dir "$2")
+	keep "$run/$2/rows.tsv" "$3" "$run" || exit 1
+	readme
+	exit
+fi
 if [ "$report_only" = 0 ] && [ "${LCHAN_BENCH_ONLY:-}" = 2node ]; then
-	two_machines
+	two_machines || exit 1
+	readme
 	exit
 fi
 if [ "$report_only" = 0 ]; then

@@ -10,7 +10,6 @@ Writes into DIR:
                 lchan/peer and lchan/TCP ratios, and the message API rows
                 with theirs; the sweep
   results.json  the same, machine-readable
-  latency.png   the sweep, drawn by gnuplot (skipped without gnuplot)
 
 Number formats and the handling of empty, failed and missing cells are
 fixed: a report rebuilt from committed data comes out byte for byte the same.
@@ -22,13 +21,10 @@ import json
 import math
 import os
 import re
-import shutil
-import statistics
-import string
-import subprocess
 import sys
-import tempfile
 import textwrap
+
+from reportlib import cformat, fmt, median, ratio, sig, table_row
 
 COLUMNS = ("dev id peer tool test mode completions size iters status lat_median_us "
            "lat_p99_us bw_gbps msg_rate_mpps syscalls_per_op cpu_us_per_op "
@@ -144,30 +140,6 @@ def is_number(cell):
     return bool(m) and not cell[m.end():].strip(" \t\n\v\f\r")
 
 
-def cformat(spec, value):
-    """spec % value as C's printf writes it (spec starts with the number)."""
-    text = spec % value
-    # C shows the sign of a NaN, Python does not.
-    if math.isnan(value) and math.copysign(1.0, value) < 0 and text[0] != "-":
-        text = "-" + text
-    return text
-
-
-def fixed(value, digits):
-    return "-" if value is None else cformat(f"%.{digits}f", value)
-
-
-def sig(value):
-    return "-" if value is None else cformat("%.3g", value)
-
-
-def divide(x, y):
-    """x / y, None without both values or with y 0 or NaN."""
-    if x is None or y is None or y == 0 or math.isnan(y):
-        return None
-    return x / y
-
-
 # ---------------------------------------------------------------- data
 
 def read_lines(path):
@@ -233,7 +205,7 @@ class Bench:
             for c in ROUND_COLUMNS[4:]:
                 values = [to_number(r[c]) for r in rounds if r[c] != ""]
                 if values:
-                    row[c] = statistics.median(values)
+                    row[c] = median(values)
             row["rounds"] = len(rounds)
             self.max_rounds = max(self.max_rounds, len(rounds))
 
@@ -257,13 +229,13 @@ class Bench:
         """a's metric over b's, None unless both rows are ok."""
         if not self.ok(a) or not self.ok(b):
             return None
-        return divide(self.metric(a), self.metric(b))
+        return ratio(self.metric(a), self.metric(b))
 
     def ratio_by(self, a, b, how):
         """a over b by how (a key of HOW), None unless both rows are ok."""
         if not self.ok(a) or not self.ok(b):
             return None
-        return divide(self.row(a)[HOW[how]], self.row(b)[HOW[how]])
+        return ratio(self.row(a)[HOW[how]], self.row(b)[HOW[how]])
 
     def tcp_of(self, key):
         """The TCP row an lchan_perf row is compared with, or None."""
@@ -301,10 +273,10 @@ def goal4(bench, goal, target, row, peer, cmp, limit):
     a, b = bench.row(key), bench.row(other)
     value = bench.ratio(key, other) if peer else bench.syscalls(key)
     if not peer:
-        detail = (f"{a['id']}: {fixed(a['syscalls_per_op'], 4)} syscalls/op by strace, "
-                  f"{fixed(a['enters_per_op'], 4)} ENTER/op by the kernel counter")
+        detail = (f"{a['id']}: {fmt(a['syscalls_per_op'], 4)} syscalls/op by strace, "
+                  f"{fmt(a['enters_per_op'], 4)} ENTER/op by the kernel counter")
     elif is_lat(a):
-        detail = f"median {fixed(a['lat_median_us'], 1)} us vs {fixed(b['lat_median_us'], 1)} us"
+        detail = f"median {fmt(a['lat_median_us'], 1)} us vs {fmt(b['lat_median_us'], 1)} us"
     else:
         detail = (f"{sig(a['msg_rate_mpps'])} vs {sig(b['msg_rate_mpps'])} Mpps "
                   f"({sig(a['bw_gbps'])} vs {sig(b['bw_gbps'])} Gb/s)")
@@ -318,14 +290,14 @@ def goal7(bench, dev, goal, target, row, peer, how, cmp, limit):
     a, b = bench.row(key), bench.row(other)
     if not peer:
         value = bench.syscalls(key)
-        detail = (f"{fixed(a['syscalls_per_op'], 4)} syscalls/msg by strace, "
-                  f"{fixed(a['enters_per_op'], 4)} ENTER/msg by the kernel counter")
+        detail = (f"{fmt(a['syscalls_per_op'], 4)} syscalls/msg by strace, "
+                  f"{fmt(a['enters_per_op'], 4)} ENTER/msg by the kernel counter")
     else:
         value = bench.ratio_by(key, other, how)
         if how == "rate":
             detail = f"{sig(a['bw_gbps'])} vs {sig(b['bw_gbps'])} Gb/s ({peer})"
         else:
-            detail = f"{how} {fixed(a[HOW[how]], 1)} us vs {peer} {fixed(b[HOW[how]], 1)} us"
+            detail = f"{how} {fmt(a[HOW[how]], 1)} us vs {peer} {fmt(b[HOW[how]], 1)} us"
     missing = "not measured (" + goal7_reason(bench, key, other if peer else None) + ")"
     return dict(verdict(goal, target, value, "%.2fx" if peer else "%.3f/msg", cmp, limit,
                         missing, detail), device=dev)
@@ -365,7 +337,7 @@ Produced by `make bench` (rig/bench.sh): one run of the QEMU guest, rxe0
 (soft-RoCE) and then siw0 (soft-iWARP), lchan_perf against perftest and TCP on
 the same device and address.  The guest is emulated (TCG, 2 vCPUs): absolute
 numbers are far below real hardware; the ratios are what this is for.  How to
-read it: README.md, section "Benchmarks".
+read it: bench/README.md.
 {rounds}
 
 ```
@@ -407,8 +379,6 @@ and siw move the bytes with, and on an adapter burn a CPU for nothing.
 
 {devices}## Latency against message size (send ping-pong, median us)
 
-![latency against message size](latency.png)
-
 | device | size | lchan_perf | ib_send_lat | TCP (sockperf) |
 |---|---|---|---|---|
 {sweep}
@@ -437,10 +407,6 @@ with events).
 | Mpps | syscalls/op | CPU us/op | vs lchan_perf | vs rsockets | vs TCP | status |
 |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"""
 
-def table_line(values):
-    return "| " + " | ".join(values) + " |"
-
-
 def ratio_cell(value, peer=""):
     if value is None:
         return "-"
@@ -450,16 +416,16 @@ def ratio_cell(value, peer=""):
 def row_cells(row, middle, ratios):
     """A row's line: its identity, the measurement columns in middle, then
     syscalls, CPU, the ratios and the status."""
-    syscalls = fixed(row["syscalls_per_op"], 3)
+    syscalls = fmt(row["syscalls_per_op"], 3)
     if row["enters_per_op"] is not None:
-        syscalls += f" (ENTER {fixed(row['enters_per_op'], 3)})"
-    cpu = fixed(row["cpu_us_per_op"], 1)
+        syscalls += f" (ENTER {fmt(row['enters_per_op'], 3)})"
+    cpu = fmt(row["cpu_us_per_op"], 1)
     if row["poller_cpu_us_per_op"] is not None:
-        cpu += f" (poller {fixed(row['poller_cpu_us_per_op'], 1)})"
+        cpu += f" (poller {fmt(row['poller_cpu_us_per_op'], 1)})"
     status, note = row["status"], row["note"]
     if note:
         status += f": {note}" if status != "ok" else f" ({note})"
-    return table_line([row[c] for c in ("id", "tool", "mode", "completions", "size", "iters")]
+    return table_row([row[c] for c in ("id", "tool", "mode", "completions", "size", "iters")]
                       + middle + [syscalls, cpu] + ratios + [status])
 
 
@@ -468,7 +434,7 @@ def row_line(bench, key):
     peer = row["peer"]
     vs_peer = ratio_cell(bench.ratio(key, (key[0], peer)), peer) if peer else ""
     vs_tcp = ratio_cell(bench.ratio(key, tcp)) if tcp else ""
-    middle = [fixed(row["lat_median_us"], 1), fixed(row["lat_p99_us"], 1),
+    middle = [fmt(row["lat_median_us"], 1), fmt(row["lat_p99_us"], 1),
               sig(row["bw_gbps"]), sig(row["msg_rate_mpps"])]
     return row_cells(row, middle, [vs_peer, vs_tcp])
 
@@ -483,8 +449,8 @@ def msg_row_line(bench, key):
     if row["tool"] != "rstream":
         vs_rs = ratio_cell(bench.vs_rstream(key, "rs_"))
         vs_tcp = ratio_cell(bench.vs_rstream(key, "tcp_rs_"))
-    middle = [fixed(row["lat_median_us"], 1), fixed(row["lat_avg_us"], 1),
-              fixed(row["lat_p99_us"], 1), sig(row["bw_gbps"]), sig(row["msg_rate_mpps"])]
+    middle = [fmt(row["lat_median_us"], 1), fmt(row["lat_avg_us"], 1),
+              fmt(row["lat_p99_us"], 1), sig(row["bw_gbps"]), sig(row["msg_rate_mpps"])]
     return row_cells(row, middle, [vs_peer, vs_rs, vs_tcp])
 
 
@@ -506,7 +472,7 @@ def sweep_table(devices, sweep):
         value[dev, tool, size] = cformat("%.1f", to_number(lat)) if status == "ok" else status
         if size not in sizes.setdefault(dev, []):
             sizes[dev].append(size)
-    return [table_line([dev, size] + [value.get((dev, tool, size), "")
+    return [table_row([dev, size] + [value.get((dev, tool, size), "")
                                       for tool in ("lchan_perf", "ib_send_lat", "sockperf")])
             for dev in devices for size in sizes.get(dev, [])]
 
@@ -516,7 +482,7 @@ def markdown(bench, goals4, goals7, goals16, info, sweep):
         return "".join(line + "\n" for line in lines)
 
     def per_device(goals):
-        return text(table_line([g["device"], g["goal"], g["target"], g["measured"],
+        return text(table_row([g["device"], g["goal"], g["target"], g["measured"],
                                 f"**{g['result']}**", g["detail"]]) for g in goals)
     if bench.max_rounds > 1:
         rounds = (f"Latency and rate are the medians of each row's rounds (up to "
@@ -527,12 +493,11 @@ def markdown(bench, goals4, goals7, goals16, info, sweep):
     else:
         rounds = "Every row is one run."
         rounds16 = ("One run per row, as every row here; `make bench-poller` measures these "
-                    "rows\nin alternating rounds and reports their medians (README.md, "
-                    "\"Benchmarks\").")
+                    "rows\nin alternating rounds and reports their medians (bench/README.md).")
     return REPORT.format(
         rounds=rounds, rounds16=rounds16,
         info=text(info),
-        goals4=text(table_line([g["goal"], g["target"], g["measured"], f"**{g['result']}**",
+        goals4=text(table_row([g["goal"], g["target"], g["measured"], f"**{g['result']}**",
                                 g["detail"]]) for g in goals4),
         goals7=per_device(goals7),
         goals16=per_device(goals16),
@@ -594,51 +559,6 @@ def results_json(bench, goals4, goals7, goals16, info, sweep):
     }
 
 
-# ---------------------------------------------------------------- plot
-
-GNUPLOT = string.Template("""\
-set terminal pngcairo size 1200,500 font ",10" noenhanced
-set output "$png"
-set multiplot layout 1,2 title "Send ping-pong latency (median, RTT/2) against message size; emulated guest"
-set logscale xy
-set xlabel "message size [bytes]"
-set ylabel "latency [us]"
-set grid
-set key top left
-set format x "%.0s%cB"
-do for [d in "rxe0 siw0"] {
-	set title d
-	plot "$tmp/".d.".lchan_perf" using 1:2 with linespoints lw 2 title "lchan (doorbell, busy poll)", \\
-	     "$tmp/".d.".ib_send_lat" using 1:2 with linespoints lw 2 title "verbs (ib_send_lat)", \\
-	     "$tmp/".d.".sockperf" using 1:2 with linespoints lw 2 title "TCP (sockperf)"
-}
-unset multiplot
-""")
-
-
-def warn(message):
-    print(f"[rig] warning: {message}", file=sys.stderr)
-
-
-def plot(directory, sweep):
-    """latency.png: one log-log panel per device; sweep is None without
-    sweep.tsv, which is an error."""
-    if shutil.which("gnuplot") is None:
-        warn("no gnuplot (rig/setup.sh installs gnuplot-nox): no plot")
-        return
-    if sweep is None:
-        sys.exit(f"bench_report.py: cannot read {directory}/sweep.tsv: no plot")
-    with tempfile.TemporaryDirectory() as tmp:
-        for dev in ("rxe0", "siw0"):
-            for tool in ("lchan_perf", "ib_send_lat", "sockperf"):
-                with open(f"{tmp}/{dev}.{tool}", "w", **TEXT) as f:
-                    f.writelines(f"{p[2]} {p[3]}\n" for p in sweep if p[:2] == [dev, tool]
-                                 and p[4] == "ok" and p[3] != "")
-        script = GNUPLOT.substitute(png=os.path.join(directory, "latency.png"), tmp=tmp)
-        if subprocess.run(["gnuplot"], input=script, text=True, check=False).returncode:
-            warn("gnuplot failed: no plot")
-
-
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: bench_report.py DIR")
@@ -660,8 +580,6 @@ def main():
         json.dump(results_json(bench, goals4, goals7, goals16, info, sweep), f, indent=2,
                   ensure_ascii=False, allow_nan=False)
         f.write("\n")
-    # Without sweep.tsv the results are written and then it fails.
-    plot(directory, None if sweep_lines is None else sweep)
 
 
 if __name__ == "__main__":

@@ -27,8 +27,9 @@ lchan's step names.
 import json
 import math
 import os
-import statistics
 import sys
+
+from reportlib import fmt, median, ratio, table_row
 
 GOAL_DEVICE = "rxe0"
 GOAL_LIMIT = 0.5
@@ -77,10 +78,6 @@ def read(path):
     return data
 
 
-def median(values):
-    return statistics.median(values) if values else None
-
-
 class Rounds:
     """One device's figures: tool -> key -> round -> value."""
 
@@ -109,10 +106,6 @@ def judged(goal):
     """A goal's verdict, or on another device than the goal's, a remark."""
     v = goal["verdict"]
     return v if goal["goal"] else f"({v}, not judged)"
-
-
-def table_row(cells):
-    return "| " + " | ".join(cells) + " |"
 
 
 def write_report(directory, stem, head, columns, goals, goal_cells, sections,
@@ -154,14 +147,6 @@ class Device(Rounds):
             per = dict(r) if per is None else {
                 k: per[k] + r[k] for k in per if k in r}
         return median(list(per.values())) if per else None
-
-
-def fmt(v, digits=1):
-    return "-" if v is None else f"{v:.{digits}f}"
-
-
-def ratio(a, b):
-    return None if a is None or not b else a / b
 
 
 def rows(d):

@@ -17,8 +17,8 @@ with means.
 import sys
 
 # The same raw format, cells and files as the connection report's.
-from conn_report import (Rounds, devices, fmt, judged, ratio, verdict,
-                         write_report)
+from conn_report import Rounds, devices, judged, verdict, write_report
+from reportlib import fmt, ratio
 
 GOAL_DEVICE = "rxe0"
 GOAL_SIZE = "64"

@@ -25,8 +25,9 @@ import bisect
 import collections
 import os
 import re
-import statistics
 import sys
+
+from reportlib import fmt, median
 
 LINE = re.compile(r"^\s*(?P<comm>.*?)-(?P<pid>\d+)\s+\[(?P<cpu>\d+)\]\s+"
                   r"(?:\S+\s+)?(?P<ts>\d+\.\d+): (?P<ev>\w+): (?:\([^)]*\))?"
@@ -53,10 +54,6 @@ def parse(path):
                                 int(m["cpu"]), ev, args, m["args"]))
     events.sort(key=lambda e: e.ts)
     return events
-
-
-def median(values):
-    return statistics.median(values) if values else None
 
 
 class Timeline:
@@ -258,10 +255,6 @@ def plain_median(path, row):
         return None
     m = re.search(r'"t_median_us":\s*([0-9.]+)', text)
     return 2 * float(m.group(1)) if m else None
-
-
-def fmt(v):
-    return "-" if v is None else f"{v:.1f}"
 
 
 def main():

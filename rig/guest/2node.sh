@@ -424,37 +424,25 @@ ratio() { # A B: A / B
 	awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else print "?" }'
 }
 
-# The rounds of a table row, "a, b, c".
-rounds_of() { # FILES...
-	cat "$@" 2>/dev/null | paste -sd , - | sed 's/,/, /g'
-}
-
 # The two-machine table (lchan beside perftest) and what an impaired
-# wire costs: ratios, reported, not bounds.  The table also as Markdown
-# (two-machines.md, make bench-2node).
+# wire costs: ratios, reported, not bounds.  The table's figures also go
+# to two-machines.tsv, one line per round that gave one (make bench-2node;
+# rig/bench_readme.py reports them).
 table() {
-	_md=$LCHAN_OUT/two-machines.md
-	{
-		echo "# lchan between two machines"
-		echo
-		echo "Two QEMU guests (1 vCPU, 1 GiB each, kernel $(uname -r)) joined by a virtual wire"
-		echo "(QEMU \`-netdev dgram\` over UDP on 127.0.0.1), rxe1 and siw1 on it in both;"
-		echo "lchan_perf (doorbell mode, busy polling) and perftest alternating, three rounds;"
-		echo "the medians side by side (\`make bench-2node\`, rig/guest/2node.sh)."
-		echo
-		echo "| device | row | lchan_perf | perftest | lchan/perftest | rounds: lchan_perf; perftest |"
-		echo "|---|---|---:|---:|---:|---|"
-	} >"$_md"
+	_tsv=$LCHAN_OUT/two-machines.tsv
+	printf 'dev\ttest\ttool\tvalue\n' >"$_tsv"
 	for _d in rxe siw; do
 		_v=/tmp/val.$_d.ipv4
+		for _f in "$_v".lat.* "$_v".bw.*; do
+			_k=${_f#"$_v".}
+			[ ! -s "$_f" ] || printf '%s1\t%s\t%s\n' "$_d" "$(echo "${_k%.*}" | tr . '\t')" "$(cat "$_f")" >>"$_tsv"
+		done
 		_l=$(median_of "$_v".lat.lchan_perf.*)
 		_p=$(median_of "$_v".lat.ib_send_lat.*)
 		tap "# two machines, $_d IPv4, 64 B SEND latency, median one way (median of 3 rounds): lchan_perf ${_l:-?} us, ib_send_lat ${_p:-?} us, lchan/perftest $(ratio "$_l" "$_p")"
-		echo "| ${_d}1 | 64 B SEND latency, median one way, us (ib_send_lat) | ${_l:-?} | ${_p:-?} | $(ratio "$_l" "$_p") | $(rounds_of "$_v".lat.lchan_perf.*); $(rounds_of "$_v".lat.ib_send_lat.*) |" >>"$_md"
 		_l=$(median_of "$_v".bw.lchan_perf.*)
 		_p=$(median_of "$_v".bw.ib_write_bw.*)
 		tap "# two machines, $_d IPv4, 64 KiB WRITE bandwidth (median of 3 rounds): lchan_perf ${_l:-?} MB/s, ib_write_bw ${_p:-?} MB/s, lchan/perftest $(ratio "$_l" "$_p")"
-		echo "| ${_d}1 | 64 KiB WRITE bandwidth, MB/s (ib_write_bw) | ${_l:-?} | ${_p:-?} | $(ratio "$_l" "$_p") | $(rounds_of "$_v".bw.lchan_perf.*); $(rounds_of "$_v".bw.ib_write_bw.*) |" >>"$_md"
 		[ "$only" != table ] || continue
 		_c=$(cat "$_v.netem.clean" 2>/dev/null)
 		_row=

@@ -8,8 +8,8 @@
 #   sweep.tsv   latency against message size (send_lat, ib_send_lat, TCP)
 #   info.txt    what ran where
 #   logs/       every program's own output
-# rig/bench_report.py turns these into bench/<kernel>/results.{md,json}
-# and latency.png.
+# rig/bench_report.py turns these into bench/<kernel>/results.{md,json},
+# rig/bench_readme.py into bench/README.md.
 #
 # Each row is measured four times in the first round: the run whose
 # numbers are reported, a shorter one (CPU time per operation is the

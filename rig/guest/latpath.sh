@@ -94,7 +94,7 @@ run() {
 	wait "$_spid"
 	if [ "$_rc" != 0 ]; then
 		# perftest's failures are its own (ib_send_lat -e hangs on
-		# 6.12's rxe: README "Benchmarks"); the report leaves them out.
+		# 6.12's rxe: bench/README.md); the report leaves them out.
 		case $_name in
 		ib_send_lat*) tap "# latpath: $_name: exit status $_rc, left out" ;;
 		*) tap "not ok - latpath: $_name: exit status $_rc"; failed=1 ;;
