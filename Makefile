@@ -150,10 +150,11 @@ dkms-uninstall:
 	rm -rf '$(DKMS_SRC)'
 
 # The packaging checks of `make check` alone (no guest): DKMS, install and
-# pkg-config, man pages, lchanctl on a made-up sysfs tree, every selftest
-# skipping without devices.
+# pkg-config, man pages, lchanctl on a made-up sysfs tree, the tools'
+# command lines and exit statuses, every selftest skipping without devices.
 HOST_CHECKS = rig/check-dkms.sh rig/check-install.sh rig/check-man.sh \
-	rig/check-abi-doc.sh rig/check-lchanctl.sh rig/check-skips.sh
+	rig/check-abi-doc.sh rig/check-lchanctl.sh rig/check-tools.sh \
+	rig/check-skips.sh
 
 # kselftest's exit status of a skip.
 KSFT_SKIP = 4
