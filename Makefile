@@ -151,9 +151,11 @@ dkms-uninstall:
 
 # The packaging checks of `make check` alone (no guest): DKMS, install and
 # pkg-config, man pages, lchanctl on a made-up sysfs tree, the installed
-# headers in C and C++, every selftest skipping without devices.
+# headers in C and C++, the tools' command lines and exit statuses, every
+# selftest skipping without devices.
 HOST_CHECKS = rig/check-dkms.sh rig/check-install.sh rig/check-man.sh \
 	rig/check-abi-doc.sh rig/check-lchanctl.sh rig/check-headers.sh \
+	rig/check-tools.sh \
 	rig/check-skips.sh
 
 # kselftest's exit status of a skip.

@@ -151,22 +151,59 @@ static void lfi_dev_add_addrs(struct lfi_dev *dev, struct ifaddrs *ifa)
 	}
 }
 
+void lfi_dev_open_failed(int err)
+{
+	/* No node (ENOENT), or a node without its driver (ENODEV, ENXIO). */
+	if (err == -ENOENT || err == -ENODEV || err == -ENXIO)
+		LFI_WARN(FI_LOG_FABRIC, "%s: no such device: is the lchan module loaded? (modprobe lchan)\n",
+			 LCHAN_DEVICE_PATH);
+	else
+		LFI_WARN(FI_LOG_FABRIC, "%s: %s\n", LCHAN_DEVICE_PATH,
+			 strerror(-err));
+}
+
+/* Append ", NAME (WHY)" to @buf, the list of devices left out. */
+static void lfi_dev_left_out(char *buf, size_t len, const char *name,
+			     const char *why)
+{
+	size_t used = strlen(buf);
+
+	LFI_INFO(FI_LOG_FABRIC, "%s: left out: %s\n", name, why);
+	if (used < len)
+		snprintf(buf + used, len - used, "%s%s (%s)", used ? ", " : "",
+			 name, why);
+}
+
 /*
  * Fill @devs with the devices lchan serves that have a netdev; returns
- * how many, 0 when lchan is not loaded.
+ * how many.  With none, why is logged as a warning: lchan not loaded, no
+ * RDMA device, or what each device lacks.
  */
 int lfi_dev_scan(struct lfi_dev *devs, int max)
 {
 	struct lfi_dev_nl_dev nl = { .n = 0 };
 	struct ifaddrs *ifa = NULL;
-	char transport[32];
-	int sk, i, n = 0;
+	char transport[32], left_out[256] = "";
+	int sk, i, n = 0, ret;
 
-	sk = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_RDMA);
-	if (sk < 0)
+	if (access(LCHAN_DEVICE_PATH, F_OK)) {
+		lfi_dev_open_failed(-errno);
 		return 0;
-	if (lfi_dev_nl(sk, RDMA_NLDEV_CMD_GET, true, 0, lfi_dev_nl_dev_cb, &nl))
+	}
+	sk = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_RDMA);
+	if (sk < 0) {
+		LFI_WARN(FI_LOG_FABRIC, "RDMA netlink socket: %s\n",
+			 strerror(errno));
+		return 0;
+	}
+	ret = lfi_dev_nl(sk, RDMA_NLDEV_CMD_GET, true, 0, lfi_dev_nl_dev_cb, &nl);
+	if (ret) {
+		LFI_WARN(FI_LOG_FABRIC, "RDMA netlink, the list of devices: %s\n",
+			 strerror(-ret));
 		nl.n = 0;
+	} else if (!nl.n) {
+		LFI_WARN(FI_LOG_FABRIC, "no RDMA device: lchan needs one (rdma link show lists none; soft-RoCE: rdma link add rxe0 type rxe netdev NETDEV)\n");
+	}
 	if (getifaddrs(&ifa))
 		ifa = NULL;
 	for (i = 0; i < nl.n && n < max; i++) {
@@ -174,17 +211,27 @@ int lfi_dev_scan(struct lfi_dev *devs, int max)
 
 		memset(dev, 0, sizeof(*dev));
 		if (lfi_dev_read_line(nl.name[i], "transport", transport,
-				      sizeof(transport)))
-			continue;	/* not (yet) lchan's */
+				      sizeof(transport))) {
+			/* not (yet) lchan's */
+			lfi_dev_left_out(left_out, sizeof(left_out), nl.name[i],
+					 "not in " LFI_SYSFS_DEVICES);
+			continue;
+		}
 		snprintf(dev->name, sizeof(dev->name), "%s", nl.name[i]);
 		dev->iwarp = !strcmp(transport, "iWARP");
 		if (lfi_dev_nl(sk, RDMA_NLDEV_CMD_PORT_GET, false, nl.index[i],
 			       lfi_dev_nl_port_cb, dev->netdev) ||
-		    !dev->netdev[0])
+		    !dev->netdev[0]) {
+			lfi_dev_left_out(left_out, sizeof(left_out), nl.name[i],
+					 "no network device to address it by IP");
 			continue;
+		}
 		lfi_dev_add_addrs(dev, ifa);
 		n++;
 	}
+	if (!n && nl.n)
+		LFI_WARN(FI_LOG_FABRIC, "no RDMA device lchan can use: %s\n",
+			 left_out);
 	if (ifa)
 		freeifaddrs(ifa);
 	close(sk);

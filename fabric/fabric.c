@@ -107,14 +107,19 @@ int lfi_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		return -FI_ENOMEM;
 	lfi_fabric_read_params(&fab->params);
 	ret = lchan_ctx_open(&fab->ctx);
-	if (ret)
+	if (ret) {
+		lfi_dev_open_failed(ret);
 		goto err_free;
+	}
 	if (fab->params.poller) {
 		ret = lchan_ctx_setup_poller(&fab->ctx,
 					     (unsigned)fab->params.poller_idle_ms,
 					     -1, NULL);
-		if (ret)
+		if (ret) {
+			LFI_WARN(FI_LOG_FABRIC, "FI_LCHAN_POLLER: poller mode: %s\n",
+				 strerror(-ret));
 			goto err_close;
+		}
 	}
 	pthread_mutex_init(&fab->lock, NULL);
 	fab->fabric_fid.fid.fclass = FI_CLASS_FABRIC;

@@ -65,10 +65,16 @@ static int lfi_info_parse(const char *node, const char *service,
 	int ret;
 
 	ret = getaddrinfo(node, service ? service : "0", &hints, &res);
-	if (ret)
+	if (ret) {
+		LFI_WARN(FI_LOG_FABRIC, "node %s service %s: %s\n",
+			 node ? node : "(none)", service ? service : "(none)",
+			 gai_strerror(ret));
 		return -FI_ENODATA;
+	}
 	if (res->ai_addrlen > sizeof(*ss) ||
 	    (res->ai_family != AF_INET && res->ai_family != AF_INET6)) {
+		LFI_WARN(FI_LOG_FABRIC, "node %s: not an IPv4 or IPv6 address\n",
+			 node ? node : "(none)");
 		freeaddrinfo(res);
 		return -FI_ENODATA;
 	}
@@ -325,8 +331,11 @@ int lfi_info_get(uint32_t version, const char *node, const char *service,
 	}
 	if (have_dst && !have_src) {
 		ret = lfi_dev_route((const struct sockaddr *)&dst, &routed);
-		if (ret)
+		if (ret) {
+			LFI_WARN(FI_LOG_FABRIC, "no route to the destination: %s\n",
+				 strerror(-ret));
 			return -FI_ENODATA;
+		}
 	}
 
 	ndevs = lfi_dev_scan(devs, LFI_MAX_DEVS);
@@ -336,21 +345,38 @@ int lfi_info_get(uint32_t version, const char *node, const char *service,
 		struct sockaddr_storage s;
 		struct fi_info *fi;
 
-		if (!lfi_info_dev_ok(dev, hints) ||
-		    !lfi_info_hints_ok(version, hints, dev->iwarp))
+		/* The caller asks for something else: not a warning. */
+		if (!lfi_info_dev_ok(dev, hints)) {
+			LFI_INFO(FI_LOG_FABRIC, "%s: not the fabric, domain or FI_LCHAN_DEVICE asked for\n",
+				 dev->name);
 			continue;
+		}
+		if (!lfi_info_hints_ok(version, hints, dev->iwarp)) {
+			LFI_INFO(FI_LOG_FABRIC, "%s: the hints ask for what it cannot do\n",
+				 dev->name);
+			continue;
+		}
 		if (have_src && !lfi_addr_is_any((struct sockaddr *)&src)) {
-			if (lfi_dev_by_ip(dev, 1, (struct sockaddr *)&src) != dev)
+			if (lfi_dev_by_ip(dev, 1, (struct sockaddr *)&src) != dev) {
+				LFI_INFO(FI_LOG_FABRIC, "%s: the source address is not on %s\n",
+					 dev->name, dev->netdev);
 				continue;
+			}
 			s = src;
 		} else if (have_dst) {
-			if (lfi_dev_by_ip(dev, 1, (struct sockaddr *)&routed) != dev)
+			if (lfi_dev_by_ip(dev, 1, (struct sockaddr *)&routed) != dev) {
+				LFI_INFO(FI_LOG_FABRIC, "%s: the destination is not routed through %s\n",
+					 dev->name, dev->netdev);
 				continue;
+			}
 			s = routed;
 		} else {
 			a = lfi_info_dev_addr(dev, hints);
-			if (!a)
+			if (!a) {
+				LFI_INFO(FI_LOG_FABRIC, "%s: %s has no IP address\n",
+					 dev->name, dev->netdev);
 				continue;
+			}
 			s = *a;
 			lfi_info_set_port(&s, src_port);
 		}

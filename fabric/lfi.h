@@ -93,6 +93,7 @@ _Static_assert(sizeof(struct lfi_cm_msg) == 64, "cm message layout");
 extern struct fi_provider lfi_prov;
 
 #define LFI_WARN(subsys, ...) FI_WARN(&lfi_prov, subsys, __VA_ARGS__)
+#define LFI_INFO(subsys, ...) FI_INFO(&lfi_prov, subsys, __VA_ARGS__)
 
 /* Provider parameters (FI_LCHAN_*), read once per fabric. */
 struct lfi_params {
@@ -112,6 +113,8 @@ struct lfi_dev {
 
 /* dev.c */
 int lfi_dev_scan(struct lfi_dev *devs, int max);
+/* Log why opening /dev/lchan failed with @err (<0): lchan not loaded, or else. */
+void lfi_dev_open_failed(int err);
 const struct lfi_dev *lfi_dev_by_ip(const struct lfi_dev *devs, int n,
 				    const struct sockaddr *sa);
 int lfi_dev_route(const struct sockaddr *dst, struct sockaddr_storage *src);

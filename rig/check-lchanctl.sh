@@ -3,7 +3,8 @@
 # Host check: lchanctl's output, exactly, on a made-up sysfs tree (the
 # guest test lchan_ctl_test checks it against live channels): channels in
 # numeric order, IPv6 endpoints in brackets, an attribute lchanctl does not
-# know still shown by `show`, JSON numbers and strings, exit statuses.
+# know still shown by `show`, JSON numbers and strings, exit statuses (3:
+# no sysfs tree, the module is not loaded).
 #
 # The last line of output is the summary; exit status 0 pass, 1 fail.
 set -uo pipefail
@@ -149,7 +150,7 @@ expect empty-list 0 '' -d "$t/empty"
 expect empty-json 0 '[]' -j -d "$t/empty"
 expect no-channel 1 '' -d "$fs" show 3
 expect no-channel-json 1 '' -j -d "$fs" show 3
-expect no-module 1 '' -d "$t/nonexistent"
+expect no-module 3 '' -d "$t/nonexistent"
 expect bad-id 2 '' -d "$fs" show 2x
 expect bad-command 2 '' -d "$fs" frobnicate
 expect extra-arg 2 '' -d "$fs" devices extra

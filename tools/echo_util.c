@@ -2,39 +2,89 @@
 /* What lchan_echo and tcp_echo share (echo_util.h). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "echo_util.h"
 
-int echo_opts_parse(struct echo_opts *o, const char *tool, const char *port,
-		    int argc, char **argv)
+/* The server takes any message up to this; the message layer's default. */
+#define ECHO_MAX_SIZE	(4ul << 20)
+
+static void echo_usage(const struct echo_opts *o)
 {
+	printf("usage: %s -s [-a ADDR] [-p PORT]\n"
+	       "       %s -c HOST [-p PORT] [-n COUNT] [-S SIZE]\n"
+	       "  -s, --server        serve one client: echo its messages until it closes\n"
+	       "  -c, --client HOST   connect to the server at HOST and time COUNT echoes\n"
+	       "  -a, --addr ADDR     the address: where the server listens (default any),\n"
+	       "                      the server a client connects to (as -c HOST)\n"
+	       "  -p, --port PORT     port, 1..65535 (default %s)\n"
+	       "  -n, --count COUNT   messages (default 1000)\n"
+	       "  -S, --size SIZE     message size, 1..4M (K, M suffixes; default 64)\n"
+	       "  -h, --help          this text\n"
+	       "Exit status: 0 done, 1 error or an echo that differs, 2 usage error%s.\n",
+	       o->tool, o->tool, o->port,
+	       o->lchan ? ",\n3 the lchan module is not loaded" : "");
+}
+
+void echo_opts_parse(struct echo_opts *o, const char *tool, const char *port,
+		     bool lchan, int argc, char **argv)
+{
+	static const struct option longs[] = {
+		{ "server", no_argument, NULL, 's' },
+		{ "client", required_argument, NULL, 'c' },
+		{ "addr", required_argument, NULL, 'a' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "size", required_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool client = false;
 	int opt;
 
-	*o = (struct echo_opts){ .tool = tool, .port = port, .count = 1000 };
-	while ((opt = getopt(argc, argv, "sc:a:p:n:S:")) != -1) {
+	*o = (struct echo_opts){ .tool = tool, .port = port, .count = 1000,
+				 .lchan = lchan };
+	cli_start(argv);
+	while ((opt = getopt_long(argc, argv, "sc:a:p:n:S:h", longs,
+				  NULL)) != -1) {
 		switch (opt) {
-		case 's': o->server = true; break;
-		case 'c': o->host = optarg; break;
-		case 'a': o->addr = optarg; break;
-		case 'p': o->port = optarg; break;
-		case 'n': o->count = strtoul(optarg, NULL, 0); break;
-		case 'S': o->size = strtoul(optarg, NULL, 0); break;
-		default: return 2;
+		case 's':
+			o->server = true;
+			break;
+		case 'c':
+			client = true;
+			cli_address(&o->addr, "-c", optarg);
+			break;
+		case 'a':
+			cli_address(&o->addr, "-a", optarg);
+			break;
+		case 'p':
+			o->port = cli_port("-p", optarg);
+			break;
+		case 'n':
+			o->count = (unsigned)cli_number("-n", optarg, 1,
+							1000000000);
+			break;
+		case 'S':
+			o->size = cli_size("-S", optarg, 1, ECHO_MAX_SIZE);
+			break;
+		case 'h':
+			echo_usage(o);
+			exit(0);
+		default:
+			cli_bad_option();
 		}
 	}
+	cli_no_operands(argc, argv, optind);
+	cli_one_side(o->server, client);
 	if (!o->size)	/* the server takes any message up to 4 MiB */
-		o->size = o->server ? 4u << 20 : 64;
-	if (o->server == !!o->host) {
-		fprintf(stderr, "usage: %s -s [-a ADDR] [-p PORT] | -c HOST [-p PORT] [-n COUNT] [-S SIZE]\n",
-			tool);
-		return 2;
-	}
-	return 0;
+		o->size = o->server ? ECHO_MAX_SIZE : 64;
 }
 
 int echo_buffers(const struct echo_opts *o, unsigned char **out,

@@ -15,19 +15,21 @@
 struct echo_opts {
 	const char *tool;	/* its name, in messages */
 	bool server;		/* -s */
-	const char *host;	/* -c: the server to connect to */
-	const char *addr;	/* -a: the server's listen address (NULL: any) */
+	bool lchan;		/* lchan_echo, not tcp_echo: it opens /dev/lchan */
+	/* -a or -c: where the server listens (NULL: any), or the server */
+	const char *addr;
 	const char *port;	/* -p */
 	unsigned count;		/* -n: the client's round trips */
 	size_t size;		/* -S: the client's message, the server's largest */
 };
 
 /*
- * The options of @tool (whose default port is @port) from @argv: 0, or 2
- * (the exit status for a usage error) after getopt's or a usage message.
+ * The options of @tool (whose default port is @port; @lchan: it is
+ * lchan_echo) from @argv, checked; a usage error, or --help, exits
+ * (cli.h).
  */
-int echo_opts_parse(struct echo_opts *o, const char *tool, const char *port,
-		    int argc, char **argv);
+void echo_opts_parse(struct echo_opts *o, const char *tool, const char *port,
+		     bool lchan, int argc, char **argv);
 /* Two buffers of o->size bytes: 0, or 1 (the exit status) after a message. */
 int echo_buffers(const struct echo_opts *o, unsigned char **out,
 		 unsigned char **in);

@@ -32,11 +32,11 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "liblchan.h"
 #include "perf_util.h"
 
 #define TRACEFS		"/sys/kernel/tracing"
-#define EXIT_SKIP	4
 
 struct ct_opts {
 	bool server;
@@ -52,14 +52,22 @@ struct ct_opts {
 
 static void ct_usage(void)
 {
-	fprintf(stderr,
-		"usage: lchan_conntime -s -a ADDR [-p PORT] [-n N] [-P PAR] [-e E]\n"
-		"       lchan_conntime -c ADDR [-p PORT] [-n N] [-P PAR] [-e E] [--steps] [--json]\n"
-		"  -n N      channels per phase (default 100)\n"
-		"  -P PAR    connects in flight in the parallel phase (default 8)\n"
-		"  -e E      SQ and RQ entries of each channel (default: lchan's)\n"
-		"  --steps   split the sequential phase by tracepoints (root)\n"
-		"  --timeout MS  per connect (default 10000)\n");
+	printf("usage: lchan_conntime -s -a ADDR [-p PORT] [-n N] [-P PAR] [-e E]\n"
+	       "       lchan_conntime -c ADDR [-p PORT] [-n N] [-P PAR] [-e E] [--steps] [--json]\n"
+	       "  -s, --server        accept 2 x N channels, close each when its peer has\n"
+	       "  -c, --client ADDR   connect to the server at ADDR and time it\n"
+	       "  -a, --addr ADDR     the address: where the server listens, the server a\n"
+	       "                      client connects to (as -c ADDR)\n"
+	       "  -p, --port PORT     port, 1..65535 (default 18515)\n"
+	       "  -n, --conns N       channels per phase (default 100)\n"
+	       "  -P, --parallel PAR  connects in flight in the parallel phase (default 8)\n"
+	       "  -e, --entries E     SQ and RQ entries of each channel (default: lchan's)\n"
+	       "      --steps         split the sequential phase by tracepoints (root)\n"
+	       "      --json          one JSON object instead of the text\n"
+	       "  -t, --timeout MS    per connect (default 10000)\n"
+	       "  -h, --help          this text\n"
+	       "Exit status: 0 done, 1 a connect failed, 2 usage error,\n"
+	       "3 the lchan module is not loaded.\n");
 }
 
 /* Let a process hold @want more descriptors than it has open now. */
@@ -148,10 +156,8 @@ static int ct_run_server(const struct ct_opts *o)
 		fprintf(stderr, "lchan_conntime: RLIMIT_NOFILE: %s\n",
 			strerror(-ret));
 	ret = lchan_ctx_open(&s.ctx);
-	if (ret) {
-		fprintf(stderr, "lchan_conntime: open: %s\n", strerror(-ret));
-		return ret == -ENOENT ? EXIT_SKIP : 1;
-	}
+	if (ret)
+		return cli_open_failed(LCHAN_DEVICE_PATH, ret);
 	ret = lchan_listen(&s.ctx, o->addr, o->port, 1024, 0, &s.lst);
 	if (ret) {
 		fprintf(stderr, "lchan_conntime: listen: %s\n", strerror(-ret));
@@ -464,10 +470,8 @@ static int ct_run_client(const struct ct_opts *o)
 	if (!c.chans || !c.conn_ns || !c.close_ns)
 		return 1;
 	ret = lchan_ctx_open(&c.ctx);
-	if (ret) {
-		fprintf(stderr, "lchan_conntime: open: %s\n", strerror(-ret));
-		return ret == -ENOENT ? EXIT_SKIP : 1;
-	}
+	if (ret)
+		return cli_open_failed(LCHAN_DEVICE_PATH, ret);
 	if (o->steps && ct_trace_start()) {
 		fprintf(stderr, "lchan_conntime: no tracefs: no steps\n");
 		ct_trace_stop();
@@ -583,11 +587,11 @@ int main(int argc, char **argv)
 	struct ct_opts o = {
 		.port = "18515", .n = 100, .par = 8, .timeout_ms = 10000,
 	};
-	unsigned long v;
-	char *end;
+	bool client = false;
 	int opt;
 
 	signal(SIGPIPE, SIG_IGN);
+	cli_start(argv);
 	while ((opt = getopt_long(argc, argv, "sc:a:p:n:P:t:e:h", longopts,
 				  NULL)) != -1) {
 		switch (opt) {
@@ -595,30 +599,27 @@ int main(int argc, char **argv)
 			o.server = true;
 			break;
 		case 'c':
+			client = true;
+			cli_address(&o.addr, "-c", optarg);
+			break;
 		case 'a':
-			o.addr = optarg;
+			cli_address(&o.addr, "-a", optarg);
 			break;
 		case 'p':
-			o.port = optarg;
+			o.port = cli_port("-p", optarg);
 			break;
 		case 'n':
+			o.n = (unsigned)cli_number("-n", optarg, 1, 1000000);
+			break;
 		case 'P':
-		case 't':
+			o.par = (unsigned)cli_number("-P", optarg, 1, 1000000);
+			break;
 		case 'e':
-			v = strtoul(optarg, &end, 10);
-			if (end == optarg || *end || !v || v > 1000000) {
-				fprintf(stderr, "lchan_conntime: bad number '%s'\n",
-					optarg);
-				return 2;
-			}
-			if (opt == 'n')
-				o.n = (unsigned)v;
-			else if (opt == 'P')
-				o.par = (unsigned)v;
-			else if (opt == 'e')
-				o.entries = (unsigned)v;
-			else
-				o.timeout_ms = (unsigned)v;
+			o.entries = (unsigned)cli_number("-e", optarg, 1, 1000000);
+			break;
+		case 't':
+			o.timeout_ms = (unsigned)cli_number("-t", optarg, 1,
+							    1000000);
 			break;
 		case 'T':
 			o.steps = true;
@@ -630,14 +631,13 @@ int main(int argc, char **argv)
 			ct_usage();
 			return 0;
 		default:
-			ct_usage();
-			return 2;
+			cli_bad_option();
 		}
 	}
-	if (optind != argc || !o.addr) {
-		ct_usage();
-		return 2;
-	}
+	cli_no_operands(argc, argv, optind);
+	cli_one_side(o.server, client);
+	if (!o.addr)
+		cli_usage_error("-s needs -a ADDR, the address to listen on");
 	if (o.par > o.n)
 		o.par = o.n;
 	return o.server ? ct_run_server(&o) : ct_run_client(&o);

@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 
+#include "cli.h"
 #include "echo_util.h"
 #include "liblchan.h"
 #include "liblchan_msg.h"
@@ -21,16 +22,15 @@ int main(int argc, char **argv)
 	struct lchan_msg *m;
 	long ret;
 
-	ret = echo_opts_parse(&o, "lchan_echo", "18516", argc, argv);
-	if (!ret)
-		ret = echo_buffers(&o, &out, &in);
+	echo_opts_parse(&o, "lchan_echo", "18516", true, argc, argv);
+	ret = echo_buffers(&o, &out, &in);
 	if (ret)
 		return ret;
 
 	/* Set-up: a context, then listen + accept, or connect. */
 	ret = lchan_ctx_open(&ctx);
 	if (ret)
-		return echo_die(&o, "open /dev/lchan", ret);
+		return cli_open_failed(LCHAN_DEVICE_PATH, ret);
 	if (o.server) {
 		struct lchan_msg_listener *lst;
 
@@ -54,7 +54,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 
-	ret = lchan_msg_connect(&ctx, o.host, o.port, NULL, &m);
+	ret = lchan_msg_connect(&ctx, o.addr, o.port, NULL, &m);
 	if (ret)
 		return echo_die(&o, "connect", ret);
 	double t0 = now_s();

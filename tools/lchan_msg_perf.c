@@ -5,7 +5,7 @@
  * of all three can be read side by side.
  *
  *   lchan_msg_perf -s [-a ADDR] [-p PORT] [--mode doorbell|poller]
- *   lchan_msg_perf -c ADDR [-p PORT] [-t lat|bw] [-S SIZE[,SIZE...]] [-a]
+ *   lchan_msg_perf -c ADDR [-p PORT] [-t lat|bw] [-S SIZE[,SIZE...]] [--all]
  *                  [-n N] [--mode doorbell|poller] [--event] [--zero-copy]
  *                  [--verify] [--json] ...
  *
@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "liblchan.h"
 #include "liblchan_msg.h"
 #include "perf_util.h"
@@ -592,18 +593,19 @@ out:
 
 static void usage(void)
 {
-	fprintf(stderr,
+	printf(
 "usage: lchan_msg_perf -s [-a ADDR] [-p PORT] [--mode M]\n"
-"       lchan_msg_perf -c ADDR [-p PORT] [-t TEST] [-S SIZES | -a] [options]\n"
+"       lchan_msg_perf -c ADDR [-p PORT] [-t TEST] [-S SIZES] [--all] [options]\n"
 "\n"
-"  -s                 server (the client says what to run)\n"
-"  -a ADDR            server: the address to listen on (default any)\n"
-"  -c ADDR            client: connect to ADDR\n"
-"  -p PORT            port (default 18517)\n"
+"  -s, --server       server (the client says what to run)\n"
+"  -c, --client ADDR  client: connect to the server at ADDR\n"
+"  -a, --addr ADDR    the address: where the server listens (default any),\n"
+"                     the server a client connects to (as -c ADDR)\n"
+"  -p, --port PORT    port, 1..65535 (default 18517)\n"
 "  -t, --test TEST    lat (ping-pong, default) or bw (a stream, one reply)\n"
-"  -S, --size SIZES   message size, or a comma list (K, M suffixes); default\n"
-"                     64 for lat, 1M for bw\n"
-"  -a, --all          client: every power of two from 2 to the -S size\n"
+"  -S, --size SIZES   message size, or a comma list (K, M, G suffixes), each\n"
+"                     1..1G; default 64 for lat, 1M for bw\n"
+"      --all          client: every power of two from 2 to the -S size\n"
 "                     (default 64K)\n"
 "  -n, --iters N      messages per size (default 1000)\n"
 "  -m, --mode M       doorbell (default) or poller (a kernel thread submits)\n"
@@ -617,8 +619,10 @@ static void usage(void)
 "  -V, --verify       check every message's content\n"
 "  -J, --json         machine-readable results on stdout\n"
 "      --timeout S    give up after S seconds without progress (default 30)\n"
+"  -h, --help         this text\n"
 "\n"
-"Exit status: 0 done, 1 error or data check failed, 2 usage.\n");
+"Exit status: 0 done, 1 error or data check failed, 2 usage error,\n"
+"3 the lchan module is not loaded.\n");
 }
 
 static int find_test(const char *name)
@@ -630,23 +634,17 @@ static int find_test(const char *name)
 	return -1;
 }
 
-static int parse_args(struct mp *p, int argc, char **argv)
+static void parse_args(struct mp *p, int argc, char **argv)
 {
 	static const struct perf_tool tool = {
 		"lchan_msg_perf", PERF_FOR_MSG, "18517", find_test,
+		"lat, bw", usage,
 	};
-	int ret;
 
-	ret = perf_opts_parse(&p->o, &tool, argc, argv);
-	if (ret)
-		return ret;
-	ret = perf_opts_finish(&p->o, "lchan_msg_perf", argc,
-			       p->o.test == T_LAT ? 64 : 1u << 20);
-	if (ret)
-		return ret;
+	perf_opts_parse(&p->o, &tool, argc, argv);
+	perf_opts_finish(&p->o, p->o.test == T_LAT ? 64 : 1u << 20);
 	if (!p->o.iters)
 		p->o.iters = 1000;
-	return 0;
 }
 
 int main(int argc, char **argv)
@@ -654,16 +652,16 @@ int main(int argc, char **argv)
 	struct mp p = { 0 };
 	int ret;
 
-	if (parse_args(&p, argc, argv)) {
-		usage();
-		return 2;
-	}
+	parse_args(&p, argc, argv);
 	p.timeout_tsc = perf_calibrate(p.o.timeout_s, &p.tsc_per_us);
 	p.ctx.fd = -1;
 
 	ret = perf_open_ctx(&p.ctx, &p.o, "lchan_msg_perf");
-	if (!ret)
-		ret = p.o.server ? run_server(&p) : run_client(&p);
+	if (ret) {
+		lchan_ctx_close(&p.ctx);
+		return ret;
+	}
+	ret = p.o.server ? run_server(&p) : run_client(&p);
 	if (p.m) {
 		if (p.mr.handle)
 			lchan_mr_dereg(&p.ctx, &p.mr);
@@ -672,5 +670,5 @@ int main(int argc, char **argv)
 	}
 	lchan_ctx_close(&p.ctx);
 	free(p.area);
-	return ret ? 1 : 0;
+	return ret ? CLI_EXIT_FAIL : 0;
 }

@@ -5,7 +5,7 @@
  * can be read side by side.
  *
  *   lchan_perf -s [-a ADDR] [-p PORT] [--mode doorbell|poller]
- *   lchan_perf -c ADDR [-p PORT] [-t TEST] [-S SIZE[,SIZE...]] [-a] [-n N]
+ *   lchan_perf -c ADDR [-p PORT] [-t TEST] [-S SIZE[,SIZE...]] [--all] [-n N]
  *              [-b BATCH] [--mode doorbell|poller] [--event] [--json] ...
  *
  * The client chooses the test and sends its parameters to the server over
@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "liblchan.h"
 #include "perf_util.h"
 
@@ -41,7 +42,6 @@
 #define SLOT_BUDGET	(64u << 20)	/* receive slots, all together */
 #define MIN_SLOTS	8
 #define CTRL_BIT	(1ULL << 63)	/* SQE user_data: a control SEND */
-#define EXIT_SKIP	4		/* kselftest's "skipped" */
 
 enum msg_type {
 	M_HELLO = 1,
@@ -1353,26 +1353,28 @@ out:
 
 static void usage(void)
 {
-	fprintf(stderr,
+	printf(
 "usage: lchan_perf -s [-a ADDR] [-p PORT] [--mode M] [--event]\n"
-"       lchan_perf -c ADDR [-p PORT] [-t TEST] [-S SIZES | -a] [options]\n"
+"       lchan_perf -c ADDR [-p PORT] [-t TEST] [-S SIZES] [--all] [options]\n"
 "\n"
-"  -s                 server (the client says what to run)\n"
-"  -a ADDR            server: the address to listen on (default any)\n"
-"  -c ADDR            client: connect to ADDR\n"
-"  -p PORT            port (default 18515)\n"
+"  -s, --server       server (the client says what to run)\n"
+"  -c, --client ADDR  client: connect to the server at ADDR\n"
+"  -a, --addr ADDR    the address: where the server listens (default any),\n"
+"                     the server a client connects to (as -c ADDR)\n"
+"  -p, --port PORT    port, 1..65535 (default 18515)\n"
 "  -t, --test TEST    send_lat (default), write_lat, read_lat, atomic_lat,\n"
 "                     send_bw, write_bw, read_bw\n"
-"  -S, --size SIZES   message size, or a comma list (K, M suffixes); default\n"
-"                     2 for latency, 8 for atomic_lat, 64K for bandwidth\n"
-"  -a, --all          client: every power of two from 2 to the -S size\n"
+"  -S, --size SIZES   message size, or a comma list (K, M, G suffixes), each\n"
+"                     1..1G; default 2 for latency, 8 for atomic_lat, 64K\n"
+"                     for bandwidth\n"
+"      --all          client: every power of two from 2 to the -S size\n"
 "                     (default 64K)\n"
 "  -n, --iters N      iterations per size (default 1000, 5000 for bandwidth)\n"
 "  -b, --batch N      bandwidth: operations per submit (default 16)\n"
 "  -Q, --cq-mod N     one completion per N operations (default tx-depth/4\n"
 "                     for bandwidth, tx-depth/2 for latency)\n"
-"      --tx-depth N   send ring entries (default 128)\n"
-"      --rx-depth N   receive ring entries (default 512)\n"
+"      --tx-depth N   send ring entries, 4..4096 (default 128)\n"
+"      --rx-depth N   receive ring entries, 4..4096 (default 512)\n"
 "  -m, --mode M       doorbell (default: one ENTER per submit), poller\n"
 "                     (a kernel thread submits; no system call), or\n"
 "                     direct (the CQ polled in ENTER; IB/RoCE)\n"
@@ -1382,8 +1384,10 @@ static void usage(void)
 "  -V, --verify       check the data moved (outside the timed loop)\n"
 "  -J, --json         machine-readable results on stdout\n"
 "      --timeout S    give up after S seconds without progress (default 30)\n"
+"  -h, --help         this text\n"
 "\n"
-"Exit status: 0 done, 1 error or data check failed, 4 test skipped.\n");
+"Exit status: 0 done, 1 error or data check failed, 2 usage error,\n"
+"3 the lchan module is not loaded, 4 test skipped.\n");
 }
 
 static int find_test(const char *name)
@@ -1396,29 +1400,22 @@ static int find_test(const char *name)
 	return -1;
 }
 
-static int parse_args(struct perf *p, int argc, char **argv)
+static void parse_args(struct perf *p, int argc, char **argv)
 {
 	static const struct perf_tool tool = {
 		"lchan_perf", PERF_FOR_LCHAN, "18515", find_test,
+		"send_lat, write_lat, read_lat, atomic_lat, send_bw, write_bw, read_bw",
+		usage,
 	};
-	int ret;
 
-	ret = perf_opts_parse(&p->o, &tool, argc, argv);
-	if (ret)
-		return ret;
+	perf_opts_parse(&p->o, &tool, argc, argv);
 	p->ops = &perf_tests[p->o.test];
 	if (p->ops->fixed_size)
 		p->o.all = false;
-	ret = perf_opts_finish(&p->o, "lchan_perf", argc, p->ops->def_size);
-	if (ret)
-		return ret;
+	perf_opts_finish(&p->o, p->ops->def_size);
 	if (p->ops->fixed_size) {
 		p->o.sizes[0] = p->ops->fixed_size;
 		p->o.nsizes = 1;
-	}
-	if (p->o.tx_depth < 4 || p->o.rx_depth < 4) {
-		fprintf(stderr, "lchan_perf: ring depths must be at least 4\n");
-		return -EINVAL;
 	}
 	/* The kernel rounds rings up to powers of two; so do we. */
 	while (p->o.tx_depth & (p->o.tx_depth - 1))
@@ -1427,15 +1424,11 @@ static int parse_args(struct perf *p, int argc, char **argv)
 		p->o.rx_depth++;
 	if (!p->o.iters)
 		p->o.iters = p->ops->lat ? 1000 : 5000;
-	if (!p->o.batch)
-		p->o.batch = 1;
 	if (!p->o.cq_mod)
 		p->o.cq_mod = p->ops->lat ? p->o.tx_depth / 2 :
 						     p->o.tx_depth / 4;
 	if (p->o.cq_mod > p->o.tx_depth / 2)
 		p->o.cq_mod = p->o.tx_depth / 2;
-
-	return 0;
 }
 
 int main(int argc, char **argv)
@@ -1443,22 +1436,22 @@ int main(int argc, char **argv)
 	struct perf p = { 0 };
 	int ret;
 
-	if (parse_args(&p, argc, argv)) {
-		usage();
-		return 2;
-	}
+	parse_args(&p, argc, argv);
 	p.timeout_tsc = perf_calibrate(p.o.timeout_s, &p.tsc_per_us);
 	p.chan.fd = -1;
 	p.ctx.fd = -1;
 
 	ret = perf_open_ctx(&p.ctx, &p.o, "lchan_perf");
-	if (!ret)
-		ret = p.o.server ? run_server(&p) : run_client(&p);
+	if (ret) {
+		lchan_ctx_close(&p.ctx);
+		return ret;
+	}
+	ret = p.o.server ? run_server(&p) : run_client(&p);
 	lchan_chan_close(&p.chan);
 	lchan_ctx_close(&p.ctx);
 	free(p.data);
 	free(p.ctrl);
 	if (ret == 1)
-		return EXIT_SKIP;
-	return ret ? 1 : 0;
+		return CLI_EXIT_SKIP;
+	return ret ? CLI_EXIT_FAIL : 0;
 }

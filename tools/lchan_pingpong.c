@@ -9,12 +9,14 @@
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "liblchan.h"
 #include "measure.h"
 
@@ -219,48 +221,65 @@ static int run_client(struct pp *pp, const char *addr, const char *port)
 
 static void usage(void)
 {
-	fprintf(stderr,
-		"usage: lchan_pingpong -s [-a ADDR] [options]\n"
-		"       lchan_pingpong -c ADDR [options]\n"
-		"  -p PORT   port (default 18515)\n"
-		"  -n COUNT  round trips (default 1000)\n"
-		"  -S SIZE   message size in bytes (default 64)\n"
-		"  -b        busy-poll the completion ring instead of poll(2)\n"
-		"  -q        quiet server\n");
+	printf("usage: lchan_pingpong -s [-a ADDR] [options]\n"
+	       "       lchan_pingpong -c ADDR [options]\n"
+	       "  -s, --server       serve one client\n"
+	       "  -c, --client ADDR  connect to the server at ADDR\n"
+	       "  -a, --addr ADDR    the address: where the server listens (default\n"
+	       "                     any), the server a client connects to (as -c)\n"
+	       "  -p, --port PORT    port, 1..65535 (default 18515)\n"
+	       "  -n, --count COUNT  round trips (default 1000)\n"
+	       "  -S, --size SIZE    message size, 1..1G (K, M, G suffixes; default 64)\n"
+	       "  -b, --busy-poll    busy-poll the completion ring instead of poll(2)\n"
+	       "  -q, --quiet        quiet server\n"
+	       "  -h, --help         this text\n"
+	       "Exit status: 0 every message arrived intact, 1 error, 2 usage error,\n"
+	       "3 the lchan module is not loaded.\n");
 }
 
 int main(int argc, char **argv)
 {
+	static const struct option longs[] = {
+		{ "server", no_argument, NULL, 's' },
+		{ "client", required_argument, NULL, 'c' },
+		{ "addr", required_argument, NULL, 'a' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "size", required_argument, NULL, 'S' },
+		{ "busy-poll", no_argument, NULL, 'b' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct pp pp = { .size = 64, .count = 1000 };
 	const char *addr = NULL, *port = "18515";
-	int server = -1, opt, ret;
+	bool server = false, client = false;
+	int opt, ret;
 
-	while ((opt = getopt(argc, argv, "sc:a:p:n:S:bqh")) != -1) {
+	cli_start(argv);
+	while ((opt = getopt_long(argc, argv, "sc:a:p:n:S:bqh", longs,
+				  NULL)) != -1) {
 		switch (opt) {
-		case 's': server = 1; break;
-		case 'c': server = 0; addr = optarg; break;
-		case 'a': addr = optarg; break;
-		case 'p': port = optarg; break;
-		case 'n': pp.count = strtoul(optarg, NULL, 0); break;
-		case 'S': pp.size = strtoul(optarg, NULL, 0); break;
+		case 's': server = true; break;
+		case 'c': client = true; cli_address(&addr, "-c", optarg); break;
+		case 'a': cli_address(&addr, "-a", optarg); break;
+		case 'p': port = cli_port("-p", optarg); break;
+		case 'n': pp.count = cli_number("-n", optarg, 1, 1000000000); break;
+		case 'S': pp.size = cli_size("-S", optarg, 1, CLI_SIZE_MAX); break;
 		case 'b': pp.busy_poll = 1; break;
 		case 'q': pp.quiet = 1; break;
-		default: usage(); return 2;
+		case 'h': usage(); return 0;
+		default: cli_bad_option();
 		}
 	}
-	if (server < 0 || !pp.size || pp.size > (1u << 30)) {
-		usage();
-		return 2;
-	}
+	cli_no_operands(argc, argv, optind);
+	cli_one_side(server, client);
 	pp.buf = aligned_alloc(4096, (2 * pp.size + 4095) & ~(size_t)4095);
 	if (!pp.buf)
-		return 1;
+		return CLI_EXIT_FAIL;
 	ret = lchan_ctx_open(&pp.ctx);
-	if (ret) {
-		fprintf(stderr, "lchan_pingpong: %s: %s\n", LCHAN_DEVICE_PATH,
-			strerror(-ret));
-		return 1;
-	}
+	if (ret)
+		return cli_open_failed(LCHAN_DEVICE_PATH, ret);
 	ret = server ? run_server(&pp, addr, port) :
 		       run_client(&pp, addr, port);
 	if (ret)
@@ -268,5 +287,5 @@ int main(int argc, char **argv)
 	lchan_chan_close(&pp.chan);
 	lchan_ctx_close(&pp.ctx);
 	free(pp.buf);
-	return ret ? 1 : 0;
+	return ret ? CLI_EXIT_FAIL : 0;
 }

@@ -49,7 +49,8 @@
  *
  * Exit status: 0 as expected (the stream whole; with -x, the peer lost,
  * noticed within the bound, the data whole up to then; with -o, the data
- * whole whether or not the loss was noticed within -L), 1 not.
+ * whole whether or not the loss was noticed within -L), 1 not, 2 a usage
+ * error, 3 no lchan module (cli.h).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -63,6 +64,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "liblchan.h"
 #include "measure.h"
 
@@ -532,71 +534,96 @@ static int prepare(struct wire *w)
 
 static void usage(void)
 {
-	fprintf(stderr,
-		"usage: lchan_wire -s [-a ADDR] [options]\n"
-		"       lchan_wire -c ADDR [options]\n"
-		"  -p PORT   port (default 18520)\n"
-		"  -S SIZE   message size, at least 16 (default 4096)\n"
-		"  -t SECS   send for SECS, then the last message (default 10)\n"
-		"  -w N      sends in flight (default 8)\n"
-		"  -T T      ACK timeout exponent (lchan_rc_params)\n"
-		"  -R R      retry count (lchan_rc_params)\n"
-		"  -L SECS   give up after SECS without a completion (default 30)\n"
-		"  -C SECS   connect or accept within SECS (default 10)\n"
-		"  -x        expect the peer to be lost, noticed within the bound\n"
-		"  -X        as -x, the time reported but not judged\n"
-		"  -o        observe: the peer may be lost or not; report it\n"
-		"  -k MS     keepalive period (lchan_rc_params)\n"
-		"  -i        idle: send nothing, for -L SECS or until the channel fails\n");
+	printf("usage: lchan_wire -s [-a ADDR] [options]\n"
+	       "       lchan_wire -c ADDR [options]\n"
+	       "  -s        serve one client\n"
+	       "  -c ADDR   connect to the server at ADDR\n"
+	       "  -a ADDR   the address: where the server listens (default any), the\n"
+	       "            server a client connects to (as -c ADDR)\n"
+	       "  -p PORT   port, 1..65535 (default 18520)\n"
+	       "  -S SIZE   message size, %zu..16M (K, M suffixes; default 4096)\n"
+	       "  -t SECS   send for SECS, then the last message (default 10)\n"
+	       "  -w N      sends in flight, 1..64 (default 8)\n"
+	       "  -T T      ACK timeout exponent, 0..31 (lchan_rc_params; 0 the default)\n"
+	       "  -R R      retry count, 0..7 (lchan_rc_params; 0 the default)\n"
+	       "  -L SECS   give up after SECS without a completion (default 30)\n"
+	       "  -C SECS   connect or accept within SECS (default 10)\n"
+	       "  -x        expect the peer to be lost, noticed within the bound\n"
+	       "  -X        as -x, the time reported but not judged\n"
+	       "  -o        observe: the peer may be lost or not; report it\n"
+	       "  -k MS     keepalive period, %u..%u (lchan_rc_params)\n"
+	       "  -i        idle: send nothing, for -L SECS or until the channel fails\n"
+	       "  -h, --help  this text\n"
+	       "Exit status: 0 as expected, 1 not, 2 usage error,\n"
+	       "3 the lchan module is not loaded.\n",
+	       sizeof(struct wire_hdr), LCHAN_KEEPALIVE_MIN_MS,
+	       LCHAN_KEEPALIVE_MAX_MS);
 }
 
 int main(int argc, char **argv)
 {
+	static const struct option longs[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct wire w = { .size = 4096, .window = 8, .secs = 10, .limit = 30 };
 	const char *addr = NULL, *port = "18520";
 	unsigned t, r;
-	int server = -1, opt, ret, state;
+	int opt, ret, state;
+	bool server = false, client = false;
 	double bound, took = 0, since_send = -1, since_ack = -1, t_close;
 	bool ok;
 
 	w.opts.flags = LCHAN_DEFER_ESTABLISH;
-	while ((opt = getopt(argc, argv, "sc:a:p:S:t:w:T:R:L:C:xXok:ih")) != -1) {
+	cli_start(argv);
+	while ((opt = getopt_long(argc, argv, "sc:a:p:S:t:w:T:R:L:C:xXok:ih",
+				  longs, NULL)) != -1) {
 		switch (opt) {
-		case 's': server = 1; break;
-		case 'c': server = 0; addr = optarg; break;
-		case 'a': addr = optarg; break;
-		case 'p': port = optarg; break;
-		case 'S': w.size = strtoul(optarg, NULL, 0); break;
-		case 't': w.secs = strtod(optarg, NULL); break;
-		case 'w': w.window = (unsigned)strtoul(optarg, NULL, 0); break;
+		case 's': server = true; break;
+		case 'c': client = true; cli_address(&addr, "-c", optarg); break;
+		case 'a': cli_address(&addr, "-a", optarg); break;
+		case 'p': port = cli_port("-p", optarg); break;
+		case 'S':
+			w.size = cli_size("-S", optarg, sizeof(struct wire_hdr),
+					  1u << 24);
+			break;
+		case 't': w.secs = cli_seconds("-t", optarg, 0, 86400); break;
+		case 'w':
+			w.window = (unsigned)cli_number("-w", optarg, 1, 64);
+			break;
 		case 'T':
 			w.opts.flags |= LCHAN_OPTS_RC;
-			w.opts.ack_timeout = (unsigned char)strtoul(optarg, NULL, 0);
+			w.opts.ack_timeout =
+				(unsigned char)cli_number("-T", optarg, 0, 31);
 			break;
 		case 'R':
 			w.opts.flags |= LCHAN_OPTS_RC;
-			w.opts.retry_count = (unsigned char)strtoul(optarg, NULL, 0);
+			w.opts.retry_count =
+				(unsigned char)cli_number("-R", optarg, 0, 7);
 			break;
-		case 'L': w.limit = strtod(optarg, NULL); break;
+		case 'L': w.limit = cli_seconds("-L", optarg, 0.001, 86400); break;
 		case 'x': w.expect_loss = true; break;
 		case 'X': w.expect_loss = w.loss_untimed = true; break;
 		case 'o': w.observe = true; break;
 		case 'C':
-			w.opts.timeout_ms = (unsigned)strtoul(optarg, NULL, 0) * 1000;
+			w.opts.timeout_ms = (unsigned)cli_number("-C", optarg, 1,
+								 3600) * 1000;
 			break;
 		case 'k':
 			w.opts.flags |= LCHAN_OPTS_KEEPALIVE;
-			w.opts.keepalive_ms = (unsigned)strtoul(optarg, NULL, 0);
+			w.opts.keepalive_ms = (unsigned)cli_number("-k", optarg,
+				LCHAN_KEEPALIVE_MIN_MS, LCHAN_KEEPALIVE_MAX_MS);
 			break;
 		case 'i': w.idle = true; break;
-		default: usage(); return 2;
+		case 'h': usage(); return 0;
+		default: cli_bad_option();
 		}
 	}
-	if (server < 0 || w.size < sizeof(struct wire_hdr) ||
-	    w.size > (1u << 24) || !w.window || w.window > 64) {
-		usage();
-		return 2;
-	}
+	cli_no_operands(argc, argv, optind);
+	cli_one_side(server, client);
+	if (w.observe && w.expect_loss)
+		cli_usage_error("-o and -%c: observe or expect a loss, not both",
+				w.loss_untimed ? 'X' : 'x');
 	w.buf = aligned_alloc(4096, ((WIRE_NRECV + w.window) * w.size + 4095) &
 				    ~(size_t)4095);
 	if (!w.buf)
@@ -604,11 +631,8 @@ int main(int argc, char **argv)
 	w.opts.sq_entries = w.window * 2;
 	w.opts.rq_entries = WIRE_NRECV;
 	ret = lchan_ctx_open(&w.ctx);
-	if (ret) {
-		fprintf(stderr, "lchan_wire: %s: %s\n", LCHAN_DEVICE_PATH,
-			strerror(-ret));
-		return 1;
-	}
+	if (ret)
+		return cli_open_failed(LCHAN_DEVICE_PATH, ret);
 	if (server) {
 		struct lchan_listener lst;
 

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "json.h"
 
 #define LCHANCTL_SYSFS	"/sys/kernel/lchan"
@@ -355,7 +356,7 @@ enum what { CHAN_LIST, CHAN_SHOW, DEV_LIST };
 
 /*
  * List the channels or the devices and print each as @what asks.  @only:
- * one channel id, or NULL for all.
+ * one channel id, or NULL for all.  Returns the exit status.
  */
 static int run(const struct opts *op, enum what what, const char *only)
 {
@@ -367,27 +368,29 @@ static int run(const struct opts *op, enum what what, const char *only)
 	unsigned i, shown = 0;
 	int ret;
 
-	o = malloc(sizeof(*o));
-	if (!o)
-		return -ENOMEM;
 	snprintf(dir, sizeof(dir), "%s/%s", op->root,
 		 chans ? "channels" : "devices");
+	/* The module makes the directory when it loads. */
+	if (access(dir, F_OK) && errno == ENOENT)
+		return cli_module_missing(dir, "no such directory");
+	o = malloc(sizeof(*o));
+	if (!o)
+		return CLI_EXIT_FAIL;
 	if (only) {
 		names.v = malloc(sizeof(*names.v));
 		if (!names.v) {
 			free(o);
-			return -ENOMEM;
+			return CLI_EXIT_FAIL;
 		}
 		names.n = 1;
 		snprintf(names.v[0], sizeof(names.v[0]), "%s", only);
 	} else {
 		ret = list_dir(dir, chans, &names);
 		if (ret) {
-			fprintf(stderr, "lchanctl: %s: %s%s\n", dir,
-				strerror(-ret),
-				ret == -ENOENT ? " (is lchan loaded?)" : "");
+			fprintf(stderr, "lchanctl: %s: %s\n", dir,
+				strerror(-ret));
 			free(o);
-			return ret;
+			return CLI_EXIT_FAIL;
 		}
 	}
 	for (i = 0; i < names.n; i++) {
@@ -405,7 +408,7 @@ static int run(const struct opts *op, enum what what, const char *only)
 					strerror(-ret));
 			free(names.v);
 			free(o);
-			return ret;
+			return CLI_EXIT_FAIL;
 		}
 		if (op->json && !shown)
 			json_open(&j, NULL, '[');
@@ -430,18 +433,20 @@ static int run(const struct opts *op, enum what what, const char *only)
 	return 0;
 }
 
-static void usage(FILE *f)
+static void usage(void)
 {
-	fprintf(f,
-		"usage: lchanctl [OPTIONS] [list]      one line per channel\n"
-		"       lchanctl [OPTIONS] show [ID]   every attribute of a channel\n"
-		"       lchanctl [OPTIONS] devices     the RDMA devices lchan uses\n"
-		"options:\n"
-		"  -j, --json        JSON output (an array of objects)\n"
-		"  -p, --pretty      indent the JSON\n"
-		"  -d, --sysfs DIR   read DIR instead of %s\n"
-		"                    (also: environment variable LCHAN_SYSFS)\n"
-		"  -h, --help        this text\n", LCHANCTL_SYSFS);
+	printf("usage: lchanctl [OPTIONS] [list]      one line per channel\n"
+	       "       lchanctl [OPTIONS] show [ID]   every attribute of a channel\n"
+	       "       lchanctl [OPTIONS] devices     the RDMA devices lchan uses\n"
+	       "options:\n"
+	       "  -j, --json        JSON output (an array of objects)\n"
+	       "  -p, --pretty      indent the JSON\n"
+	       "  -d, --sysfs DIR   read DIR instead of %s\n"
+	       "                    (also: environment variable LCHAN_SYSFS)\n"
+	       "  -h, --help        this text\n"
+	       "Exit status: 0 done, 1 no such channel or an error, 2 usage error,\n"
+	       "3 the lchan module is not loaded (no sysfs directory).\n",
+	       LCHANCTL_SYSFS);
 }
 
 static bool valid_id(const char *s)
@@ -466,6 +471,7 @@ int main(int argc, char **argv)
 
 	if (!op.root || !*op.root)
 		op.root = LCHANCTL_SYSFS;
+	cli_start(argv);
 	while ((c = getopt_long(argc, argv, "+jpd:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
@@ -478,11 +484,10 @@ int main(int argc, char **argv)
 			op.root = optarg;
 			break;
 		case 'h':
-			usage(stdout);
+			usage();
 			return 0;
 		default:
-			usage(stderr);
-			return 2;
+			cli_bad_option();
 		}
 	}
 	cmd = optind < argc ? argv[optind++] : "list";
@@ -492,31 +497,24 @@ int main(int argc, char **argv)
 		what = CHAN_SHOW;
 		if (optind < argc)
 			id = argv[optind++];
-		if (id && !valid_id(id)) {
-			fprintf(stderr, "lchanctl: channel id '%s' is not a number\n",
-				id);
-			return 2;
-		}
+		if (id && !valid_id(id))
+			cli_usage_error("show: channel id '%s' is not a number",
+					id);
 	} else if (!strcmp(cmd, "devices") || !strcmp(cmd, "dev")) {
 		what = DEV_LIST;
 	} else if (!strcmp(cmd, "help")) {
-		usage(stdout);
+		usage();
 		return 0;
 	} else {
-		fprintf(stderr, "lchanctl: unknown command '%s'\n", cmd);
-		usage(stderr);
-		return 2;
+		cli_usage_error("unknown command '%s' (list, show, devices)",
+				cmd);
 	}
-	if (optind < argc) {
-		fprintf(stderr, "lchanctl: unexpected argument '%s'\n",
-			argv[optind]);
-		return 2;
-	}
+	cli_no_operands(argc, argv, optind);
 	ret = run(&op, what, id);
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "lchanctl: writing the output: %s\n",
 			strerror(errno));
-		return 1;
+		return CLI_EXIT_FAIL;
 	}
-	return ret ? 1 : 0;
+	return ret;
 }

@@ -1,17 +1,15 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
 /* The option table of lchan_perf and lchan_msg_perf, and its parser. */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "perf_opts.h"
 
 #define PERF_FOR_TOOLS	(PERF_FOR_LCHAN | PERF_FOR_MSG)
-#define PERF_FOR_SIDES	(PERF_FOR_SERVER | PERF_FOR_CLIENT)
-#define PERF_FOR_ALL	(PERF_FOR_TOOLS | PERF_FOR_SIDES)
 
 /* Long options without a letter: numbered above the letters. */
 enum {
@@ -32,122 +30,104 @@ struct perf_opt {
 	unsigned who;		/* PERF_FOR_* */
 };
 
-/* In the order of --help's listing, which getopt's messages follow too. */
+/* In the order of --help's listing. */
 static const struct perf_opt perf_opt_table[] = {
-	{ "server", 's', no_argument, PERF_FOR_ALL },
-	{ "client", 'c', required_argument, PERF_FOR_ALL },
-	/* -a: the listen address to a server, "all sizes" to a client. */
-	{ NULL, 'a', required_argument, PERF_FOR_TOOLS | PERF_FOR_SERVER },
-	{ NULL, 'a', no_argument, PERF_FOR_TOOLS | PERF_FOR_CLIENT },
-	{ "port", 'p', required_argument, PERF_FOR_ALL },
-	{ "size", 'S', required_argument, PERF_FOR_ALL },
-	{ "all", PERF_O_ALL, no_argument, PERF_FOR_ALL },
-	{ "iters", 'n', required_argument, PERF_FOR_ALL },
-	{ "mode", 'm', required_argument, PERF_FOR_ALL },
-	{ "poller-idle", PERF_O_IDLE, required_argument, PERF_FOR_ALL },
-	{ "poller-cpu", PERF_O_CPU, required_argument, PERF_FOR_ALL },
-	{ "event", 'e', no_argument, PERF_FOR_ALL },
-	{ "verify", 'V', no_argument, PERF_FOR_ALL },
-	{ "json", 'J', no_argument, PERF_FOR_ALL },
-	{ "timeout", PERF_O_TIMEOUT, required_argument, PERF_FOR_ALL },
-	{ "help", 'h', no_argument, PERF_FOR_ALL },
-	{ "test", 't', required_argument, PERF_FOR_ALL },
-	{ "batch", 'b', required_argument, PERF_FOR_LCHAN | PERF_FOR_SIDES },
-	{ "cq-mod", 'Q', required_argument, PERF_FOR_LCHAN | PERF_FOR_SIDES },
-	{ "tx-depth", PERF_O_TX_DEPTH, required_argument,
-	  PERF_FOR_LCHAN | PERF_FOR_SIDES },
-	{ "rx-depth", PERF_O_RX_DEPTH, required_argument,
-	  PERF_FOR_LCHAN | PERF_FOR_SIDES },
-	{ "zero-copy", 'z', no_argument, PERF_FOR_MSG | PERF_FOR_SIDES },
-	{ "buf-size", PERF_O_BUF_SIZE, required_argument,
-	  PERF_FOR_MSG | PERF_FOR_SIDES },
-	{ "nbufs", PERF_O_NBUFS, required_argument,
-	  PERF_FOR_MSG | PERF_FOR_SIDES },
+	{ "server", 's', no_argument, PERF_FOR_TOOLS },
+	{ "client", 'c', required_argument, PERF_FOR_TOOLS },
+	{ "addr", 'a', required_argument, PERF_FOR_TOOLS },
+	{ "port", 'p', required_argument, PERF_FOR_TOOLS },
+	{ "size", 'S', required_argument, PERF_FOR_TOOLS },
+	{ "all", PERF_O_ALL, no_argument, PERF_FOR_TOOLS },
+	{ "iters", 'n', required_argument, PERF_FOR_TOOLS },
+	{ "mode", 'm', required_argument, PERF_FOR_TOOLS },
+	{ "poller-idle", PERF_O_IDLE, required_argument, PERF_FOR_TOOLS },
+	{ "poller-cpu", PERF_O_CPU, required_argument, PERF_FOR_TOOLS },
+	{ "event", 'e', no_argument, PERF_FOR_TOOLS },
+	{ "verify", 'V', no_argument, PERF_FOR_TOOLS },
+	{ "json", 'J', no_argument, PERF_FOR_TOOLS },
+	{ "timeout", PERF_O_TIMEOUT, required_argument, PERF_FOR_TOOLS },
+	{ "help", 'h', no_argument, PERF_FOR_TOOLS },
+	{ "test", 't', required_argument, PERF_FOR_TOOLS },
+	{ "batch", 'b', required_argument, PERF_FOR_LCHAN },
+	{ "cq-mod", 'Q', required_argument, PERF_FOR_LCHAN },
+	{ "tx-depth", PERF_O_TX_DEPTH, required_argument, PERF_FOR_LCHAN },
+	{ "rx-depth", PERF_O_RX_DEPTH, required_argument, PERF_FOR_LCHAN },
+	{ "zero-copy", 'z', no_argument, PERF_FOR_MSG },
+	{ "buf-size", PERF_O_BUF_SIZE, required_argument, PERF_FOR_MSG },
+	{ "nbufs", PERF_O_NBUFS, required_argument, PERF_FOR_MSG },
 };
 
 #define PERF_NOPTS	(sizeof(perf_opt_table) / sizeof(perf_opt_table[0]))
 
-static int perf_parse_size(const char *s, size_t *out)
+/* How messages name option @val: "-S", or "--timeout" without a letter. */
+static const char *perf_opt_name(int val, char *buf, size_t len)
 {
-	char *end;
-	unsigned long long v = strtoull(s, &end, 0);
+	unsigned i;
 
-	if (end == s)
-		return -EINVAL;
-	if (*end == 'k' || *end == 'K')
-		v <<= 10, end++;
-	else if (*end == 'm' || *end == 'M')
-		v <<= 20, end++;
-	if (*end || !v || v > (1ULL << 30))
-		return -EINVAL;
-	*out = (size_t)v;
-	return 0;
-}
-
-/* Sizes "64,4k,1M" into @sizes (at most @max, each 1 B to 1 GiB). */
-static int perf_parse_sizes(const char *arg, size_t *sizes, unsigned max,
-			    unsigned *n)
-{
-	char *copy = strdup(arg), *tok, *save = NULL;
-	int ret = 0;
-
-	if (!copy)
-		return -ENOMEM;
-	*n = 0;
-	for (tok = strtok_r(copy, ",", &save); tok && !ret;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (*n == max)
-			ret = -E2BIG;
-		else
-			ret = perf_parse_size(tok, &sizes[(*n)++]);
+	if (val < 256) {
+		snprintf(buf, len, "-%c", val);
+		return buf;
 	}
-	free(copy);
-	return ret || !*n ? -EINVAL : 0;
+	for (i = 0; i < PERF_NOPTS; i++)
+		if (perf_opt_table[i].val == val)
+			snprintf(buf, len, "--%s", perf_opt_table[i].name);
+	return buf;
 }
 
-/* A number up to @max, or a message and exit status 2. */
-static unsigned long perf_parse_ulong(const char *s, unsigned long max)
+/* Sizes "64,4k,1M" into o->sizes, each checked. */
+static void perf_parse_sizes(struct perf_opts *o, const char *opt,
+			     const char *arg)
 {
-	char *end;
-	unsigned long v = strtoul(s, &end, 0);
+	const char *p = arg;
 
-	if (end == s || *end || v > max) {
-		fprintf(stderr, "%s: bad number '%s'\n",
-			program_invocation_short_name, s);
-		exit(2);
+	o->nsizes = 0;
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		char tok[32];
+
+		if (o->nsizes == PERF_MAX_SIZES)
+			cli_usage_error("%s: more than %u sizes in '%s'", opt,
+					PERF_MAX_SIZES, arg);
+		snprintf(tok, sizeof(tok), "%.*s", (int)len, p);
+		if (len >= sizeof(tok))
+			cli_usage_error("%s: bad size '%.*s' (1..%lu)", opt,
+					(int)len, p, CLI_SIZE_MAX);
+		o->sizes[o->nsizes++] = cli_size(opt, tok, 1, CLI_SIZE_MAX);
+		if (!p[len])
+			break;
+		p += len + 1;
 	}
-	return v;
 }
 
-
-/* Take option @val; 0, or <0 when the value (or the option) is bad. */
-static int perf_opt_set(struct perf_opts *o, const struct perf_tool *t,
-			int val, const char *arg)
+/* Take option @val with its value @arg, checked. */
+static void perf_opt_set(struct perf_opts *o, const struct perf_tool *t,
+			 int val, const char *arg)
 {
+	char name[32];
+	const char *opt = perf_opt_name(val, name, sizeof(name));
+
 	switch (val) {
 	case 's':
-		/* Found before getopt, for -a's sake. */
+		o->server = true;
 		break;
 	case 'c':
-		o->host = arg;
+		o->client = true;
+		cli_address(&o->host, opt, arg);
 		break;
 	case 'a':
-		if (o->server)
-			o->host = arg;
-		else
-			o->all = true;
+		cli_address(&o->host, opt, arg);
 		break;
 	case PERF_O_ALL:
 		o->all = true;
 		break;
 	case 'p':
-		o->port = arg;
+		o->port = cli_port(opt, arg);
 		break;
 	case 'S':
-		o->sizes_arg = arg;
+		perf_parse_sizes(o, opt, arg);
 		break;
 	case 'n':
-		o->iters = perf_parse_ulong(arg, 1UL << 30);
+		o->iters = cli_number(opt, arg, 1, 1UL << 30);
 		break;
 	case 'm':
 		if (!strcmp(arg, "poller")) {
@@ -156,17 +136,16 @@ static int perf_opt_set(struct perf_opts *o, const struct perf_tool *t,
 			   t->tool == PERF_FOR_LCHAN) {
 			o->direct = true;
 		} else if (strcmp(arg, "doorbell")) {
-			fprintf(stderr, "%s: --mode is doorbell or poller%s\n",
-				t->name, t->tool == PERF_FOR_LCHAN ?
-				" or direct" : "");
-			return -EINVAL;
+			cli_usage_error("%s: bad mode '%s' (doorbell, poller%s)",
+					opt, arg, t->tool == PERF_FOR_LCHAN ?
+					", direct" : "");
 		}
 		break;
 	case PERF_O_IDLE:
-		o->idle_ms = (unsigned)perf_parse_ulong(arg, 600000);
+		o->idle_ms = (unsigned)cli_number(opt, arg, 0, 600000);
 		break;
 	case PERF_O_CPU:
-		o->poller_cpu = (int)perf_parse_ulong(arg, 4095);
+		o->poller_cpu = (int)cli_number(opt, arg, 0, 4095);
 		break;
 	case 'e':
 		o->event = true;
@@ -178,53 +157,51 @@ static int perf_opt_set(struct perf_opts *o, const struct perf_tool *t,
 		o->json = true;
 		break;
 	case PERF_O_TIMEOUT:
-		o->timeout_s = (unsigned)perf_parse_ulong(arg, 3600);
-		if (!o->timeout_s)
-			o->timeout_s = 1;
+		o->timeout_s = (unsigned)cli_number(opt, arg, 1, 3600);
 		break;
 	case 't':
 		o->test = t->find_test(arg);
-		if (o->test < 0) {
-			fprintf(stderr, "%s: unknown test '%s'\n", t->name,
-				arg);
-			return -EINVAL;
-		}
+		if (o->test < 0)
+			cli_usage_error("%s: unknown test '%s' (%s)", opt, arg,
+					t->tests);
 		break;
 	case 'b':
-		o->batch = (unsigned)perf_parse_ulong(arg, 4096);
+		o->batch = (unsigned)cli_number(opt, arg, 1, 4096);
 		break;
 	case 'Q':
-		o->cq_mod = (unsigned)perf_parse_ulong(arg, 4096);
+		o->cq_mod = (unsigned)cli_number(opt, arg, 1, 4096);
 		break;
 	case PERF_O_TX_DEPTH:
-		o->tx_depth = (unsigned)perf_parse_ulong(arg, 4096);
+		o->tx_depth = (unsigned)cli_number(opt, arg, 4, 4096);
 		break;
 	case PERF_O_RX_DEPTH:
-		o->rx_depth = (unsigned)perf_parse_ulong(arg, 4096);
+		o->rx_depth = (unsigned)cli_number(opt, arg, 4, 4096);
 		break;
 	case 'z':
 		o->zcopy = true;
 		break;
 	case PERF_O_BUF_SIZE:
-		o->buf_size = (unsigned)perf_parse_ulong(arg, 1UL << 24);
+		o->buf_size = (unsigned)cli_size(opt, arg, 1, 1UL << 24);
 		break;
 	case PERF_O_NBUFS:
-		o->nbufs = (unsigned)perf_parse_ulong(arg, 1024);
+		o->nbufs = (unsigned)cli_number(opt, arg, 1, 1024);
 		break;
+	case 'h':
+		t->usage();
+		exit(0);
 	default:
-		/* -h, and what getopt did not know ('?') */
-		return -EINVAL;
+		/* getopt said what it did not know */
+		cli_bad_option();
 	}
-	return 0;
 }
 
-int perf_opts_parse(struct perf_opts *o, const struct perf_tool *t, int argc,
-		    char **argv)
+void perf_opts_parse(struct perf_opts *o, const struct perf_tool *t, int argc,
+		     char **argv)
 {
 	struct option longs[PERF_NOPTS + 1];
 	char shorts[2 * PERF_NOPTS + 1];
-	unsigned who = t->tool, i, nl = 0, ns = 0;
-	int val, ret;
+	unsigned i, nl = 0, ns = 0;
+	int val;
 
 	*o = (struct perf_opts){
 		.port = t->port,
@@ -236,15 +213,10 @@ int perf_opts_parse(struct perf_opts *o, const struct perf_tool *t, int argc,
 		.buf_size = 8192,
 		.nbufs = 32,
 	};
-	for (i = 1; i < (unsigned)argc; i++)
-		if (!strcmp(argv[i], "-s") || !strcmp(argv[i], "--server"))
-			o->server = true;
-	who |= o->server ? PERF_FOR_SERVER : PERF_FOR_CLIENT;
-
 	for (i = 0; i < PERF_NOPTS; i++) {
 		const struct perf_opt *d = &perf_opt_table[i];
 
-		if ((d->who & who) != who)
+		if (!(d->who & t->tool))
 			continue;
 		if (d->name)
 			longs[nl++] = (struct option){ d->name, d->has_arg,
@@ -258,25 +230,15 @@ int perf_opts_parse(struct perf_opts *o, const struct perf_tool *t, int argc,
 	longs[nl] = (struct option){ NULL, 0, NULL, 0 };
 	shorts[ns] = 0;
 
-	while ((val = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
-		ret = perf_opt_set(o, t, val, optarg);
-		if (ret)
-			return ret;
-	}
-	return 0;
+	cli_start(argv);
+	while ((val = getopt_long(argc, argv, shorts, longs, NULL)) != -1)
+		perf_opt_set(o, t, val, optarg);
+	cli_no_operands(argc, argv, optind);
+	cli_one_side(o->server, o->client);
 }
 
-int perf_opts_finish(struct perf_opts *o, const char *tool, int argc,
-		     size_t def_size)
+void perf_opts_finish(struct perf_opts *o, size_t def_size)
 {
-	if (optind != argc || (!o->server && !o->host))
-		return -EINVAL;
-	if (o->sizes_arg && perf_parse_sizes(o->sizes_arg, o->sizes,
-					PERF_MAX_SIZES, &o->nsizes)) {
-		fprintf(stderr, "%s: bad size list '%s'\n", tool,
-			o->sizes_arg);
-		return -EINVAL;
-	}
 	if (o->all) {
 		size_t top = o->nsizes ? o->sizes[o->nsizes - 1] : 65536, s;
 
@@ -288,6 +250,4 @@ int perf_opts_finish(struct perf_opts *o, const char *tool, int argc,
 		o->sizes[0] = def_size;
 		o->nsizes = 1;
 	}
-	return 0;
 }
-

@@ -11,11 +11,9 @@
 
 #define PERF_MAX_SIZES	64
 
-/* Who takes an option: a tool, and a side. */
+/* Who takes an option. */
 #define PERF_FOR_LCHAN	(1u << 0)	/* lchan_perf */
 #define PERF_FOR_MSG	(1u << 1)	/* lchan_msg_perf */
-#define PERF_FOR_SERVER	(1u << 2)
-#define PERF_FOR_CLIENT	(1u << 3)
 
 /* What a tool tells the parser about itself. */
 struct perf_tool {
@@ -23,16 +21,19 @@ struct perf_tool {
 	unsigned tool;		/* PERF_FOR_LCHAN or PERF_FOR_MSG */
 	const char *port;	/* the default */
 	int (*find_test)(const char *name);	/* its number, or -1 */
+	const char *tests;	/* their names, for a bad -t */
+	void (*usage)(void);	/* --help: on stdout */
 };
 
 struct perf_opts {
-	bool server;
-	const char *host;	/* the server's listen address, or the peer */
+	bool server;		/* -s */
+	bool client;		/* -c */
+	const char *host;	/* -a or -c: where the server listens, or the peer */
 	const char *port;
 	size_t sizes[PERF_MAX_SIZES];
 	unsigned nsizes;
 	const char *sizes_arg;	/* -S as given */
-	bool all;		/* a client's -a: every power of two */
+	bool all;		/* --all: every power of two */
 	unsigned long iters;	/* 0: the tool's default */
 	bool poller;		/* --mode poller */
 	bool direct;		/* --mode direct (lchan_perf) */
@@ -57,17 +58,16 @@ struct perf_opts {
 };
 
 /*
- * Defaults, then every option of @t in @argv.  0, or <0 for a bad option
- * or value (after a message where the usage alone would not say why).
+ * Defaults, then every option of @t in @argv, each value checked: a bad
+ * one, or an option @t does not take, is a usage error (cli.h) and -h
+ * prints @t's usage; neither returns.
  */
-int perf_opts_parse(struct perf_opts *o, const struct perf_tool *t, int argc,
-		    char **argv);
+void perf_opts_parse(struct perf_opts *o, const struct perf_tool *t, int argc,
+		     char **argv);
 /*
- * After the tool's own adjustments: no operands, a client has a peer, and
- * the sizes: -S, the -a sweep up to the last -S size (64K without one),
- * else @def_size.
+ * After the tool's own adjustments, the sizes: -S, the --all sweep up to
+ * the last -S size (64K without one), else @def_size.
  */
-int perf_opts_finish(struct perf_opts *o, const char *tool, int argc,
-		     size_t def_size);
+void perf_opts_finish(struct perf_opts *o, size_t def_size);
 
 #endif /* LCHAN_PERF_OPTS_H */

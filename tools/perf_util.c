@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "liblchan.h"
 #include "perf_util.h"
 
@@ -344,17 +345,16 @@ int perf_open_ctx(struct lchan_ctx *ctx, const struct perf_opts *o,
 {
 	int ret = lchan_ctx_open(ctx);
 
-	if (ret) {
-		fprintf(stderr, "%s: %s: %s\n", tool, LCHAN_DEVICE_PATH,
-			strerror(-ret));
-		return ret;
-	}
+	if (ret)
+		return cli_open_failed(LCHAN_DEVICE_PATH, ret);
 	if (o->poller) {
 		ret = lchan_ctx_setup_poller(ctx, o->idle_ms, o->poller_cpu,
 					     NULL);
-		if (ret)
+		if (ret) {
 			fprintf(stderr, "%s: poller mode (LCHAN_IOC_CTX_SETUP): %s\n",
 				tool, strerror(-ret));
+			return CLI_EXIT_FAIL;
+		}
 	}
-	return ret;
+	return 0;
 }

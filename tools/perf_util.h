@@ -53,7 +53,10 @@ void perf_chan_device(unsigned id, char *buf, size_t len);
  * the library sees them and every attribute of its sysfs directory.
  */
 void perf_dump_chan(const char *tool, const struct lchan_chan *chan);
-/* Open the context, and set up its poller in --mode poller. */
+/*
+ * Open the context, and set up its poller in --mode poller: 0, or the
+ * exit status after a message (3 when lchan is not loaded, cli.h).
+ */
 int perf_open_ctx(struct lchan_ctx *ctx, const struct perf_opts *o,
 		  const char *tool);
 

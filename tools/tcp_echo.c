@@ -88,9 +88,8 @@ int main(int argc, char **argv)
 	int fd, one = 1;
 	long ret;
 
-	ret = echo_opts_parse(&o, "tcp_echo", "18517", argc, argv);
-	if (!ret)
-		ret = echo_buffers(&o, &out, &in);
+	echo_opts_parse(&o, "tcp_echo", "18517", false, argc, argv);
+	ret = echo_buffers(&o, &out, &in);
 	if (ret)
 		return ret;
 
@@ -117,7 +116,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 
-	fd = tcp_socket(o.host, o.port, 0);
+	fd = tcp_socket(o.addr, o.port, 0);
 	if (fd < 0)
 		return echo_die(&o, "connect", fd);
 	double t0 = now_s();
