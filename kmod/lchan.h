@@ -531,7 +531,8 @@ void lchan_cm_sockaddr_to_addr(const struct sockaddr_storage *ss,
 void lchan_cm_copy_sockaddr(struct sockaddr_storage *dst,
 			    const struct sockaddr *src);
 int lchan_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event);
-int lchan_cm_establish(struct lchan_chan *chan, u32 timeout_ms);
+int lchan_cm_establish(struct lchan_chan *chan, u32 timeout_ms,
+		       bool nonblock);
 int lchan_cm_check_fd_flags(u32 flags, u32 allowed);
 int lchan_cm_check_open(u32 flags, const struct lchan_ring_sizes *rings,
 			const struct lchan_rc_params *rc);

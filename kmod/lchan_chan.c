@@ -531,8 +531,10 @@ long lchan_ioctl_establish(struct lchan_ucmd *ucmd)
 	struct lchan_chan *chan = ucmd->file->private_data;
 	const struct lchan_establish_args *req = ucmd->cmd;
 
+	/* Only the connecting side's exchange runs without the caller. */
 	return lchan_cm_establish(chan, req->timeout_ms ?:
-				  LCHAN_CONNECT_TIMEOUT_MS);
+				  LCHAN_CONNECT_TIMEOUT_MS, !chan->passive &&
+				  (ucmd->file->f_flags & O_NONBLOCK));
 }
 
 /* The addresses and ring layout of CHAN_INFO are the owner's too. */

@@ -227,10 +227,33 @@ static int lchan_cm_wait(struct lchan_chan *chan, unsigned long deadline)
 }
 
 /*
- * Make the connection: rdma_connect or rdma_accept, then wait for it.
+ * How a connection made before ended up, for an ESTABLISH after the
+ * first: -EISCONN, -EALREADY while under way, or why it failed or ended.
+ * The handler writes cm_status before complete(), which completion_done()
+ * orders.  lock held.
+ */
+static int lchan_cm_result(struct lchan_chan *chan)
+{
+	int state = READ_ONCE(chan->state);
+	int status;
+
+	if (state == LCHAN_STATE_CONNECTED)
+		return lchan_iwarp_pending(chan) ? -EALREADY : -EISCONN;
+	if (!chan->cm_id || !completion_done(&chan->cm_done))
+		return state == LCHAN_STATE_CONNECTING ? -EALREADY :
+		       -ENOTCONN;
+	status = READ_ONCE(chan->cm_status);
+	return status < 0 ? status : -ENOTCONN;
+}
+
+/*
+ * Make the connection: rdma_connect or rdma_accept, then wait for it,
+ * unless @nonblock: then -EINPROGRESS once the request is out, and the
+ * handler finishes it (poll says when; a later ESTABLISH says how).
  * On failure the channel is torn down and left in an error state.
  */
-int lchan_cm_establish(struct lchan_chan *chan, u32 timeout_ms)
+int lchan_cm_establish(struct lchan_chan *chan, u32 timeout_ms,
+		       bool nonblock)
 {
 	unsigned long deadline = jiffies + msecs_to_jiffies(timeout_ms);
 	struct rdma_conn_param param;
@@ -244,8 +267,7 @@ int lchan_cm_establish(struct lchan_chan *chan, u32 timeout_ms)
 		goto out_unlock;
 	}
 	if (chan->established_once) {
-		ret = READ_ONCE(chan->state) == LCHAN_STATE_CONNECTED ?
-			-EISCONN : -EALREADY;
+		ret = lchan_cm_result(chan);
 		goto out_unlock;
 	}
 	chan->established_once = true;
@@ -277,6 +299,8 @@ int lchan_cm_establish(struct lchan_chan *chan, u32 timeout_ms)
 	ret = lchan_sysfs_add_chan(chan);
 	if (ret)
 		goto err_teardown;
+	if (nonblock)
+		return -EINPROGRESS;
 
 	ret = lchan_cm_wait(chan, deadline);
 	if (!ret && READ_ONCE(chan->state) != LCHAN_STATE_CONNECTED)
@@ -417,7 +441,9 @@ int lchan_cm_open_chan(struct lchan_chan *chan,
 
 		timeout_ms = left > 0 ? jiffies_to_msecs(left) : 1;
 	}
-	return lchan_cm_establish(chan, timeout_ms);
+	/* A non-blocking connect returns with the request out. */
+	return lchan_cm_establish(chan, timeout_ms, !chan->passive &&
+				  (flags & LCHAN_FD_NONBLOCK));
 
 out_unlock:
 	mutex_unlock(&chan->lock);
@@ -575,7 +601,7 @@ long lchan_ioctl_connect(struct lchan_ucmd *ucmd)
 		goto err_abort;
 	ret = lchan_cm_open_chan(chan, &req->rings, &req->rc, req->flags,
 				 &deadline);
-	if (ret)
+	if (ret && ret != -EINPROGRESS)
 		goto err_abort;
 
 	return lchan_chan_install_fd(chan, req->flags);

@@ -1,8 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later OR MIT */
 /*
  * liblchan: RDMA channels set up by the kernel, driven through rings in
- * the process.  Every function returns 0 (or a count) on success and a
- * negative errno on failure.  No global state, no hidden threads.
+ * the process.  No global state, no hidden threads.
+ *
+ * Results: every function returns 0, or a count where it says so
+ * (lchan_submit: entries taken), on success and a negative errno on
+ * failure; test "ret < 0", not "ret", after a call that counts.  The
+ * inline calls that hand out a ring slot (lchan_get_sqe, lchan_get_rqe)
+ * return NULL when none is free; lchan_peek_cqe returns -EAGAIN when no
+ * completion is ready.  A non-blocking connect returns -EINPROGRESS with a
+ * valid, connecting channel, as a socket's connect does.
+ *
+ * Handles: a call that makes a context, listener, channel or memory
+ * region leaves it empty when it fails (fd -1, handle 0), and closing
+ * (deregistering) an empty one does nothing and returns 0, so a program
+ * may close what a call was given whether or not the call succeeded.
  *
  * Set-up (setup.c): contexts, memory registration, listen/accept/connect.
  * Data path (this header, inline): take an SQE/RQE, fill it, submit; peek
@@ -126,8 +138,12 @@ struct lchan_opts {
 	unsigned rq_entries;
 	unsigned cq_entries;
 	unsigned timeout_ms;
-	unsigned flags;			/* LCHAN_FD_*, LCHAN_DEFER_ESTABLISH,
-					   LCHAN_OPTS_RC, LCHAN_OPTS_KEEPALIVE */
+	/*
+	 * LCHAN_FD_*, LCHAN_DEFER_ESTABLISH, LCHAN_DIRECT_POLL,
+	 * LCHAN_OPEN_EXCHANGE (connect only), LCHAN_OPTS_RC,
+	 * LCHAN_OPTS_KEEPALIVE
+	 */
+	unsigned flags;
 	unsigned char ack_timeout;	/* lchan_rc_params */
 	unsigned char retry_count;
 	unsigned keepalive_ms;		/* lchan_rc_params; 0 = off */
@@ -157,6 +173,7 @@ int lchan_connect(struct lchan_ctx *ctx, const char *host, const char *port,
 int lchan_connect_addr(struct lchan_ctx *ctx, const struct lchan_addr *dst,
 		       const struct lchan_opts *opts, struct lchan_chan *chan);
 int lchan_establish(struct lchan_chan *chan, unsigned timeout_ms);
+int lchan_connect_result(struct lchan_chan *chan);
 int lchan_chan_close(struct lchan_chan *chan);
 
 int lchan_submit(struct lchan_chan *chan);

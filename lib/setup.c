@@ -297,12 +297,26 @@ int lchan_connect_addr(struct lchan_ctx *ctx, const struct lchan_addr *dst,
 	};
 	int fd;
 
+	int ret;
+
 	lchan_chan_empty(chan);
 	lchan_opts_to_sizes_rc(opts, &req.rings, &req.rc);
 	fd = ioctl(ctx->fd, LCHAN_IOC_CONNECT, &req);
 	if (fd < 0)
 		return lchan_errno();
-	return lchan_chan_setup(chan, fd);
+	ret = lchan_chan_setup(chan, fd);
+	if (ret || !(req.flags & LCHAN_FD_NONBLOCK) ||
+	    (req.flags & LCHAN_DEFER_ESTABLISH))
+		return ret;
+	/*
+	 * A non-blocking connect: -EINPROGRESS leaves a valid channel,
+	 * connecting, as a socket's connect does; one that failed already
+	 * leaves none.
+	 */
+	ret = lchan_connect_result(chan);
+	if (ret && ret != -EINPROGRESS)
+		lchan_chan_close(chan);
+	return ret;
 }
 
 int lchan_connect(struct lchan_ctx *ctx, const char *host, const char *port,
@@ -320,6 +334,14 @@ int lchan_connect(struct lchan_ctx *ctx, const char *host, const char *port,
 	return lchan_connect_addr(ctx, &dst, opts, chan);
 }
 
+/* The QP numbers are known once connected. */
+static int lchan_chan_refresh(struct lchan_chan *chan)
+{
+	chan->info.size = sizeof(chan->info);
+	return ioctl(chan->fd, LCHAN_IOC_CHAN_INFO, &chan->info) ?
+	       lchan_errno() : 0;
+}
+
 int lchan_establish(struct lchan_chan *chan, unsigned timeout_ms)
 {
 	struct lchan_establish_args req = {
@@ -329,10 +351,24 @@ int lchan_establish(struct lchan_chan *chan, unsigned timeout_ms)
 
 	if (ioctl(chan->fd, LCHAN_IOC_ESTABLISH, &req))
 		return lchan_errno();
-	/* The QP numbers are known now. */
-	chan->info.size = sizeof(chan->info);
-	return ioctl(chan->fd, LCHAN_IOC_CHAN_INFO, &chan->info) ?
-	       lchan_errno() : 0;
+	return lchan_chan_refresh(chan);
+}
+
+/*
+ * How a non-blocking connect (or establish) is doing: 0 once connected,
+ * -EINPROGRESS while under way, else why it failed.
+ */
+int lchan_connect_result(struct lchan_chan *chan)
+{
+	struct lchan_establish_args req = { .size = sizeof(req) };
+	int ret;
+
+	if (!ioctl(chan->fd, LCHAN_IOC_ESTABLISH, &req))
+		return lchan_chan_refresh(chan);
+	ret = lchan_errno();
+	if (ret == -EISCONN)
+		return lchan_chan_refresh(chan);
+	return ret == -EALREADY ? -EINPROGRESS : ret;
 }
 
 /* Unmap and close: the kernel disconnects and flushes. */

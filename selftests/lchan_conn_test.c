@@ -998,7 +998,7 @@ TEST_F_TIMEOUT(conn, open_exchange_only_when_asked, 60)
 	struct lchan_chan chan;
 	struct lchan_ctx ctx;
 	char port[16];
-	int asked, status;
+	int asked, status, sync[2];
 	pid_t pid;
 
 	ASSERT_EQ(0, lchan_ctx_open(&ctx));
@@ -1008,6 +1008,7 @@ TEST_F_TIMEOUT(conn, open_exchange_only_when_asked, 60)
 	for (asked = 0; asked < 2; asked++) {
 		unsigned long long want = iwarp && asked;
 
+		ASSERT_EQ(0, pipe(sync));
 		pid = fork();
 		ASSERT_GE(pid, 0);
 		if (pid == 0) {
@@ -1027,13 +1028,19 @@ TEST_F_TIMEOUT(conn, open_exchange_only_when_asked, 60)
 			if (got != want)
 				_exit(lchan_t_child_fail(3, "open_exchange %llu",
 							 got));
+			/* Open until the accepting side has its channel. */
+			close(sync[1]);
+			if (read(sync[0], &got, 1) < 0)
+				_exit(lchan_t_child_fail(4, "read"));
 			lchan_chan_close(&cchan);
 			_exit(0);
 		}
+		close(sync[0]);
 		ASSERT_EQ(0, lchan_accept(&lst, NULL, &chan));
 		EXPECT_EQ(want, lchan_t_chan_attr(&chan, "open_exchange"))
 			TH_LOG("accepting side, connect %s the exchange",
 			       asked ? "asked for" : "without");
+		close(sync[1]);
 		ASSERT_EQ(pid, waitpid(pid, &status, 0));
 		EXPECT_TRUE(WIFEXITED(status));
 		EXPECT_EQ(0, WEXITSTATUS(status));
@@ -1041,6 +1048,82 @@ TEST_F_TIMEOUT(conn, open_exchange_only_when_asked, 60)
 	}
 	lchan_listener_close(&lst);
 	lchan_ctx_close(&ctx);
+}
+
+struct nb_accept {
+	struct lchan_listener *lst;
+	struct lchan_chan chan;
+	int delay_ms;
+	int ret;
+};
+
+/* Accept one channel, after a pause the connecting side must not wait. */
+static void *nb_acceptor(void *p)
+{
+	struct nb_accept *a = p;
+
+	usleep(a->delay_ms * 1000);
+	a->ret = lchan_accept(a->lst, NULL, &a->chan);
+	return NULL;
+}
+
+/*
+ * A non-blocking connect, as sockets have it: connect returns
+ * -EINPROGRESS with a valid channel before the peer accepted; POLLOUT
+ * once connected, and the result says 0; data flows.  Against a port
+ * nobody serves: POLLHUP, and the result is ECONNREFUSED (or connect
+ * says so at once and leaves no channel).
+ */
+TEST_F_TIMEOUT(conn, nonblocking_connect, 60)
+{
+	struct lchan_opts o = { .flags = LCHAN_FD_NONBLOCK };
+	struct lchan_listener lst;
+	struct nb_accept a = { &lst, { .fd = -1 }, 500, 0 };
+	struct lchan_chan chan;
+	struct lchan_ctx sctx, cctx;
+	struct pollfd pfd;
+	char port[16];
+	pthread_t thr;
+	double t0;
+	int ret;
+
+	ASSERT_EQ(0, lchan_ctx_open(&sctx));
+	ASSERT_EQ(0, lchan_ctx_open(&cctx));
+	snprintf(port, sizeof(port), "%u", lchan_t_port());
+	ASSERT_EQ(0, lchan_listen(&sctx, self->d.addr, port, 1, 0, &lst));
+	ASSERT_EQ(0, pthread_create(&thr, NULL, nb_acceptor, &a));
+	t0 = lchan_t_now();
+	ret = lchan_connect(&cctx, self->d.addr, port, &o, &chan);
+	EXPECT_EQ(-EINPROGRESS, ret) TH_LOG("connect: %s", strerror(-ret));
+	EXPECT_GT(0.4, lchan_t_now() - t0);
+	ASSERT_LE(0, chan.fd);
+	EXPECT_EQ(-EINPROGRESS, lchan_connect_result(&chan));
+	pfd = (struct pollfd){ .fd = chan.fd, .events = POLLOUT };
+	EXPECT_EQ(1, poll(&pfd, 1, 20000));
+	EXPECT_TRUE(pfd.revents & POLLOUT);
+	EXPECT_EQ(0, lchan_connect_result(&chan));
+	EXPECT_EQ(LCHAN_STATE_CONNECTED, lchan_chan_state(&chan));
+	pthread_join(thr, NULL);
+	ASSERT_EQ(0, a.ret);
+	lchan_chan_close(&a.chan);
+	lchan_chan_close(&chan);
+	lchan_listener_close(&lst);
+
+	/* Nobody serves the port any more. */
+	ret = lchan_connect(&cctx, self->d.addr, port, &o, &chan);
+	if (ret == -EINPROGRESS) {
+		pfd = (struct pollfd){ .fd = chan.fd, .events = POLLOUT };
+		EXPECT_EQ(1, poll(&pfd, 1, 20000));
+		EXPECT_TRUE(pfd.revents & POLLHUP);
+		EXPECT_FALSE(pfd.revents & POLLOUT);
+		EXPECT_EQ(-ECONNREFUSED, lchan_connect_result(&chan));
+	} else {
+		EXPECT_EQ(-ECONNREFUSED, ret);
+		EXPECT_EQ(-1, chan.fd);
+	}
+	lchan_chan_close(&chan);
+	lchan_ctx_close(&cctx);
+	lchan_ctx_close(&sctx);
 }
 
 /* Which side saw what, and both channels as the kernel has them. */

@@ -173,7 +173,18 @@ struct lchan_addr {
 	__u8 addr[16];		/* network order; IPv4 in the first 4 */
 };
 
-/* Flags for calls that create a file descriptor. */
+/*
+ * Flags for calls that create a file descriptor.  LCHAN_FD_NONBLOCK on
+ * CONNECT (without LCHAN_DEFER_ESTABLISH) is a non-blocking connect: the
+ * call returns the channel fd once the address and route are resolved and
+ * the connection request is out, in state LCHAN_STATE_CONNECTING.  The fd
+ * polls EPOLLOUT once the channel is connected (on iWARP with
+ * LCHAN_OPEN_EXCHANGE, once the exchange lets the SQ go), EPOLLHUP when
+ * the connect failed; ESTABLISH then says how it ended: EISCONN when
+ * connected, EALREADY while under way, else why it failed.  ESTABLISH on
+ * a deferred connecting channel whose fd is non-blocking starts the
+ * connection the same way and fails with EINPROGRESS.
+ */
 #define LCHAN_FD_CLOEXEC	(1U << 0)
 #define LCHAN_FD_NONBLOCK	(1U << 1)
 
