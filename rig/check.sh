@@ -155,7 +155,7 @@ host_check() { # NAME [TAP-PREFIX]
 phase "host checks"
 # Whatever they build, they build for the first kernel, which setup readied.
 use_kernel "${kernels[0]}"
-for c in install man man-sysfs abi-doc lchanctl; do
+for c in install man man-examples man-sysfs abi-doc lchanctl; do
 	host_check "$c"
 done
 
