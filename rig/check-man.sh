@@ -13,6 +13,8 @@
 #                     man/PROG.1 or man/PROG.8; lchan.7 must exist
 #   no stale pages:   a section-3 page names only functions that exist
 #   references:       every "lchan... (N)" cross-reference has its page
+#   failures:         every section-3 page has RETURN VALUE, and ERRORS
+#                     unless RETURN VALUE says that the call cannot fail
 #   warnings:         groff -man -ww and man --warnings print nothing
 #
 # The last line of output is the summary; exit status 0 pass, 1 fail.
@@ -52,6 +54,11 @@ name_section() {
 	awk '/^\.SH/ { in_name = ($2 == "NAME") ; next } in_name' "$1" |
 		tr '\n' ' ' | sed 's/\\-.*//' | tr ', ' '\n\n' | sed '/^$/d'
 }
+# The roff lines of section NAME of a page.
+section_text() { # PAGE NAME
+	awk -v name="$2" '/^\.SH/ { sub(/^\.SH +/, ""); gsub(/"/, ""); in_s = ($0 == name); next }
+		in_s' "$1"
+}
 # The page an alias points to, or the page itself.
 resolve() {
 	local target
@@ -86,6 +93,19 @@ for page in man/*.3; do
 		while read -r w; do
 			[ -n "${public[$w]:-}" ] || err "$page names $w, which liblchan does not have"
 		done < <(name_section "$page")
+	fi
+done
+
+# Every function page says what the call returns, and how it fails: an
+# ERRORS section, or RETURN VALUE says that it cannot fail.
+for page in man/*.3; do
+	[ "$(resolve "$page")" = "$page" ] || continue
+	rv=$(section_text "$page" "RETURN VALUE")
+	if [ -z "$rv" ]; then
+		err "$page has no RETURN VALUE section"
+	elif ! grep -q '^\.SH ERRORS' "$page" &&
+		! tr '\n' ' ' <<<"$rv" | grep -q 'cannot fail'; then
+		err "$page has no ERRORS section and its RETURN VALUE does not say that it cannot fail"
 	fi
 done
 

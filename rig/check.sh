@@ -193,7 +193,7 @@ host_check_tap() { # NAME
 phase "host checks"
 # Whatever they build, they build for the first kernel, which setup readied.
 use_kernel "${kernels[0]}"
-for c in install man abi-doc lchanctl bench-readme tools; do
+for c in install man man-examples man-sysfs abi-doc lchanctl bench-readme tools; do
 	host_check "$c"
 done
 host_check_tap headers
