@@ -42,16 +42,17 @@ declare -A run_args=(
 	[lchan_perf]="-s" [lchan_msg_perf]="-s" [lchan_pingpong]="-s"
 	[lchan_echo]="-s" [tcp_echo]="-s" [lchan_conntime]="-s -a 127.0.0.1"
 	[lchan_wire]="-s" [lchanctl]="" [cm_seqtime]="-a 127.0.0.1"
+	[lchan_interop]="rping -s -a 127.0.0.1"
 )
 declare -A has_port=(
 	[lchan_perf]=1 [lchan_msg_perf]=1 [lchan_pingpong]=1 [lchan_echo]=1
 	[tcp_echo]=1 [lchan_conntime]=1 [lchan_wire]=1 [lchanctl]=0
-	[cm_seqtime]=1
+	[cm_seqtime]=1 [lchan_interop]=1
 )
 declare -A has_size=(
 	[lchan_perf]=1 [lchan_msg_perf]=1 [lchan_pingpong]=1 [lchan_echo]=1
 	[tcp_echo]=1 [lchan_conntime]=0 [lchan_wire]=1 [lchanctl]=0
-	[cm_seqtime]=0
+	[cm_seqtime]=0 [lchan_interop]=1
 )
 declare -A no_lchan=([tcp_echo]="plain TCP" [cm_seqtime]="rdma_cm alone")
 

@@ -7,6 +7,7 @@
 # the clients (job "2node", rig/guest/2node.sh): connect/accept, every
 # data operation byte-checked, the message API, on rxe and siw over IPv4
 # and IPv6, latency and bandwidth rows of lchan_perf beside perftest,
+# lchan_interop against rping and librdmacm's examples in both roles,
 # sixteen streams at once, and what only a wire can break: the link cut
 # short and long (QEMU monitor set_link), loss, duplication and
 # reordering (tc netem in the guests), guest a power-cycled mid-stream
@@ -83,7 +84,8 @@ guest_timeout=$((timeout_s - boot_margin))
 vm_append "$job"
 # LCHAN_2NODE_ONLY=table: the two-machine table's rows alone (make
 # bench-2node); =cut: the link-cut tests alone; =impair: the impaired-wire
-# streams alone.  LCHAN_2NODE_REPEAT=N:
+# streams alone; =interop: lchan_interop against rping and librdmacm's
+# examples alone.  LCHAN_2NODE_REPEAT=N:
 # that plan N times over in one boot (a reproducer).
 [ -z "${LCHAN_2NODE_ONLY:-}" ] || append+=" lchan.2node_only=$LCHAN_2NODE_ONLY"
 [ -z "${LCHAN_2NODE_REPEAT:-}" ] || append+=" lchan.2node_repeat=$LCHAN_2NODE_REPEAT"

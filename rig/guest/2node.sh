@@ -47,7 +47,8 @@ KA_STREAM_LIMIT=$(awk -v k="$KA_MS" 'BEGIN { printf "%.2f", 3.375 * k / 1000 + 0
 
 node=$(kernel_arg node "")
 # table: only the two-machine table's rows (make bench-2node); cut: only
-# the link-cut tests, impair: only the impaired-wire streams (reproducers)
+# the link-cut tests, impair: only the impaired-wire streams, interop:
+# only lchan against rping and librdmacm's examples (reproducers)
 only=$(kernel_arg 2node_only "")
 # The plan this many times over, ids prefixed rN. (rounds after the first).
 repeat=$(kernel_arg 2node_repeat 1)
@@ -221,6 +222,18 @@ plan() {
 			_ns=${_n#*:}
 			echo "$_d.ipv4.netem.${_n%%:*}|$_d|4|rdma|stream 5 s both ways, wire: $(echo "${_ns:-clean}" | tr , ' ')|$T/lchan_wire -t 5 -L 30 -C 30 -s -a @A@ -p @P@|$T/lchan_wire -t 5 -L 30 -C 30 -c @A@ -p @P@|netem:$_ns"
 		done
+		# lchan against programs not written for it (lchan_interop,
+		# which never asks for lchan's opening exchange), each role:
+		# rping, READ and WRITE into each other's memory, every byte
+		# checked on lchan's side and by rping -V; librdmacm's
+		# rdma_server and rdma_client, 16 bytes each way.  A program
+		# that serves binds a's address.  Doorbell, and one poller row.
+		_i="$T/lchan_interop"
+		echo "$_d.ipv4.interop.rping_server|$_d|4|rdma|interop: lchan_interop as rping's client against rping -s, 10 x 65535 B READ and WRITE, checked|rping -s -a @A@ -p @P@ -S 65535 -d|$_i rping -c -a @A@ -p @P@ -C 10 -S 65535"
+		echo "$_d.ipv4.interop.rping_client|$_d|4|rdma|interop: lchan_interop as rping's server against rping -c -V, 10 x 65535 B READ and WRITE, checked|$_i rping -s -a @A@ -p @P@ -C 10 -S 65535|rping -c -a @A@ -p @P@ -C 10 -S 65535 -V -d"
+		echo "$_d.ipv4.interop.rping_client.poller|$_d|4|rdma|interop: lchan_interop as rping's server in poller mode against rping -c -V, 10 x 4 KiB, checked|$_i rping -s -a @A@ -p @P@ -C 10 -S 4096 -m poller|rping -c -a @A@ -p @P@ -C 10 -S 4096 -V -d"
+		echo "$_d.ipv4.interop.rdma_server|$_d|4|rdma|interop: lchan_interop against librdmacm's rdma_server, 16 B each way, checked|rdma_server -s @A@ -p @P@|$_i rdma-cm -c -a @A@ -p @P@"
+		echo "$_d.ipv4.interop.rdma_client|$_d|4|rdma|interop: lchan_interop against librdmacm's rdma_client, 16 B each way, checked|$_i rdma-cm -s -a @A@ -p @P@|rdma_client -s @A@ -p @P@"
 	done
 	# What only a wire can break.  ACTION (b): cut:W:SECS cuts wire W at
 	# a's NIC ACT_AFTER s into the stream, for SECS.  A short cut (2 s,
@@ -251,8 +264,8 @@ plan() {
 	echo "siw.ipv4.after_keepalive|siw|4|rdma|a new channel after the link returned, stream byte-exact|$T/lchan_wire -t 3 -s -a @A@ -p @P@|$T/lchan_wire -t 3 -c @A@ -p @P@"
 }
 
-# The plan this run follows: all of it, the table's rows or the link-cut
-# tests alone, REPEAT times.
+# The plan this run follows: all of it, or the table's rows, the link-cut
+# tests, the impaired-wire streams or the interop rows alone, REPEAT times.
 plan_run() {
 	_round=1
 	while [ "$_round" -le "$repeat" ]; do
@@ -260,6 +273,7 @@ plan_run() {
 		table) plan | grep -E '^[a-z]+\.ipv4\.(lat|bw)\.' ;;
 		cut) plan | grep -E '^[a-z]+\.ipv4\.(cut_|after_|keepalive)' ;;
 		impair) plan | grep -E '^[a-z]+\.ipv4\.netem\.' ;;
+		interop) plan | grep -E '^[a-z]+\.ipv4\.interop\.' ;;
 		*) plan ;;
 		esac | if [ "$_round" = 1 ]; then cat; else sed "s/^/r$_round./"; fi
 		_round=$((_round + 1))
