@@ -79,7 +79,9 @@ clean:
 # knows them) or, better on a machine whose kernel gets updates, with DKMS:
 # `make dkms-install` / `make dkms-uninstall`.
 
-LCHAN_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' $(CURDIR)/dkms.conf)
+# The one version of the tree: the module's (MODULE_VERSION, kmod/Kbuild),
+# liblchan.pc's and the DKMS package's.
+LCHAN_VERSION := $(shell cat $(CURDIR)/VERSION)
 PREFIX ?= /usr/local
 DESTDIR ?=
 BINDIR ?= $(PREFIX)/bin
@@ -99,7 +101,7 @@ DKMS_KVER ?=
 DKMS_FLAGS ?=
 DKMS_SRC = $(DKMS_SRCTREE)/lchan-$(LCHAN_VERSION)
 DKMS_MOD = lchan/$(LCHAN_VERSION)
-DKMS_FILES = dkms.conf Kbuild kmod/Kbuild uapi/lchan.h \
+DKMS_FILES = dkms.conf VERSION Kbuild kmod/Kbuild uapi/lchan.h \
 	$(filter-out %.mod.c,$(wildcard kmod/*.c)) $(wildcard kmod/*.h)
 
 .PHONY: install install-lib install-tools install-man install-fabric uninstall modules_install \
@@ -131,11 +133,14 @@ uninstall:
 modules_install: module
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
 
+# dkms.conf's PACKAGE_VERSION is #MODULE_VERSION#, as dh_dkms knows it:
+# the copy gets VERSION's.
 dkms-source:
-	@test -n '$(LCHAN_VERSION)' || { echo 'no PACKAGE_VERSION in dkms.conf' >&2; exit 1; }
+	@test -n '$(LCHAN_VERSION)' || { echo 'no version in VERSION' >&2; exit 1; }
 	rm -rf '$(DKMS_SRC)'
 	mkdir -p '$(DKMS_SRC)/kmod' '$(DKMS_SRC)/uapi'
 	for f in $(DKMS_FILES); do cp "$$f" '$(DKMS_SRC)'/"$$f" || exit 1; done
+	sed 's/#MODULE_VERSION#/$(LCHAN_VERSION)/' dkms.conf >'$(DKMS_SRC)/dkms.conf'
 
 dkms-install: dkms-source
 	if $(DKMS) status $(DKMS_FLAGS) $(DKMS_MOD) | grep -q .; then \
