@@ -233,9 +233,10 @@ dkms-uninstall:
 
 # The packaging checks of `make check` alone (no guest): DKMS, install and
 # pkg-config, man pages, lchanctl on a made-up sysfs tree, every selftest
-# skipping without devices.
+# skipping without devices, a newcomer's build.
 HOST_CHECKS = rig/check-dkms.sh rig/check-install.sh rig/check-man.sh \
-	rig/check-abi-doc.sh rig/check-lchanctl.sh rig/check-skips.sh
+	rig/check-abi-doc.sh rig/check-lchanctl.sh rig/check-skips.sh \
+	rig/check-build.sh
 
 # kselftest's exit status of a skip.
 KSFT_SKIP = 4

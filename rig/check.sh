@@ -10,7 +10,8 @@
 #                (rig/setup.sh)
 #   host checks  DKMS aside, the packaging and documentation checks do not
 #                depend on a kernel: make install, man pages, sysfs ABI
-#                document, lchanctl (rig/check-*.sh), once
+#                document, lchanctl, a newcomer's build (rig/check-*.sh),
+#                once
 # then for each kernel K (its runs in build/runs/<job>-K, logs in
 # build/check/K/):
 #   K host checks  checkpatch (K's linux-source), sparse and W=1 against K's
@@ -134,7 +135,8 @@ for k in "${kernels[@]}"; do
 done
 
 # Packaging and documentation (rig/check-*.sh): DKMS, make install and
-# pkg-config, man pages, the sysfs ABI document, lchanctl's output.  Each
+# pkg-config, man pages, the sysfs ABI document, lchanctl's output, the
+# build in a fresh copy of the tree.  Each
 # prints its verdict as its last line; exit status $ksft_skip is a skip.
 host_check() { # NAME [TAP-PREFIX]
 	local rc=0 log=$L/check-$1.log last
@@ -155,7 +157,7 @@ host_check() { # NAME [TAP-PREFIX]
 phase "host checks"
 # Whatever they build, they build for the first kernel, which setup readied.
 use_kernel "${kernels[0]}"
-for c in install man abi-doc lchanctl; do
+for c in install man abi-doc lchanctl build; do
 	host_check "$c"
 done
 
