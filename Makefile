@@ -3,27 +3,80 @@
 # Top-level make for people; kbuild reads Kbuild.  Everything that is not
 # the module lands in build/.
 
-# The rig's guest kernel, a name from rig/kernels (6.1, 6.12, 6.1-rt,
-# 6.12-rt; default its first entry).  KVER, its Debian release, follows it,
-# and so does KDIR when KERNEL is given; else KDIR is the running kernel's
-# build tree if there is one.
+# The module is built for the running kernel, or for the kernel whose build
+# tree KDIR names.  The rig builds for its guest kernels instead: KERNEL, a
+# name from rig/kernels (6.1, 6.12, 6.1-rt, 6.12-rt), or KVER, a Debian
+# release, makes KDIR that kernel's Debian headers; the rig's own targets
+# below (check-tests, soak, ...) name them always, default the first entry
+# of rig/kernels.  KDIR reaches the rig scripts only when one of the three
+# was given.
 KERNEL ?= $(LCHAN_KERNEL)
 LCHAN_KERNEL := $(KERNEL)
+RIG_KERNEL := $(if $(KERNEL)$(KVER),yes)
 KVER ?= $(shell rig/kver.sh $(KERNEL))
-RUNNING_KDIR := /lib/modules/$(shell uname -r)/build
-KDIR ?= $(if $(KERNEL)$(if $(wildcard $(RUNNING_KDIR)/Makefile),,none),/usr/src/linux-headers-$(KVER),$(RUNNING_KDIR))
+ifeq ($(RIG_KERNEL),yes)
+KDIR ?= /usr/src/linux-headers-$(KVER)
+export KVER
+endif
+ifneq ($(origin KDIR),undefined)
+export KDIR
+endif
+RUNNING_KVER := $(shell uname -r)
+RUNNING_KDIR := /lib/modules/$(RUNNING_KVER)/build
+KDIR ?= $(RUNNING_KDIR)
 B ?= $(CURDIR)/build
 
 CC ?= cc
 CFLAGS_COMMON := -std=gnu11 -O2 -g -Wall -Wextra -Werror -I$(CURDIR)/lib
 
-export KDIR KVER B CC CFLAGS_COMMON LCHAN_KERNEL
+export B CC CFLAGS_COMMON LCHAN_KERNEL
 
-.PHONY: all module lib selftests tools fabric clean check check-rt demo vm-shell checkpatch sparse ksft-headers
+# A missing build tree stops the module with one line saying what to do.
+ifeq ($(KDIR),$(RUNNING_KDIR))
+KDIR_FIX := install linux-headers-$(RUNNING_KVER) (headers of the running kernel), or build for another kernel with make KDIR=<its build tree>
+else
+KDIR_FIX := install the headers of that kernel, or name another build tree with KDIR=<dir>
+endif
+KDIR_CHECK = test -f "$(KDIR)/Makefile" || { echo "module: no kernel build tree in $(KDIR): $(KDIR_FIX)" >&2; exit 1; }
 
-all: module lib selftests tools fabric
+# The optional parts: each builds when what it needs is there.  LACKS_<part>
+# is shell that prints what the part lacks, one item a line, nothing when
+# it can be built.  `make` and `make install` skip a part that lacks
+# something and say so in one line; naming the part (make fabric) makes a
+# lack an error.
+OPTIONAL := selftests fabric bench-tools
+pc_lacks = if ! command -v pkg-config >/dev/null; then echo pkg-config; \
+	elif ! pkg-config --exists $(1); then echo '$(2)'; fi
+# kselftest_harness.h: from KSFT_INC (a kernel tree's
+# tools/testing/selftests) when given, else from Debian's linux-source.
+KSFT_INC ?=
+ifneq ($(KSFT_INC),)
+ksft_lacks = test -f '$(KSFT_INC)/kselftest_harness.h' || echo 'kselftest_harness.h in KSFT_INC=$(KSFT_INC)'
+else
+ksft_lacks = rig/ksft-headers.sh --lacks
+endif
+LACKS_fabric = $(call pc_lacks,libfabric,libfabric-dev)
+LACKS_install-fabric = $(LACKS_fabric)
+LACKS_bench-tools = $(call pc_lacks,librdmacm libibverbs,librdmacm-dev and libibverbs-dev)
+LACKS_selftests = $(ksft_lacks); $(LACKS_fabric)
+lacks = m=$$( { $(LACKS_$(1)); } | paste -sd ';' | sed 's/;/; /g')
+NEED = $(call lacks,$(1)); [ -z "$$m" ] || { echo "$(1): cannot be built without $$m" >&2; exit 1; }
+
+.PHONY: all module lib selftests tools bench-tools fabric clean check check-rt demo vm-shell checkpatch sparse ksft-headers
+
+# The module last: without a build tree for it, everything else is built
+# before make stops with KDIR_CHECK's line.
+all: lib tools $(addprefix maybe-,$(OPTIONAL)) $(if $(wildcard $(KDIR)/Makefile),module)
+	@$(KDIR_CHECK)
+
+$(addprefix maybe-,$(OPTIONAL) install-fabric): maybe-%: lib
+	@$(call lacks,$*); if [ -n "$$m" ]; then \
+		echo "$*: skipped (optional), needs $$m"; \
+	else $(MAKE) --no-print-directory $*; fi
+.PHONY: $(addprefix maybe-,$(OPTIONAL) install-fabric)
 
 module:
+	@$(KDIR_CHECK)
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
 lib:
@@ -33,22 +86,32 @@ lib:
 ksft-headers:
 	rig/ksft-headers.sh $(B)/ksft
 
-selftests: lib ksft-headers
-	$(MAKE) -C selftests KSFT_INC=$(B)/ksft OUT=$(B)/selftests
+selftests: lib
+	@$(call NEED,selftests)
+	$(if $(KSFT_INC),,rig/ksft-headers.sh $(B)/ksft)
+	$(MAKE) -C selftests KSFT_INC=$(or $(KSFT_INC),$(B)/ksft) OUT=$(B)/selftests
 
 tools: lib
 	$(MAKE) -C tools OUT=$(B)/tools
 
+# The bench's own programs (librdmacm and libibverbs, no lchan): built,
+# never installed.
+bench-tools:
+	@$(call NEED,bench-tools)
+	$(MAKE) -C tools bench OUT=$(B)/tools
+
 # liblchan-fi.so, the libfabric provider "lchan" (fabric/, man fi_lchan.7).
 fabric: lib
+	@$(call NEED,fabric)
 	$(MAKE) -C fabric OUT=$(B)/fabric
 
 checkpatch:
 	rig/checkpatch.sh
 
-# Zero sparse (and compiler) warnings; log in $(B)/sparse.log.
+# Zero sparse (and compiler) warnings; log in $(B)/sparse.log.  On the
+# rig's kernel, as checkpatch: KDIR only when given.
 sparse:
-	KDIR=$(KDIR) rig/sparse.sh
+	rig/sparse.sh
 
 # The whole suite on KERNEL, or without it on every kernel of
 # rig/kernels (6.1, 6.12 and their PREEMPT_RT builds); check-rt on
@@ -66,20 +129,26 @@ demo:
 vm-shell:
 	rig/vm-shell.sh
 
+# Without a kernel build tree, kbuild's outputs go by name.
 clean:
-	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	$(if $(wildcard $(KDIR)/Makefile),-$(MAKE) -C $(KDIR) M=$(CURDIR) clean,\
+		rm -f Module.symvers modules.order kmod/*.o kmod/*.ko kmod/*.mod \
+		kmod/*.mod.c kmod/.*.cmd kmod/modules.order .*.cmd)
 	$(MAKE) -C lib clean
 	rm -rf $(B)
 
 # ---------------------------------------------------------------- packaging
 #
 # make install [PREFIX=/usr/local] [DESTDIR=]: the library, its headers and
-# pkg-config file, the tools and the man pages.  The module is installed
-# with `make modules_install` (INSTALL_MOD_PATH, INSTALL_MOD_DIR as kbuild
-# knows them) or, better on a machine whose kernel gets updates, with DKMS:
-# `make dkms-install` / `make dkms-uninstall`.
+# pkg-config file, the tools, the man pages and, when libfabric-dev is
+# there, the libfabric provider.  The module is installed with `make
+# modules_install` (INSTALL_MOD_PATH, INSTALL_MOD_DIR as kbuild knows them)
+# or, better on a machine whose kernel gets updates, with DKMS: `make
+# dkms-install` / `make dkms-uninstall`.
 
-LCHAN_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' $(CURDIR)/dkms.conf)
+# The one version of the tree: the module's (MODULE_VERSION, kmod/Kbuild),
+# liblchan.pc's and the DKMS package's.
+LCHAN_VERSION := $(shell cat $(CURDIR)/VERSION)
 PREFIX ?= /usr/local
 DESTDIR ?=
 BINDIR ?= $(PREFIX)/bin
@@ -99,13 +168,13 @@ DKMS_KVER ?=
 DKMS_FLAGS ?=
 DKMS_SRC = $(DKMS_SRCTREE)/lchan-$(LCHAN_VERSION)
 DKMS_MOD = lchan/$(LCHAN_VERSION)
-DKMS_FILES = dkms.conf Kbuild kmod/Kbuild uapi/lchan.h \
+DKMS_FILES = dkms.conf VERSION Kbuild kmod/Kbuild uapi/lchan.h \
 	$(filter-out %.mod.c,$(wildcard kmod/*.c)) $(wildcard kmod/*.h)
 
 .PHONY: install install-lib install-tools install-man install-fabric uninstall modules_install \
 	dkms-source dkms-install dkms-uninstall host-checks
 
-install: install-lib install-tools install-man install-fabric
+install: install-lib install-tools install-man maybe-install-fabric
 
 install-lib: lib
 	$(MAKE) -C lib install $(INSTALL_VARS)
@@ -128,14 +197,27 @@ uninstall:
 	$(MAKE) -C man uninstall $(INSTALL_VARS)
 	$(MAKE) -C fabric uninstall OUT=$(B)/fabric $(INSTALL_VARS)
 
+# kbuild skips depmod without the kernel's System.map, which header
+# packages lack, and modprobe finds lchan and what it uses (ib_core,
+# rdma_cm) only through modules.dep: depmod runs here, on any tree that
+# holds the kernel's modules (a staged lchan.ko alone is left to whoever
+# assembles the tree).
 modules_install: module
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
+	@krel=$$(modinfo -F vermagic kmod/lchan.ko | cut -d' ' -f1) && \
+	if [ -f "$(INSTALL_MOD_PATH)/lib/modules/$$krel/modules.order" ]; then \
+		echo "depmod $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH) )$$krel"; \
+		depmod $(if $(INSTALL_MOD_PATH),-b "$(INSTALL_MOD_PATH)") "$$krel"; \
+	fi
 
+# dkms.conf's PACKAGE_VERSION is #MODULE_VERSION#, as dh_dkms knows it:
+# the copy gets VERSION's.
 dkms-source:
-	@test -n '$(LCHAN_VERSION)' || { echo 'no PACKAGE_VERSION in dkms.conf' >&2; exit 1; }
+	@test -n '$(LCHAN_VERSION)' || { echo 'no version in VERSION' >&2; exit 1; }
 	rm -rf '$(DKMS_SRC)'
 	mkdir -p '$(DKMS_SRC)/kmod' '$(DKMS_SRC)/uapi'
 	for f in $(DKMS_FILES); do cp "$$f" '$(DKMS_SRC)'/"$$f" || exit 1; done
+	sed 's/#MODULE_VERSION#/$(LCHAN_VERSION)/' dkms.conf >'$(DKMS_SRC)/dkms.conf'
 
 dkms-install: dkms-source
 	if $(DKMS) status $(DKMS_FLAGS) $(DKMS_MOD) | grep -q .; then \
@@ -152,11 +234,10 @@ dkms-uninstall:
 # The packaging checks of `make check` alone (no guest): DKMS, install and
 # pkg-config, man pages, lchanctl on a made-up sysfs tree, the installed
 # headers in C and C++, the tools' command lines and exit statuses, every
-# selftest skipping without devices.
+# selftest skipping without devices, a newcomer's build.
 HOST_CHECKS = rig/check-dkms.sh rig/check-install.sh rig/check-man.sh \
 	rig/check-abi-doc.sh rig/check-lchanctl.sh rig/check-headers.sh \
-	rig/check-tools.sh \
-	rig/check-skips.sh
+	rig/check-tools.sh rig/check-skips.sh rig/check-build.sh
 
 # kselftest's exit status of a skip.
 KSFT_SKIP = 4
@@ -165,10 +246,14 @@ host-checks:
 		echo "== $$c"; $$c; r=$$?; [ $$r = 0 ] || [ $$r = $(KSFT_SKIP) ] || rc=1; \
 	done; exit $$rc
 
+# What the guest jobs below use, each part required (rig/setup.sh installs
+# what they need), built for the rig's kernel.
+GUEST_PARTS := module lib selftests tools fabric
+
 # Guest tests, no host checks (without TESTS, every program):
 #   make check-tests TESTS="lchan_ops_test" [TEST_ENV="LCHAN_T_ONLY=siw"]
 check-tests:
-	$(MAKE) KDIR=/usr/src/linux-headers-$(KVER) all
+	$(MAKE) KDIR=/usr/src/linux-headers-$(KVER) $(GUEST_PARTS)
 	LCHAN_APPEND="$(if $(TESTS),lchan.tests=$$(echo $(TESTS) | tr ' ' ,)) $(foreach e,$(TEST_ENV),lchan.env=$(e))" \
 		rig/run-vm.sh tests 2400
 .PHONY: check-tests
@@ -181,7 +266,7 @@ check-tests:
 REPEAT ?= 10
 SOAK_TIMEOUT ?= $(shell echo $$((600 + $(REPEAT) * 900)))
 soak:
-	$(MAKE) KDIR=/usr/src/linux-headers-$(KVER) all
+	$(MAKE) KDIR=/usr/src/linux-headers-$(KVER) $(GUEST_PARTS)
 	LCHAN_APPEND="$(if $(TESTS),lchan.tests=$$(echo $(TESTS) | tr ' ' ,)) lchan.repeat=$(REPEAT) $(foreach e,$(TEST_ENV),lchan.env=$(e))" \
 		rig/run-vm.sh soak $(SOAK_TIMEOUT)
 .PHONY: soak
@@ -197,7 +282,7 @@ check-2node:
 SEED ?= 0
 N ?= 1000000
 fuzz:
-	$(MAKE) KDIR=/usr/src/linux-headers-$(KVER) all
+	$(MAKE) KDIR=/usr/src/linux-headers-$(KVER) $(GUEST_PARTS)
 	LCHAN_APPEND="lchan.fuzz_seed=$(SEED) lchan.fuzz_n=$(N)" \
 		LCHAN_TEST_TIMEOUT=3000 rig/run-vm.sh fuzz 3600
 .PHONY: fuzz
@@ -234,7 +319,7 @@ bench-2node:
 # printed (about 10 minutes); the rounds kept in bench/<kernel>/poller.tsv.
 ROUNDS ?= 3
 bench-poller:
-	$(MAKE) KDIR=/usr/src/linux-headers-$(KVER) all
+	$(MAKE) KDIR=/usr/src/linux-headers-$(KVER) $(GUEST_PARTS)
 	rc=0; LCHAN_APPEND="lchan.pollbench_rounds=$(ROUNDS)" \
 		rig/run-vm.sh pollbench 1500 || rc=$$?; \
 		rig/bench.sh --keep pollbench poller && exit $$rc
@@ -247,7 +332,7 @@ bench-poller:
 # bench/<kernel>/pool.tsv.
 POOL_ROUNDS ?= 5
 bench-pool:
-	$(MAKE) KDIR=/usr/src/linux-headers-$(KVER) all
+	$(MAKE) KDIR=/usr/src/linux-headers-$(KVER) $(GUEST_PARTS)
 	rc=0; LCHAN_APPEND="lchan.poolbench_rounds=$(POOL_ROUNDS)" \
 		rig/run-vm.sh poolbench 1500 || rc=$$?; \
 		rig/bench.sh --keep poolbench pool && exit $$rc

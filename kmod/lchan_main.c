@@ -107,3 +107,4 @@ module_exit(lchan_main_exit);
 MODULE_AUTHOR("The lchan developers");
 MODULE_DESCRIPTION("Kernel-assisted RDMA channels with user-mapped rings");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(LCHAN_VERSION);

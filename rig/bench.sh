@@ -71,7 +71,7 @@ measure() {
 	"$RIG_DIR/setup.sh"
 	KVER=$("$RIG_DIR/kver.sh")
 	export KVER
-	make -s KVER="$KVER" KDIR="/usr/src/linux-headers-$KVER" module lib tools fabric
+	make -s KVER="$KVER" KDIR="/usr/src/linux-headers-$KVER" module lib tools bench-tools fabric
 	local append=${LCHAN_APPEND:-} load sampler
 	[ "${LCHAN_BENCH_QUICK:-0}" != 1 ] || append="$append lchan.bench_quick=1"
 	[ -z "${LCHAN_BENCH_ONLY:-}" ] || append="$append lchan.bench_only=$LCHAN_BENCH_ONLY"

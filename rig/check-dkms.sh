@@ -6,9 +6,9 @@
 # headers the rig uses (rig/kver.sh), with private DKMS trees under
 # build/dkms so the machine's own /usr/src, /var/lib/dkms and /lib/modules
 # are left alone, then compares the installed module with kmod/lchan.ko from
-# `make module`: modinfo's vermagic, depends, name and license, and the CRCs
-# of the kernel symbols it uses (modversions).  Also `make modules_install
-# INSTALL_MOD_PATH=...`.
+# `make module`: modinfo's vermagic, depends, name, license and version (the
+# tree's, VERSION), and the CRCs of the kernel symbols it uses
+# (modversions).  Also `make modules_install INSTALL_MOD_PATH=...`.
 #
 # Exit status: 0 pass, 1 fail, 4 skip (dkms not installed, or not root and
 # no sudo: dkms insists on root).  The last line of output is the summary.
@@ -19,6 +19,7 @@ cd "$REPO" || exit 1
 
 KVER=$(rig_kver) || exit 1
 KDIR=${KDIR:-/usr/src/linux-headers-$KVER}
+version=$(cat VERSION)
 t=$B/dkms
 log=$t/log
 fail() { echo "dkms: FAIL: $*"; exit 1; }
@@ -62,7 +63,7 @@ installed=$(find "$t/modules/$KVER" -name 'lchan.ko*' | head -n1)
 grep -q "lchan/.*$KVER.*installed" "$log" || fail "dkms status does not say installed"
 
 differ=0
-for field in vermagic depends name license; do
+for field in vermagic depends name license version; do
 	a=$(modinfo -F "$field" "$ref")
 	b=$(modinfo -F "$field" "$installed")
 	echo "$field: make '$a' dkms '$b'" >>"$log"
@@ -77,11 +78,12 @@ if ! cmp -s <(modprobe --dump-modversions "$ref") <(modprobe --dump-modversions 
 fi
 [ "$(modprobe --dump-modversions "$ref" | wc -l)" -gt 10 ] || { echo "# $ref has no modversions"; differ=1; }
 [ "$differ" = 0 ] || fail "the DKMS module is not the one make builds"
+[ "$(modinfo -F version "$ref")" = "$version" ] || fail "modinfo gives version '$(modinfo -F version "$ref")', VERSION $version"
 
 run "${SUDO[@]}" make --no-print-directory dkms-uninstall KDIR="$KDIR" KVER="$KVER" \
 	DKMS_SRCTREE="$t/src" DKMS_FLAGS="${flags[*]}"
 [ -z "$(find "$t/modules" -name 'lchan.ko*')" ] || fail "dkms remove left the module installed"
-[ ! -e "$t/src/lchan-$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' dkms.conf)" ] ||
+[ ! -e "$t/src/lchan-$version" ] ||
 	fail "dkms-uninstall left the sources"
 [ ! -e "$t/tree/lchan" ] || [ -z "$(ls -A "$t/tree/lchan")" ] || fail "dkms remove left its tree"
 
@@ -92,4 +94,4 @@ staged=$(find "$t/stage/lib/modules/$KVER" -name 'lchan.ko*' | head -n1)
 [ "$(modinfo -F vermagic "$staged")" = "$(modinfo -F vermagic "$ref")" ] ||
 	fail "modules_install installed another module"
 
-echo "dkms: add/build/install/remove for $KVER; vermagic, depends, symbol CRCs match make's; modules_install ok"
+echo "dkms: add/build/install/remove for $KVER; vermagic, depends, version $version, symbol CRCs match make's; modules_install ok"

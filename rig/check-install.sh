@@ -11,7 +11,7 @@
 #    exporting fi_prov_ini only) and every man page, each in its section
 #  - the shared library: soname liblchan.so.1, every exported function
 #    versioned LCHAN_*, linked with -z defs
-#  - pkg-config: the staged liblchan.pc gives the version of dkms.conf and
+#  - pkg-config: the staged liblchan.pc gives the version of VERSION and
 #    flags with which hello.c and README's quick start (quickstart.c, which
 #    must match README.md) build; hello runs with the staged library
 #  - make uninstall removes every file again
@@ -40,7 +40,7 @@ if ! make --no-print-directory install DESTDIR="$d" PREFIX="$prefix" >"$log" 2>&
 	fail "make install (log: $log)"
 fi
 r=$d$prefix
-version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' dkms.conf)
+version=$(cat VERSION)
 
 # --- the files
 for f in lib/liblchan.so.1 lib/liblchan.a lib/pkgconfig/liblchan.pc \

@@ -11,8 +11,8 @@
 #   host checks  DKMS aside, the packaging and documentation checks do not
 #                depend on a kernel: make install, man pages, sysfs ABI
 #                document, lchanctl, bench/README.md, the tools' command
-#                lines, the installed headers in C and C++
-#                (rig/check-*.sh), once
+#                lines, the installed headers in C and C++, a newcomer's
+#                build (rig/check-*.sh), once
 # then for each kernel K (its runs in build/runs/<job>-K, logs in
 # build/check/K/):
 #   K host checks  checkpatch (K's linux-source), sparse and W=1 against K's
@@ -138,7 +138,7 @@ done
 # Packaging and documentation (rig/check-*.sh): DKMS, make install and
 # pkg-config, man pages, the sysfs ABI document, lchanctl's output,
 # bench/README.md against the committed benchmark data, the tools' command
-# lines and exit statuses.  Each
+# lines and exit statuses, the build in a fresh copy of the tree.  Each
 # prints its verdict as its last line; exit status $ksft_skip is a skip.
 host_check() { # NAME [TAP-PREFIX]
 	local rc=0 log=$L/check-$1.log last
@@ -193,7 +193,7 @@ host_check_tap() { # NAME
 phase "host checks"
 # Whatever they build, they build for the first kernel, which setup readied.
 use_kernel "${kernels[0]}"
-for c in install man man-examples man-sysfs abi-doc lchanctl bench-readme tools; do
+for c in install man man-examples man-sysfs abi-doc lchanctl bench-readme tools build; do
 	host_check "$c"
 done
 host_check_tap headers

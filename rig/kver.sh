@@ -8,10 +8,10 @@
 # updates move it and old images leave the mirror, so it is resolved from
 # apt's lists, never hard-coded.
 #
-# The Makefile calls this for every recipe (KVER is exported) and apt-cache
-# takes over a second here, so the answer is cached per name, keyed by the
-# apt lists and the entry: an `apt-get update` that brings new lists
-# re-resolves it.
+# The Makefile calls this for every recipe when KERNEL is given (KVER is
+# exported then) and apt-cache takes over a second here, so the answer is
+# cached per name, keyed by the apt lists and the entry: an `apt-get
+# update` that brings new lists re-resolves it.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
