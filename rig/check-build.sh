@@ -214,7 +214,7 @@ d=$t/dest
 p=$d/usr/local
 if umake "$t/7" install DESTDIR="$d"; then
 	for f in lib/liblchan.so.1 lib/liblchan.a lib/pkgconfig/liblchan.pc include/liblchan.h \
-		include/lchan.h share/man/man7/lchan.7; do
+		include/lchan/lchan.h share/man/man7/lchan.7; do
 		[ -f "$p/$f" ] || problem "not installed: $f"
 	done
 	for f in "${progs[@]}"; do

@@ -58,11 +58,12 @@ declare -A no_lchan=([tcp_echo]="plain TCP" [cm_seqtime]="rdma_cm alone")
 
 rm -rf "$t"
 mkdir -p "$t"
-# The library where the tools link it (lib/), the tools and the provider
-# into $t.
+# The library where the tools link it (lib/), the tools with the bench's
+# own (tools/'s bench target) and the provider into $t.
 for d in lib tools fabric; do
 	o=()
 	[ "$d" = lib ] || o=(OUT="$t/$d")
+	[ "$d" = tools ] && o+=(all bench)
 	if ! make --no-print-directory -j2 -C "$d" "${o[@]}" >"$t/build-$d.log" 2>&1; then
 		tail -n 20 "$t/build-$d.log" | sed 's/^/#   /'
 		fail "$d/ does not build (log: $t/build-$d.log)"
