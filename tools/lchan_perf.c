@@ -24,6 +24,7 @@
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1127,6 +1128,32 @@ static int server_round(struct perf *p, const struct perf_msg *start)
 	return send_ctrl(p, &m);
 }
 
+/*
+ * After the last BYE: the client closes once it has it, and its close is
+ * the answer.  The BYE's own completion is not: a peer that closes at once
+ * can make siw fail a SEND whose bytes it has (the flush of a request
+ * still in progress reports a local QP operation error).  What completes
+ * meanwhile is taken unseen.
+ */
+static int wait_peer_close(struct perf *p)
+{
+	struct pollfd pfd = { .fd = p->chan.fd, .events = POLLRDHUP };
+	struct lchan_cqe *cqe;
+	int ret;
+
+	ret = poll(&pfd, 1, (int)p->o.timeout_s * 1000);
+	while (!lchan_peek_cqe(&p->chan, &cqe))
+		lchan_cqe_seen(&p->chan);
+	if (ret > 0)
+		return 0;
+	if (ret < 0)
+		return -errno;
+	fprintf(stderr, "lchan_perf: the client did not close within %u s\n",
+		p->o.timeout_s);
+	perf_dump_chan("lchan_perf", &p->chan);
+	return -ETIMEDOUT;
+}
+
 static int run_server(struct perf *p)
 {
 	struct lchan_listener lst;
@@ -1211,11 +1238,8 @@ static int run_server(struct perf *p)
 		if (m.type == M_BYE) {
 			m = (struct perf_msg){ .type = M_BYE };
 			ret = send_ctrl(p, &m);
-			/* Let it complete before the channel goes. */
-			while (!ret && p->ctrl_done < p->ctrl_sent) {
-				ret = reap(p, true, true, &r);
-				ret = ret == 1 ? 0 : ret;
-			}
+			if (!ret)
+				ret = wait_peer_close(p);
 			break;
 		}
 		if (m.type != M_START) {
