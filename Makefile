@@ -233,11 +233,13 @@ dkms-uninstall:
 
 # The packaging checks of `make check` alone (no guest): DKMS, install and
 # pkg-config, man pages, lchanctl on a made-up sysfs tree, the installed
-# headers in C and C++, the tools' command lines and exit statuses, every
-# selftest skipping without devices, a newcomer's build.
+# headers in C and C++, README.md and the examples it shows, the tools'
+# command lines and exit statuses, every selftest skipping without devices,
+# a newcomer's build.
 HOST_CHECKS = rig/check-dkms.sh rig/check-install.sh rig/check-man.sh \
 	rig/check-abi-doc.sh rig/check-lchanctl.sh rig/check-headers.sh \
-	rig/check-tools.sh rig/check-skips.sh rig/check-build.sh
+	rig/check-readme.sh rig/check-tools.sh rig/check-skips.sh \
+	rig/check-build.sh
 
 # kselftest's exit status of a skip.
 KSFT_SKIP = 4
@@ -363,7 +365,7 @@ profile:
 # linux-source-6.1 with KASAN, lockdep, DEBUG_OBJECTS, sleep-in-atomic and
 # kmemleak checks (rig/debug-kernel.sh, rig/debug.config; built
 # once under nice and cached in ~/.cache/lchan), then a kmemleak scan.  Any
-# report fails it.  README, "Testing".
+# report fails it.  rig/README.md, "The debug kernel".
 #
 # lchan.ko for that kernel is built in $(B)/debug-kmod from a copy of the
 # module sources, so kmod/lchan.ko (Debian's kernel) stays as it is.

@@ -11,8 +11,9 @@
 #   host checks  DKMS aside, the packaging and documentation checks do not
 #                depend on a kernel: make install, man pages, sysfs ABI
 #                document, lchanctl, bench/README.md, the tools' command
-#                lines, the installed headers in C and C++, a newcomer's
-#                build (rig/check-*.sh), once
+#                lines, the installed headers in C and C++, README.md and
+#                the examples it shows, a newcomer's build (rig/check-*.sh),
+#                once
 # then for each kernel K (its runs in build/runs/<job>-K, logs in
 # build/check/K/):
 #   K host checks  checkpatch (K's linux-source), sparse and W=1 against K's
@@ -155,7 +156,8 @@ host_check() { # NAME [TAP-PREFIX]
 	esac
 }
 
-# A host check that prints TAP lines of its own (rig/check-headers.sh): each
+# A host check that prints TAP lines of its own (rig/check-headers.sh,
+# rig/check-readme.sh): each
 # becomes one of ours, with the comment lines it prints; a failure without
 # a failed line fails on its last line.
 host_check_tap() { # NAME
@@ -197,6 +199,7 @@ for c in install man man-examples man-sysfs abi-doc lchanctl bench-readme tools 
 	host_check "$c"
 done
 host_check_tap headers
+host_check_tap readme
 
 # ---------------------------------------------------------------- per kernel
 # run_harness JOB: boot it, leave the runner's output in $L/JOB.log

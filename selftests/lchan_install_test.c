@@ -3,9 +3,9 @@
  * An installed liblchan works for programs from outside the tree.  The
  * selftests build runs `make -C lib install` into pkgconfig/stage/ beside
  * the test programs and builds pkgconfig/hello and pkgconfig/quickstart
- * (README's example) with nothing but `pkg-config --cflags --libs
- * liblchan` of that staged install.  They run here with only the staged
- * library directory on LD_LIBRARY_PATH: hello must load the staged
+ * (the ring API's smallest client) with nothing but `pkg-config --cflags
+ * --libs liblchan` of that staged install.  They run here with only the
+ * staged library directory on LD_LIBRARY_PATH: hello must load the staged
  * liblchan.so.1, open /dev/lchan and report what sysfs reports;
  * quickstart must deliver its message to a channel this test accepts.
  */
@@ -112,7 +112,7 @@ TEST(staged_install_needs_its_library)
 	EXPECT_EQ(127, rc) TH_LOG("output: %s", out);
 }
 
-/* README's quick start, against a channel accepted here. */
+/* quickstart, against a channel accepted here. */
 FIXTURE(quickstart) {
 	struct lchan_t_dev d;
 };

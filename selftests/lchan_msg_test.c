@@ -273,7 +273,7 @@ TEST_F_TIMEOUT(msg, hundred_thousand_both_ways, 900)
 				  MAX_MSG, LCHAN_ACCESS_LOCAL_WRITE, &dmr));
 	stream(_metadata, cli, srv, src, lchan_t_count(50000), 1, NULL, NULL);
 	stream(_metadata, srv, cli, src, lchan_t_count(50000), 2, &smr, &dmr);
-	/* siw can drop a CQ event: how often lchan found one (README). */
+	/* siw can drop a CQ event: how often lchan found one (lchan(7)). */
 	TH_LOG("dropped CQ events recovered: %llu + %llu",
 	       lchan_t_chan_attr(lchan_msg_chan(cli), "cq_recovered"),
 	       lchan_t_chan_attr(lchan_msg_chan(srv), "cq_recovered"));

@@ -110,7 +110,7 @@ wire_up() { # DEV W
 	# up to 3 s for address resolution, and with more than 64 packets
 	# held rxe's requester stops, and with it the retransmit timer, which
 	# only a sent packet restarts.  The RC bound would then measure the
-	# neighbour table (README, "A peer that vanishes").
+	# neighbour table (lchan_accept(3); rig/README.md, "Two machines").
 	echo 3600000 >"/proc/sys/net/ipv4/neigh/$_nic/base_reachable_time_ms" &&
 		echo 3600000 >"/proc/sys/net/ipv6/neigh/$_nic/base_reachable_time_ms" &&
 		/usr/sbin/ip addr add "$(addr "$1" 4 "$me")/24" dev "$_nic" &&
