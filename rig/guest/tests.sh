@@ -18,7 +18,10 @@ for _arg in $(cat /proc/cmdline); do
 	lchan.tests=*)
 		dir=/tmp/selected
 		mkdir -p $dir
-		cp -r "$LCHAN_SELFTESTS/data" "$LCHAN_SELFTESTS/pkgconfig" $dir/
+		# What the programs find beside them: every folder.
+		for _d in "$LCHAN_SELFTESTS"/*/; do
+			cp -r "$_d" $dir/
+		done
 		for _t in $(echo "${_arg#*=}" | tr ',' ' '); do
 			cp "$LCHAN_SELFTESTS/$_t" $dir/ ||
 				tap "not ok - no test program $_t"
