@@ -198,4 +198,31 @@ TEST_F_TIMEOUT(quickstart, sends_one_message, 60)
 	free(buf);
 }
 
+/*
+ * A program bound to the message accept of LCHAN_1.1 (a context, a ring
+ * layer listener, the options) runs against today's library, where
+ * lchan_msg_accept of LCHAN_1.3 takes a message listener.
+ */
+TEST_F_TIMEOUT(quickstart, old_message_accept_still_runs, 60)
+{
+	char prog[PATH_MAX], lib[PATH_MAX], env[PATH_MAX + 32], port[16];
+	char out[256];
+	char *argv[] = { prog, (char *)self->d.addr, port, NULL };
+	char *envp[] = { env, NULL };
+	struct lchan_t_child child;
+	int rc;
+
+	lchan_t_beside_me(prog, sizeof(prog), "pkgconfig/msg_accept_1_1");
+	lchan_t_beside_me(lib, sizeof(lib), STAGE_LIB);
+	ASSERT_EQ(0, access(prog, X_OK)) TH_LOG("%s", prog);
+	snprintf(env, sizeof(env), "LD_LIBRARY_PATH=%s", lib);
+	snprintf(port, sizeof(port), "%u", lchan_t_port());
+	lchan_t_raise_memlock();
+	ASSERT_EQ(0, lchan_t_spawn(&child, argv, envp));
+	rc = lchan_t_collect(&child, out, sizeof(out));
+	show("msg_accept_1_1", out);
+	EXPECT_EQ(0, rc);
+	EXPECT_STREQ("accept of LCHAN_1.1: success, client: success\n", out);
+}
+
 TEST_HARNESS_MAIN
