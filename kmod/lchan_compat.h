@@ -48,10 +48,9 @@ static inline void vm_flags_clear(struct vm_area_struct *vma,
  * only queues work, and rxe reports completions from a kworker: a softirq
  * raised there waits for ksoftirqd, a scheduler tick on a busy CPU, while
  * ib_core's high-priority completion workqueue runs at once.  siw reports
- * from softirq or from its own threads on every kernel.  Measured on 6.12
- * (README "Benchmarks"): rxe's latency with IB_POLL_WORKQUEUE is 0.78x
- * that with IB_POLL_SOFTIRQ, siw's with BHs left enabled 0.96x (busy
- * polling) to 0.81x (sleeping) that with them disabled.
+ * from softirq or from its own threads on every kernel.  On 6.12 rxe is
+ * faster with IB_POLL_WORKQUEUE than with IB_POLL_SOFTIRQ, and siw with
+ * BHs left enabled than with them disabled (bench/README.md).
  */
 #define LCHAN_RXE_TASKLETS (KERNEL_VERSION(6, 4, 0) > LINUX_VERSION_CODE)
 

@@ -4,8 +4,7 @@
  * so the device never interrupts and no softirq or worker polls it; the
  * application's own ENTER polls it and writes the CQEs.  A completion then
  * reaches the ring in the call that waits for it, the way a user QP's
- * does, without the hand-offs a completion event costs (README,
- * "Benchmarks").
+ * does, without the hand-offs a completion event costs.
  *
  * Everyone else who needs completions polls for itself: the drain at
  * teardown (lchan_direct_drain), the keepalive before it looks, and

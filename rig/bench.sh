@@ -28,11 +28,11 @@
 # LCHAN_BENCH_TIMEOUT: guest time limit in seconds (default 2400).
 # LCHAN_BENCH_QUICK=1: few iterations (a smoke test of the bench itself).
 # LCHAN_BENCH_ROUNDS=N: rounds of the tables' rows (default 3; medians).
-# LCHAN_BENCH_ONLY=connect: only the connection set-up rows (issue 17:
-# lchan_conntime beside cmtime), into connect.tsv, connect-info.txt and
+# LCHAN_BENCH_ONLY=connect: only the connection set-up rows
+# (lchan_conntime beside cmtime), into connect.tsv, connect-info.txt and
 # their report connect.md / connect.json (rig/conn_report.py); a
 # whole run makes those too.
-# LCHAN_BENCH_ONLY=fabric: only the libfabric rows (issue 18: fi_pingpong
+# LCHAN_BENCH_ONLY=fabric: only the libfabric rows (fi_pingpong
 # over lchan, verbs and tcp, beside lchan_perf), into fabric.tsv and
 # fabric-info.txt, reported as fabric.md / fabric.json
 # (rig/fabric_report.py); a whole run makes those too.

@@ -45,11 +45,11 @@ LEADING_NUMBER = re.compile(r"""[ \t\n\v\f\r]*([-+]?(?:
                             re.I | re.X | re.A)
 # How the files are read and results.md is written: any bytes pass through.
 TEXT = {"encoding": "utf-8", "errors": "surrogateescape", "newline": ""}
-# What a ratio of issue 7 compares.
+# What a ratio of the message API's goals compares.
 HOW = {"median": "lat_median_us", "mean": "lat_avg_us", "rate": "msg_rate_mpps"}
 
 GOAL_DEVICE = "rxe0"
-# Issue 4, on GOAL_DEVICE: (goal, target, row, peer, comparison, limit).
+# The latency and rate goals, on GOAL_DEVICE: (goal, target, row, peer, comparison, limit).
 # Without a peer the goal is on the row's system calls per operation; those
 # allow 0.01/op above the target for the noise of strace differences.
 ISSUE4_GOALS = [
@@ -84,8 +84,8 @@ ISSUE4_GOALS = [
 ]
 
 
-# Issue 16 (the poller pool), on each device: (goal, target, row, peer, how,
-# comparison, limit), as issue 7's.
+# The poller pool's goals, on each device: (goal, target, row, peer, how,
+# comparison, limit), as the message API's.
 ISSUE16_GOALS = [
     ("64 B send latency, poller mode (busy polling) vs doorbell mode (busy polling)",
      "<= 1.00x", "send_lat.poller.busy", "send_lat.doorbell.busy", "median", "<=", 1.0),
@@ -97,7 +97,7 @@ ISSUE16_GOALS = [
 
 
 def issue7_goals():
-    """Issue 7 (message API), on each device: (goal, target, row, peer, how,
+    """The message API's goals, on each device: (goal, target, row, peer, how,
     comparison, limit), how a key of HOW; without a peer the goal is on the
     row's system calls per message."""
     styles = {"busy": "busy polling", "event": "events"}
@@ -216,7 +216,7 @@ class Bench:
         return self.row(key)["status"] == "ok"
 
     def is_msg(self, key):
-        """A message API row (issue 7): those have a table of their own."""
+        """A message API row: those have a table of their own."""
         row = self.row(key)
         return row["tool"] in ("lchan_msg_perf", "rstream") or row["id"].startswith("write_bw.1M.")
 
@@ -268,7 +268,7 @@ class Bench:
 # --------------------------------------------------------------- goals
 
 def goal4(bench, goal, target, row, peer, cmp, limit):
-    """An issue 4 goal: a dict of its cells."""
+    """A latency or rate goal: a dict of its cells."""
     key, other = (GOAL_DEVICE, row), (GOAL_DEVICE, peer)
     a, b = bench.row(key), bench.row(other)
     value = bench.ratio(key, other) if peer else bench.syscalls(key)
@@ -285,7 +285,7 @@ def goal4(bench, goal, target, row, peer, cmp, limit):
 
 
 def goal7(bench, dev, goal, target, row, peer, how, cmp, limit):
-    """An issue 7 or 16 goal on device dev: a dict of its cells."""
+    """A message API or pool goal on device dev: a dict of its cells."""
     key, other = (dev, row), (dev, peer)
     a, b = bench.row(key), bench.row(other)
     if not peer:
@@ -304,7 +304,7 @@ def goal7(bench, dev, goal, target, row, peer, how, cmp, limit):
 
 
 def goal7_reason(bench, key, other):
-    """Why an issue 7 goal on key (over other) has no value, if it has none."""
+    """Why a message API goal on key (over other) has no value, if any."""
     if key not in bench.rows:
         return "no row"
     if not bench.ok(key):

@@ -6,7 +6,7 @@ Reads DIR/connect.tsv ("dev round tool key value": lchan_conntime's JSON
 members and cmtime's microseconds per connection of each step, one line per
 figure and round) and writes DIR/connect.md and DIR/connect.json: per
 device the median of each figure over the rounds, lchan against cmtime with
-ratios, and issue 17's goal on rxe0.
+ratios, and the set-up goal on rxe0.
 
 cmtime resolves, connects and disconnects all its connections at once and
 creates their QPs one after the other; its "us per conn" is a step's wall

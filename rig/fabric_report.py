@@ -6,7 +6,7 @@ Reads DIR/fabric.tsv ("dev round tool key value", one line per figure and
 round) and writes DIR/fabric.md and DIR/fabric.json: per device the median
 of each figure over the rounds, fi_pingpong over the lchan provider against
 fi_pingpong over libfabric's verbs and tcp providers and against lchan_perf,
-with ratios, and issue 18's goals on rxe0.
+with ratios, and the provider's goals on rxe0.
 
 fi_pingpong polls its completion queues with fi_cq_read and prints only the
 mean time of a transfer (RTT/2) and MB/s (bytes over that time); the

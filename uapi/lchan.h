@@ -267,7 +267,7 @@ struct lchan_ring_sizes {
  *   (retry_count + 1) * 4.096 us * 2^ack_timeout
  * after the first unacknowledged packet (defaults: 7 * 1.07 s = 7.5 s); a
  * little later in practice, as each wait ends on a timer tick after the
- * resend (rxe between two emulated machines: 0.1 s over).  An idle
+ * resend.  An idle
  * channel sends nothing and detects nothing.
  *
  *   ack_timeout   0 = the default (18: 1.07 s), else 1..31

@@ -602,7 +602,7 @@ device_rows() { # DEV ADDR
 	lchan_row "$_dv" "$_ad" read_bw.doorbell ib_read_bw read_bw 65536 "$N_BW_LARGE" doorbell busy
 	tcp_bw_row "$_dv" "$_ad" 65536 "$T_TCP"
 
-	# The message API (issue 7), against lchan_perf's rows of the same
+	# The message API, against lchan_perf's rows of the same
 	# mode and completion style, rsockets and TCP (rstream for both).
 	msg_row "$_dv" "$_ad" msg_lat.doorbell.busy send_lat.doorbell.busy lat 64 "$N_LAT" doorbell busy plain
 	msg_row "$_dv" "$_ad" msg_lat.poller.busy send_lat.poller.busy lat 64 "$N_LAT" poller busy plain
@@ -629,7 +629,7 @@ device_rows() { # DEV ADDR
 
 # ------------------------------------------------------ connection set-up
 
-# Issue 17: lchan_conntime beside librdmacm's cmtime on the same address,
+# Set-up: lchan_conntime beside librdmacm's cmtime on the same address,
 # CONN_ROUNDS rounds, the two alternating, CONN_N connections a run (and
 # CONN_PAR in flight in lchan's parallel phase; cmtime connects all of its
 # N at once).  Every figure goes to connect.tsv as "dev round tool key
