@@ -301,6 +301,7 @@ struct lchan_chan {
 	int state;			/* enum lchan_state; READ/WRITE_ONCE */
 	bool passive;			/* accepted, not connected */
 	bool established_once;
+	bool was_connected;		/* ESTABLISHED came; before cm_done */
 
 	/* Connection set-up handshake with the cm handler. */
 	struct completion cm_done;

@@ -146,6 +146,7 @@ static int lchan_cm_chan_event(struct lchan_chan *chan, struct rdma_cm_id *id,
 		/* The passive side learnt it from the request. */
 		if (event->param.conn.qp_num)
 			WRITE_ONCE(chan->remote_qpn, event->param.conn.qp_num);
+		WRITE_ONCE(chan->was_connected, true);
 		lchan_chan_set_state(chan, LCHAN_STATE_CONNECTED);
 		/*
 		 * What waited for the connection (SQEs published before it,
@@ -303,7 +304,15 @@ int lchan_cm_establish(struct lchan_chan *chan, u32 timeout_ms,
 		return -EINPROGRESS;
 
 	ret = lchan_cm_wait(chan, deadline);
-	if (!ret && READ_ONCE(chan->state) != LCHAN_STATE_CONNECTED)
+	/*
+	 * A peer that left right after the connection was made (its
+	 * disconnect's report can overwrite ESTABLISHED's before this reads
+	 * it): the connection was made, and what the peer sent is in the
+	 * ring; its end shows in the state, as a socket's EOF would.
+	 */
+	if (ret == -ECONNRESET && READ_ONCE(chan->was_connected))
+		ret = 0;
+	if (!ret && !READ_ONCE(chan->was_connected))
 		ret = -ECONNRESET;
 	/* On iWARP the connecting side's SQ opens one exchange later. */
 	if (!ret && !chan->passive)

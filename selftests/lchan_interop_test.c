@@ -102,7 +102,7 @@ static void ic_drop(struct __test_metadata *_metadata, struct ic_proc *p)
 	ic_kill(p);
 	if (!p->log[0])
 		return;
-	if (!_metadata->passed)
+	if (LCHAN_T_FAILED(_metadata))
 		lchan_t_dump_log(_metadata, p->name, p->log);
 	unlink(p->log);
 	p->log[0] = 0;
@@ -116,7 +116,7 @@ static void ic_drop(struct __test_metadata *_metadata, struct ic_proc *p)
  */
 FIXTURE_TEARDOWN(interop)
 {
-	if (!_metadata->passed && !strcmp(variant->kind, "siw"))
+	if (LCHAN_T_FAILED(_metadata) && !strcmp(variant->kind, "siw"))
 		lchan_t_dump_tcp();
 	ic_drop(_metadata, &self->lchan);
 	ic_drop(_metadata, &self->peer);
