@@ -504,6 +504,9 @@ int lfi_ep_open(struct fid_domain *domain, struct fi_info *info,
 		ep->tx_op_flags = info->tx_attr->op_flags;
 	if (info->rx_attr)
 		ep->rx_op_flags = info->rx_attr->op_flags;
+	/* 0 where the device has none or the application posts no receive. */
+	ep->cq_data = !dom->iwarp && info->domain_attr &&
+		      info->domain_attr->cq_data_size;
 	if (info->src_addr && info->src_addrlen <= sizeof(ep->src))
 		memcpy(&ep->src, info->src_addr, info->src_addrlen);
 	ret = fi_mr_reg(domain, ep->inject_buf,

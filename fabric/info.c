@@ -3,6 +3,8 @@
  * The provider entry point (fi_prov_ini), its parameters and fi_getinfo:
  * one fi_info per RDMA device lchan serves, with what that device can do
  * (iWARP carries no immediate data, so no FI_REMOTE_CQ_DATA there).
+ * Remote CQ data consumes a posted receive at the target, an RDMA write's
+ * too: it is offered only to applications that post one (FI_RX_CQ_DATA).
  */
 #include <errno.h>
 #include <netdb.h>
@@ -116,6 +118,18 @@ static bool lfi_info_dev_ok(const struct lfi_dev *dev,
 	return true;
 }
 
+/*
+ * Does the application post a receive for each transfer carrying remote
+ * CQ data (FI_RX_CQ_DATA)?  Without hints it supports every mode.
+ */
+static bool lfi_info_rx_cq_data(const struct fi_info *hints)
+{
+	if (!hints)
+		return true;
+	return (hints->mode & FI_RX_CQ_DATA) ||
+	       (hints->rx_attr && (hints->rx_attr->mode & FI_RX_CQ_DATA));
+}
+
 /* What the hints ask for that lchan cannot give; false: skip. */
 static bool lfi_info_hints_ok(uint32_t version, const struct fi_info *hints,
 			      bool iwarp)
@@ -162,7 +176,8 @@ static bool lfi_info_hints_ok(uint32_t version, const struct fi_info *hints,
 	d = hints->domain_attr;
 	if (!d)
 		return true;
-	if (d->cq_data_size > (iwarp ? 0u : 4u))
+	if (d->cq_data_size >
+	    (iwarp || !lfi_info_rx_cq_data(hints) ? 0u : 4u))
 		return false;
 	if (d->av_type != FI_AV_UNSPEC)
 		return false;
@@ -189,6 +204,7 @@ static struct fi_info *lfi_info_make(const struct lfi_dev *dev,
 				     const struct sockaddr_storage *src,
 				     const struct sockaddr_storage *dst)
 {
+	bool cq_data = !dev->iwarp && lfi_info_rx_cq_data(hints);
 	struct fi_info *fi;
 
 	fi = fi_allocinfo();
@@ -231,6 +247,11 @@ static struct fi_info *lfi_info_make(const struct lfi_dev *dev,
 	fi->rx_attr->size = hints && hints->rx_attr && hints->rx_attr->size ?
 			    hints->rx_attr->size : LFI_DEF_QUEUE;
 	fi->rx_attr->iov_limit = LFI_IOV_LIMIT;
+	if (cq_data) {
+		fi->rx_attr->mode |= FI_RX_CQ_DATA;
+		if (!hints || (hints->mode & FI_RX_CQ_DATA))
+			fi->mode |= FI_RX_CQ_DATA;
+	}
 
 	fi->ep_attr->type = FI_EP_MSG;
 	fi->ep_attr->protocol = dev->iwarp ? FI_PROTO_IWARP :
@@ -256,7 +277,7 @@ static struct fi_info *lfi_info_make(const struct lfi_dev *dev,
 	    (hints->domain_attr->mr_mode & FI_MR_BASIC))
 		fi->domain_attr->mr_mode = FI_MR_BASIC;
 	fi->domain_attr->mr_key_size = sizeof(uint32_t);
-	fi->domain_attr->cq_data_size = dev->iwarp ? 0 : sizeof(uint32_t);
+	fi->domain_attr->cq_data_size = cq_data ? sizeof(uint32_t) : 0;
 	fi->domain_attr->cq_cnt = 1024;
 	fi->domain_attr->ep_cnt = 1024;
 	fi->domain_attr->tx_ctx_cnt = 1024;

@@ -353,6 +353,7 @@ struct lfi_ep {
 	struct lfi_cq *tx_cq, *rx_cq;
 	uint64_t tx_flags, rx_flags;	/* FI_SELECTIVE_COMPLETION at bind */
 	uint64_t tx_op_flags, rx_op_flags;
+	bool cq_data;			/* remote CQ data offered (info.c) */
 	bool enabled;
 	enum lfi_ep_state state;
 	struct lchan_chan chan;		/* valid unless IDLE or SHUTDOWN */

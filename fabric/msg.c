@@ -248,7 +248,7 @@ static ssize_t lfi_msg_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
 {
 	bool imm = flags & FI_REMOTE_CQ_DATA;
 
-	if (imm && to_lfi_ep(ep)->dom->iwarp)
+	if (imm && !to_lfi_ep(ep)->cq_data)
 		return -FI_EOPNOTSUPP;
 	return lfi_msg_post_send(to_lfi_ep(ep),
 				 imm ? LCHAN_OP_SEND_IMM : LCHAN_OP_SEND,
@@ -274,7 +274,7 @@ static ssize_t lfi_msg_senddata(struct fid_ep *ep, const void *buf, size_t len,
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
 	(void)dest_addr;
-	if (to_lfi_ep(ep)->dom->iwarp)
+	if (!to_lfi_ep(ep)->cq_data)
 		return -FI_EOPNOTSUPP;
 	return lfi_msg_post_send(to_lfi_ep(ep), LCHAN_OP_SEND_IMM, &iov, &desc,
 				 1, 0, 0, data, context,
@@ -288,7 +288,7 @@ static ssize_t lfi_msg_injectdata(struct fid_ep *ep, const void *buf,
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
 	(void)dest_addr;
-	if (to_lfi_ep(ep)->dom->iwarp)
+	if (!to_lfi_ep(ep)->cq_data)
 		return -FI_EOPNOTSUPP;
 	return lfi_msg_post_send(to_lfi_ep(ep), LCHAN_OP_SEND_IMM, &iov, NULL,
 				 1, 0, 0, data, NULL, FI_INJECT,

@@ -3,11 +3,13 @@
  * The lchan libfabric provider through libfabric's API, two processes
  * (the server a child): connection data both ways, FI_RMA write and read
  * checked byte for byte, completions waited for with fi_cq_sread on the
- * CQ's FI_WAIT_FD object, remote CQ data refused on iWARP, a write with a
- * wrong key answered by an error completion, FI_SHUTDOWN when the peer
- * closes, and fi_reject's data reaching the connecting side; every
- * completion read is logged and accounted for by its request.  The
- * tagged, atomic and collective calls of an endpoint return -FI_ENOSYS.
+ * CQ's FI_WAIT_FD object, a write with remote CQ data consuming the
+ * receive the target posted (FI_RX_CQ_DATA), remote CQ data refused on
+ * iWARP and to an application without that mode, a write with a wrong
+ * key answered by an error completion, FI_SHUTDOWN when the peer closes,
+ * and fi_reject's data reaching the connecting side; every completion
+ * read is logged and accounted for by its request.  The tagged, atomic
+ * and collective calls of an endpoint return -FI_ENOSYS.
  * SKIPs without the provider (LCHAN_FABRIC) or lchan.
  */
 #include <rdma/fabric.h>
@@ -26,6 +28,9 @@
 
 #define FA_T_BUF	65536
 #define FA_T_WAIT_MS	20000
+/* The remote CQ data of the client's fi_writedata, and where it writes. */
+#define FA_T_IMM	0x5ca1ab1e
+#define FA_T_IMM_OFF	(FA_T_BUF - 128)
 
 FIXTURE(fapi) {
 	struct lchan_t_dev d;
@@ -66,12 +71,14 @@ struct fa_remote {
 	uint64_t key;
 };
 
-static struct fi_info *fa_hints(const char *dev)
+/* Hints for @dev; @mode: the mode bits the application supports. */
+static struct fi_info *fa_hints(const char *dev, uint64_t mode)
 {
 	struct fi_info *h = fi_allocinfo();
 
 	if (!h)
 		return NULL;
+	h->mode = mode;
 	h->ep_attr->type = FI_EP_MSG;
 	h->caps = FI_MSG | FI_RMA;
 	h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
@@ -155,13 +162,15 @@ static ssize_t fa_comp(struct fa_side *s, struct fi_cq_data_entry *e)
 
 /* The client's requests: their contexts name them in the log. */
 struct fa_reqs {
-	char write, read, send, bad_write, bad_read;
+	char write, read, writedata, send, bad_write, bad_read;
 };
 
 static const char *fa_req_name(const struct fa_reqs *q, const void *ctx)
 {
 	if (ctx == &q->write)
 		return "write";
+	if (ctx == &q->writedata)
+		return "writedata";
 	if (ctx == &q->read)
 		return "read";
 	if (ctx == &q->send)
@@ -215,22 +224,31 @@ static uint8_t fa_pattern(size_t i)
 	return (uint8_t)(i * 7 + 3);
 }
 
+/* What the server does with the client's request. */
+enum fa_srv {
+	FA_SRV_RMA,		/* accept, check the client's transfers */
+	FA_SRV_REJECT,		/* refuse with "go away" */
+};
+
 /*
  * The server: listen, tell the client the address, take its request
- * (data "hello"), accept with "welcome", tell it the region, then wait
- * for its "done" and check what it wrote; then FI_SHUTDOWN.  With
- * @reject: refuse with "go away" instead.
+ * (data "hello"), accept with "welcome", tell it the region, then what
+ * @mode says.  FA_SRV_RMA: where the endpoint has remote CQ data, the
+ * client's fi_writedata consumes the first receive posted; then wait
+ * for its "done" and check what it wrote; then FI_SHUTDOWN.
  */
-static int fa_server(const char *dev, const char *addr, int wfd, bool reject)
+static int fa_server(const char *dev, const char *addr, int wfd,
+		     enum fa_srv mode)
 {
-	struct fi_info *hints = fa_hints(dev);
+	struct fi_info *hints = fa_hints(dev, FI_RX_CQ_DATA);
 	struct fa_side s = { 0 };
 	struct fi_eq_cm_entry *cm;
 	char cmbuf[sizeof(*cm) + 64];
-	struct fi_cq_data_entry e;
+	struct fi_cq_data_entry e = { 0 };
 	struct fa_remote r;
 	size_t alen = 128, i;
-	char name[128];
+	char name[128], rx_imm, rx_done;
+	bool cq_data;
 	uint32_t event;
 	ssize_t n;
 
@@ -249,7 +267,7 @@ static int fa_server(const char *dev, const char *addr, int wfd, bool reject)
 	if (n != (ssize_t)(sizeof(*cm) + 6) || event != FI_CONNREQ ||
 	    memcmp(cm->data, "hello", 6))
 		return lchan_t_child_fail(4, "CONNREQ: %zd event %u", n, event);
-	if (reject) {
+	if (mode == FA_SRV_REJECT) {
 		if (fi_reject(s.pep, cm->info->handle, "go away", 8))
 			return lchan_t_child_fail(5, "fi_reject");
 		fi_freeinfo(cm->info);
@@ -273,8 +291,14 @@ static int fa_server(const char *dev, const char *addr, int wfd, bool reject)
 	}
 	if (fa_ep(&s, cm->info))
 		return lchan_t_child_fail(8, "endpoint");
+	/* The request's info is the passive endpoint's: asked with the mode. */
+	cq_data = cm->info->domain_attr->cq_data_size &&
+		  (cm->info->rx_attr->mode & FI_RX_CQ_DATA);
 	fi_freeinfo(cm->info);
-	if (fi_recv(s.ep, s.buf + FA_T_BUF - 64, 64, fi_mr_desc(s.mr), 0, &s))
+	if ((cq_data && fi_recv(s.ep, s.buf + FA_T_BUF - 32, 32,
+				fi_mr_desc(s.mr), 0, &rx_imm)) ||
+	    fi_recv(s.ep, s.buf + FA_T_BUF - 64, 32, fi_mr_desc(s.mr), 0,
+		    &rx_done))
 		return lchan_t_child_fail(9, "fi_recv");
 	if (fi_accept(s.ep, "welcome", 8))
 		return lchan_t_child_fail(10, "fi_accept");
@@ -287,8 +311,20 @@ static int fa_server(const char *dev, const char *addr, int wfd, bool reject)
 	r.key = fi_mr_key(s.mr);
 	if (r.key == FI_KEY_NOTAVAIL || write(wfd, &r, sizeof(r)) != sizeof(r))
 		return lchan_t_child_fail(12, "key");
+	/* The write's data is in place when its receive completes. */
+	if (cq_data) {
+		n = fa_comp(&s, &e);
+		if (n != 1 || e.op_context != &rx_imm ||
+		    e.flags != (FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA) ||
+		    e.data != FA_T_IMM ||
+		    memcmp(s.buf + FA_T_IMM_OFF, "imm-data", 8))
+			return lchan_t_child_fail(17, "writedata: %zd ctx %p flags 0x%llx data 0x%llx",
+						  n, e.op_context,
+						  (unsigned long long)e.flags,
+						  (unsigned long long)e.data);
+	}
 	n = fa_comp(&s, &e);
-	if (n != 1 || e.op_context != &s || !(e.flags & FI_RECV) ||
+	if (n != 1 || e.op_context != &rx_done || !(e.flags & FI_RECV) ||
 	    e.len != 5 || memcmp(s.buf + FA_T_BUF - 64, "done", 5))
 		return lchan_t_child_fail(13, "done: %zd", n);
 	for (i = 0; i < FA_T_BUF / 2; i++)
@@ -322,10 +358,13 @@ static int fa_read_full(int fd, void *buf, size_t len)
 	return 0;
 }
 
-/* Start the server; the client side's info for its address. */
+/*
+ * Start the server; the client side's info for its address, the mode
+ * bits @cmode supported.
+ */
 static pid_t fa_start(struct __test_metadata *_metadata,
-		      FIXTURE_DATA(fapi) *self, bool reject, int *rfd,
-		      struct fa_side *c)
+		      FIXTURE_DATA(fapi) *self, enum fa_srv mode,
+		      uint64_t cmode, int *rfd, struct fa_side *c)
 {
 	struct fi_info *hints;
 	size_t alen;
@@ -338,7 +377,7 @@ static pid_t fa_start(struct __test_metadata *_metadata,
 	pid = fork();
 	if (!pid) {
 		close(p[0]);
-		_exit(fa_server(self->d.dev, self->d.addr, p[1], reject));
+		_exit(fa_server(self->d.dev, self->d.addr, p[1], mode));
 	}
 	close(p[1]);
 	*rfd = p[0];
@@ -347,7 +386,7 @@ static pid_t fa_start(struct __test_metadata *_metadata,
 		TH_LOG("the server gave no address");
 		return pid;
 	}
-	hints = fa_hints(self->d.dev);
+	hints = fa_hints(self->d.dev, cmode);
 	hints->dest_addr = malloc(alen);
 	memcpy(hints->dest_addr, name, alen);
 	hints->dest_addrlen = alen;
@@ -367,9 +406,10 @@ static int fa_wait_child(pid_t pid)
 }
 
 /*
- * Connect, RMA both ways, a send, CQ data where it exists, a bad key.
- * Every completion read is logged, and each is accounted for by its
- * request: after the last expected one the CQ stays empty.
+ * Connect, RMA both ways, a write with CQ data where it exists (each
+ * side supports FI_RX_CQ_DATA), a send, a bad key.  Every completion
+ * read is logged, and each is accounted for by its request: after the
+ * last expected one the CQ stays empty.
  */
 TEST_F_TIMEOUT(fapi, rma_and_completions, 120)
 {
@@ -388,7 +428,7 @@ TEST_F_TIMEOUT(fapi, rma_and_completions, 120)
 	int rfd, wfd;
 
 	cm = (struct fi_eq_cm_entry *)cmbuf;
-	pid = fa_start(_metadata, self, false, &rfd, &c);
+	pid = fa_start(_metadata, self, FA_SRV_RMA, FI_RX_CQ_DATA, &rfd, &c);
 	ASSERT_NE(NULL, c.info);
 	ASSERT_EQ(0, fa_open(&c, true));
 	/* No channel yet: lchan has not registered the region. */
@@ -419,11 +459,26 @@ TEST_F_TIMEOUT(fapi, rma_and_completions, 120)
 	EXPECT_EQ(FI_RMA | FI_READ, e.flags);
 	EXPECT_EQ(0, memcmp(c.buf, c.buf + FA_T_BUF / 2, FA_T_BUF / 2));
 
-	/* iWARP carries no immediate data: refused before the ring. */
-	if (!strcmp(variant->kind, "siw"))
+	/*
+	 * Remote CQ data: the server posted a receive for it.  iWARP
+	 * carries no immediate data: refused before the ring.
+	 */
+	memcpy(c.buf, "imm-data", 8);
+	if (!strcmp(variant->kind, "siw")) {
+		EXPECT_EQ(0, c.info->domain_attr->cq_data_size);
 		EXPECT_EQ(-FI_EOPNOTSUPP,
 			  fi_writedata(c.ep, c.buf, 8, fi_mr_desc(c.mr), 1, 0,
 				       r.addr, r.key, NULL));
+	} else {
+		EXPECT_EQ(FI_RX_CQ_DATA, c.info->rx_attr->mode & FI_RX_CQ_DATA);
+		ASSERT_EQ(0, fi_writedata(c.ep, c.buf, 8, fi_mr_desc(c.mr),
+					  FA_T_IMM, 0, r.addr + FA_T_IMM_OFF,
+					  r.key, &q.writedata));
+		ASSERT_EQ(1, fa_comp_log(_metadata, &c, &q, &e, &ce,
+					 FA_T_WAIT_MS));
+		EXPECT_EQ(&q.writedata, e.op_context);
+		EXPECT_EQ(FI_RMA | FI_WRITE, e.flags);
+	}
 
 	memcpy(c.buf, "done", 5);
 	ASSERT_EQ(0, fi_send(c.ep, c.buf, 5, fi_mr_desc(c.mr), 0, &q.send));
@@ -472,7 +527,7 @@ TEST_F_TIMEOUT(fapi, reject_with_data, 60)
 	pid_t pid;
 	int rfd;
 
-	pid = fa_start(_metadata, self, true, &rfd, &c);
+	pid = fa_start(_metadata, self, FA_SRV_REJECT, 0, &rfd, &c);
 	ASSERT_NE(NULL, c.info);
 	ASSERT_EQ(0, fa_open(&c, true));
 	ASSERT_EQ(0, fa_ep(&c, c.info));
@@ -489,6 +544,75 @@ TEST_F_TIMEOUT(fapi, reject_with_data, 60)
 	fa_close(&c);
 	EXPECT_EQ(0, fa_wait_child(pid));
 	close(rfd);
+}
+
+/* The first info fi_getinfo gives for the device's address, or NULL. */
+static struct fi_info *fa_getinfo(FIXTURE_DATA(fapi) *self,
+				  const struct fi_info *hints, int *ret)
+{
+	struct fi_info *info = NULL;
+
+	*ret = fi_getinfo(FI_VERSION(1, 17), self->d.addr, "0", FI_SOURCE,
+			  hints, &info);
+	return *ret ? NULL : info;
+}
+
+/*
+ * Remote CQ data consumes a receive at the target, an RDMA write's too:
+ * an application that supports FI_RX_CQ_DATA (in hints->mode or
+ * rx_attr->mode) is told so, one that does not gets no remote CQ data
+ * (cq_data_size 0, and asking for it finds nothing), and its endpoint
+ * refuses the calls that would carry it.  iWARP carries none at all.
+ */
+TEST_F_TIMEOUT(fapi, rx_cq_data_mode, 60)
+{
+	bool iwarp = !strcmp(variant->kind, "siw");
+	struct fa_side s = { 0 };
+	struct fi_info *hints, *info;
+	int ret;
+
+	hints = fa_hints(self->d.dev, FI_RX_CQ_DATA);
+	ASSERT_NE(NULL, hints);
+	info = fa_getinfo(self, hints, &ret);
+	ASSERT_EQ(0, ret);
+	EXPECT_EQ(iwarp ? 0 : 4, info->domain_attr->cq_data_size);
+	EXPECT_EQ(iwarp ? 0 : FI_RX_CQ_DATA, info->mode & FI_RX_CQ_DATA);
+	EXPECT_EQ(iwarp ? 0 : FI_RX_CQ_DATA,
+		  info->rx_attr->mode & FI_RX_CQ_DATA);
+	fi_freeinfo(info);
+
+	hints->mode = 0;
+	hints->rx_attr->mode = FI_RX_CQ_DATA;
+	info = fa_getinfo(self, hints, &ret);
+	ASSERT_EQ(0, ret);
+	EXPECT_EQ(iwarp ? 0 : 4, info->domain_attr->cq_data_size);
+	EXPECT_EQ(iwarp ? 0 : FI_RX_CQ_DATA,
+		  info->rx_attr->mode & FI_RX_CQ_DATA);
+	fi_freeinfo(info);
+
+	hints->rx_attr->mode = 0;
+	s.info = fa_getinfo(self, hints, &ret);
+	ASSERT_EQ(0, ret);
+	EXPECT_EQ(0, s.info->domain_attr->cq_data_size);
+	EXPECT_EQ(0, s.info->mode & FI_RX_CQ_DATA);
+	EXPECT_EQ(0, s.info->rx_attr->mode & FI_RX_CQ_DATA);
+	hints->domain_attr->cq_data_size = 4;
+	EXPECT_EQ(NULL, fa_getinfo(self, hints, &ret));
+	EXPECT_EQ(-FI_ENODATA, ret);
+	fi_freeinfo(hints);
+
+	/* Refused before the state is looked at: no connection needed. */
+	ASSERT_EQ(0, fa_open(&s, true));
+	ASSERT_EQ(0, fa_ep(&s, s.info));
+	EXPECT_EQ(-FI_EOPNOTSUPP, fi_writedata(s.ep, s.buf, 8,
+					       fi_mr_desc(s.mr), 1, 0, 0, 0,
+					       NULL));
+	EXPECT_EQ(-FI_EOPNOTSUPP, fi_inject_writedata(s.ep, s.buf, 8, 1, 0,
+						      0, 0));
+	EXPECT_EQ(-FI_EOPNOTSUPP, fi_senddata(s.ep, s.buf, 8, fi_mr_desc(s.mr),
+					      1, 0, NULL));
+	EXPECT_EQ(-FI_EOPNOTSUPP, fi_injectdata(s.ep, s.buf, 8, 1, 0));
+	fa_close(&s);
 }
 
 /*
@@ -513,7 +637,7 @@ TEST_F_TIMEOUT(fapi, unsupported_ops, 60)
 	size_t count;
 	char *b;
 
-	hints = fa_hints(self->d.dev);
+	hints = fa_hints(self->d.dev, 0);
 	ASSERT_NE(NULL, hints);
 	ASSERT_EQ(0, fi_getinfo(FI_VERSION(1, 17), self->d.addr, "0", FI_SOURCE,
 				hints, &s.info));
