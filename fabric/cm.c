@@ -189,16 +189,31 @@ static int lfi_cm_setname(fid_t fid, void *addr, size_t addrlen)
 	return 0;
 }
 
+/*
+ * fi_shutdown: the channel closes, after the ACCEPT this side may just
+ * have sent; the peer's EQ reports FI_SHUTDOWN when its channel sees the
+ * disconnect, and this side's EQ gets one now, unless the peer's end was
+ * reported already: one per connection.
+ */
 static int lfi_cm_shutdown(struct fid_ep *ep_fid, uint64_t flags)
 {
 	struct lfi_ep *ep = to_lfi_ep(ep_fid);
 	struct lfi_fabric *fab = ep->dom->fabric;
+	int ret = 0;
 
 	(void)flags;
 	pthread_mutex_lock(&fab->lock);
-	lfi_ep_close_chan(ep);
+	if (lfi_ep_has_chan(ep)) {
+		lfi_ep_cm_flush(ep, 1000);
+		lfi_ep_close_chan(ep);
+		if (ep->eq && !ep->shutdown_reported) {
+			ep->shutdown_reported = true;
+			ret = lfi_eq_push(ep->eq, FI_SHUTDOWN, &ep->ep_fid.fid,
+					  NULL, NULL, 0);
+		}
+	}
 	pthread_mutex_unlock(&fab->lock);
-	return 0;
+	return ret;
 }
 
 static int lfi_cm_listen(struct fid_pep *pep_fid)

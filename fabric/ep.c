@@ -89,6 +89,7 @@ int lfi_ep_cm_send(struct lfi_ep *ep, uint8_t type, const void *data,
 	if (len)
 		memcpy(m->data, data, len);
 	lchan_prep_send(sqe, &ep->inject_mr->lmr, m, sizeof(*m), LFI_UD_CM);
+	ep->cm_tx_busy = true;
 	ret = lchan_submit(&ep->chan);
 	return ret < 0 ? ret : 0;
 }
@@ -154,6 +155,8 @@ void lfi_ep_progress(struct lfi_ep *ep, struct lfi_cq *reader)
 		struct lfi_op *op;
 
 		if (cqe->user_data & LFI_UD_CM) {
+			if (!rx)
+				ep->cm_tx_busy = false;
 			refused = lfi_ep_cm_done(ep, cqe);
 			lchan_cqe_seen(&ep->chan);
 			continue;
@@ -203,6 +206,24 @@ void lfi_ep_progress(struct lfi_ep *ep, struct lfi_cq *reader)
 	}
 	if (refused)
 		lfi_ep_close_chan(ep);
+}
+
+/*
+ * Wait up to @timeout_ms for the ACCEPT in flight to complete (lock
+ * held): closing the channel at once flushes it, and the peer would
+ * never see the answer it waits for.  Before the connection is up there
+ * is nothing to wait for.
+ */
+void lfi_ep_cm_flush(struct lfi_ep *ep, int timeout_ms)
+{
+	long long end = lfi_wait_deadline(timeout_ms);
+	struct lchan_cqe *cqe;
+	int left;
+
+	while (ep->state == LFI_EP_CONNECTED && ep->cm_tx_busy &&
+	       (left = lfi_wait_left(end)) &&
+	       !lchan_wait_cqe(&ep->chan, &cqe, left))
+		lfi_ep_progress(ep, NULL);
 }
 
 /* Put the receives posted before the channel into its RQ (lock held). */
@@ -285,13 +306,16 @@ static int lfi_ep_close(struct fid *fid)
 		pthread_mutex_unlock(&dom->fabric->lock);
 		return -FI_EBUSY;
 	}
+	lfi_ep_cm_flush(ep, 1000);
 	lfi_ep_close_chan(ep);
 	if (ep->tx_cq)
 		lfi_cq_del_ep(ep->tx_cq, ep);
 	if (ep->rx_cq)
 		lfi_cq_del_ep(ep->rx_cq, ep);
-	if (ep->eq)
+	if (ep->eq) {
+		lfi_eq_forget(ep->eq, &ep->ep_fid.fid);
 		ep->eq->refs--;
+	}
 	for (p = &dom->eps; *p; p = &(*p)->next)
 		if (*p == ep) {
 			*p = ep->next;

@@ -3,7 +3,9 @@
  * Event queues: connection events in a software queue.  The wait object
  * is an epoll fd over the fds that can make events: listeners (readable
  * when a request waits: FI_CONNREQ) and channels (hung up: FI_SHUTDOWN).
- * FI_CONNECTED is queued by fi_connect and fi_accept themselves.
+ * FI_CONNECTED is queued by fi_connect and fi_accept themselves, and
+ * FI_SHUTDOWN by fi_shutdown: one per connection, whichever end goes
+ * first.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -93,6 +95,26 @@ int lfi_eq_rewatch(struct lfi_eq *eq, int fd, uint32_t events, void *owner)
 void lfi_eq_unwatch(struct lfi_eq *eq, int fd)
 {
 	epoll_ctl(eq->wait.epfd, EPOLL_CTL_DEL, fd, NULL);
+}
+
+/*
+ * Drop the events queued for @fid (lock held): it is closing, and an
+ * event naming it would hand the reader a freed object.
+ */
+void lfi_eq_forget(struct lfi_eq *eq, const struct fid *fid)
+{
+	struct lfi_eq_event **p = &eq->head, *ev;
+
+	eq->tail = NULL;
+	while ((ev = *p)) {
+		if (ev->fid == fid || (ev->err && ev->err_entry.fid == fid)) {
+			*p = ev->next;
+			lfi_eq_free_event(ev);
+			continue;
+		}
+		eq->tail = ev;
+		p = &ev->next;
+	}
 }
 
 /* Turn ready fds into events (fabric lock held). */

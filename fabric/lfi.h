@@ -289,6 +289,7 @@ int lfi_eq_push_err(struct lfi_eq *eq, struct fid *fid, void *context,
 int lfi_eq_watch(struct lfi_eq *eq, int fd, uint32_t events, void *owner);
 int lfi_eq_rewatch(struct lfi_eq *eq, int fd, uint32_t events, void *owner);
 void lfi_eq_unwatch(struct lfi_eq *eq, int fd);
+void lfi_eq_forget(struct lfi_eq *eq, const struct fid *fid);
 
 /* cq.c */
 struct lfi_cq_entry {
@@ -366,7 +367,8 @@ struct lfi_ep {
 	struct lfi_mr *inject_mr;
 	struct lfi_rx_pending *rx_pending;	/* before the channel */
 	unsigned n_rx_pending;
-	bool shutdown_reported;
+	bool cm_tx_busy;		/* a CM message not yet completed */
+	bool shutdown_reported;		/* FI_SHUTDOWN queued: once */
 };
 
 int lfi_ep_open(struct fid_domain *domain, struct fi_info *info,
@@ -378,6 +380,7 @@ bool lfi_ep_has_chan(const struct lfi_ep *ep);
 int lfi_ep_getopt(fid_t fid, int level, int optname, void *optval,
 		  size_t *optlen);
 void lfi_ep_progress(struct lfi_ep *ep, struct lfi_cq *reader);
+void lfi_ep_cm_flush(struct lfi_ep *ep, int timeout_ms);
 void lfi_ep_close_chan(struct lfi_ep *ep);
 int lfi_ep_slot_get(struct lfi_op *ops, unsigned size, unsigned *hint);
 void lfi_ep_post_pending_rx(struct lfi_ep *ep);

@@ -160,6 +160,27 @@ static ssize_t fa_comp(struct fa_side *s, struct fi_cq_data_entry *e)
 	return fi_cq_sread(s->cq, e, 1, NULL, FA_T_WAIT_MS);
 }
 
+/*
+ * The next event of @eq within @timeout_ms: its number when it names
+ * @fid, -FI_EOTHER when it names another, or the error of the read.
+ */
+static int fa_eq_next(struct fid_eq *eq, const struct fid *fid,
+		      int timeout_ms)
+{
+	struct fi_eq_cm_entry *cm;
+	char cmbuf[sizeof(*cm) + 64];
+	uint32_t event;
+	ssize_t n;
+
+	cm = (struct fi_eq_cm_entry *)cmbuf;
+	n = fi_eq_sread(eq, &event, cm, sizeof(cmbuf), timeout_ms, 0);
+	if (n < 0)
+		return (int)n;
+	if (n < (ssize_t)sizeof(*cm) || cm->fid != fid)
+		return -FI_EOTHER;
+	return (int)event;
+}
+
 /* The client's requests: their contexts name them in the log. */
 struct fa_reqs {
 	char write, read, writedata, send, bad_write, bad_read;
@@ -228,7 +249,62 @@ static uint8_t fa_pattern(size_t i)
 enum fa_srv {
 	FA_SRV_RMA,		/* accept, check the client's transfers */
 	FA_SRV_REJECT,		/* refuse with "go away" */
+	FA_SRV_SHUTDOWN,	/* one FI_SHUTDOWN per connection, twice */
 };
+
+/*
+ * FA_SRV_SHUTDOWN, after the first connection is up: the client shuts
+ * it down, which this side's EQ reports once, its own fi_shutdown adding
+ * nothing; then a second connection that both ends shut down at once
+ * (as fabtests' fi_cm_data does), each EQ reporting its end once.
+ */
+static int fa_server_shutdown(struct fa_side *s)
+{
+	struct fi_eq_cm_entry *cm;
+	char cmbuf[sizeof(*cm) + 64];
+	uint32_t event;
+	ssize_t n;
+	int ev;
+
+	cm = (struct fi_eq_cm_entry *)cmbuf;
+	ev = fa_eq_next(s->eq, &s->ep->fid, FA_T_WAIT_MS);
+	if (ev != FI_SHUTDOWN)
+		return lchan_t_child_fail(20, "peer's shutdown: %d", ev);
+	ev = fa_eq_next(s->eq, &s->ep->fid, 300);
+	if (ev != -FI_EAGAIN)
+		return lchan_t_child_fail(21, "after the shutdown: %d", ev);
+	if (fi_shutdown(s->ep, 0))
+		return lchan_t_child_fail(22, "fi_shutdown");
+	ev = fa_eq_next(s->eq, &s->ep->fid, 300);
+	if (ev != -FI_EAGAIN)
+		return lchan_t_child_fail(23, "after its own shutdown: %d", ev);
+	fi_close(&s->ep->fid);
+	s->ep = NULL;
+
+	n = fi_eq_sread(s->eq, &event, cm, sizeof(cmbuf), FA_T_WAIT_MS, 0);
+	if (n != (ssize_t)sizeof(*cm) || event != FI_CONNREQ)
+		return lchan_t_child_fail(24, "second CONNREQ: %zd event %u", n,
+					  event);
+	if (fa_ep(s, cm->info)) {
+		fi_freeinfo(cm->info);
+		return lchan_t_child_fail(25, "second endpoint");
+	}
+	fi_freeinfo(cm->info);
+	if (fi_accept(s->ep, NULL, 0))
+		return lchan_t_child_fail(26, "second fi_accept");
+	ev = fa_eq_next(s->eq, &s->ep->fid, FA_T_WAIT_MS);
+	if (ev != FI_CONNECTED)
+		return lchan_t_child_fail(27, "second CONNECTED: %d", ev);
+	if (fi_shutdown(s->ep, 0))
+		return lchan_t_child_fail(28, "second fi_shutdown");
+	ev = fa_eq_next(s->eq, &s->ep->fid, FA_T_WAIT_MS);
+	if (ev != FI_SHUTDOWN)
+		return lchan_t_child_fail(29, "second SHUTDOWN: %d", ev);
+	ev = fa_eq_next(s->eq, &s->ep->fid, 300);
+	if (ev != -FI_EAGAIN)
+		return lchan_t_child_fail(30, "after the second: %d", ev);
+	return 0;
+}
 
 /*
  * The server: listen, tell the client the address, take its request
@@ -311,6 +387,13 @@ static int fa_server(const char *dev, const char *addr, int wfd,
 	r.key = fi_mr_key(s.mr);
 	if (r.key == FI_KEY_NOTAVAIL || write(wfd, &r, sizeof(r)) != sizeof(r))
 		return lchan_t_child_fail(12, "key");
+	if (mode == FA_SRV_SHUTDOWN) {
+		int ret = fa_server_shutdown(&s);
+
+		fa_close(&s);
+		fi_freeinfo(hints);
+		return ret;
+	}
 	/* The write's data is in place when its receive completes. */
 	if (cq_data) {
 		n = fa_comp(&s, &e);
@@ -541,6 +624,48 @@ TEST_F_TIMEOUT(fapi, reject_with_data, 60)
 	EXPECT_EQ(0, memcmp(eqe.err_data, "go away", 8));
 	/* Too much connection data is refused at once. */
 	EXPECT_EQ(-FI_EINVAL, fi_connect(c.ep, c.info->dest_addr, cm.data, 4096));
+	fa_close(&c);
+	EXPECT_EQ(0, fa_wait_child(pid));
+	close(rfd);
+}
+
+/*
+ * fi_shutdown ends the connection with one FI_SHUTDOWN on each side: on
+ * the caller's EQ at once, on the peer's when its channel sees the
+ * disconnect, and the peer's own fi_shutdown after that queues none.
+ * Then both ends shut a second connection down at once: one each.
+ */
+TEST_F_TIMEOUT(fapi, shutdown_events, 120)
+{
+	struct fa_side c = { 0 };
+	struct fa_remote r;
+	pid_t pid;
+	int rfd;
+
+	pid = fa_start(_metadata, self, FA_SRV_SHUTDOWN, 0, &rfd, &c);
+	ASSERT_NE(NULL, c.info);
+	ASSERT_EQ(0, fa_open(&c, true));
+	ASSERT_EQ(0, fa_ep(&c, c.info));
+	ASSERT_EQ(0, fi_connect(c.ep, c.info->dest_addr, "hello", 6));
+	ASSERT_EQ(FI_CONNECTED, fa_eq_next(c.eq, &c.ep->fid, FA_T_WAIT_MS));
+	/* The server's region: it is past its accept. */
+	ASSERT_EQ(0, fa_read_full(rfd, &r, sizeof(r)));
+	ASSERT_EQ(0, fi_shutdown(c.ep, 0));
+	ASSERT_EQ(FI_SHUTDOWN, fa_eq_next(c.eq, &c.ep->fid, FA_T_WAIT_MS));
+	EXPECT_EQ(-FI_EAGAIN, fa_eq_next(c.eq, &c.ep->fid, 300));
+	/* No connection left to end. */
+	EXPECT_EQ(0, fi_shutdown(c.ep, 0));
+	EXPECT_EQ(-FI_EAGAIN, fa_eq_next(c.eq, &c.ep->fid, 0));
+
+	ASSERT_EQ(0, fi_close(&c.ep->fid));
+	c.ep = NULL;
+	ASSERT_EQ(0, fa_ep(&c, c.info));
+	ASSERT_EQ(0, fi_connect(c.ep, c.info->dest_addr, NULL, 0));
+	ASSERT_EQ(FI_CONNECTED, fa_eq_next(c.eq, &c.ep->fid, FA_T_WAIT_MS));
+	ASSERT_EQ(0, fi_shutdown(c.ep, 0));
+	ASSERT_EQ(FI_SHUTDOWN, fa_eq_next(c.eq, &c.ep->fid, FA_T_WAIT_MS));
+	EXPECT_EQ(-FI_EAGAIN, fa_eq_next(c.eq, &c.ep->fid, 300));
+
 	fa_close(&c);
 	EXPECT_EQ(0, fa_wait_child(pid));
 	close(rfd);
