@@ -130,6 +130,18 @@ static bool lfi_info_rx_cq_data(const struct fi_info *hints)
 	       (hints->rx_attr && (hints->rx_attr->mode & FI_RX_CQ_DATA));
 }
 
+/*
+ * Resource management: full transmit and receive queues answer
+ * -FI_EAGAIN, a CQ grows rather than overflow, and on IB and RoCE a
+ * message that finds no receive posted is retried without bound
+ * (lchan's RNR retry).  iWARP has no such retry: the sender's message
+ * ends the connection.
+ */
+static bool lfi_info_rm(bool iwarp)
+{
+	return !iwarp;
+}
+
 /* What the hints ask for that lchan cannot give; false: skip. */
 static bool lfi_info_hints_ok(uint32_t version, const struct fi_info *hints,
 			      bool iwarp)
@@ -150,6 +162,10 @@ static bool lfi_info_hints_ok(uint32_t version, const struct fi_info *hints,
 		if (hints->ep_attr->protocol != FI_PROTO_UNSPEC &&
 		    hints->ep_attr->protocol != (iwarp ? FI_PROTO_IWARP :
 						 FI_PROTO_RDMA_CM_IB_RC))
+			return false;
+		/* One context each way, neither shared (FI_SHARED_CONTEXT). */
+		if (hints->ep_attr->tx_ctx_cnt > 1 ||
+		    hints->ep_attr->rx_ctx_cnt > 1)
 			return false;
 	}
 	if (hints->addr_format != FI_FORMAT_UNSPEC &&
@@ -180,6 +196,11 @@ static bool lfi_info_hints_ok(uint32_t version, const struct fi_info *hints,
 	    (iwarp || !lfi_info_rx_cq_data(hints) ? 0u : 4u))
 		return false;
 	if (d->av_type != FI_AV_UNSPEC)
+		return false;
+	if (d->max_ep_tx_ctx > 1 || d->max_ep_rx_ctx > 1 ||
+	    d->max_ep_stx_ctx || d->max_ep_srx_ctx)
+		return false;
+	if (d->resource_mgmt == FI_RM_ENABLED && !lfi_info_rm(iwarp))
 		return false;
 	/* Registration: the application must register local buffers. */
 	mr_mode = d->mr_mode;
@@ -270,7 +291,10 @@ static struct fi_info *lfi_info_make(const struct lfi_dev *dev,
 	fi->domain_attr->threading = FI_THREAD_SAFE;
 	fi->domain_attr->control_progress = FI_PROGRESS_MANUAL;
 	fi->domain_attr->data_progress = FI_PROGRESS_AUTO;
-	fi->domain_attr->resource_mgmt = FI_RM_DISABLED;
+	fi->domain_attr->resource_mgmt = lfi_info_rm(dev->iwarp) &&
+		(!hints || !hints->domain_attr ||
+		 hints->domain_attr->resource_mgmt != FI_RM_DISABLED) ?
+		FI_RM_ENABLED : FI_RM_DISABLED;
 	fi->domain_attr->av_type = FI_AV_UNSPEC;
 	fi->domain_attr->mr_mode = LFI_MR_MODE;
 	if (hints && hints->domain_attr &&

@@ -741,6 +741,72 @@ TEST_F_TIMEOUT(fapi, rx_cq_data_mode, 60)
 }
 
 /*
+ * What the provider does not implement is refused (-FI_ENODATA), not
+ * answered with something else: shared contexts (fabtests' fi_shared_ctx
+ * then does not run) and scalable ones, and resource management on
+ * iWARP, which has no retry for a message that finds no receive; IB and
+ * RoCE have it (lchan's RNR retry) and say so.
+ */
+TEST_F_TIMEOUT(fapi, declined_hints, 60)
+{
+	bool iwarp = !strcmp(variant->kind, "siw");
+	struct fi_info *hints, *info;
+	int ret;
+
+	hints = fa_hints(self->d.dev, 0);
+	ASSERT_NE(NULL, hints);
+	hints->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT;
+	EXPECT_EQ(NULL, fa_getinfo(self, hints, &ret));
+	EXPECT_EQ(-FI_ENODATA, ret);
+	hints->ep_attr->tx_ctx_cnt = 0;
+	hints->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
+	EXPECT_EQ(NULL, fa_getinfo(self, hints, &ret));
+	EXPECT_EQ(-FI_ENODATA, ret);
+	hints->ep_attr->rx_ctx_cnt = 0;
+	hints->ep_attr->tx_ctx_cnt = 2;
+	EXPECT_EQ(NULL, fa_getinfo(self, hints, &ret));
+	EXPECT_EQ(-FI_ENODATA, ret);
+	hints->ep_attr->tx_ctx_cnt = 0;
+	hints->domain_attr->max_ep_srx_ctx = 1;
+	EXPECT_EQ(NULL, fa_getinfo(self, hints, &ret));
+	EXPECT_EQ(-FI_ENODATA, ret);
+	hints->domain_attr->max_ep_srx_ctx = 0;
+	hints->domain_attr->max_ep_stx_ctx = 1;
+	EXPECT_EQ(NULL, fa_getinfo(self, hints, &ret));
+	EXPECT_EQ(-FI_ENODATA, ret);
+	hints->domain_attr->max_ep_stx_ctx = 0;
+	/* A context of its own each way is what an endpoint has. */
+	hints->ep_attr->tx_ctx_cnt = 1;
+	hints->ep_attr->rx_ctx_cnt = 1;
+	info = fa_getinfo(self, hints, &ret);
+	EXPECT_EQ(0, ret);
+	fi_freeinfo(info);
+
+	hints->domain_attr->resource_mgmt = FI_RM_ENABLED;
+	info = fa_getinfo(self, hints, &ret);
+	if (iwarp) {
+		EXPECT_EQ(NULL, info);
+		EXPECT_EQ(-FI_ENODATA, ret);
+	} else {
+		ASSERT_EQ(0, ret);
+		EXPECT_EQ(FI_RM_ENABLED, info->domain_attr->resource_mgmt);
+	}
+	fi_freeinfo(info);
+	hints->domain_attr->resource_mgmt = FI_RM_DISABLED;
+	info = fa_getinfo(self, hints, &ret);
+	ASSERT_EQ(0, ret);
+	EXPECT_EQ(FI_RM_DISABLED, info->domain_attr->resource_mgmt);
+	fi_freeinfo(info);
+	hints->domain_attr->resource_mgmt = FI_RM_UNSPEC;
+	info = fa_getinfo(self, hints, &ret);
+	ASSERT_EQ(0, ret);
+	EXPECT_EQ(iwarp ? FI_RM_DISABLED : FI_RM_ENABLED,
+		  info->domain_attr->resource_mgmt);
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+}
+
+/*
  * What the provider does not offer (tagged messages, atomics, collectives)
  * is not in fi_getinfo's caps, and every slot of the endpoint's tables
  * for it answers -FI_ENOSYS: an application calling one gets an error,
@@ -757,6 +823,8 @@ TEST_F_TIMEOUT(fapi, unsupported_ops, 60)
 	struct fa_side s = { 0 };
 	struct fi_info *hints;
 	struct fi_ioc ioc, res, cmp;
+	struct fid_stx *stx;
+	struct fid_ep *srx;
 	struct iovec iov;
 	void *desc;
 	size_t count;
@@ -854,6 +922,9 @@ TEST_F_TIMEOUT(fapi, unsupported_ops, 60)
 						    1, 0));
 	EXPECT_EQ(-FI_ENOSYS, fi_query_collective(s.domain, FI_ALLREDUCE,
 						  &coll_attr, 0));
+	/* Shared contexts, which fi_getinfo does not offer either. */
+	EXPECT_EQ(-FI_ENOSYS, fi_stx_context(s.domain, NULL, &stx, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_srx_context(s.domain, NULL, &srx, NULL));
 	fa_close(&s);
 }
 
