@@ -191,7 +191,18 @@ void lfi_ep_progress(struct lfi_ep *ep, struct lfi_cq *reader)
 			e.prov_errno = (int)cqe->status;
 			e.olen = 0;
 		}
-		if (cq && (op->report || e.err)) {
+		/*
+		 * An inject call has no context to name in an error entry,
+		 * and a reader following op_context would follow NULL: there
+		 * is none.  A transfer that fails puts the channel in error:
+		 * the EQ reports FI_SHUTDOWN, and the operations after it
+		 * complete in error with their contexts.
+		 */
+		if (e.err && op->inject_call) {
+			if (cqe->status != LCHAN_CQE_WR_FLUSH_ERR)
+				LFI_WARN(FI_LOG_CQ, "inject failed: %s\n",
+					 lchan_cqe_status_str(cqe->status));
+		} else if (cq && (op->report || e.err)) {
 			if (lfi_cq_push(cq, &e))
 				LFI_WARN(FI_LOG_CQ, "completion lost: no memory\n");
 			else if (cq != reader)

@@ -326,6 +326,7 @@ struct lfi_op {
 	void *buf;		/* receives: where the data went */
 	size_t len;
 	bool report;		/* a completion the app asked for */
+	bool inject_call;	/* fi_inject & co: no context, no error entry */
 	bool busy;
 };
 
@@ -429,5 +430,9 @@ ssize_t lfi_msg_post_send(struct lfi_ep *ep, uint8_t opcode,
 			  const struct iovec *iov, void **desc, size_t count,
 			  uint64_t remote_addr, uint64_t key, uint64_t data,
 			  void *context, uint64_t flags, uint64_t cq_flags);
+/* fi_inject and the like: no context, no completion. */
+ssize_t lfi_msg_post_inject(struct lfi_ep *ep, uint8_t opcode,
+			    const void *buf, size_t len, uint64_t remote_addr,
+			    uint64_t key, uint64_t data, uint64_t cq_flags);
 
 #endif /* LFI_H */

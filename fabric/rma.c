@@ -83,12 +83,9 @@ static ssize_t lfi_rma_writemsg(struct fid_ep *ep, const struct fi_msg_rma *msg,
 static ssize_t lfi_rma_inject(struct fid_ep *ep, const void *buf, size_t len,
 			      fi_addr_t dest_addr, uint64_t addr, uint64_t key)
 {
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
 	(void)dest_addr;
-	return lfi_msg_post_send(to_lfi_ep(ep), LCHAN_OP_WRITE, &iov, NULL, 1,
-				 addr, key, 0, NULL, FI_INJECT,
-				 FI_RMA | FI_WRITE);
+	return lfi_msg_post_inject(to_lfi_ep(ep), LCHAN_OP_WRITE, buf, len,
+				   addr, key, 0, FI_RMA | FI_WRITE);
 }
 
 static ssize_t lfi_rma_writedata(struct fid_ep *ep, const void *buf,
@@ -111,14 +108,11 @@ static ssize_t lfi_rma_injectdata(struct fid_ep *ep, const void *buf,
 				  fi_addr_t dest_addr, uint64_t addr,
 				  uint64_t key)
 {
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
 	(void)dest_addr;
 	if (!to_lfi_ep(ep)->cq_data)
 		return -FI_EOPNOTSUPP;
-	return lfi_msg_post_send(to_lfi_ep(ep), LCHAN_OP_WRITE_IMM, &iov, NULL,
-				 1, addr, key, data, NULL, FI_INJECT,
-				 FI_RMA | FI_WRITE);
+	return lfi_msg_post_inject(to_lfi_ep(ep), LCHAN_OP_WRITE_IMM, buf, len,
+				   addr, key, data, FI_RMA | FI_WRITE);
 }
 
 struct fi_ops_rma lfi_rma_ops = {

@@ -250,6 +250,7 @@ enum fa_srv {
 	FA_SRV_RMA,		/* accept, check the client's transfers */
 	FA_SRV_REJECT,		/* refuse with "go away" */
 	FA_SRV_SHUTDOWN,	/* one FI_SHUTDOWN per connection, twice */
+	FA_SRV_HOLD,		/* take "done", wait for the end */
 };
 
 /*
@@ -368,7 +369,7 @@ static int fa_server(const char *dev, const char *addr, int wfd,
 	if (fa_ep(&s, cm->info))
 		return lchan_t_child_fail(8, "endpoint");
 	/* The request's info is the passive endpoint's: asked with the mode. */
-	cq_data = cm->info->domain_attr->cq_data_size &&
+	cq_data = mode == FA_SRV_RMA && cm->info->domain_attr->cq_data_size &&
 		  (cm->info->rx_attr->mode & FI_RX_CQ_DATA);
 	fi_freeinfo(cm->info);
 	if ((cq_data && fi_recv(s.ep, s.buf + FA_T_BUF - 32, 32,
@@ -410,6 +411,15 @@ static int fa_server(const char *dev, const char *addr, int wfd,
 	if (n != 1 || e.op_context != &rx_done || !(e.flags & FI_RECV) ||
 	    e.len != 5 || memcmp(s.buf + FA_T_BUF - 64, "done", 5))
 		return lchan_t_child_fail(13, "done: %zd", n);
+	if (mode == FA_SRV_HOLD) {
+		/* The connection ends: the client's failure or its close. */
+		n = fa_eq_next(s.eq, &s.ep->fid, 2 * FA_T_WAIT_MS);
+		if (n != FI_SHUTDOWN)
+			return lchan_t_child_fail(31, "end: %zd", n);
+		fa_close(&s);
+		fi_freeinfo(hints);
+		return 0;
+	}
 	for (i = 0; i < FA_T_BUF / 2; i++)
 		if ((uint8_t)s.buf[i] != fa_pattern(i))
 			return lchan_t_child_fail(14, "byte %zu", i);
@@ -665,6 +675,69 @@ TEST_F_TIMEOUT(fapi, shutdown_events, 120)
 	ASSERT_EQ(0, fi_shutdown(c.ep, 0));
 	ASSERT_EQ(FI_SHUTDOWN, fa_eq_next(c.eq, &c.ep->fid, FA_T_WAIT_MS));
 	EXPECT_EQ(-FI_EAGAIN, fa_eq_next(c.eq, &c.ep->fid, 300));
+
+	fa_close(&c);
+	EXPECT_EQ(0, fa_wait_child(pid));
+	close(rfd);
+}
+
+/*
+ * FI_INJECT as an operation flag only hands the buffer back at once: the
+ * fi_sendmsg has its context and its completion.  An inject call has
+ * neither, so the error of a failed fi_inject_write (a wrong key) is not
+ * written to the CQ, where a reader would find a NULL context (ofi_rxm
+ * followed it): the CQ stays empty, and the failure comes as the
+ * channel's end, FI_SHUTDOWN.  On iWARP the write completes once sent
+ * and the peer's refusal ends the connection, which a READ sees with its
+ * own context.
+ */
+TEST_F_TIMEOUT(fapi, inject_errors, 120)
+{
+	bool iwarp = !strcmp(variant->kind, "siw");
+	struct fa_side c = { 0 };
+	struct fa_reqs q = { 0 };
+	struct fi_cq_data_entry e;
+	struct fi_cq_err_entry ce = { 0 };
+	struct fi_msg msg = { 0 };
+	struct fa_remote r;
+	struct iovec iov;
+	void *desc;
+	pid_t pid;
+	int rfd;
+
+	pid = fa_start(_metadata, self, FA_SRV_HOLD, 0, &rfd, &c);
+	ASSERT_NE(NULL, c.info);
+	ASSERT_EQ(0, fa_open(&c, true));
+	ASSERT_EQ(0, fa_ep(&c, c.info));
+	ASSERT_EQ(0, fi_connect(c.ep, c.info->dest_addr, "hello", 6));
+	ASSERT_EQ(FI_CONNECTED, fa_eq_next(c.eq, &c.ep->fid, FA_T_WAIT_MS));
+	ASSERT_EQ(0, fa_read_full(rfd, &r, sizeof(r)));
+
+	memcpy(c.buf, "done", 5);
+	iov = (struct iovec){ .iov_base = c.buf, .iov_len = 5 };
+	desc = fi_mr_desc(c.mr);
+	msg = (struct fi_msg){ .msg_iov = &iov, .desc = &desc, .iov_count = 1,
+			       .context = &q.send };
+	ASSERT_EQ(0, fi_sendmsg(c.ep, &msg, FI_INJECT));
+	/* The buffer is the caller's again: the server must see "done". */
+	memset(c.buf, 0, 5);
+	ASSERT_EQ(1, fa_comp_log(_metadata, &c, &q, &e, &ce, FA_T_WAIT_MS));
+	EXPECT_EQ(&q.send, e.op_context);
+	EXPECT_EQ(FI_MSG | FI_SEND, e.flags);
+
+	ASSERT_EQ(0, fi_inject_write(c.ep, c.buf, 8, 0, r.addr,
+				     r.key ^ 0x5a5a00));
+	if (iwarp) {
+		ASSERT_EQ(0, fi_read(c.ep, c.buf, 64, fi_mr_desc(c.mr), 0,
+				     r.addr, r.key ^ 0x5a5a00, &q.bad_read));
+		ASSERT_EQ(-FI_EAVAIL, fa_comp_log(_metadata, &c, &q, &e, &ce,
+						  FA_T_WAIT_MS));
+		EXPECT_EQ(&q.bad_read, ce.op_context);
+	}
+	/* The channel failed: the failed write's CQE is in its ring. */
+	EXPECT_EQ(FI_SHUTDOWN, fa_eq_next(c.eq, &c.ep->fid, FA_T_WAIT_MS));
+	/* Nothing for it in the CQ, now or a moment later. */
+	EXPECT_EQ(-FI_EAGAIN, fa_comp_log(_metadata, &c, &q, &e, &ce, 300));
 
 	fa_close(&c);
 	EXPECT_EQ(0, fa_wait_child(pid));
