@@ -127,14 +127,8 @@ static int lfi_cm_getname(fid_t fid, void *addr, size_t *addrlen)
 	size_t len;
 
 	if (fid->fclass == FI_CLASS_PEP) {
-		struct lfi_pep *pep = container_of(fid, struct lfi_pep,
-						   pep_fid.fid);
-
-		if (pep->lst.fd >= 0)
-			len = lfi_addr_from_lchan(&pep->lst.addr, &ss);
-		else
-			memcpy(&ss, &pep->src, len = lfi_addr_len(
-				(struct sockaddr *)&pep->src));
+		len = lfi_pep_name(container_of(fid, struct lfi_pep,
+						pep_fid.fid), &ss);
 	} else {
 		struct lfi_ep *ep = container_of(fid, struct lfi_ep,
 						 ep_fid.fid);

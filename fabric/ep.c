@@ -507,15 +507,19 @@ int lfi_ep_open(struct fid_domain *domain, struct fi_info *info,
 {
 	struct lfi_domain *dom = to_lfi_domain(domain);
 	struct lfi_connreq *req = NULL;
+	struct lfi_pep *pep = NULL;
 	struct lfi_ep *ep;
 	int ret;
 
 	if (!info || !info->ep_attr || info->ep_attr->type != FI_EP_MSG)
 		return -FI_EINVAL;
 	if (info->handle) {
-		if (info->handle->fclass != FI_CLASS_CONNREQ)
+		/* A request's channel, or a passive endpoint's address. */
+		if (info->handle->fclass == FI_CLASS_CONNREQ)
+			req = container_of(info->handle, struct lfi_connreq,
+					   fid);
+		else if (!(pep = lfi_pep_from_fid(info->handle)))
 			return -FI_EINVAL;
-		req = container_of(info->handle, struct lfi_connreq, fid);
 	}
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
@@ -566,6 +570,14 @@ int lfi_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ep->next = dom->eps;
 	dom->eps = ep;
 	dom->refs++;
+	if (pep) {
+		/* fi_endpoint(3): the passive endpoint is not used after. */
+		struct sockaddr_storage ss;
+
+		if (lfi_pep_name(pep, &ss))
+			ep->src = ss;
+		ep->info->handle = NULL;
+	}
 	if (req) {
 		/* The request is used up either way. */
 		ret = lfi_ep_adopt(ep, &req->chan, false);

@@ -345,6 +345,7 @@ int lfi_info_get(uint32_t version, const char *node, const char *service,
 	struct sockaddr_storage src, dst, routed;
 	bool have_src = false, have_dst = false;
 	struct fi_info *head = NULL, **tail = &head;
+	struct lfi_pep *pep;
 	uint16_t src_port = 0;
 	int ndevs, i, ret;
 
@@ -367,6 +368,16 @@ int lfi_info_get(uint32_t version, const char *node, const char *service,
 		memcpy(&src, hints->src_addr, hints->src_addrlen);
 		have_src = true;
 		src_port = lfi_info_port(&src);
+	}
+	/* An endpoint opened with a passive one as handle takes its address. */
+	pep = hints ? lfi_pep_from_fid(hints->handle) : NULL;
+	if (!have_src && pep) {
+		pthread_mutex_lock(&pep->fabric->lock);
+		have_src = lfi_pep_name(pep, &src) &&
+			   !lfi_addr_is_any((struct sockaddr *)&src);
+		pthread_mutex_unlock(&pep->fabric->lock);
+		if (have_src)
+			src_port = lfi_info_port(&src);
 	}
 	if (!have_dst && hints && hints->dest_addr &&
 	    hints->dest_addrlen <= sizeof(dst) &&
@@ -430,6 +441,10 @@ int lfi_info_get(uint32_t version, const char *node, const char *service,
 			fi_freeinfo(head);
 			return -FI_ENOMEM;
 		}
+		/* fi_getinfo(3): a passive endpoint as handle is copied. */
+		if (hints && hints->handle &&
+		    hints->handle->fclass == FI_CLASS_PEP)
+			fi->handle = hints->handle;
 		*tail = fi;
 		tail = &fi->next;
 	}

@@ -415,6 +415,8 @@ struct lfi_connreq {
 
 int lfi_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 		 struct fid_pep **pep, void *context);
+struct lfi_pep *lfi_pep_from_fid(struct fid *fid);
+size_t lfi_pep_name(const struct lfi_pep *pep, struct sockaddr_storage *ss);
 void lfi_pep_take_requests(struct lfi_pep *pep);
 int lfi_pep_listen(struct lfi_pep *pep);
 int lfi_pep_reject(struct lfi_connreq *req, const void *data, size_t len);

@@ -12,6 +12,8 @@
  * and collective calls of an endpoint return -FI_ENOSYS.
  * SKIPs without the provider (LCHAN_FABRIC) or lchan.
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
@@ -877,6 +879,59 @@ TEST_F_TIMEOUT(fapi, declined_hints, 60)
 		  info->domain_attr->resource_mgmt);
 	fi_freeinfo(info);
 	fi_freeinfo(hints);
+}
+
+/*
+ * An endpoint opened from an info whose handle is a passive endpoint
+ * takes over the passive endpoint's address (fi_endpoint(3)), and
+ * fi_getinfo copies such a handle from the hints (fi_getinfo(3)):
+ * fabtests' fi_msg_sockets reserves an address so, with fi_setname.
+ */
+TEST_F_TIMEOUT(fapi, endpoint_from_pep, 60)
+{
+	struct sockaddr_in want, got;
+	struct fa_side s = { 0 };
+	struct fi_info *hints, *info;
+	size_t alen;
+	int ret;
+
+	hints = fa_hints(self->d.dev, 0);
+	ASSERT_NE(NULL, hints);
+	s.info = fa_getinfo(self, hints, &ret);
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(sizeof(want), s.info->src_addrlen);
+	ASSERT_EQ(0, fa_open(&s, true));
+	ASSERT_EQ(0, fi_passive_ep(s.fabric, s.info, &s.pep, NULL));
+	/* Named, not listening: nothing holds the port. */
+	memcpy(&want, s.info->src_addr, sizeof(want));
+	want.sin_port = htons(47690 + (strcmp(variant->kind, "rxe") ? 1 : 0));
+	ASSERT_EQ(0, fi_setname(&s.pep->fid, &want, sizeof(want)));
+	alen = sizeof(got);
+	ASSERT_EQ(0, fi_getname(&s.pep->fid, &got, &alen));
+	EXPECT_EQ(0, memcmp(&want, &got, sizeof(want)));
+
+	hints->handle = &s.pep->fid;
+	info = fa_getinfo(self, hints, &ret);
+	hints->handle = NULL;
+	fi_freeinfo(hints);
+	ASSERT_EQ(0, ret);
+	EXPECT_EQ(&s.pep->fid, info->handle);
+	ASSERT_EQ(0, fi_endpoint(s.domain, info, &s.ep, NULL));
+	fi_freeinfo(info);
+	/* The application closes the passive endpoint then. */
+	ASSERT_EQ(0, fi_close(&s.pep->fid));
+	s.pep = NULL;
+	memset(&got, 0, sizeof(got));
+	alen = sizeof(got);
+	ASSERT_EQ(0, fi_getname(&s.ep->fid, &got, &alen));
+	EXPECT_EQ(sizeof(want), alen);
+	EXPECT_EQ(0, memcmp(&want, &got, sizeof(want))) {
+		char a[INET_ADDRSTRLEN] = "?";
+
+		inet_ntop(AF_INET, &got.sin_addr, a, sizeof(a));
+		TH_LOG("the endpoint's address: %s:%u", a, ntohs(got.sin_port));
+	}
+	fa_close(&s);
 }
 
 /*
