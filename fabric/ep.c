@@ -106,6 +106,26 @@ static int lfi_ep_cm_post_rx(struct lfi_ep *ep)
 }
 
 /*
+ * Why the connection being made failed (lock held), for the EQ's error
+ * event: what the establishment ended with when it says (the peer did
+ * not answer, is not reachable), else a refusal (nobody listens there,
+ * or the connection went before the ACCEPT came).
+ */
+int lfi_ep_connect_err(struct lfi_ep *ep)
+{
+	int ret = lchan_connect_result(&ep->chan);
+
+	switch (ret) {
+	case -ETIMEDOUT:
+	case -EHOSTUNREACH:
+	case -ENETUNREACH:
+	case -ENODEV:
+		return -ret;
+	}
+	return FI_ECONNREFUSED;
+}
+
+/*
  * A CM message completed (lock held).  Returns true when the channel
  * must be closed: the peer refused, or spoke out of turn.
  */
@@ -131,7 +151,7 @@ static bool lfi_ep_cm_done(struct lfi_ep *ep, const struct lchan_cqe *cqe)
 			return true;
 		}
 	}
-	lfi_eq_push_err(ep->eq, fid, fid->context, FI_ECONNREFUSED,
+	lfi_eq_push_err(ep->eq, fid, fid->context, lfi_ep_connect_err(ep),
 			(int)cqe->status, NULL, 0);
 	return true;
 }

@@ -3,9 +3,10 @@
  * Event queues: connection events in a software queue.  The wait object
  * is an epoll fd over the fds that can make events: listeners (readable
  * when a request waits: FI_CONNREQ) and channels (hung up: FI_SHUTDOWN).
- * FI_CONNECTED is queued by fi_connect and fi_accept themselves, and
- * FI_SHUTDOWN by fi_shutdown: one per connection, whichever end goes
- * first.
+ * The connecting side's channel is watched from fi_connect on: its
+ * ACCEPT (FI_CONNECTED) or REJECT, or its failure, arrive there.
+ * fi_accept queues FI_CONNECTED itself, and fi_shutdown FI_SHUTDOWN: one
+ * per connection, whichever end goes first.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -143,7 +144,8 @@ static void lfi_eq_progress(struct lfi_eq *eq)
 			lfi_eq_unwatch(eq, ep->chan.fd);
 			if (ep->state == LFI_EP_CM_WAIT) {
 				lfi_eq_push_err(eq, fid, fid->context,
-						FI_ECONNREFUSED, 0, NULL, 0);
+						lfi_ep_connect_err(ep), 0,
+						NULL, 0);
 				lfi_ep_close_chan(ep);
 			} else if (!ep->shutdown_reported) {
 				ep->shutdown_reported = true;

@@ -47,8 +47,9 @@ FI_EXT_INI
 			"Poller mode: milliseconds without work before the "
 			"thread sleeps (default 1000)");
 	fi_param_define(&lfi_prov, "connect_timeout_ms", FI_PARAM_INT,
-			"Milliseconds fi_connect and fi_accept wait for the "
-			"peer (default 30000)");
+			"Milliseconds fi_connect may take to resolve the "
+			"peer, and an EQ read waits for a connecting peer's "
+			"first message (default 30000)");
 	fi_param_define(&lfi_prov, "device", FI_PARAM_STRING,
 			"Offer only this RDMA device (default: every device); "
 			"for programs that take the first entry fi_getinfo "

@@ -340,8 +340,9 @@ struct lfi_rx_pending {
 enum lfi_ep_state {
 	LFI_EP_IDLE,		/* no channel */
 	LFI_EP_CONNECTING,	/* fi_connect is making the channel */
-	LFI_EP_ACCEPTING,	/* channel up, fi_accept or ACCEPT awaited */
-	LFI_EP_CM_WAIT,		/* connected side: CONNECT sent */
+	LFI_EP_ACCEPTING,	/* channel up, fi_accept awaited */
+	LFI_EP_CM_WAIT,		/* connecting side: CONNECT queued, the
+				 * connection and the ACCEPT awaited */
 	LFI_EP_CONNECTED,
 	LFI_EP_SHUTDOWN,	/* channel closed */
 };
@@ -382,6 +383,7 @@ int lfi_ep_getopt(fid_t fid, int level, int optname, void *optval,
 		  size_t *optlen);
 void lfi_ep_progress(struct lfi_ep *ep, struct lfi_cq *reader);
 void lfi_ep_cm_flush(struct lfi_ep *ep, int timeout_ms);
+int lfi_ep_connect_err(struct lfi_ep *ep);
 void lfi_ep_close_chan(struct lfi_ep *ep);
 int lfi_ep_slot_get(struct lfi_op *ops, unsigned size, unsigned *hint);
 void lfi_ep_post_pending_rx(struct lfi_ep *ep);

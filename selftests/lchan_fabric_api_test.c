@@ -934,6 +934,196 @@ TEST_F_TIMEOUT(fapi, endpoint_from_pep, 60)
 	fa_close(&s);
 }
 
+/* An endpoint of @s's domain from @info, bound to its EQ and CQ. */
+static int fa_ep_open(struct fa_side *s, struct fi_info *info,
+		      struct fid_ep **ep)
+{
+	int ret = fi_endpoint(s->domain, info, ep, NULL);
+
+	if (!ret)
+		ret = fi_ep_bind(*ep, &s->eq->fid, 0);
+	if (!ret)
+		ret = fi_ep_bind(*ep, &s->cq->fid, FI_TRANSMIT | FI_RECV);
+	if (!ret)
+		ret = fi_enable(*ep);
+	return ret;
+}
+
+/*
+ * One side of the crossed connections: a listener whose address goes to
+ * the other side through @wfd, a connection to the other side's (read
+ * from @rfd) made while the other side's own connect is out, as ofi_rxm
+ * connects both ways at once.  fi_connect returns at once (within
+ * @max_s); reading the EQ accepts the other side's request and reports
+ * both connections; then one message each way, from each side's
+ * connecting endpoint to the other's accepted one.  0, or the step that
+ * failed.
+ */
+static int fa_cross_side(const char *dev, const char *addr, int rfd, int wfd,
+			 double max_s)
+{
+	struct fi_info *hints = fa_hints(dev, 0);
+	struct fid_ep *acc = NULL;
+	struct fa_side s = { 0 };
+	struct fi_eq_cm_entry *cm;
+	char cmbuf[sizeof(*cm) + 64], name[128], peer[128];
+	size_t alen = sizeof(name), plen;
+	bool out_up = false, in_up = false;
+	struct fi_cq_data_entry e;
+	char rx_ctx, tx_ctx, sync = 's';
+	double t0, end;
+	int got = 0, ret = 0;
+	uint32_t event;
+	ssize_t n;
+
+	cm = (struct fi_eq_cm_entry *)cmbuf;
+	if (!hints || fi_getinfo(FI_VERSION(1, 17), addr, "0", FI_SOURCE,
+				 hints, &s.info))
+		return lchan_t_child_fail(1, "fi_getinfo");
+	fi_freeinfo(hints);
+	if (fa_open(&s, true) ||
+	    fi_passive_ep(s.fabric, s.info, &s.pep, NULL) ||
+	    fi_pep_bind(s.pep, &s.eq->fid, 0) || fi_listen(s.pep) ||
+	    fi_getname(&s.pep->fid, name, &alen))
+		return lchan_t_child_fail(2, "listen");
+	if (write(wfd, &alen, sizeof(alen)) != sizeof(alen) ||
+	    write(wfd, name, alen) != (ssize_t)alen ||
+	    fa_read_full(rfd, &plen, sizeof(plen)) || plen > sizeof(peer) ||
+	    fa_read_full(rfd, peer, plen))
+		return lchan_t_child_fail(3, "addresses");
+	if (fa_ep(&s, s.info))
+		return lchan_t_child_fail(4, "endpoint");
+	t0 = lchan_t_now();
+	if (fi_connect(s.ep, peer, "cross", 6))
+		return lchan_t_child_fail(5, "fi_connect");
+	if (lchan_t_now() - t0 > max_s)
+		return lchan_t_child_fail(6, "fi_connect took %.1f s",
+					  lchan_t_now() - t0);
+
+	end = lchan_t_now() + FA_T_WAIT_MS / 1000;
+	while (!(out_up && in_up) && lchan_t_now() < end) {
+		n = fi_eq_sread(s.eq, &event, cm, sizeof(cmbuf), 1000, 0);
+		if (n == -FI_EAGAIN)
+			continue;
+		if (n < (ssize_t)sizeof(*cm)) {
+			struct fi_eq_err_entry ee = { 0 };
+
+			fi_eq_readerr(s.eq, &ee, 0);
+			return lchan_t_child_fail(7, "EQ: %zd err %d", n,
+						  ee.err);
+		}
+		if (event == FI_CONNREQ) {
+			if (acc || memcmp(cm->data, "cross", 6) ||
+			    fa_ep_open(&s, cm->info, &acc) ||
+			    fi_recv(acc, s.buf, 64, fi_mr_desc(s.mr), 0,
+				    &rx_ctx) ||
+			    fi_accept(acc, NULL, 0))
+				ret = lchan_t_child_fail(8, "accept");
+			fi_freeinfo(cm->info);
+			if (ret)
+				return ret;
+		} else if (event == FI_CONNECTED && cm->fid == &s.ep->fid) {
+			out_up = true;
+		} else if (event == FI_CONNECTED && acc && cm->fid == &acc->fid) {
+			in_up = true;
+		} else {
+			return lchan_t_child_fail(9, "event %u", event);
+		}
+	}
+	if (!out_up || !in_up)
+		return lchan_t_child_fail(10, "connected: out %d in %d",
+					  out_up, in_up);
+
+	memcpy(s.buf + 64, "cross", 6);
+	if (fi_send(s.ep, s.buf + 64, 6, fi_mr_desc(s.mr), 0, &tx_ctx))
+		return lchan_t_child_fail(11, "fi_send");
+	while (got != 3) {
+		n = fa_comp(&s, &e);
+		if (n != 1)
+			return lchan_t_child_fail(12, "completion: %zd", n);
+		if (e.op_context == &tx_ctx)
+			got |= 1;
+		else if (e.op_context == &rx_ctx && e.len == 6 &&
+			 !memcmp(s.buf, "cross", 6))
+			got |= 2;
+		else
+			return lchan_t_child_fail(13, "completion %p", e.op_context);
+	}
+	/* Neither side closes before the other has its message. */
+	if (write(wfd, &sync, 1) != 1 || fa_read_full(rfd, &sync, 1))
+		return lchan_t_child_fail(14, "sync");
+	fi_close(&acc->fid);
+	fa_close(&s);
+	return 0;
+}
+
+/*
+ * Two sides connect to each other at once and only then read their EQs,
+ * as ofi_rxm does: fi_connect returns once the request is out, without
+ * waiting for the other side to take it, and FI_CONNECTED comes through
+ * the EQ (fabtests' fi_unexpected_msg -e rdm).
+ */
+TEST_F_TIMEOUT(fapi, crossed_connects, 120)
+{
+	int to_child[2], to_parent[2], ret;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(to_child));
+	ASSERT_EQ(0, pipe(to_parent));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(to_child[1]);
+		close(to_parent[0]);
+		_exit(fa_cross_side(self->d.dev, self->d.addr, to_child[0],
+				    to_parent[1], 5));
+	}
+	close(to_child[0]);
+	close(to_parent[1]);
+	ret = fa_cross_side(self->d.dev, self->d.addr, to_parent[0],
+			    to_child[1], 5);
+	EXPECT_EQ(0, ret);
+	/* A side that failed leaves the other waiting on the pipe. */
+	close(to_child[1]);
+	close(to_parent[0]);
+	EXPECT_EQ(0, fa_wait_child(pid));
+}
+
+/*
+ * A connect nobody answers fails through the EQ, not in fi_connect: an
+ * FI_ECONNREFUSED error event names the endpoint.
+ */
+TEST_F_TIMEOUT(fapi, connect_refused, 60)
+{
+	struct fi_eq_err_entry ee = { 0 };
+	struct fi_eq_cm_entry cm;
+	struct sockaddr_in dst;
+	struct fa_side s = { 0 };
+	struct fi_info *hints;
+	uint32_t event;
+	int ret;
+
+	hints = fa_hints(self->d.dev, 0);
+	ASSERT_NE(NULL, hints);
+	s.info = fa_getinfo(self, hints, &ret);
+	fi_freeinfo(hints);
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, fa_open(&s, true));
+	ASSERT_EQ(0, fa_ep(&s, s.info));
+	/* This device's address, a port nobody listens on. */
+	memcpy(&dst, s.info->src_addr, sizeof(dst));
+	dst.sin_port = htons(47692 + (strcmp(variant->kind, "rxe") ? 1 : 0));
+	ASSERT_EQ(0, fi_connect(s.ep, &dst, NULL, 0));
+	ASSERT_EQ(-FI_EAVAIL, fi_eq_sread(s.eq, &event, &cm, sizeof(cm),
+					  FA_T_WAIT_MS, 0));
+	ASSERT_EQ((ssize_t)sizeof(ee), fi_eq_readerr(s.eq, &ee, 0));
+	EXPECT_EQ(&s.ep->fid, ee.fid);
+	EXPECT_EQ(FI_ECONNREFUSED, ee.err) {
+		TH_LOG("err %d (%s)", ee.err, fi_strerror(ee.err));
+	}
+	fa_close(&s);
+}
+
 /*
  * What the provider does not offer (tagged messages, atomics, collectives)
  * is not in fi_getinfo's caps, and every slot of the endpoint's tables
