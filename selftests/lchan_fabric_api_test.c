@@ -6,10 +6,15 @@
  * CQ's FI_WAIT_FD object, a write with remote CQ data consuming the
  * receive the target posted (FI_RX_CQ_DATA), remote CQ data refused on
  * iWARP and to an application without that mode, a write with a wrong
- * key answered by an error completion, FI_SHUTDOWN when the peer closes,
- * and fi_reject's data reaching the connecting side; every completion
- * read is logged and accounted for by its request.  The tagged, atomic
- * and collective calls of an endpoint return -FI_ENOSYS.
+ * key answered by an error completion, one FI_SHUTDOWN per connection on
+ * each side (fi_shutdown's own, the peer's), fi_reject's data reaching
+ * the connecting side, no error entry without a context for an inject
+ * call, an endpoint taking over a passive endpoint's address, two sides
+ * connecting to each other at once, a refused connect reported by the
+ * EQ; every completion read is logged and accounted for by its request.
+ * What the provider declines: shared contexts and (on iWARP) resource
+ * management are not offered, the tagged, atomic and collective calls of
+ * an endpoint return -FI_ENOSYS.
  * SKIPs without the provider (LCHAN_FABRIC) or lchan.
  */
 #include <arpa/inet.h>
