@@ -17,7 +17,8 @@
  *   cq       a software queue filled from the CQ rings of its endpoints;
  *            its wait object is an epoll fd over their channel fds.
  *   eq       a software queue; its wait object is an epoll fd over the
- *            listener fds and (for FI_SHUTDOWN) the channel fds.
+ *            listener fds and the channel fds (a connect's answer or
+ *            failure, FI_SHUTDOWN).
  *
  * Locking: one mutex per fabric serialises every call (FI_THREAD_SAFE).
  * Functions called with it held say so.
