@@ -1096,10 +1096,13 @@ TEST_F_TIMEOUT(fapi, crossed_connects, 120)
 
 /*
  * A connect nobody answers fails through the EQ, not in fi_connect: an
- * FI_ECONNREFUSED error event names the endpoint.
+ * FI_ECONNREFUSED error event names the endpoint.  iWARP's connect opens
+ * its TCP connection within the call, so there the refusal may come as
+ * fi_connect's own error.
  */
 TEST_F_TIMEOUT(fapi, connect_refused, 60)
 {
+	bool iwarp = !strcmp(variant->kind, "siw");
 	struct fi_eq_err_entry ee = { 0 };
 	struct fi_eq_cm_entry cm;
 	struct sockaddr_in dst;
@@ -1118,7 +1121,12 @@ TEST_F_TIMEOUT(fapi, connect_refused, 60)
 	/* This device's address, a port nobody listens on. */
 	memcpy(&dst, s.info->src_addr, sizeof(dst));
 	dst.sin_port = htons(47692 + (strcmp(variant->kind, "rxe") ? 1 : 0));
-	ASSERT_EQ(0, fi_connect(s.ep, &dst, NULL, 0));
+	ret = fi_connect(s.ep, &dst, NULL, 0);
+	if (iwarp && ret == -FI_ECONNREFUSED) {
+		fa_close(&s);
+		return;
+	}
+	ASSERT_EQ(0, ret);
 	ASSERT_EQ(-FI_EAVAIL, fi_eq_sread(s.eq, &event, &cm, sizeof(cm),
 					  FA_T_WAIT_MS, 0));
 	ASSERT_EQ((ssize_t)sizeof(ee), fi_eq_readerr(s.eq, &ee, 0));
