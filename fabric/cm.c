@@ -3,9 +3,10 @@
  * Connection management.  lchan's connect carries no private data, so
  * the provider exchanges the application's as the channel's first
  * messages (lfi.h, "Connection data"): the connecting side's CONNECT,
- * the accepting side's ACCEPT or REJECT.  fi_connect waits for the
- * channel to be established (FI_LCHAN_CONNECT_TIMEOUT_MS at most), the
- * listening side's EQ read for the CONNECT (pep.c).
+ * the accepting side's ACCEPT or REJECT.  fi_connect returns once the
+ * request is out, and the EQ reports how it ends; the listening side's
+ * EQ read waits for the CONNECT (pep.c), which the connecting side's
+ * kernel sends as soon as the channel is up.
  */
 #include <errno.h>
 #include <string.h>
@@ -30,10 +31,16 @@ static int lfi_cm_connected(struct lfi_ep *ep)
 }
 
 /*
- * fi_connect: the channel (its receive for the peer's answer first), its
- * establishment, then CONNECT with @param.  FI_CONNECTED follows when the
- * EQ or a CQ reads the ACCEPT; a REJECT is an FI_ECONNREFUSED error event
- * whose err_data is the peer's data.
+ * fi_connect: the channel, its receive for the peer's answer and the
+ * receives posted before, CONNECT with @param queued behind them, then
+ * the establishment, which returns once the request is out (the
+ * channel's fd is non-blocking).  The kernel posts the CONNECT when the
+ * connection is up, without this process, so two sides connecting to
+ * each other at once do not wait for each other.  The EQ watches the
+ * channel from then on: FI_CONNECTED when it reads the ACCEPT, an
+ * FI_ECONNREFUSED error event whose err_data is the peer's for a
+ * REJECT, an error event when the connection fails.  Only the address
+ * and route resolution wait here.
  */
 static int lfi_cm_connect(struct fid_ep *ep_fid, const void *addr,
 			  const void *param, size_t paramlen)
@@ -45,7 +52,8 @@ static int lfi_cm_connect(struct fid_ep *ep_fid, const void *addr,
 		.rq_entries = ep->rx_size + 1,
 		.timeout_ms = (unsigned)fab->params.connect_timeout_ms,
 		/* The peer is this provider: either side may send first. */
-		.flags = LCHAN_DEFER_ESTABLISH | LCHAN_OPEN_EXCHANGE,
+		.flags = LCHAN_DEFER_ESTABLISH | LCHAN_OPEN_EXCHANGE |
+			 LCHAN_FD_NONBLOCK,
 	};
 	struct lchan_addr dst;
 	struct lchan_chan chan;
@@ -78,15 +86,17 @@ static int lfi_cm_connect(struct fid_ep *ep_fid, const void *addr,
 		return ret;
 	}
 	ret = lfi_ep_adopt(ep, &chan, true);
-	pthread_mutex_unlock(&fab->lock);
-	if (ret)
+	if (ret) {
+		pthread_mutex_unlock(&fab->lock);
 		return ret;
-
-	ret = lchan_establish(&ep->chan,
-			      (unsigned)fab->params.connect_timeout_ms);
-	pthread_mutex_lock(&fab->lock);
-	if (!ret)
-		ret = lfi_ep_cm_send(ep, LFI_CM_CONNECT, param, paramlen);
+	}
+	ret = lfi_ep_cm_send(ep, LFI_CM_CONNECT, param, paramlen);
+	if (!ret) {
+		ret = lchan_establish(&ep->chan,
+				      (unsigned)fab->params.connect_timeout_ms);
+		if (ret == -EINPROGRESS)
+			ret = 0;
+	}
 	if (!ret) {
 		ep->state = LFI_EP_CM_WAIT;
 		ret = lfi_eq_watch(ep->eq, ep->chan.fd, EPOLLIN | EPOLLRDHUP,
@@ -127,14 +137,8 @@ static int lfi_cm_getname(fid_t fid, void *addr, size_t *addrlen)
 	size_t len;
 
 	if (fid->fclass == FI_CLASS_PEP) {
-		struct lfi_pep *pep = container_of(fid, struct lfi_pep,
-						   pep_fid.fid);
-
-		if (pep->lst.fd >= 0)
-			len = lfi_addr_from_lchan(&pep->lst.addr, &ss);
-		else
-			memcpy(&ss, &pep->src, len = lfi_addr_len(
-				(struct sockaddr *)&pep->src));
+		len = lfi_pep_name(container_of(fid, struct lfi_pep,
+						pep_fid.fid), &ss);
 	} else {
 		struct lfi_ep *ep = container_of(fid, struct lfi_ep,
 						 ep_fid.fid);
@@ -189,16 +193,31 @@ static int lfi_cm_setname(fid_t fid, void *addr, size_t addrlen)
 	return 0;
 }
 
+/*
+ * fi_shutdown: the channel closes, after the ACCEPT this side may just
+ * have sent; the peer's EQ reports FI_SHUTDOWN when its channel sees the
+ * disconnect, and this side's EQ gets one now, unless the peer's end was
+ * reported already: one per connection.
+ */
 static int lfi_cm_shutdown(struct fid_ep *ep_fid, uint64_t flags)
 {
 	struct lfi_ep *ep = to_lfi_ep(ep_fid);
 	struct lfi_fabric *fab = ep->dom->fabric;
+	int ret = 0;
 
 	(void)flags;
 	pthread_mutex_lock(&fab->lock);
-	lfi_ep_close_chan(ep);
+	if (lfi_ep_has_chan(ep)) {
+		lfi_ep_cm_flush(ep, 1000);
+		lfi_ep_close_chan(ep);
+		if (ep->eq && !ep->shutdown_reported) {
+			ep->shutdown_reported = true;
+			ret = lfi_eq_push(ep->eq, FI_SHUTDOWN, &ep->ep_fid.fid,
+					  NULL, NULL, 0);
+		}
+	}
 	pthread_mutex_unlock(&fab->lock);
-	return 0;
+	return ret;
 }
 
 static int lfi_cm_listen(struct fid_pep *pep_fid)

@@ -89,6 +89,7 @@ int lfi_ep_cm_send(struct lfi_ep *ep, uint8_t type, const void *data,
 	if (len)
 		memcpy(m->data, data, len);
 	lchan_prep_send(sqe, &ep->inject_mr->lmr, m, sizeof(*m), LFI_UD_CM);
+	ep->cm_tx_busy = true;
 	ret = lchan_submit(&ep->chan);
 	return ret < 0 ? ret : 0;
 }
@@ -102,6 +103,26 @@ static int lfi_ep_cm_post_rx(struct lfi_ep *ep)
 	lchan_prep_recv(rqe, &ep->inject_mr->lmr, lfi_ep_cm_buf(ep, true),
 			sizeof(struct lfi_cm_msg), LFI_UD_CM | LFI_UD_RX);
 	return 0;
+}
+
+/*
+ * Why the connection being made failed (lock held), for the EQ's error
+ * event: what the establishment ended with when it says (the peer did
+ * not answer, is not reachable), else a refusal (nobody listens there,
+ * or the connection went before the ACCEPT came).
+ */
+int lfi_ep_connect_err(struct lfi_ep *ep)
+{
+	int ret = lchan_connect_result(&ep->chan);
+
+	switch (ret) {
+	case -ETIMEDOUT:
+	case -EHOSTUNREACH:
+	case -ENETUNREACH:
+	case -ENODEV:
+		return -ret;
+	}
+	return FI_ECONNREFUSED;
 }
 
 /*
@@ -130,7 +151,7 @@ static bool lfi_ep_cm_done(struct lfi_ep *ep, const struct lchan_cqe *cqe)
 			return true;
 		}
 	}
-	lfi_eq_push_err(ep->eq, fid, fid->context, FI_ECONNREFUSED,
+	lfi_eq_push_err(ep->eq, fid, fid->context, lfi_ep_connect_err(ep),
 			(int)cqe->status, NULL, 0);
 	return true;
 }
@@ -154,6 +175,8 @@ void lfi_ep_progress(struct lfi_ep *ep, struct lfi_cq *reader)
 		struct lfi_op *op;
 
 		if (cqe->user_data & LFI_UD_CM) {
+			if (!rx)
+				ep->cm_tx_busy = false;
 			refused = lfi_ep_cm_done(ep, cqe);
 			lchan_cqe_seen(&ep->chan);
 			continue;
@@ -188,7 +211,18 @@ void lfi_ep_progress(struct lfi_ep *ep, struct lfi_cq *reader)
 			e.prov_errno = (int)cqe->status;
 			e.olen = 0;
 		}
-		if (cq && (op->report || e.err)) {
+		/*
+		 * An inject call has no context to name in an error entry,
+		 * and a reader following op_context would follow NULL: there
+		 * is none.  A transfer that fails puts the channel in error:
+		 * the EQ reports FI_SHUTDOWN, and the operations after it
+		 * complete in error with their contexts.
+		 */
+		if (e.err && op->inject_call) {
+			if (cqe->status != LCHAN_CQE_WR_FLUSH_ERR)
+				LFI_WARN(FI_LOG_CQ, "inject failed: %s\n",
+					 lchan_cqe_status_str(cqe->status));
+		} else if (cq && (op->report || e.err)) {
 			if (lfi_cq_push(cq, &e))
 				LFI_WARN(FI_LOG_CQ, "completion lost: no memory\n");
 			else if (cq != reader)
@@ -203,6 +237,24 @@ void lfi_ep_progress(struct lfi_ep *ep, struct lfi_cq *reader)
 	}
 	if (refused)
 		lfi_ep_close_chan(ep);
+}
+
+/*
+ * Wait up to @timeout_ms for the ACCEPT in flight to complete (lock
+ * held): closing the channel at once flushes it, and the peer would
+ * never see the answer it waits for.  Before the connection is up there
+ * is nothing to wait for.
+ */
+void lfi_ep_cm_flush(struct lfi_ep *ep, int timeout_ms)
+{
+	long long end = lfi_wait_deadline(timeout_ms);
+	struct lchan_cqe *cqe;
+	int left;
+
+	while (ep->state == LFI_EP_CONNECTED && ep->cm_tx_busy &&
+	       (left = lfi_wait_left(end)) &&
+	       !lchan_wait_cqe(&ep->chan, &cqe, left))
+		lfi_ep_progress(ep, NULL);
 }
 
 /* Put the receives posted before the channel into its RQ (lock held). */
@@ -285,13 +337,16 @@ static int lfi_ep_close(struct fid *fid)
 		pthread_mutex_unlock(&dom->fabric->lock);
 		return -FI_EBUSY;
 	}
+	lfi_ep_cm_flush(ep, 1000);
 	lfi_ep_close_chan(ep);
 	if (ep->tx_cq)
 		lfi_cq_del_ep(ep->tx_cq, ep);
 	if (ep->rx_cq)
 		lfi_cq_del_ep(ep->rx_cq, ep);
-	if (ep->eq)
+	if (ep->eq) {
+		lfi_eq_forget(ep->eq, &ep->ep_fid.fid);
 		ep->eq->refs--;
+	}
 	for (p = &dom->eps; *p; p = &(*p)->next)
 		if (*p == ep) {
 			*p = ep->next;
@@ -472,15 +527,19 @@ int lfi_ep_open(struct fid_domain *domain, struct fi_info *info,
 {
 	struct lfi_domain *dom = to_lfi_domain(domain);
 	struct lfi_connreq *req = NULL;
+	struct lfi_pep *pep = NULL;
 	struct lfi_ep *ep;
 	int ret;
 
 	if (!info || !info->ep_attr || info->ep_attr->type != FI_EP_MSG)
 		return -FI_EINVAL;
 	if (info->handle) {
-		if (info->handle->fclass != FI_CLASS_CONNREQ)
+		/* A request's channel, or a passive endpoint's address. */
+		if (info->handle->fclass == FI_CLASS_CONNREQ)
+			req = container_of(info->handle, struct lfi_connreq,
+					   fid);
+		else if (!(pep = lfi_pep_from_fid(info->handle)))
 			return -FI_EINVAL;
-		req = container_of(info->handle, struct lfi_connreq, fid);
 	}
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
@@ -504,6 +563,9 @@ int lfi_ep_open(struct fid_domain *domain, struct fi_info *info,
 		ep->tx_op_flags = info->tx_attr->op_flags;
 	if (info->rx_attr)
 		ep->rx_op_flags = info->rx_attr->op_flags;
+	/* 0 where the device has none or the application posts no receive. */
+	ep->cq_data = !dom->iwarp && info->domain_attr &&
+		      info->domain_attr->cq_data_size;
 	if (info->src_addr && info->src_addrlen <= sizeof(ep->src))
 		memcpy(&ep->src, info->src_addr, info->src_addrlen);
 	ret = fi_mr_reg(domain, ep->inject_buf,
@@ -528,6 +590,14 @@ int lfi_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ep->next = dom->eps;
 	dom->eps = ep;
 	dom->refs++;
+	if (pep) {
+		/* fi_endpoint(3): the passive endpoint is not used after. */
+		struct sockaddr_storage ss;
+
+		if (lfi_pep_name(pep, &ss))
+			ep->src = ss;
+		ep->info->handle = NULL;
+	}
 	if (req) {
 		/* The request is used up either way. */
 		ret = lfi_ep_adopt(ep, &req->chan, false);

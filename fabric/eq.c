@@ -3,7 +3,10 @@
  * Event queues: connection events in a software queue.  The wait object
  * is an epoll fd over the fds that can make events: listeners (readable
  * when a request waits: FI_CONNREQ) and channels (hung up: FI_SHUTDOWN).
- * FI_CONNECTED is queued by fi_connect and fi_accept themselves.
+ * The connecting side's channel is watched from fi_connect on: its
+ * ACCEPT (FI_CONNECTED) or REJECT, or its failure, arrive there.
+ * fi_accept queues FI_CONNECTED itself, and fi_shutdown FI_SHUTDOWN: one
+ * per connection, whichever end goes first.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -95,6 +98,26 @@ void lfi_eq_unwatch(struct lfi_eq *eq, int fd)
 	epoll_ctl(eq->wait.epfd, EPOLL_CTL_DEL, fd, NULL);
 }
 
+/*
+ * Drop the events queued for @fid (lock held): it is closing, and an
+ * event naming it would hand the reader a freed object.
+ */
+void lfi_eq_forget(struct lfi_eq *eq, const struct fid *fid)
+{
+	struct lfi_eq_event **p = &eq->head, *ev;
+
+	eq->tail = NULL;
+	while ((ev = *p)) {
+		if (ev->fid == fid || (ev->err && ev->err_entry.fid == fid)) {
+			*p = ev->next;
+			lfi_eq_free_event(ev);
+			continue;
+		}
+		eq->tail = ev;
+		p = &ev->next;
+	}
+}
+
 /* Turn ready fds into events (fabric lock held). */
 static void lfi_eq_progress(struct lfi_eq *eq)
 {
@@ -121,7 +144,8 @@ static void lfi_eq_progress(struct lfi_eq *eq)
 			lfi_eq_unwatch(eq, ep->chan.fd);
 			if (ep->state == LFI_EP_CM_WAIT) {
 				lfi_eq_push_err(eq, fid, fid->context,
-						FI_ECONNREFUSED, 0, NULL, 0);
+						lfi_ep_connect_err(ep), 0,
+						NULL, 0);
 				lfi_ep_close_chan(ep);
 			} else if (!ep->shutdown_reported) {
 				ep->shutdown_reported = true;

@@ -3,6 +3,8 @@
  * The provider entry point (fi_prov_ini), its parameters and fi_getinfo:
  * one fi_info per RDMA device lchan serves, with what that device can do
  * (iWARP carries no immediate data, so no FI_REMOTE_CQ_DATA there).
+ * Remote CQ data consumes a posted receive at the target, an RDMA write's
+ * too: it is offered only to applications that post one (FI_RX_CQ_DATA).
  */
 #include <errno.h>
 #include <netdb.h>
@@ -45,8 +47,9 @@ FI_EXT_INI
 			"Poller mode: milliseconds without work before the "
 			"thread sleeps (default 1000)");
 	fi_param_define(&lfi_prov, "connect_timeout_ms", FI_PARAM_INT,
-			"Milliseconds fi_connect and fi_accept wait for the "
-			"peer (default 30000)");
+			"Milliseconds fi_connect may take to resolve the "
+			"peer, and an EQ read waits for a connecting peer's "
+			"first message (default 30000)");
 	fi_param_define(&lfi_prov, "device", FI_PARAM_STRING,
 			"Offer only this RDMA device (default: every device); "
 			"for programs that take the first entry fi_getinfo "
@@ -116,6 +119,30 @@ static bool lfi_info_dev_ok(const struct lfi_dev *dev,
 	return true;
 }
 
+/*
+ * Does the application post a receive for each transfer carrying remote
+ * CQ data (FI_RX_CQ_DATA)?  Without hints it supports every mode.
+ */
+static bool lfi_info_rx_cq_data(const struct fi_info *hints)
+{
+	if (!hints)
+		return true;
+	return (hints->mode & FI_RX_CQ_DATA) ||
+	       (hints->rx_attr && (hints->rx_attr->mode & FI_RX_CQ_DATA));
+}
+
+/*
+ * Resource management: full transmit and receive queues answer
+ * -FI_EAGAIN, a CQ grows rather than overflow, and on IB and RoCE a
+ * message that finds no receive posted is retried without bound
+ * (lchan's RNR retry).  iWARP has no such retry: the sender's message
+ * ends the connection.
+ */
+static bool lfi_info_rm(bool iwarp)
+{
+	return !iwarp;
+}
+
 /* What the hints ask for that lchan cannot give; false: skip. */
 static bool lfi_info_hints_ok(uint32_t version, const struct fi_info *hints,
 			      bool iwarp)
@@ -136,6 +163,10 @@ static bool lfi_info_hints_ok(uint32_t version, const struct fi_info *hints,
 		if (hints->ep_attr->protocol != FI_PROTO_UNSPEC &&
 		    hints->ep_attr->protocol != (iwarp ? FI_PROTO_IWARP :
 						 FI_PROTO_RDMA_CM_IB_RC))
+			return false;
+		/* One context each way, neither shared (FI_SHARED_CONTEXT). */
+		if (hints->ep_attr->tx_ctx_cnt > 1 ||
+		    hints->ep_attr->rx_ctx_cnt > 1)
 			return false;
 	}
 	if (hints->addr_format != FI_FORMAT_UNSPEC &&
@@ -162,9 +193,15 @@ static bool lfi_info_hints_ok(uint32_t version, const struct fi_info *hints,
 	d = hints->domain_attr;
 	if (!d)
 		return true;
-	if (d->cq_data_size > (iwarp ? 0u : 4u))
+	if (d->cq_data_size >
+	    (iwarp || !lfi_info_rx_cq_data(hints) ? 0u : 4u))
 		return false;
 	if (d->av_type != FI_AV_UNSPEC)
+		return false;
+	if (d->max_ep_tx_ctx > 1 || d->max_ep_rx_ctx > 1 ||
+	    d->max_ep_stx_ctx || d->max_ep_srx_ctx)
+		return false;
+	if (d->resource_mgmt == FI_RM_ENABLED && !lfi_info_rm(iwarp))
 		return false;
 	/* Registration: the application must register local buffers. */
 	mr_mode = d->mr_mode;
@@ -189,6 +226,7 @@ static struct fi_info *lfi_info_make(const struct lfi_dev *dev,
 				     const struct sockaddr_storage *src,
 				     const struct sockaddr_storage *dst)
 {
+	bool cq_data = !dev->iwarp && lfi_info_rx_cq_data(hints);
 	struct fi_info *fi;
 
 	fi = fi_allocinfo();
@@ -231,6 +269,11 @@ static struct fi_info *lfi_info_make(const struct lfi_dev *dev,
 	fi->rx_attr->size = hints && hints->rx_attr && hints->rx_attr->size ?
 			    hints->rx_attr->size : LFI_DEF_QUEUE;
 	fi->rx_attr->iov_limit = LFI_IOV_LIMIT;
+	if (cq_data) {
+		fi->rx_attr->mode |= FI_RX_CQ_DATA;
+		if (!hints || (hints->mode & FI_RX_CQ_DATA))
+			fi->mode |= FI_RX_CQ_DATA;
+	}
 
 	fi->ep_attr->type = FI_EP_MSG;
 	fi->ep_attr->protocol = dev->iwarp ? FI_PROTO_IWARP :
@@ -249,14 +292,17 @@ static struct fi_info *lfi_info_make(const struct lfi_dev *dev,
 	fi->domain_attr->threading = FI_THREAD_SAFE;
 	fi->domain_attr->control_progress = FI_PROGRESS_MANUAL;
 	fi->domain_attr->data_progress = FI_PROGRESS_AUTO;
-	fi->domain_attr->resource_mgmt = FI_RM_DISABLED;
+	fi->domain_attr->resource_mgmt = lfi_info_rm(dev->iwarp) &&
+		(!hints || !hints->domain_attr ||
+		 hints->domain_attr->resource_mgmt != FI_RM_DISABLED) ?
+		FI_RM_ENABLED : FI_RM_DISABLED;
 	fi->domain_attr->av_type = FI_AV_UNSPEC;
 	fi->domain_attr->mr_mode = LFI_MR_MODE;
 	if (hints && hints->domain_attr &&
 	    (hints->domain_attr->mr_mode & FI_MR_BASIC))
 		fi->domain_attr->mr_mode = FI_MR_BASIC;
 	fi->domain_attr->mr_key_size = sizeof(uint32_t);
-	fi->domain_attr->cq_data_size = dev->iwarp ? 0 : sizeof(uint32_t);
+	fi->domain_attr->cq_data_size = cq_data ? sizeof(uint32_t) : 0;
 	fi->domain_attr->cq_cnt = 1024;
 	fi->domain_attr->ep_cnt = 1024;
 	fi->domain_attr->tx_ctx_cnt = 1024;
@@ -300,6 +346,7 @@ int lfi_info_get(uint32_t version, const char *node, const char *service,
 	struct sockaddr_storage src, dst, routed;
 	bool have_src = false, have_dst = false;
 	struct fi_info *head = NULL, **tail = &head;
+	struct lfi_pep *pep;
 	uint16_t src_port = 0;
 	int ndevs, i, ret;
 
@@ -322,6 +369,16 @@ int lfi_info_get(uint32_t version, const char *node, const char *service,
 		memcpy(&src, hints->src_addr, hints->src_addrlen);
 		have_src = true;
 		src_port = lfi_info_port(&src);
+	}
+	/* An endpoint opened with a passive one as handle takes its address. */
+	pep = hints ? lfi_pep_from_fid(hints->handle) : NULL;
+	if (!have_src && pep) {
+		pthread_mutex_lock(&pep->fabric->lock);
+		have_src = lfi_pep_name(pep, &src) &&
+			   !lfi_addr_is_any((struct sockaddr *)&src);
+		pthread_mutex_unlock(&pep->fabric->lock);
+		if (have_src)
+			src_port = lfi_info_port(&src);
 	}
 	if (!have_dst && hints && hints->dest_addr &&
 	    hints->dest_addrlen <= sizeof(dst) &&
@@ -385,6 +442,10 @@ int lfi_info_get(uint32_t version, const char *node, const char *service,
 			fi_freeinfo(head);
 			return -FI_ENOMEM;
 		}
+		/* fi_getinfo(3): a passive endpoint as handle is copied. */
+		if (hints && hints->handle &&
+		    hints->handle->fclass == FI_CLASS_PEP)
+			fi->handle = hints->handle;
 		*tail = fi;
 		tail = &fi->next;
 	}

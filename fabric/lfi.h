@@ -17,7 +17,8 @@
  *   cq       a software queue filled from the CQ rings of its endpoints;
  *            its wait object is an epoll fd over their channel fds.
  *   eq       a software queue; its wait object is an epoll fd over the
- *            listener fds and (for FI_SHUTDOWN) the channel fds.
+ *            listener fds and the channel fds (a connect's answer or
+ *            failure, FI_SHUTDOWN).
  *
  * Locking: one mutex per fabric serialises every call (FI_THREAD_SAFE).
  * Functions called with it held say so.
@@ -289,6 +290,7 @@ int lfi_eq_push_err(struct lfi_eq *eq, struct fid *fid, void *context,
 int lfi_eq_watch(struct lfi_eq *eq, int fd, uint32_t events, void *owner);
 int lfi_eq_rewatch(struct lfi_eq *eq, int fd, uint32_t events, void *owner);
 void lfi_eq_unwatch(struct lfi_eq *eq, int fd);
+void lfi_eq_forget(struct lfi_eq *eq, const struct fid *fid);
 
 /* cq.c */
 struct lfi_cq_entry {
@@ -325,6 +327,7 @@ struct lfi_op {
 	void *buf;		/* receives: where the data went */
 	size_t len;
 	bool report;		/* a completion the app asked for */
+	bool inject_call;	/* fi_inject & co: no context, no error entry */
 	bool busy;
 };
 
@@ -338,8 +341,9 @@ struct lfi_rx_pending {
 enum lfi_ep_state {
 	LFI_EP_IDLE,		/* no channel */
 	LFI_EP_CONNECTING,	/* fi_connect is making the channel */
-	LFI_EP_ACCEPTING,	/* channel up, fi_accept or ACCEPT awaited */
-	LFI_EP_CM_WAIT,		/* connected side: CONNECT sent */
+	LFI_EP_ACCEPTING,	/* channel up, fi_accept awaited */
+	LFI_EP_CM_WAIT,		/* connecting side: CONNECT queued, the
+				 * connection and the ACCEPT awaited */
 	LFI_EP_CONNECTED,
 	LFI_EP_SHUTDOWN,	/* channel closed */
 };
@@ -353,6 +357,7 @@ struct lfi_ep {
 	struct lfi_cq *tx_cq, *rx_cq;
 	uint64_t tx_flags, rx_flags;	/* FI_SELECTIVE_COMPLETION at bind */
 	uint64_t tx_op_flags, rx_op_flags;
+	bool cq_data;			/* remote CQ data offered (info.c) */
 	bool enabled;
 	enum lfi_ep_state state;
 	struct lchan_chan chan;		/* valid unless IDLE or SHUTDOWN */
@@ -365,7 +370,8 @@ struct lfi_ep {
 	struct lfi_mr *inject_mr;
 	struct lfi_rx_pending *rx_pending;	/* before the channel */
 	unsigned n_rx_pending;
-	bool shutdown_reported;
+	bool cm_tx_busy;		/* a CM message not yet completed */
+	bool shutdown_reported;		/* FI_SHUTDOWN queued: once */
 };
 
 int lfi_ep_open(struct fid_domain *domain, struct fi_info *info,
@@ -377,6 +383,8 @@ bool lfi_ep_has_chan(const struct lfi_ep *ep);
 int lfi_ep_getopt(fid_t fid, int level, int optname, void *optval,
 		  size_t *optlen);
 void lfi_ep_progress(struct lfi_ep *ep, struct lfi_cq *reader);
+void lfi_ep_cm_flush(struct lfi_ep *ep, int timeout_ms);
+int lfi_ep_connect_err(struct lfi_ep *ep);
 void lfi_ep_close_chan(struct lfi_ep *ep);
 int lfi_ep_slot_get(struct lfi_op *ops, unsigned size, unsigned *hint);
 void lfi_ep_post_pending_rx(struct lfi_ep *ep);
@@ -410,6 +418,8 @@ struct lfi_connreq {
 
 int lfi_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 		 struct fid_pep **pep, void *context);
+struct lfi_pep *lfi_pep_from_fid(struct fid *fid);
+size_t lfi_pep_name(const struct lfi_pep *pep, struct sockaddr_storage *ss);
 void lfi_pep_take_requests(struct lfi_pep *pep);
 int lfi_pep_listen(struct lfi_pep *pep);
 int lfi_pep_reject(struct lfi_connreq *req, const void *data, size_t len);
@@ -425,5 +435,9 @@ ssize_t lfi_msg_post_send(struct lfi_ep *ep, uint8_t opcode,
 			  const struct iovec *iov, void **desc, size_t count,
 			  uint64_t remote_addr, uint64_t key, uint64_t data,
 			  void *context, uint64_t flags, uint64_t cq_flags);
+/* fi_inject and the like: no context, no completion. */
+ssize_t lfi_msg_post_inject(struct lfi_ep *ep, uint8_t opcode,
+			    const void *buf, size_t len, uint64_t remote_addr,
+			    uint64_t key, uint64_t data, uint64_t cq_flags);
 
 #endif /* LFI_H */

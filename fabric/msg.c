@@ -40,12 +40,16 @@ static int lfi_msg_submit(struct lfi_ep *ep, uint64_t flags)
 
 /*
  * Post one send-queue entry: SEND(_IMM), WRITE(_IMM) or READ.  @cq_flags
- * go into its completion.  FI_INJECT copies the payload first.
+ * go into its completion.  FI_INJECT copies the payload first; it says
+ * nothing about the completion, which FI_COMPLETION and the endpoint's
+ * FI_SELECTIVE_COMPLETION decide, except for an inject call (@inject_call:
+ * fi_inject and the like), which has neither a completion nor a context.
  */
-ssize_t lfi_msg_post_send(struct lfi_ep *ep, uint8_t opcode,
-			  const struct iovec *iov, void **desc, size_t count,
-			  uint64_t remote_addr, uint64_t key, uint64_t data,
-			  void *context, uint64_t flags, uint64_t cq_flags)
+static ssize_t lfi_msg_post(struct lfi_ep *ep, uint8_t opcode,
+			    const struct iovec *iov, void **desc, size_t count,
+			    uint64_t remote_addr, uint64_t key, uint64_t data,
+			    void *context, uint64_t flags, uint64_t cq_flags,
+			    bool inject_call)
 {
 	struct lchan_sge sge[LFI_IOV_LIMIT];
 	struct lfi_fabric *fab = ep->dom->fabric;
@@ -115,14 +119,34 @@ ssize_t lfi_msg_post_send(struct lfi_ep *ep, uint8_t opcode,
 	op->flags = cq_flags;
 	op->buf = NULL;
 	op->len = 0;
-	op->report = !(flags & FI_INJECT) &&
+	op->report = !inject_call &&
 		     (!(ep->tx_flags & FI_SELECTIVE_COMPLETION) ||
 		      (flags & FI_COMPLETION));
+	op->inject_call = inject_call;
 	ep->tx_busy++;
 	ret = lfi_msg_submit(ep, flags);
 out:
 	pthread_mutex_unlock(&fab->lock);
 	return ret;
+}
+
+ssize_t lfi_msg_post_send(struct lfi_ep *ep, uint8_t opcode,
+			  const struct iovec *iov, void **desc, size_t count,
+			  uint64_t remote_addr, uint64_t key, uint64_t data,
+			  void *context, uint64_t flags, uint64_t cq_flags)
+{
+	return lfi_msg_post(ep, opcode, iov, desc, count, remote_addr, key,
+			    data, context, flags, cq_flags, false);
+}
+
+ssize_t lfi_msg_post_inject(struct lfi_ep *ep, uint8_t opcode,
+			    const void *buf, size_t len, uint64_t remote_addr,
+			    uint64_t key, uint64_t data, uint64_t cq_flags)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return lfi_msg_post(ep, opcode, &iov, NULL, 1, remote_addr, key, data,
+			    NULL, FI_INJECT, cq_flags, true);
 }
 
 static ssize_t lfi_msg_post_recv(struct lfi_ep *ep, const struct iovec *iov,
@@ -248,7 +272,7 @@ static ssize_t lfi_msg_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
 {
 	bool imm = flags & FI_REMOTE_CQ_DATA;
 
-	if (imm && to_lfi_ep(ep)->dom->iwarp)
+	if (imm && !to_lfi_ep(ep)->cq_data)
 		return -FI_EOPNOTSUPP;
 	return lfi_msg_post_send(to_lfi_ep(ep),
 				 imm ? LCHAN_OP_SEND_IMM : LCHAN_OP_SEND,
@@ -260,11 +284,9 @@ static ssize_t lfi_msg_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
 static ssize_t lfi_msg_inject(struct fid_ep *ep, const void *buf, size_t len,
 			      fi_addr_t dest_addr)
 {
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
 	(void)dest_addr;
-	return lfi_msg_post_send(to_lfi_ep(ep), LCHAN_OP_SEND, &iov, NULL, 1,
-				 0, 0, 0, NULL, FI_INJECT, FI_MSG | FI_SEND);
+	return lfi_msg_post_inject(to_lfi_ep(ep), LCHAN_OP_SEND, buf, len, 0,
+				   0, 0, FI_MSG | FI_SEND);
 }
 
 static ssize_t lfi_msg_senddata(struct fid_ep *ep, const void *buf, size_t len,
@@ -274,7 +296,7 @@ static ssize_t lfi_msg_senddata(struct fid_ep *ep, const void *buf, size_t len,
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
 	(void)dest_addr;
-	if (to_lfi_ep(ep)->dom->iwarp)
+	if (!to_lfi_ep(ep)->cq_data)
 		return -FI_EOPNOTSUPP;
 	return lfi_msg_post_send(to_lfi_ep(ep), LCHAN_OP_SEND_IMM, &iov, &desc,
 				 1, 0, 0, data, context,
@@ -285,14 +307,11 @@ static ssize_t lfi_msg_senddata(struct fid_ep *ep, const void *buf, size_t len,
 static ssize_t lfi_msg_injectdata(struct fid_ep *ep, const void *buf,
 				  size_t len, uint64_t data, fi_addr_t dest_addr)
 {
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
 	(void)dest_addr;
-	if (to_lfi_ep(ep)->dom->iwarp)
+	if (!to_lfi_ep(ep)->cq_data)
 		return -FI_EOPNOTSUPP;
-	return lfi_msg_post_send(to_lfi_ep(ep), LCHAN_OP_SEND_IMM, &iov, NULL,
-				 1, 0, 0, data, NULL, FI_INJECT,
-				 FI_MSG | FI_SEND);
+	return lfi_msg_post_inject(to_lfi_ep(ep), LCHAN_OP_SEND_IMM, buf, len,
+				   0, 0, data, FI_MSG | FI_SEND);
 }
 
 struct fi_ops_msg lfi_msg_ops = {

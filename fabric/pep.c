@@ -66,6 +66,30 @@ static struct fi_ops lfi_pep_fi_ops = {
 	.ops_set = lfi_unsupported_ops_set,
 };
 
+/* @fid as this provider's passive endpoint, or NULL. */
+struct lfi_pep *lfi_pep_from_fid(struct fid *fid)
+{
+	if (!fid || fid->fclass != FI_CLASS_PEP || fid->ops != &lfi_pep_fi_ops)
+		return NULL;
+	return container_of(fid, struct lfi_pep, pep_fid.fid);
+}
+
+/*
+ * The address of @pep (lock held): the listener's once it listens (the
+ * port it got), else the one fi_getinfo or fi_setname gave it.  Its
+ * length, 0 when there is none.
+ */
+size_t lfi_pep_name(const struct lfi_pep *pep, struct sockaddr_storage *ss)
+{
+	size_t len;
+
+	if (pep->lst.fd >= 0)
+		return lfi_addr_from_lchan(&pep->lst.addr, ss);
+	len = lfi_addr_len((const struct sockaddr *)&pep->src);
+	memcpy(ss, &pep->src, len);
+	return len;
+}
+
 /* Drop a request (lock held): its region, buffer and channel. */
 static void lfi_pep_req_free(struct lfi_connreq *req)
 {

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
 /*
- * FI_RMA: RDMA READ and WRITE (with immediate data where the device has
- * it: not on iWARP) as SQEs of the endpoint's channel.  Remote addresses
- * are virtual (FI_MR_VIRT_ADDR), keys are lchan's rkeys.
+ * FI_RMA: RDMA READ and WRITE as SQEs of the endpoint's channel; WRITE
+ * with immediate data where the endpoint has remote CQ data (not on
+ * iWARP, and only for an application that posts the receive it consumes:
+ * FI_RX_CQ_DATA).  Remote addresses are virtual (FI_MR_VIRT_ADDR), keys
+ * are lchan's rkeys.
  */
 #include "lfi.h"
 
@@ -68,7 +70,7 @@ static ssize_t lfi_rma_writemsg(struct fid_ep *ep, const struct fi_msg_rma *msg,
 
 	if (msg->rma_iov_count != LFI_RMA_IOV_LIMIT)
 		return -FI_EINVAL;
-	if (imm && to_lfi_ep(ep)->dom->iwarp)
+	if (imm && !to_lfi_ep(ep)->cq_data)
 		return -FI_EOPNOTSUPP;
 	return lfi_msg_post_send(to_lfi_ep(ep),
 				 imm ? LCHAN_OP_WRITE_IMM : LCHAN_OP_WRITE,
@@ -81,12 +83,9 @@ static ssize_t lfi_rma_writemsg(struct fid_ep *ep, const struct fi_msg_rma *msg,
 static ssize_t lfi_rma_inject(struct fid_ep *ep, const void *buf, size_t len,
 			      fi_addr_t dest_addr, uint64_t addr, uint64_t key)
 {
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
 	(void)dest_addr;
-	return lfi_msg_post_send(to_lfi_ep(ep), LCHAN_OP_WRITE, &iov, NULL, 1,
-				 addr, key, 0, NULL, FI_INJECT,
-				 FI_RMA | FI_WRITE);
+	return lfi_msg_post_inject(to_lfi_ep(ep), LCHAN_OP_WRITE, buf, len,
+				   addr, key, 0, FI_RMA | FI_WRITE);
 }
 
 static ssize_t lfi_rma_writedata(struct fid_ep *ep, const void *buf,
@@ -97,7 +96,7 @@ static ssize_t lfi_rma_writedata(struct fid_ep *ep, const void *buf,
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
 	(void)dest_addr;
-	if (to_lfi_ep(ep)->dom->iwarp)
+	if (!to_lfi_ep(ep)->cq_data)
 		return -FI_EOPNOTSUPP;
 	return lfi_msg_post_send(to_lfi_ep(ep), LCHAN_OP_WRITE_IMM, &iov, &desc,
 				 1, addr, key, data, context,
@@ -109,14 +108,11 @@ static ssize_t lfi_rma_injectdata(struct fid_ep *ep, const void *buf,
 				  fi_addr_t dest_addr, uint64_t addr,
 				  uint64_t key)
 {
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
 	(void)dest_addr;
-	if (to_lfi_ep(ep)->dom->iwarp)
+	if (!to_lfi_ep(ep)->cq_data)
 		return -FI_EOPNOTSUPP;
-	return lfi_msg_post_send(to_lfi_ep(ep), LCHAN_OP_WRITE_IMM, &iov, NULL,
-				 1, addr, key, data, NULL, FI_INJECT,
-				 FI_RMA | FI_WRITE);
+	return lfi_msg_post_inject(to_lfi_ep(ep), LCHAN_OP_WRITE_IMM, buf, len,
+				   addr, key, data, FI_RMA | FI_WRITE);
 }
 
 struct fi_ops_rma lfi_rma_ops = {

@@ -252,9 +252,12 @@ TEST_F(fabric, info_lists_device)
 		/* iWARP: no immediate data, so no remote CQ data. */
 		EXPECT_NE(NULL, strstr(b, "protocol: FI_PROTO_IWARP"));
 		EXPECT_NE(NULL, strstr(b, "cq_data_size: 0\n")) TH_LOG("%s", b);
+		EXPECT_EQ(NULL, strstr(b, "FI_RX_CQ_DATA")) TH_LOG("%s", b);
 	} else {
 		EXPECT_NE(NULL, strstr(b, "protocol: FI_PROTO_RDMA_CM_IB_RC"));
 		EXPECT_NE(NULL, strstr(b, "cq_data_size: 4\n")) TH_LOG("%s", b);
+		/* fi_info supports every mode: the data consumes a receive. */
+		EXPECT_NE(NULL, strstr(b, "FI_RX_CQ_DATA")) TH_LOG("%s", b);
 	}
 	/* Neither device gets atomics or tags from lchan itself. */
 	EXPECT_EQ(NULL, strstr(b, "FI_ATOMIC"));
