@@ -388,6 +388,17 @@ static long long now_ms(void)
 	return now_us() / 1000;
 }
 
+/* What is left until @deadline (ms, < 0: none), for poll(2): -1 for none. */
+static int left_ms(long long deadline)
+{
+	long long d;
+
+	if (deadline < 0)
+		return -1;
+	d = deadline - now_ms();
+	return d < 0 ? 0 : d > 0x7fffffff ? 0x7fffffff : (int)d;
+}
+
 /*
  * Spin until a CQE is there (0), @deadline (ms, < 0: none) passes
  * (-ETIMEDOUT) or @budget_us of spinning is spent (-EAGAIN; < 0: no
@@ -427,7 +438,7 @@ static int spin_cqe(struct lchan_msg *m, long long deadline, int budget_us)
 static int wait_cqe(struct lchan_msg *m, long long deadline)
 {
 	struct lchan_cqe *cqe;
-	int left = -1, ret;
+	int ret;
 
 	/* Nothing is left unposted while we wait (a failure is in m->err). */
 	msg_flush(m);
@@ -436,12 +447,7 @@ static int wait_cqe(struct lchan_msg *m, long long deadline)
 		if (ret != -EAGAIN)
 			return ret;
 	}
-	if (deadline >= 0) {
-		long long d = deadline - now_ms();
-
-		left = d < 0 ? 0 : d > 0x7fffffff ? 0x7fffffff : (int)d;
-	}
-	ret = lchan_wait_cqe(&m->chan, &cqe, left);
+	ret = lchan_wait_cqe(&m->chan, &cqe, left_ms(deadline));
 	if (ret == -ENOTCONN) {
 		msg_fail(m, -ECONNRESET);
 		return m->err;
@@ -1109,14 +1115,9 @@ int lchan_msg_listener_close(struct lchan_msg_listener *l)
 static int listener_wait(struct lchan_msg_listener *l, long long deadline)
 {
 	struct pollfd pfd = { .fd = l->lst.fd, .events = POLLIN };
-	int left = -1, ret;
+	int ret;
 
-	if (deadline >= 0) {
-		long long d = deadline - now_ms();
-
-		left = d < 0 ? 0 : d > 0x7fffffff ? 0x7fffffff : (int)d;
-	}
-	ret = poll(&pfd, 1, left);
+	ret = poll(&pfd, 1, left_ms(deadline));
 	if (ret < 0)
 		return errno == EINTR ? 0 : -errno;
 	if (ret == 0)

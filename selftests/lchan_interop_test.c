@@ -336,51 +336,26 @@ static void vs_rdma_client(struct __test_metadata *_metadata,
 }
 
 /*
- * lchan as rping's client against `rping -s`, per size: per ping the
- * server READs lchan's start buffer and WRITEs it back into lchan's rdma
- * buffer, which must then hold the start buffer and nothing past it.
- * The server (which ignores -C and -V: it loops until the disconnect)
- * exits 0 once lchan has closed.
- */
-static void vs_rping_server(struct __test_metadata *_metadata,
-			    FIXTURE_DATA(interop) *self, const char *kind,
-			    enum ic_mode mode)
-{
-	unsigned i, count = lchan_t_count(10);
-	char sz[16], cnt[16];
-	char *argv[] = { IC_RPING, "-s", "-a", self->d.addr, "-p", self->port,
-			 "-C", cnt, "-S", sz, "-V", "-d", NULL };
-	double t0;
-
-	IC_NEED(IC_RPING);
-	IC_NEED_MODE(kind, mode);
-	snprintf(cnt, sizeof(cnt), "%u", count);
-	for (i = 0; i < ARRAY_SIZE(ic_sizes); i++) {
-		snprintf(sz, sizeof(sz), "%u", ic_sizes[i]);
-		ic_new_port(self);
-		t0 = lchan_t_now();
-		ic_client_of(_metadata, self, argv, "rping", mode, ic_sizes[i],
-			     count);
-		TH_LOG("%s: %u pings of %u bytes, %.2f s", ic_mode_name[mode],
-		       count, ic_sizes[i], lchan_t_now() - t0);
-	}
-}
-
-/*
- * lchan as rping's server against `rping -c ... -V`, per size: per ping
- * lchan READs the client's start buffer (rping's pattern for that ping,
+ * rping against lchan, per size, in either role.  lchan as the client of
+ * `rping -s` (@lchan_serves false): per ping the server READs lchan's
+ * start buffer and WRITEs it back into lchan's rdma buffer, which must
+ * then hold the start buffer and nothing past it; the server (which
+ * ignores -C and -V: it loops until the disconnect) exits 0 once lchan
+ * has closed.  lchan as the server of `rping -c ... -V`: per ping lchan
+ * READs the client's start buffer (rping's pattern for that ping,
  * checked, nothing past it), WRITEs it back to the client's rdma buffer,
- * and the client compares its buffers (-V).  After -C pings the client
+ * and the client compares its buffers (-V); after -C pings it
  * disconnects and exits 0.
  */
-static void vs_rping_client(struct __test_metadata *_metadata,
-			    FIXTURE_DATA(interop) *self, const char *kind,
-			    enum ic_mode mode)
+static void vs_rping(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(interop) *self, const char *kind,
+		     enum ic_mode mode, bool lchan_serves)
 {
 	unsigned i, count = lchan_t_count(10);
 	char sz[16], cnt[16];
-	char *argv[] = { IC_RPING, "-c", "-a", self->d.addr, "-p", self->port,
-			 "-C", cnt, "-S", sz, "-V", "-d", NULL };
+	char *argv[] = { IC_RPING, lchan_serves ? "-c" : "-s", "-a",
+			 self->d.addr, "-p", self->port, "-C", cnt, "-S", sz,
+			 "-V", "-d", NULL };
 	double t0;
 
 	IC_NEED(IC_RPING);
@@ -390,8 +365,12 @@ static void vs_rping_client(struct __test_metadata *_metadata,
 		snprintf(sz, sizeof(sz), "%u", ic_sizes[i]);
 		ic_new_port(self);
 		t0 = lchan_t_now();
-		ic_server_of(_metadata, self, argv, "rping", mode, ic_sizes[i],
-			     count);
+		if (lchan_serves)
+			ic_server_of(_metadata, self, argv, "rping", mode,
+				     ic_sizes[i], count);
+		else
+			ic_client_of(_metadata, self, argv, "rping", mode,
+				     ic_sizes[i], count);
 		TH_LOG("%s: %u pings of %u bytes, %.2f s", ic_mode_name[mode],
 		       count, ic_sizes[i], lchan_t_now() - t0);
 	}
@@ -432,33 +411,33 @@ TEST_F_TIMEOUT(interop, server_of_rdma_client_direct, 120)
 /* 3. lchan as rping's client, against rping -s. */
 TEST_F_TIMEOUT(interop, rping_client_to_rping_server_doorbell, 300)
 {
-	vs_rping_server(_metadata, self, variant->kind, IC_DOORBELL);
+	vs_rping(_metadata, self, variant->kind, IC_DOORBELL, false);
 }
 
 TEST_F_TIMEOUT(interop, rping_client_to_rping_server_poller, 300)
 {
-	vs_rping_server(_metadata, self, variant->kind, IC_POLLER);
+	vs_rping(_metadata, self, variant->kind, IC_POLLER, false);
 }
 
 TEST_F_TIMEOUT(interop, rping_client_to_rping_server_direct, 300)
 {
-	vs_rping_server(_metadata, self, variant->kind, IC_DIRECT);
+	vs_rping(_metadata, self, variant->kind, IC_DIRECT, false);
 }
 
 /* 4. lchan as rping's server, against rping -c. */
 TEST_F_TIMEOUT(interop, rping_server_of_rping_client_doorbell, 300)
 {
-	vs_rping_client(_metadata, self, variant->kind, IC_DOORBELL);
+	vs_rping(_metadata, self, variant->kind, IC_DOORBELL, true);
 }
 
 TEST_F_TIMEOUT(interop, rping_server_of_rping_client_poller, 300)
 {
-	vs_rping_client(_metadata, self, variant->kind, IC_POLLER);
+	vs_rping(_metadata, self, variant->kind, IC_POLLER, true);
 }
 
 TEST_F_TIMEOUT(interop, rping_server_of_rping_client_direct, 300)
 {
-	vs_rping_client(_metadata, self, variant->kind, IC_DIRECT);
+	vs_rping(_metadata, self, variant->kind, IC_DIRECT, true);
 }
 
 TEST_HARNESS_MAIN
