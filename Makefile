@@ -297,9 +297,9 @@ bench:
 .PHONY: bench
 
 # bench/README.md and its plots (bench/*.png) from the committed data in
-# bench/<kernel>/ (rig/bench_readme.py); make check compares the text.
+# bench/<kernel>/ (rig/report/readme.py); make check compares the text.
 bench-readme:
-	python3 rig/bench_readme.py --plots bench
+	PYTHONPATH=rig python3 -m report readme --plots bench
 .PHONY: bench-readme
 
 # Only the libfabric rows of make bench (a few minutes): fi_pingpong over

@@ -12,7 +12,7 @@
 #                 (rows.tsv: each row's first round, with CPU and system
 #                 calls; rounds.tsv: every round's latency and rate)
 # and then bench/README.md and its plots, over every kernel's data
-# (rig/bench_readme.py, make bench-readme).
+# (report readme, make bench-readme).
 #
 #   rig/bench.sh            build, boot, measure, report
 #   rig/bench.sh --report   report again from the .tsv files (no guest)
@@ -20,7 +20,7 @@
 #                 poolbench): its rows.tsv into bench/<kernel>/NAME.tsv, what
 #                 ran into NAME-info.txt, then bench/README.md again
 #
-# rig/bench_report.py makes the report.  Ratios are lchan over the peer
+# rig/report/ (rig_report) makes the reports.  Ratios are lchan over the peer
 # named in the row (median latency for latency rows, message rate for
 # bandwidth rows) and over TCP on the same address.
 #
@@ -30,12 +30,12 @@
 # LCHAN_BENCH_ROUNDS=N: rounds of the tables' rows (default 3; medians).
 # LCHAN_BENCH_ONLY=connect: only the connection set-up rows
 # (lchan_conntime beside cmtime), into connect.tsv, connect-info.txt and
-# their report connect.md / connect.json (rig/conn_report.py); a
+# their report connect.md / connect.json (report connect); a
 # whole run makes those too.
 # LCHAN_BENCH_ONLY=fabric: only the libfabric rows (fi_pingpong
 # over lchan, verbs and tcp, beside lchan_perf), into fabric.tsv and
 # fabric-info.txt, reported as fabric.md / fabric.json
-# (rig/fabric_report.py); a whole run makes those too.
+# (report fabric); a whole run makes those too.
 # LCHAN_BENCH_ONLY=2node: only the two-machine table (lchan_perf beside
 # perftest between two guests across a virtual wire: rig/two-node.sh with
 # LCHAN_2NODE_ONLY=table), into two-machines.tsv and two-machines-info.txt;
@@ -128,15 +128,15 @@ measure() {
 report() {
 	if [ -z "${LCHAN_BENCH_ONLY:-}" ]; then
 		[ -s "$dest/rows.tsv" ] || rig_die "no $dest/rows.tsv: run make bench first"
-		python3 "$RIG_DIR/bench_report.py" "$dest"
+		rig_report bench "$dest"
 		rig_log "report: $dest/results.md, results.json"
 	fi
 	if [ -s "$dest/connect.tsv" ]; then
-		python3 "$RIG_DIR/conn_report.py" "$dest"
+		rig_report connect "$dest"
 		rig_log "report: $dest/connect.md, connect.json"
 	fi
 	if [ -s "$dest/fabric.tsv" ]; then
-		python3 "$RIG_DIR/fabric_report.py" "$dest"
+		rig_report fabric "$dest"
 		rig_log "report: $dest/fabric.md, fabric.json"
 	fi
 	readme
@@ -144,7 +144,7 @@ report() {
 
 # bench/README.md and its plots, from every kernel's data.
 readme() {
-	python3 "$RIG_DIR/bench_readme.py" --plots "${dest%/*}"
+	rig_report readme --plots "${dest%/*}"
 	rig_log "report: ${dest%/*}/README.md"
 }
 

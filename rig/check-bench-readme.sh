@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Host check: bench/README.md is what rig/bench_readme.py makes from the
+# Host check: bench/README.md is what rig/report/readme.py makes from the
 # committed data in bench/<kernel>/ (make bench-readme), byte for byte.
 # Only the text is compared: the plots (bench/*.png) come out differently
 # with another gnuplot, so they are neither made nor compared here.
@@ -12,8 +12,8 @@ cd "$REPO" || exit 1
 
 t=$(mktemp) || exit 1
 trap 'rm -f "$t"' EXIT
-if ! python3 "$RIG_DIR/bench_readme.py" bench "$t"; then
-	echo "bench-readme: FAIL: rig/bench_readme.py failed"
+if ! rig_report readme bench "$t"; then
+	echo "bench-readme: FAIL: rig/report/readme.py failed"
 	exit 1
 fi
 if ! diff -u bench/README.md "$t" | head -n 40; then

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # `make latency-path`: run the guest job "latpath" (rig/guest/latpath.sh)
 # on KERNEL and turn its traces into bench/<kernel>/latency-path.md
-# (rig/latpath_report.py).
+# (report latpath, rig/report/latpath.py).
 #   rig/latpath.sh [ROUNDS]
 set -euo pipefail
 # shellcheck source=lib.sh
@@ -19,7 +19,7 @@ LCHAN_APPEND="${LCHAN_APPEND:-} lchan.latpath_rounds=$rounds" \
 run=$(rig_run_dir latpath)
 [ -d "$run/latpath" ] || rig_die "the guest wrote no traces; see $run"
 mkdir -p "$dest"
-python3 "$RIG_DIR/latpath_report.py" --kernel "$kernel" "$run/latpath" \
+rig_report latpath --kernel "$kernel" "$run/latpath" \
 	>"$dest/latency-path.md" || rc=$?
 rig_log "report in $dest/latency-path.md"
 exit "$rc"

@@ -14,6 +14,8 @@ ksft_skip=4
 
 rig_log() { printf '[rig] %s\n' "$*" >&2; }
 rig_die() { printf '[rig] error: %s\n' "$*" >&2; exit 1; }
+# One of the reports of rig/report/ (python3 -m report WHICH ARGS...).
+rig_report() { PYTHONPATH="$RIG_DIR${PYTHONPATH:+:$PYTHONPATH}" python3 -m report "$@"; }
 
 # Run as root directly, else through sudo (apt-get, depmod into caches need neither
 # root nor sudo, only package installation does).

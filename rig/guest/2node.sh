@@ -441,7 +441,7 @@ ratio() { # A B: A / B
 # The two-machine table (lchan beside perftest) and what an impaired
 # wire costs: ratios, reported, not bounds.  The table's figures also go
 # to two-machines.tsv, one line per round that gave one (make bench-2node;
-# rig/bench_readme.py reports them).
+# rig/report/readme.py reports them).
 table() {
 	_tsv=$LCHAN_OUT/two-machines.tsv
 	printf 'dev\ttest\ttool\tvalue\n' >"$_tsv"

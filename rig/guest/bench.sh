@@ -8,8 +8,8 @@
 #   sweep.tsv   latency against message size (send_lat, ib_send_lat, TCP)
 #   info.txt    what ran where
 #   logs/       every program's own output
-# rig/bench_report.py turns these into bench/<kernel>/results.{md,json},
-# rig/bench_readme.py into bench/README.md.
+# rig/report/bench.py turns these into bench/<kernel>/results.{md,json},
+# rig/report/readme.py into bench/README.md.
 #
 # Each row is measured four times in the first round: the run whose
 # numbers are reported, a shorter one (CPU time per operation is the
@@ -633,7 +633,7 @@ device_rows() { # DEV ADDR
 # CONN_ROUNDS rounds, the two alternating, CONN_N connections a run (and
 # CONN_PAR in flight in lchan's parallel phase; cmtime connects all of its
 # N at once).  Every figure goes to connect.tsv as "dev round tool key
-# value"; rig/conn_report.py takes the medians over the rounds.
+# value"; rig/report/connect.py takes the medians over the rounds.
 CONN_TSV=$OUT/connect.tsv
 if [ "$quick" = 1 ]; then
 	CONN_ROUNDS=2 CONN_N=20 CONN_PAR=4 CONN_ONE=3
@@ -783,7 +783,7 @@ connect_rows() { # DEV ADDR
 # alternating within each.  fi_pingpong polls its CQs with fi_cq_read (it
 # has no option to wait for events) and prints the mean time per transfer
 # (RTT/2) and MB/s; lchan_perf the mean and median of RTT/2.  Every figure
-# goes to fabric.tsv as "dev round tool key value"; rig/fabric_report.py
+# goes to fabric.tsv as "dev round tool key value"; rig/report/fabric.py
 # takes the medians over the rounds.  fi_pingpong's control connection
 # (TCP) listens on FAB_PORT, below the ephemeral port range.
 FAB_TSV=$OUT/fabric.tsv

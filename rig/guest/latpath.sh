@@ -17,7 +17,7 @@
 # Each row runs once untraced (its plain round trip) and once traced;
 # ROUNDS (lchan.latpath_rounds, default 3) rounds alternate the rows.
 # Writes out/latpath/<row>.<round>.trace (the trace, mono clock) and
-# <row>.<round>.log (the tool's output); rig/latpath_report.py reads them.
+# <row>.<round>.log (the tool's output); rig/report/latpath.py reads them.
 # shellcheck source=lib.sh
 . "$LCHAN_SHARE/guest/lib.sh"
 

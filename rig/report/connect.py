@@ -1,6 +1,5 @@
-#!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""The connection set-up report of `make bench`: rig/conn_report.py DIR
+"""The connection set-up report of `make bench`: report connect DIR
 
 Reads DIR/connect.tsv ("dev round tool key value": lchan_conntime's JSON
 members and cmtime's microseconds per connection of each step, one line per
@@ -24,12 +23,8 @@ cm_seqtime_lchan, with a default lchan channel's queues), whose steps carry
 lchan's step names.
 """
 
-import json
-import math
-import os
-import sys
-
-from reportlib import fmt, median, ratio, table_row
+from .rounds import Rounds, devices, judged, verdict, write_report
+from .stats import fmt, median, ratio, table
 
 GOAL_DEVICE = "rxe0"
 GOAL_LIMIT = 0.5
@@ -58,81 +53,6 @@ STEPS = [
     ("drain", []),
     ("destroy", ["destroy"]),
 ]
-
-
-def read(path):
-    data = {}
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f):
-            cells = line.rstrip("\n").split("\t")
-            if n == 0 or len(cells) != 5:
-                continue
-            dev, rnd, tool, key, value = cells
-            try:
-                v = float(value)
-            except ValueError:
-                continue
-            if math.isfinite(v):
-                data.setdefault(dev, {}).setdefault(tool, {}).setdefault(
-                    key, {})[rnd] = v
-    return data
-
-
-class Rounds:
-    """One device's figures: tool -> key -> round -> value."""
-
-    def __init__(self, name, tools):
-        self.name = name
-        self.tools = tools
-
-    def rounds(self, tool, key):
-        return self.tools.get(tool, {}).get(key, {})
-
-    def med(self, tool, key):
-        return median(list(self.rounds(tool, key).values()))
-
-
-def devices(directory, stem, cls):
-    data = read(os.path.join(directory, stem + ".tsv"))
-    return [cls(n, t) for n, t in sorted(data.items())]
-
-
-def verdict(value, limit):
-    return "no data" if value is None else (
-        "met" if value <= limit else "missed")
-
-
-def judged(goal):
-    """A goal's verdict, or on another device than the goal's, a remark."""
-    v = goal["verdict"]
-    return v if goal["goal"] else f"({v}, not judged)"
-
-
-def write_report(directory, stem, head, columns, goals, goal_cells, sections,
-                 per_device):
-    """DIR/@stem.md: @head (title and goal text), the goal table (@columns,
-    goal_cells(goal) a row), the devices' @sections, the run's description;
-    DIR/@stem.json: the goals and @per_device."""
-    md = head + [table_row(columns), table_row(["---"] * len(columns))]
-    md += [table_row(goal_cells(x)) for x in goals] + [""]
-    for section in sections:
-        md += section
-    info = os.path.join(directory, stem + "-info.txt")
-    if not os.path.exists(info):
-        info = os.path.join(directory, "info.txt")
-    if os.path.exists(info):
-        md += ["## Run", "", "```"]
-        with open(info, encoding="utf-8", errors="replace") as f:
-            md += [line.rstrip("\n") for line in f]
-        md += ["```", ""]
-    with open(os.path.join(directory, stem + ".md"), "w",
-              encoding="utf-8") as f:
-        f.write("\n".join(md))
-    with open(os.path.join(directory, stem + ".json"), "w",
-              encoding="utf-8") as f:
-        json.dump({"goals": goals, "devices": per_device}, f, indent=2,
-                  sort_keys=True)
-        f.write("\n")
 
 
 class Device(Rounds):
@@ -202,55 +122,39 @@ def rows(d):
 
 
 def device_md(d):
-    lines = [f"### {d.name}", ""]
     n = len(d.rounds(LC, "connect_median_us"))
     m = len(d.rounds(CM, "connect_us_per_conn"))
-    conns = d.med(LC, "conns")
-    par = d.med(LC, "parallel")
     runs1 = len(d.rounds(CM1, "connect_us_per_conn"))
     failed1 = sum(d.rounds(CM1, "failed_runs").values())
     one_runs = (f", cmtime -c 1 {runs1} runs ({failed1:.0f} more failed)"
                 if runs1 or failed1 else "")
-    lines.append(f"Rounds: lchan_conntime {n}, cmtime {m}{one_runs}; "
-                 f"{fmt(conns, 0)} connections a run, lchan's parallel phase "
-                 f"with {fmt(par, 0)} in flight; medians over the rounds, us "
-                 "per connection.")
-    lines.append("")
-    lines.append("| lchan | us | cmtime | us | lchan/cmtime |")
-    lines.append("| --- | --- | --- | --- | --- |")
-    for f, _, v, cf, cv in rows(d):
-        lines.append(f"| {f} | {fmt(v)} | {cf or '-'} | {fmt(cv)} | "
-                     f"{fmt(ratio(v, cv), 2)} |")
-    rate = d.med(LC, "par_conns_per_s")
-    lines.append("")
-    lines.append(f"lchan set-up rate, parallel: {fmt(rate, 0)} channels/s.")
-    lines.append("")
-    lines.append("Steps, sequential, median us (lchan from its tracepoints, "
-                 "cmtime's nearest steps per connection):")
-    lines.append("")
+    lines = [f"### {d.name}", "",
+             f"Rounds: lchan_conntime {n}, cmtime {m}{one_runs}; "
+             f"{fmt(d.med(LC, 'conns'), 0)} connections a run, lchan's parallel phase "
+             f"with {fmt(d.med(LC, 'parallel'), 0)} in flight; medians over the rounds, us "
+             "per connection.", "",
+             "| lchan | us | cmtime | us | lchan/cmtime |", "| --- | --- | --- | --- | --- |"]
+    lines += [f"| {f} | {fmt(v)} | {cf or '-'} | {fmt(cv)} | {fmt(ratio(v, cv), 2)} |"
+              for f, _, v, cf, cv in rows(d)]
+    lines += ["", f"lchan set-up rate, parallel: {fmt(d.med(LC, 'par_conns_per_s'), 0)} "
+              "channels/s.", "", "Steps, sequential, median us (lchan from its tracepoints, "
+              "cmtime's nearest steps per connection):", ""]
     one = bool(d.rounds(LC1, "step_create_qp_us"))
     cm1 = bool(d.rounds(CM1, "connect_us_per_conn"))
     seq = [t for t in (CS, CSL) if d.rounds(t, "connect_median_us")]
     names = {CS: "cm_seqtime", CSL: "cm_seqtime, lchan's queues"}
-    cols = ["step", "lchan"] + (["lchan, 1-entry queues"] if one else []) + \
-        [names[t] for t in seq] + \
-        ["cmtime"] + (["cmtime -c 1"] if cm1 else []) + ["cmtime's steps"]
-    lines.append(table_row(cols))
-    lines.append(table_row(["---"] * len(cols)))
+    cols = (["step", "lchan"] + (["lchan, 1-entry queues"] if one else [])
+            + [names[t] for t in seq] + ["cmtime"] + (["cmtime -c 1"] if cm1 else [])
+            + ["cmtime's steps"])
+    body = []
     for name, cm in STEPS:
         key = f"step_{name}_us"
-        cv = d.cm_sum(cm) if cm else None
-        cells = [name, fmt(d.med(LC, key))]
-        if one:
-            cells.append(fmt(d.med(LC1, key)))
-        cells += [fmt(d.med(t, key)) for t in seq]
-        cells.append(fmt(cv))
+        cells = [name, fmt(d.med(LC, key))] + ([fmt(d.med(LC1, key))] if one else [])
+        cells += [fmt(d.med(t, key)) for t in seq] + [fmt(d.cm_sum(cm) if cm else None)]
         if cm1:
             cells.append(fmt(d.cm_sum(cm, CM1) if cm else None))
-        cells.append(" + ".join(s.replace("_", " ") for s in cm) or "-")
-        lines.append(table_row(cells))
-    lines.append("")
-    return lines
+        body.append(cells + [" + ".join(s.replace("_", " ") for s in cm) or "-"])
+    return lines + table(cols, body) + [""]
 
 
 def goals(devs):
@@ -266,25 +170,21 @@ def goals(devs):
     return out
 
 
-def main():
-    directory = sys.argv[1]
-    devs = devices(directory, "connect", Device)
+def main(args):
+    if len(args) != 1:
+        raise SystemExit("usage: report connect DIR")
+    devs = devices(args[0], "connect", Device)
     head = ["# Connection set-up: lchan_conntime beside cmtime", "",
             f"Issue 17's goal: lchan connect+accept <= {GOAL_LIMIT}x "
             f"cmtime's create qp + connect per connection on "
             f"{GOAL_DEVICE}, sequential and parallel (other devices "
             "reported, not judged).", ""]
     write_report(
-        directory, "connect", head,
+        args[0], "connect", head,
         ["device", "lchan", "lchan/cmtime", "verdict"], goals(devs),
         lambda x: [x["device"], x["what"], fmt(x["ratio"], 2), judged(x)],
         [device_md(d) for d in devs],
-        {d.name: {"rows": [{"lchan": f, "key": k, "lchan_us": v,
-                            "cmtime": cf, "cmtime_us": cv,
-                            "ratio": ratio(v, cv)}
+        {d.name: {"rows": [{"lchan": f, "key": k, "lchan_us": v, "cmtime": cf,
+                            "cmtime_us": cv, "ratio": ratio(v, cv)}
                            for f, k, v, cf, cv in rows(d)],
                   "rounds": d.tools} for d in devs})
-
-
-if __name__ == "__main__":
-    main()

@@ -1,8 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-"""What the rig's reports share (bench_report, conn_report, fabric_report,
-latpath_report, bench_readme): medians, ratios, number formats and Markdown
-tables, each in one place, so that every report rounds and compares the
-same way."""
+"""What every report shares: medians, ratios, number formats, Markdown
+tables and the reading of the guests' tables, each in one place, so that
+every report rounds and compares the same way."""
 
 import math
 import statistics
@@ -62,3 +61,25 @@ def table_row(cells):
 def table(head, rows):
     """A Markdown table: the head's cells, then one line per row."""
     return [table_row(head), table_row(["---"] * len(head))] + [table_row(r) for r in rows]
+
+
+def read_tsv(path):
+    """A TSV file with a header line as dicts, [] without the file."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    return [dict(zip(lines[0].split("\t"), x.split("\t"))) for x in lines[1:] if x]
+
+
+def values(rows, col, **want):
+    """The numbers in column col of the rows (read_tsv's) that match want."""
+    out = []
+    for r in rows:
+        if all(r.get(k) == v for k, v in want.items()):
+            try:
+                out.append(float(r[col]))
+            except ValueError:
+                pass
+    return out

@@ -1,6 +1,5 @@
-#!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""The report of `make bench`: rig/bench_report.py DIR
+"""The report of `make bench`: report bench DIR
 
 Reads the guest's raw data in DIR: rows.tsv (one line per measurement),
 sweep.tsv (latency against message size) and info.txt (what ran where).
@@ -21,10 +20,9 @@ import json
 import math
 import os
 import re
-import sys
 import textwrap
 
-from reportlib import cformat, fmt, median, ratio, sig, table_row
+from .stats import cformat, fmt, median, ratio, sig, table_row
 
 COLUMNS = ("dev id peer tool test mode completions size iters status lat_median_us "
            "lat_p99_us bw_gbps msg_rate_mpps syscalls_per_op cpu_us_per_op "
@@ -280,7 +278,7 @@ def goal4(bench, goal, target, row, peer, cmp, limit):
     else:
         detail = (f"{sig(a['msg_rate_mpps'])} vs {sig(b['msg_rate_mpps'])} Mpps "
                   f"({sig(a['bw_gbps'])} vs {sig(b['bw_gbps'])} Gb/s)")
-    return verdict(goal, target, value, "%.2fx" if peer else "%.3f/op", cmp, limit,
+    return goal_cells(goal, target, value, "%.2fx" if peer else "%.3f/op", cmp, limit,
                    "not measured", detail)
 
 
@@ -299,7 +297,7 @@ def goal7(bench, dev, goal, target, row, peer, how, cmp, limit):
         else:
             detail = f"{how} {fmt(a[HOW[how]], 1)} us vs {peer} {fmt(b[HOW[how]], 1)} us"
     missing = "not measured (" + goal7_reason(bench, key, other if peer else None) + ")"
-    return dict(verdict(goal, target, value, "%.2fx" if peer else "%.3f/msg", cmp, limit,
+    return dict(goal_cells(goal, target, value, "%.2fx" if peer else "%.3f/msg", cmp, limit,
                         missing, detail), device=dev)
 
 
@@ -316,7 +314,7 @@ def goal7_reason(bench, key, other):
     return "no value"
 
 
-def verdict(goal, target, value, spec, cmp, limit, missing, detail):
+def goal_cells(goal, target, value, spec, cmp, limit, missing, detail):
     """A goal's cells; a value that is None or NaN is not measured."""
     if value is None or math.isnan(value):
         measured, result = missing, "missed"
@@ -559,17 +557,17 @@ def results_json(bench, goals4, goals7, goals16, info, sweep):
     }
 
 
-def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: bench_report.py DIR")
-    directory = sys.argv[1]
+def main(args):
+    if len(args) != 1:
+        raise SystemExit("usage: report bench DIR")
+    directory = args[0]
     rows = read_lines(os.path.join(directory, "rows.tsv"))
     if not rows:
-        sys.exit(f"bench_report.py: no {directory}/rows.tsv")
+        raise SystemExit(f"report bench: no {directory}/rows.tsv")
     bench = Bench(rows, read_lines(os.path.join(directory, "rounds.tsv")))
     info = read_lines(os.path.join(directory, "info.txt")) or []
-    sweep_lines = read_lines(os.path.join(directory, "sweep.tsv"))
-    sweep = [f for f in (cells(line, 5) for line in sweep_lines or []) if f[0] != "dev"]
+    sweep = [f for f in (cells(line, 5) for line in read_lines(
+        os.path.join(directory, "sweep.tsv")) or []) if f[0] != "dev"]
     goals4 = [goal4(bench, *g) for g in ISSUE4_GOALS]
     goals7 = [goal7(bench, dev, *g) for dev in bench.devices for g in issue7_goals()]
     goals16 = [goal7(bench, dev, *g) for dev in bench.devices for g in ISSUE16_GOALS]
@@ -580,7 +578,3 @@ def main():
         json.dump(results_json(bench, goals4, goals7, goals16, info, sweep), f, indent=2,
                   ensure_ascii=False, allow_nan=False)
         f.write("\n")
-
-
-if __name__ == "__main__":
-    main()

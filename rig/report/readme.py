@@ -1,9 +1,8 @@
-#!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""bench/README.md from the committed data: rig/bench_readme.py [--plots] DIR [OUT]
+"""bench/README.md from the committed data: report readme [--plots] DIR [OUT]
 
 DIR is bench/: a directory per guest kernel (6.1, 6.12, ...) with what the
-benchmarks leave there: info.txt, results.json (bench_report.py's, from
+benchmarks leave there: info.txt, results.json (report bench's, from
 rows.tsv, rounds.tsv and sweep.tsv), connect.tsv, fabric.tsv, and from
 their own targets poller.tsv, pool.tsv, two-machines.tsv with NAME-info.txt.
 Writes OUT (default DIR/README.md); with --plots also DIR/*.png (gnuplot).
@@ -17,25 +16,13 @@ import json
 import os
 import re
 import subprocess
-import sys
 import textwrap
 
-import conn_report as conn
-import fabric_report as fab
-from reportlib import fmt, median, num, ratio, table, times
+from . import connect as conn, fabric as fab
+from .stats import fmt, median, num, ratio, read_tsv, table, times, values
 
 
 # ---------------------------------------------------------------- data
-
-def read_tsv(path):
-    """A TSV file with a header line as dicts, [] without the file."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return []
-    return [dict(zip(lines[0].split("\t"), x.split("\t"))) for x in lines[1:] if x]
-
 
 def read_info(path):
     """An info file's "key: value" lines as a dict, {} without it."""
@@ -44,18 +31,6 @@ def read_info(path):
             return dict(x.rstrip("\n").split(": ", 1) for x in f if ": " in x)
     except OSError:
         return {}
-
-
-def values(rows, col, **want):
-    """The numbers in column col of the rows that match want."""
-    out = []
-    for r in rows:
-        if all(r.get(k) == v for k, v in want.items()):
-            try:
-                out.append(float(r[col]))
-            except ValueError:
-                pass
-    return out
 
 
 class Kernel:
@@ -714,21 +689,17 @@ def plots(ks, top):
     subprocess.run(["gnuplot"], input="\n".join(s) + "\n", text=True, check=True)
 
 
-def main():
-    args = sys.argv[1:]
+
+def main(args):
     draw = args[:1] == ["--plots"]
     args = args[1:] if draw else args
     if len(args) not in (1, 2):
-        sys.exit("usage: rig/bench_readme.py [--plots] DIR [OUT]")
+        raise SystemExit("usage: report readme [--plots] DIR [OUT]")
     ks = kernels(args[0])
     if not ks:
-        sys.exit(f"bench_readme.py: no kernel directory with an info.txt in {args[0]}")
+        raise SystemExit(f"report readme: no kernel directory with an info.txt in {args[0]}")
     with open(args[1] if len(args) == 2 else os.path.join(args[0], "README.md"), "w",
               encoding="utf-8") as f:
         f.write(readme(ks))
     if draw:
         plots(ks, args[0])
-
-
-if __name__ == "__main__":
-    main()

@@ -1,6 +1,5 @@
-#!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""The libfabric report of `make bench`: rig/fabric_report.py DIR
+"""The libfabric report of `make bench`: report fabric DIR
 
 Reads DIR/fabric.tsv ("dev round tool key value", one line per figure and
 round) and writes DIR/fabric.md and DIR/fabric.json: per device the median
@@ -14,11 +13,8 @@ lchan_perf rows are its send_lat in the same terms, so means are compared
 with means.
 """
 
-import sys
-
-# The same raw format, cells and files as the connection report's.
-from conn_report import Rounds, devices, judged, verdict, write_report
-from reportlib import fmt, ratio
+from .rounds import Rounds, devices, judged, verdict, write_report
+from .stats import fmt, ratio, table
 
 GOAL_DEVICE = "rxe0"
 GOAL_SIZE = "64"
@@ -92,33 +88,23 @@ def goals(devs):
 
 
 def device_md(d):
-    lines = [f"### {d.name}", ""]
-    lines.append("Medians over the rounds of the mean one-way time of a "
-                 "transfer (RTT/2, us) and of MB/s; lchan_perf's median "
-                 "RTT/2 beside its mean. Ratios: latency of the row over "
-                 "the peer's (lower is better); bandwidth of the row over "
-                 "verbs' (higher is better).")
-    lines.append("")
-    lines.append("| size | tool | rounds | mean us | median us | MB/s | "
-                 "/verbs | /tcp | /lchan_perf | MB/s /verbs |")
-    lines.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- "
-                 "| --- |")
-    for r in rows(d):
-        lines.append(
-            f"| {r['size']} | {r['row']} | {r['rounds']} | "
-            f"{fmt(r['lat_avg_us'])} | {fmt(r['lat_median_us'])} | "
-            f"{fmt(r['bw_mbps'], 2)} | {fmt(r['vs_verbs'], 2)} | "
-            f"{fmt(r['vs_tcp'], 2)} | {fmt(r['vs_lchan_perf'], 2)} | "
-            f"{fmt(r['bw_vs_verbs'], 2)} |")
-    lines.append("")
-    return lines
+    return [f"### {d.name}", "",
+            "Medians over the rounds of the mean one-way time of a transfer (RTT/2, us) "
+            "and of MB/s; lchan_perf's median RTT/2 beside its mean. Ratios: latency of "
+            "the row over the peer's (lower is better); bandwidth of the row over verbs' "
+            "(higher is better).", "",
+            *table(["size", "tool", "rounds", "mean us", "median us", "MB/s", "/verbs", "/tcp",
+                    "/lchan_perf", "MB/s /verbs"],
+                   [[str(r["size"]), r["row"], str(r["rounds"]), fmt(r["lat_avg_us"]),
+                     fmt(r["lat_median_us"]), fmt(r["bw_mbps"], 2)]
+                    + [fmt(r[k], 2) for k in ("vs_verbs", "vs_tcp", "vs_lchan_perf",
+                                              "bw_vs_verbs")] for r in rows(d)]), ""]
 
 
-def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: rig/fabric_report.py DIR")
-    directory = sys.argv[1]
-    devs = devices(directory, "fabric", Device)
+def main(args):
+    if len(args) != 1:
+        raise SystemExit("usage: report fabric DIR")
+    devs = devices(args[0], "fabric", Device)
     head = ["# libfabric: fi_pingpong over lchan, verbs and tcp", "",
             f"Issue 18's goals on {GOAL_DEVICE}, {GOAL_SIZE} B (other "
             "devices reported, not judged): the lchan provider's latency "
@@ -127,13 +113,8 @@ def main():
             "completion queues with fi_cq_read and has no option to wait "
             "for events, so only busy polling is measured.", ""]
     write_report(
-        directory, "fabric", head,
+        args[0], "fabric", head,
         ["device", "goal", "target", "ratio", "verdict"], goals(devs),
-        lambda x: [x["device"], x["what"], x["target"], fmt(x["ratio"], 2),
-                   judged(x)],
+        lambda x: [x["device"], x["what"], x["target"], fmt(x["ratio"], 2), judged(x)],
         [device_md(d) for d in devs],
         {d.name: {"rows": rows(d), "rounds": d.tools} for d in devs})
-
-
-if __name__ == "__main__":
-    main()

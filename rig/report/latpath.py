@@ -1,6 +1,5 @@
-#!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""The report of `make latency-path`: rig/latpath_report.py --kernel K DIR
+"""The report of `make latency-path`: report latpath --kernel K DIR
 
 DIR holds the guest job latpath's output (rig/guest/latpath.sh): for each
 row (ROWS below) and round, <row>.<round>.log (an untraced run) and
@@ -25,9 +24,8 @@ import bisect
 import collections
 import os
 import re
-import sys
 
-from reportlib import fmt, median
+from .stats import fmt, median
 
 LINE = re.compile(r"^\s*(?P<comm>.*?)-(?P<pid>\d+)\s+\[(?P<cpu>\d+)\]\s+"
                   r"(?:\S+\s+)?(?P<ts>\d+\.\d+): (?P<ev>\w+): (?:\([^)]*\))?"
@@ -257,15 +255,15 @@ def plain_median(path, row):
     return 2 * float(m.group(1)) if m else None
 
 
-def main():
-    ap = argparse.ArgumentParser()
+def main(args):
+    ap = argparse.ArgumentParser(prog="report latpath")
     ap.add_argument("--kernel", required=True)
     ap.add_argument("dir")
-    a = ap.parse_args()
+    a = ap.parse_args(args)
     rounds = sorted({int(m.group(1)) for n in os.listdir(a.dir)
                      for m in [re.match(r".*\.(\d+)\.log$", n)] if m})
     if not rounds:
-        sys.exit("latpath_report: no runs in " + a.dir)
+        raise SystemExit("report latpath: no runs in " + a.dir)
 
     per = {row: [] for row in ROWS}
     for row in ROWS:
@@ -402,6 +400,3 @@ def main():
                 continue
             p(f"| {names[row]} | {res['round']} | " + " | ".join(cells) + " |")
 
-
-if __name__ == "__main__":
-    main()
