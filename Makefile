@@ -317,8 +317,9 @@ bench-2node:
 .PHONY: bench-2node
 
 # The poller goals' latency rows alone, direct polling's among them, as
-# medians of ROUNDS alternating rounds (default 3) on rxe0 and siw0, ratios
-# printed (about 10 minutes); the rounds kept in bench/<kernel>/poller.tsv.
+# medians of ROUNDS alternating rounds (default 3) on rxe0 and siw0 (about
+# 10 minutes); the rounds kept in bench/<kernel>/poller.tsv, their medians
+# and ratios in bench/README.md.
 ROUNDS ?= 3
 bench-poller:
 	$(MAKE) KDIR=/usr/src/linux-headers-$(KVER) $(GUEST_PARTS)

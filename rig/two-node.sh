@@ -271,6 +271,8 @@ for g in a b; do
 	tp=$((tp + passed)) tf=$((tf + failed)) ts=$((ts + skipped))
 	[ "${#reasons[@]}" = 0 ] || bad=1
 done
+# b's figures, as medians and ratios: reported, not bounds.
+[ ! -s "$run/b/two-machines.tsv" ] || rig_report two-machines "$run/b/two-machines.tsv" || true
 echo "# check-2node: $KVER, guests ${secs}s, all ${t0:+$(($(rig_now) - t0))}s"
 echo "$tp passed, $tf failed, $ts skipped"
 [ "$bad" = 0 ]

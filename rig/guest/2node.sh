@@ -204,7 +204,7 @@ plan() {
 			_pk=rdma _px="-R -d siw1"
 		fi
 		# The two-machine table: lchan and perftest alternating, three
-		# rounds, medians (table()).
+		# rounds (table()).
 		for _r in 1 2 3; do
 			echo "$_d.ipv4.lat.lchan_perf.$_r|$_d|4|rdma|latency row $_r: lchan_perf send_lat 64 B x 1000|$T/lchan_perf -s -a @A@ -p @P@|$T/lchan_perf -c @A@ -p @P@ -t send_lat -S 64 -n 1000 --json"
 			echo "$_d.ipv4.lat.ib_send_lat.$_r|$_d|4|$_pk|latency row $_r: ib_send_lat 64 B x 1000|ib_send_lat $_px -p @P@ -s 64 -n 1000|ib_send_lat $_px -p @P@ -s 64 -n 1000 @A@"
@@ -428,43 +428,22 @@ value_of() { # ID LOG
 	esac
 }
 
-# The median of the figures in FILES (none: nothing).
-median_of() { # FILES...
-	cat "$@" 2>/dev/null | sort -n | awk '{ v[NR] = $1 }
-		END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'
-}
-
-ratio() { # A B: A / B
-	awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else print "?" }'
-}
-
-# The two-machine table (lchan beside perftest) and what an impaired
-# wire costs: ratios, reported, not bounds.  The table's figures also go
-# to two-machines.tsv, one line per round that gave one (make bench-2node;
-# rig/report/readme.py reports them).
+# The two-machine table's figures (lchan beside perftest) and the
+# impaired wire's (tool: the wire's state) go to two-machines.tsv, "dev
+# test tool value", one line per run that gave one; the host takes their
+# medians and ratios (two-node.sh: report two-machines; make bench-2node:
+# rig/report/readme.py).
 table() {
 	_tsv=$LCHAN_OUT/two-machines.tsv
 	printf 'dev\ttest\ttool\tvalue\n' >"$_tsv"
 	for _d in rxe siw; do
 		_v=/tmp/val.$_d.ipv4
-		for _f in "$_v".lat.* "$_v".bw.*; do
+		for _f in "$_v".lat.* "$_v".bw.* "$_v".netem.*; do
+			# ID lat.TOOL.ROUND, bw.TOOL.ROUND or netem.WIRE
 			_k=${_f#"$_v".}
+			case $_k in netem.*) _k=$_k.1 ;; esac
 			[ ! -s "$_f" ] || printf '%s1\t%s\t%s\n' "$_d" "$(echo "${_k%.*}" | tr . '\t')" "$(cat "$_f")" >>"$_tsv"
 		done
-		_l=$(median_of "$_v".lat.lchan_perf.*)
-		_p=$(median_of "$_v".lat.ib_send_lat.*)
-		tap "# two machines, $_d IPv4, 64 B SEND latency, median one way (median of 3 rounds): lchan_perf ${_l:-?} us, ib_send_lat ${_p:-?} us, lchan/perftest $(ratio "$_l" "$_p")"
-		_l=$(median_of "$_v".bw.lchan_perf.*)
-		_p=$(median_of "$_v".bw.ib_write_bw.*)
-		tap "# two machines, $_d IPv4, 64 KiB WRITE bandwidth (median of 3 rounds): lchan_perf ${_l:-?} MB/s, ib_write_bw ${_p:-?} MB/s, lchan/perftest $(ratio "$_l" "$_p")"
-		[ "$only" != table ] || continue
-		_c=$(cat "$_v.netem.clean" 2>/dev/null)
-		_row=
-		for _nt in loss1 loss5 dup5 reorder; do
-			_n=$(cat "$_v.netem.$_nt" 2>/dev/null)
-			_row="$_row, $_nt ${_n:-?} ($(ratio "$_n" "$_c"))"
-		done
-		tap "# impaired wire, $_d IPv4, lchan_wire 4 KiB both ways, MB/s received (ratio to clean): clean ${_c:-?}$_row"
 	done
 }
 

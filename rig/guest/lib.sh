@@ -23,17 +23,6 @@ kernel_arg() { # NAME DEFAULT
 	echo "$_ka"
 }
 
-# The median of the numbers on standard input, one per line; nothing if none.
-median_lines() {
-	sort -g | awk '{ v[NR] = $1 }
-		END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'
-}
-
-# A / B with two decimals, "-" when A is missing or B is not positive.
-ratio() { # A B
-	awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b > 0) printf "%.2f", a / b; else print "-" }'
-}
-
 # The end of a benchmark job: unload lchan, the job's verdict line, and
 # its exit status (FAILED, or 1 when rmmod fails).
 bench_job_end() { # NAME FAILED

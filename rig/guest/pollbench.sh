@@ -5,9 +5,10 @@
 # runs ib_send_lat, lchan_perf in doorbell mode and in poller mode, with
 # busy polling and with events, and with direct polling (busy; rxe0 only:
 # iWARP has none), one after the other, on rxe0 and siw0.
-# Prints one TAP comment per measurement and, per device, the medians and
-# the ratios the poller goals name (lchan/ib_send_lat, poller/doorbell).
-# Writes out/pollbench/rows.tsv (dev round row median_us) and logs/.
+# Prints one TAP comment per measurement and writes out/pollbench/rows.tsv
+# (dev round row median_us) and logs/; the host keeps rows.tsv as
+# bench/<kernel>/poller.tsv and takes the medians over the rounds and their
+# ratios (make bench-poller: rig/report/readme.py).
 #
 # Kernel command line: lchan.pollbench_rounds=N (default 3),
 # lchan.pollbench_iters=N (default 1000).
@@ -91,12 +92,6 @@ row() { # DEV ADDR ROUND ROW
 	tap "# pollbench: $_d round $_r $_row: median $_v us"
 }
 
-# The median over the rounds of one row of one device.
-median() { # DEV ROW
-	awk -F '\t' -v d="$1" -v r="$2" '$1 == d && $3 == r { print $4 }' \
-		"$OUT/rows.tsv" | median_lines
-}
-
 for _dev in rxe siw; do
 	case $_dev in
 	rxe) _addr=$LCHAN_RXE_ADDR ;;
@@ -112,24 +107,6 @@ for _dev in rxe siw; do
 		done
 		_r=$((_r + 1))
 	done
-	for _row in $ROWS; do
-		_m=$(median "$_dev" "$_row")
-		[ -z "$_m" ] || tap "# pollbench: $_dev median of $ROUNDS: $_row $_m us"
-	done
-	_ib=$(median "$_dev" ib_send_lat.busy)
-	_ibe=$(median "$_dev" ib_send_lat.event)
-	_db=$(median "$_dev" send_lat.doorbell.busy)
-	_pb=$(median "$_dev" send_lat.poller.busy)
-	_pe=$(median "$_dev" send_lat.poller.event)
-	_xb=$(median "$_dev" send_lat.direct.busy)
-	tap "# pollbench: $_dev poller.busy/doorbell.busy $(ratio "$_pb" "$_db") (goal <= 1.0)"
-	tap "# pollbench: $_dev poller.event/ib_send_lat.event $(ratio "$_pe" "$_ibe") (goal <= 0.9)"
-	tap "# pollbench: $_dev doorbell.busy/ib_send_lat.busy $(ratio "$_db" "$_ib") (goal <= 1.0)"
-	tap "# pollbench: $_dev poller.busy/ib_send_lat.busy $(ratio "$_pb" "$_ib")"
-	[ -z "$_xb" ] || {
-		tap "# pollbench: $_dev direct.busy/ib_send_lat.busy $(ratio "$_xb" "$_ib") (the doorbell goal, <= 1.0)"
-		tap "# pollbench: $_dev direct.busy/doorbell.busy $(ratio "$_xb" "$_db")"
-	}
 done
 
 bench_job_end pollbench "$failed"

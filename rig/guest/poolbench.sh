@@ -12,10 +12,11 @@
 # pair holds both CPUs runs at full speed while the other waits, and in
 # runs where the scheduler alternates them every round trip waits for a
 # tick (about 5 ms; 20,000 round trips then outlast the time limit).
-# Prints one TAP comment per measurement, each channel's thread as sysfs
-# showed it during the run, and per device and waiting mode the medians
-# over the rounds and the ratio device/load.
-# Writes out/poolbench/rows.tsv (dev round rule wait median_us) and logs/.
+# Prints one TAP comment per measurement and each channel's thread as
+# sysfs showed it during the run, and writes out/poolbench/rows.tsv (dev
+# round rule wait median_us) and logs/; the host keeps rows.tsv as
+# bench/<kernel>/pool.tsv and takes the medians over the rounds and the
+# ratio device/load (make bench-pool: rig/report/readme.py).
 #
 # Kernel command line: lchan.poolbench_rounds=N (default 5),
 # lchan.poolbench_iters=N (default 20000; siw's busy rows half),
@@ -83,7 +84,8 @@ stall_report() { # FILE
 	tap "# poolbench: round $_r $_rule $_w stalled: state in logs/${1##*/}"
 }
 
-median_of() { sed -n 's/.*"t_median_us": \([^,}]*\).*/\1/p' "$1" | head -n 1; }
+# The median RTT/2 lchan_perf's JSON in LOG gives.
+t_median() { sed -n 's/.*"t_median_us": \([^,}]*\).*/\1/p' "$1" | head -n 1; }
 
 # Both ping-pongs at once under RULE; one row per device.
 pair_run() { # ROUND RULE WAIT
@@ -133,7 +135,7 @@ pair_run() { # ROUND RULE WAIT
 	# shellcheck disable=SC2086 # a list of pids
 	wait $_pids
 	for _d in rxe siw; do
-		_v=$(median_of "$LOGS/$_d.$_rule.$_w.$_r.log")
+		_v=$(t_median "$LOGS/$_d.$_rule.$_w.$_r.log")
 		if [ -z "$_v" ]; then
 			tap "# poolbench: $_d round $_r $_rule $_w: failed (see logs/$_d.$_rule.$_w.$_r.log)"
 			failed=1
@@ -143,12 +145,6 @@ pair_run() { # ROUND RULE WAIT
 			>>"$OUT/rows.tsv"
 		tap "# poolbench: $_d round $_r $_rule $_w: median $_v us"
 	done
-}
-
-median() { # DEV RULE WAIT
-	awk -F '\t' -v d="$1" -v r="$2" -v w="$3" \
-		'$1 == d && $3 == r && $4 == w { print $5 }' "$OUT/rows.tsv" |
-		median_lines
 }
 
 _r=1
@@ -161,13 +157,6 @@ while [ "$_r" -le "$ROUNDS" ]; do
 		done
 	done
 	_r=$((_r + 1))
-done
-for _d in rxe siw; do
-	for _w in $WAITS; do
-		_l=$(median "$_d" load "$_w")
-		_v=$(median "$_d" device "$_w")
-		tap "# poolbench: ${_d}0 $_w median of $ROUNDS: load $_l us, device $_v us, device/load $(ratio "$_v" "$_l")"
-	done
 done
 tap "# poolbench: pool sleeps $(cat "$PARAMS/poller_sleeps")"
 

@@ -6,14 +6,15 @@
   fabric DIR                 DIR/fabric.md, fabric.json
   latpath --kernel K DIR     latency-path.md on standard output
   readme [--plots] DIR [OUT] DIR/README.md (and DIR/*.png)
+  two-machines TSV           check-2node's medians and ratios, on standard output
 """
 
 import sys
 
-from . import bench, connect, fabric, latpath, readme
+from . import bench, connect, fabric, latpath, readme, two
 
 REPORTS = {"bench": bench, "connect": connect, "fabric": fabric, "latpath": latpath,
-           "readme": readme}
+           "readme": readme, "two-machines": two}
 
 if len(sys.argv) < 2 or sys.argv[1] not in REPORTS:
     sys.exit("usage: python3 -m report {" + ",".join(REPORTS) + "} ARGS...")

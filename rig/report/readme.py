@@ -18,7 +18,7 @@ import re
 import subprocess
 import textwrap
 
-from . import connect as conn, fabric as fab
+from . import connect as conn, fabric as fab, two
 from .stats import fmt, median, num, ratio, read_tsv, table, times, values
 
 
@@ -538,9 +538,8 @@ def two_machines(ks):
     for k in ks:
         for dev in sorted({r["dev"] for r in k.two}):
             row = [k.name, dev]
-            for test, peer in (("lat", "ib_send_lat"), ("bw", "ib_write_bw")):
-                a, b = (values(k.two, "value", dev=dev, test=test, tool=t)
-                        for t in ("lchan_perf", peer))
+            for test, peer, _, _ in two.TESTS:
+                a, b = (two.figures(k.two, dev, test, t) for t in ("lchan_perf", peer))
                 row += [num(median(a)), num(median(b)), times(ratio(median(a), median(b))),
                         f"{len(a)}; {len(b)}"]
             rows.append(row)
@@ -667,8 +666,8 @@ def plots(ks, top):
                 d.med(conn.CSL, "connect_median_us"), d.med(conn.CS, "connect_median_us"),
                 d.cm_sum(["create_qp", "connect"])] for k in ks for d in k.connect])
 
-    two = [(k, dev) for k in ks for dev in sorted({r["dev"] for r in k.two})]
-    if two:
+    pairs = [(k, dev) for k in ks for dev in sorted({r["dev"] for r in k.two})]
+    if pairs:
         s += out("two-machines.png") + [
             "set style histogram errorbars gap 1 lw 1",
             'set multiplot layout 1,2 title "Two guests across a virtual wire: medians, bars '
@@ -676,10 +675,10 @@ def plots(ks, top):
         for test, peer, what, unit in (("lat", "ib_send_lat", "64 B SEND, RTT/2", "us"),
                                        ("bw", "ib_write_bw", "64 KiB WRITE", "MB/s")):
             rows = []
-            for k, dev in two:
+            for k, dev in pairs:
                 rows.append([f"{k.name} {dev}"])
                 for t in ("lchan_perf", peer):
-                    v = values(k.two, "value", dev=dev, test=test, tool=t)
+                    v = two.figures(k.two, dev, test, t)
                     rows[-1] += [median(v), min(v, default=None), max(v, default=None)]
             s += block(test, rows) + [
                 f'set title "{what}"', f'set ylabel "{unit}"',
