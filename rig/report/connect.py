@@ -57,67 +57,54 @@ STEPS = [
 
 class Device(Rounds):
     def cm_sum(self, steps, tool=CM):
-        """The per-round sum of @tool's (cmtime's) @steps, then its
-        median."""
+        """The per-round sum of @tool's (cmtime's) @steps, then its median."""
         per = None
         for s in steps:
             r = self.rounds(tool, s + "_us_per_conn")
             if not r:
                 continue    # a step this cmtime does not time
-            per = dict(r) if per is None else {
-                k: per[k] + r[k] for k in per if k in r}
+            per = dict(r) if per is None else {k: per[k] + r[k] for k in per if k in r}
         return median(list(per.values())) if per else None
 
 
 def rows(d):
     """(figure, lchan key, lchan value, cmtime figure, cmtime value)."""
-    qp_conn = d.cm_sum(["create_qp", "connect"])
-    setup = d.cm_sum(CM_SETUP)
-    teardown = d.cm_sum(CM_TEARDOWN)
-    out = [
-        ("connect+accept, sequential median", "connect_median_us",
-         "create qp + connect", qp_conn),
-        ("connect+accept, parallel, per connection", "par_connect_us_per_conn",
-         "create qp + connect", qp_conn),
-        ("connect+accept, sequential median", "connect_median_us",
-         "every set-up step", setup),
-        ("connect+accept, sequential p99", "connect_p99_us", None, None),
-        ("connect+accept, parallel, per connection", "par_connect_us_per_conn",
-         "every set-up step", setup),
-        ("close, sequential median", "close_median_us",
-         "disconnect + destroy", teardown),
-        ("close, sequential p99", "close_p99_us", None, None),
-        ("close, parallel, per connection", "par_close_us_per_conn",
-         "disconnect + destroy", teardown),
-    ]
+    seq, par = "connect+accept, sequential", "connect+accept, parallel, per connection"
+    qp_conn, setup, teardown = (d.cm_sum(x) for x in (["create_qp", "connect"], CM_SETUP,
+                                                       CM_TEARDOWN))
+    out = [(f"{seq} median", "connect_median_us", "create qp + connect", qp_conn),
+           (par, "par_connect_us_per_conn", "create qp + connect", qp_conn),
+           (f"{seq} median", "connect_median_us", "every set-up step", setup),
+           (f"{seq} p99", "connect_p99_us", None, None),
+           (par, "par_connect_us_per_conn", "every set-up step", setup),
+           ("close, sequential median", "close_median_us", "disconnect + destroy", teardown),
+           ("close, sequential p99", "close_p99_us", None, None),
+           ("close, parallel, per connection", "par_close_us_per_conn", "disconnect + destroy",
+            teardown)]
     got = [(f, k, d.med(LC, k), cf, cv) for f, k, cf, cv in out]
-    if d.rounds(LC1, "connect_median_us"):
-        for f, k, cf, cv in out[:2]:
-            got.append((f + ", 1-entry queues", "entries1." + k,
-                        d.med(LC1, k), cf, cv))
+    e1 = bool(d.rounds(LC1, "connect_median_us"))
+    if e1:
+        got += [(f + ", 1-entry queues", "entries1." + k, d.med(LC1, k), cf, cv)
+                for f, k, cf, cv in out[:2]]
     one = d.cm_sum(["create_qp", "connect"], CM1)
     if one is not None:
         what = "create qp + connect, one connection a run (cmtime -c 1)"
-        got.append(("connect+accept, sequential median", "connect_median_us",
-                     d.med(LC, "connect_median_us"), what, one))
-        if d.rounds(LC1, "connect_median_us"):
-            got.append(("connect+accept, sequential median, 1-entry queues",
-                        "entries1.connect_median_us",
+        got.append((f"{seq} median", "connect_median_us", d.med(LC, "connect_median_us"),
+                    what, one))
+        if e1:
+            got.append((f"{seq} median, 1-entry queues", "entries1.connect_median_us",
                         d.med(LC1, "connect_median_us"), what, one))
-    seq = [(LC, "", CSL, "lchan's queues"), (LC1, ", 1-entry queues", CS,
-                                              "cmtime's QP")]
-    for lc, suffix, cs, qp in seq:
+    for lc, suffix, cs, qp in ((LC, "", CSL, "lchan's queues"),
+                               (LC1, ", 1-entry queues", CS, "cmtime's QP")):
         if not d.rounds(cs, "connect_median_us") or not d.rounds(lc, "connect_median_us"):
             continue
-        key = ("entries1." if lc == LC1 else "")
-        got.append((f"connect+accept, sequential median{suffix}",
-                    key + "connect_median_us", d.med(lc, "connect_median_us"),
-                    f"every set-up step, one at a time, {qp} ({cs})",
-                    d.med(cs, "connect_median_us")))
-        got.append((f"close, sequential median{suffix}", key + "close_median_us",
-                    d.med(lc, "close_median_us"),
-                    f"disconnect + destroy, one at a time, {qp} ({cs})",
-                    d.med(cs, "close_median_us")))
+        key = "entries1." if lc == LC1 else ""
+        got += [(f"{seq} median{suffix}", key + "connect_median_us",
+                 d.med(lc, "connect_median_us"), f"every set-up step, one at a time, {qp} ({cs})",
+                 d.med(cs, "connect_median_us")),
+                (f"close, sequential median{suffix}", key + "close_median_us",
+                 d.med(lc, "close_median_us"), f"disconnect + destroy, one at a time, {qp} ({cs})",
+                 d.med(cs, "close_median_us"))]
     return got
 
 
@@ -160,13 +147,11 @@ def device_md(d):
 def goals(devs):
     out = []
     for d in devs:
-        qp_conn = d.cm_sum(["create_qp", "connect"])
         for what, key in (("sequential", "connect_median_us"),
                           ("parallel", "par_connect_us_per_conn")):
-            r = ratio(d.med(LC, key), qp_conn)
+            r = ratio(d.med(LC, key), d.cm_sum(["create_qp", "connect"]))
             out.append({"device": d.name, "what": what, "ratio": r,
-                        "goal": d.name == GOAL_DEVICE,
-                        "verdict": verdict(r, GOAL_LIMIT)})
+                        "goal": d.name == GOAL_DEVICE, "verdict": verdict(r, GOAL_LIMIT)})
     return out
 
 

@@ -41,25 +41,19 @@ def rows(d):
     """Per size and tool: latency, bandwidth and the ratios."""
     out = []
     for size in d.sizes():
-        lat = f"lat_{size}_avg_us"
-        bw = f"bw_{size}_mbps"
-        verbs = d.med(PP + "verbs", lat)
-        tcp = d.med(PP + "tcp", lat)
+        lat, bw = f"lat_{size}_avg_us", f"bw_{size}_mbps"
+        verbs, tcp = d.med(PP + "verbs", lat), d.med(PP + "tcp", lat)
         verbs_bw = d.med(PP + "verbs", bw)
         for label, tool, perf in TOOLS:
-            v = d.med(tool, lat)
-            out.append({
-                "size": size, "row": label, "tool": tool,
-                "rounds": len(d.rounds(tool, lat)),
-                "lat_avg_us": v,
-                "lat_median_us": d.med(tool, f"lat_{size}_median_us"),
-                "bw_mbps": d.med(tool, bw),
-                "vs_verbs": ratio(v, verbs) if tool != PP + "verbs" else None,
-                "vs_tcp": ratio(v, tcp) if tool.startswith(PP + "lchan") else None,
-                "vs_lchan_perf": ratio(v, d.med(perf, lat)) if perf else None,
-                "bw_vs_verbs": ratio(d.med(tool, bw), verbs_bw)
-                if tool.startswith(PP + "lchan") else None,
-            })
+            v, lchan = d.med(tool, lat), tool.startswith(PP + "lchan")
+            out.append({"size": size, "row": label, "tool": tool,
+                        "rounds": len(d.rounds(tool, lat)), "lat_avg_us": v,
+                        "lat_median_us": d.med(tool, f"lat_{size}_median_us"),
+                        "bw_mbps": d.med(tool, bw),
+                        "vs_verbs": ratio(v, verbs) if tool != PP + "verbs" else None,
+                        "vs_tcp": ratio(v, tcp) if lchan else None,
+                        "vs_lchan_perf": ratio(v, d.med(perf, lat)) if perf else None,
+                        "bw_vs_verbs": ratio(d.med(tool, bw), verbs_bw) if lchan else None})
     return out
 
 
@@ -68,21 +62,15 @@ def goals(devs):
     out = []
     for d in devs:
         lc = d.med(PP + "lchan", lat)
-        checks = [
-            ("fi_pingpong latency, lchan (doorbell) / verbs, busy polling",
-             "<= 1.00x", ratio(lc, d.med(PP + "verbs", lat)), 1.0),
-            ("fi_pingpong latency, lchan (doorbell) / lchan_perf send_lat "
-             "doorbell (means)", "<= 1.10x",
-             ratio(lc, d.med("lchan_perf.doorbell", lat)), 1.1),
-        ]
-        for what, target, r, limit in checks:
-            out.append({"device": d.name, "what": what, "target": target,
-                        "ratio": r, "goal": d.name == GOAL_DEVICE,
-                        "verdict": verdict(r, limit)})
-        out.append({"device": d.name,
-                    "what": "fi_pingpong latency, lchan / verbs, with events",
-                    "target": "<= 1.00x", "ratio": None,
-                    "goal": d.name == GOAL_DEVICE,
+        for what, target, r, limit in (
+                ("fi_pingpong latency, lchan (doorbell) / verbs, busy polling", "<= 1.00x",
+                 ratio(lc, d.med(PP + "verbs", lat)), 1.0),
+                ("fi_pingpong latency, lchan (doorbell) / lchan_perf send_lat doorbell (means)",
+                 "<= 1.10x", ratio(lc, d.med("lchan_perf.doorbell", lat)), 1.1)):
+            out.append({"device": d.name, "what": what, "target": target, "ratio": r,
+                        "goal": d.name == GOAL_DEVICE, "verdict": verdict(r, limit)})
+        out.append({"device": d.name, "what": "fi_pingpong latency, lchan / verbs, with events",
+                    "target": "<= 1.00x", "ratio": None, "goal": d.name == GOAL_DEVICE,
                     "verdict": "not measured: fi_pingpong has no event mode"})
     return out
 

@@ -289,21 +289,17 @@ def main(args):
         return median(an[key])
 
     p = print
-    names = {"ib_send_lat": "ib_send_lat", "doorbell": "doorbell",
-             "poller": "poller", "ib_send_lat.event": "ib_send_lat -e",
-             "poller.event": "poller -e"}
+    names = {r: r.replace(".event", " -e") for r in ROWS}
     p(f"# Where a 64-byte SEND round trip goes on rxe0 ({a.kernel})")
     p()
     p("`make latency-path KERNEL=" + a.kernel + f" ROUNDS={len(rounds)}` "
-      "(rig/guest/latpath.sh, rig/latpath_report.py): `lchan_perf -t "
-      "send_lat` in doorbell mode and in poller mode with busy-polling "
-      "applications and in poller mode with events (`-e`), against "
-      "`ib_send_lat` (perftest, user QPs) with busy polling and with events, "
-      "on rxe0, 2,000 round trips a run, the rows alternating in every "
-      "round; each round runs every row once untraced and once under "
-      "kprobes at the points they share. Figures are medians over every "
-      "message of a run, then the median over the rounds, in microseconds "
-      "of the guest's monotonic clock (two emulated vCPUs). A side is one "
+      "(rig/guest/latpath.sh, rig/latpath_report.py): `lchan_perf -t send_lat` in doorbell "
+      "mode and in poller mode with busy-polling applications and in poller mode with "
+      "events (`-e`), against `ib_send_lat` (perftest, user QPs) with busy polling and with"
+      " events, on rxe0, 2,000 round trips a run, the rows alternating in every round; each"
+      " round runs every row once untraced and once under kprobes at the points they share."
+      " Figures are medians over every message of a run, then the median over the rounds, "
+      "in microseconds of the guest's monotonic clock (two emulated vCPUs). A side is one "
       "process and its QP; a round trip is two transits and two reactions.")
     p()
     p("| | " + " | ".join(names[r] for r in ROWS) + " |")
