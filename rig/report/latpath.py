@@ -293,7 +293,7 @@ def main(args):
     p(f"# Where a 64-byte SEND round trip goes on rxe0 ({a.kernel})")
     p()
     p("`make latency-path KERNEL=" + a.kernel + f" ROUNDS={len(rounds)}` "
-      "(rig/guest/latpath.sh, rig/latpath_report.py): `lchan_perf -t send_lat` in doorbell "
+      "(rig/guest/latpath.sh, rig/report/latpath.py): `lchan_perf -t send_lat` in doorbell "
       "mode and in poller mode with busy-polling applications and in poller mode with "
       "events (`-e`), against `ib_send_lat` (perftest, user QPs) with busy polling and with"
       " events, on rxe0, 2,000 round trips a run, the rows alternating in every round; each"

@@ -127,7 +127,7 @@ def size_name(size):
 HEAD = """\
 # Benchmarks
 
-<!-- Made by rig/bench_readme.py from bench/<kernel>/ (make bench-readme);
+<!-- Made by rig/report/readme.py from bench/<kernel>/ (make bench-readme);
      make check fails when this file differs from what it makes. -->
 
 lchan measured beside what an application would use otherwise: raw verbs
