@@ -233,14 +233,6 @@ static struct fi_ops_cq lfi_cq_ops = {
 	.strerror = lfi_cq_strerror,
 };
 
-/* fi_trywait: 0 when nothing is waiting to be read (fabric lock held). */
-int lfi_cq_trywait(struct lfi_cq *cq)
-{
-	if (cq->q_head == cq->q_tail)
-		lfi_cq_progress(cq);
-	return cq->q_head == cq->q_tail ? 0 : -FI_EAGAIN;
-}
-
 static int lfi_cq_control(struct fid *fid, int command, void *arg)
 {
 	struct lfi_cq *cq = container_of(fid, struct lfi_cq, cq_fid.fid);

@@ -426,7 +426,6 @@ out:
 static int lfi_ep_control(struct fid *fid, int command, void *arg)
 {
 	struct lfi_ep *ep = container_of(fid, struct lfi_ep, ep_fid.fid);
-	struct fi_alias *alias;
 	uint64_t *flags;
 
 	switch (command) {
@@ -455,10 +454,6 @@ static int lfi_ep_control(struct fid *fid, int command, void *arg)
 		else
 			return -FI_EINVAL;
 		return 0;
-	case FI_ALIAS:
-		alias = arg;
-		(void)alias;
-		return -FI_ENOSYS;
 	}
 	return -FI_ENOSYS;
 }

@@ -143,8 +143,6 @@ int lfi_unsupported_tostr(const struct fid *fid, char *buf, size_t len);
 int lfi_unsupported_ops_set(struct fid *fid, const char *name,
 			    uint64_t flags, void *ops, void *context);
 ssize_t lfi_unsupported_cancel(fid_t fid, void *context);
-int lfi_unsupported_getopt(fid_t fid, int level, int optname, void *optval,
-			   size_t *optlen);
 int lfi_unsupported_setopt(fid_t fid, int level, int optname,
 			   const void *optval, size_t optlen);
 int lfi_unsupported_tx_ctx(struct fid_ep *sep, int index,
@@ -318,7 +316,6 @@ int lfi_cq_watch(struct lfi_cq *cq, struct lfi_ep *ep);
 void lfi_cq_unwatch(struct lfi_cq *cq, struct lfi_ep *ep);
 int lfi_cq_push(struct lfi_cq *cq, const struct fi_cq_err_entry *e);
 void lfi_cq_kick(struct lfi_cq *cq);
-int lfi_cq_trywait(struct lfi_cq *cq);
 
 /* ep.c */
 struct lfi_op {
