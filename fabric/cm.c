@@ -63,7 +63,7 @@ static int lfi_cm_connect(struct fid_ep *ep_fid, const void *addr,
 		return -FI_EINVAL;
 	if (!addr)
 		addr = ep->info->dest_addr;
-	if (!addr || lfi_addr_to_lchan(addr, &dst))
+	if (!addr || lchan_addr_from_sockaddr(addr, &dst))
 		return -FI_EINVAL;
 	pthread_mutex_lock(&fab->lock);
 	if (!ep->enabled)

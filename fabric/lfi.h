@@ -122,7 +122,6 @@ int lfi_dev_route(const struct sockaddr *dst, struct sockaddr_storage *src);
 
 /* addr.c */
 size_t lfi_addr_len(const struct sockaddr *sa);
-int lfi_addr_to_lchan(const struct sockaddr *sa, struct lchan_addr *la);
 size_t lfi_addr_from_lchan(const struct lchan_addr *la,
 			   struct sockaddr_storage *ss);
 bool lfi_addr_is_any(const struct sockaddr *sa);
