@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
 /*
  * Addresses: libfabric names endpoints with sockaddr_in/sockaddr_in6
- * (FI_SOCKADDR_IN, FI_SOCKADDR_IN6), lchan with struct lchan_addr.
+ * (FI_SOCKADDR_IN, FI_SOCKADDR_IN6), lchan with struct lchan_addr;
+ * liblchan converts between the two.
  */
 #include <errno.h>
 #include <string.h>
@@ -20,51 +21,16 @@ size_t lfi_addr_len(const struct sockaddr *sa)
 	return 0;
 }
 
-int lfi_addr_to_lchan(const struct sockaddr *sa, struct lchan_addr *la)
-{
-	memset(la, 0, sizeof(*la));
-	if (sa->sa_family == AF_INET) {
-		const struct sockaddr_in *sin = (const struct sockaddr_in *)sa;
-
-		la->family = AF_INET;
-		la->port = ntohs(sin->sin_port);
-		memcpy(la->addr, &sin->sin_addr, 4);
-		return 0;
-	}
-	if (sa->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)sa;
-
-		la->family = AF_INET6;
-		la->port = ntohs(sin6->sin6_port);
-		la->scope_id = sin6->sin6_scope_id;
-		memcpy(la->addr, &sin6->sin6_addr, 16);
-		return 0;
-	}
-	return -FI_EINVAL;
-}
-
+/*
+ * liblchan's conversion, with the length as libfabric counts it: 0 when
+ * @la holds no address.
+ */
 size_t lfi_addr_from_lchan(const struct lchan_addr *la,
 			   struct sockaddr_storage *ss)
 {
-	memset(ss, 0, sizeof(*ss));
-	if (la->family == AF_INET) {
-		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+	int len = lchan_addr_to_sockaddr(la, ss);
 
-		sin->sin_family = AF_INET;
-		sin->sin_port = htons(la->port);
-		memcpy(&sin->sin_addr, la->addr, 4);
-		return sizeof(*sin);
-	}
-	if (la->family == AF_INET6) {
-		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
-
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons(la->port);
-		sin6->sin6_scope_id = la->scope_id;
-		memcpy(&sin6->sin6_addr, la->addr, 16);
-		return sizeof(*sin6);
-	}
-	return 0;
+	return len < 0 ? 0 : (size_t)len;
 }
 
 bool lfi_addr_is_any(const struct sockaddr *sa)

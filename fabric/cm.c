@@ -63,7 +63,7 @@ static int lfi_cm_connect(struct fid_ep *ep_fid, const void *addr,
 		return -FI_EINVAL;
 	if (!addr)
 		addr = ep->info->dest_addr;
-	if (!addr || lfi_addr_to_lchan(addr, &dst))
+	if (!addr || lchan_addr_from_sockaddr(addr, &dst))
 		return -FI_EINVAL;
 	pthread_mutex_lock(&fab->lock);
 	if (!ep->enabled)
@@ -85,12 +85,12 @@ static int lfi_cm_connect(struct fid_ep *ep_fid, const void *addr,
 		pthread_mutex_unlock(&fab->lock);
 		return ret;
 	}
-	ret = lfi_ep_adopt(ep, &chan, true);
+	ret = lfi_chan_adopt(ep, &chan, true);
 	if (ret) {
 		pthread_mutex_unlock(&fab->lock);
 		return ret;
 	}
-	ret = lfi_ep_cm_send(ep, LFI_CM_CONNECT, param, paramlen);
+	ret = lfi_chan_cm_send(ep, LFI_CM_CONNECT, param, paramlen);
 	if (!ret) {
 		ret = lchan_establish(&ep->chan,
 				      (unsigned)fab->params.connect_timeout_ms);
@@ -103,7 +103,7 @@ static int lfi_cm_connect(struct fid_ep *ep_fid, const void *addr,
 				   &ep->ep_fid.fid);
 	}
 	if (ret)
-		lfi_ep_close_chan(ep);
+		lfi_chan_close(ep);
 	pthread_mutex_unlock(&fab->lock);
 	return ret;
 }
@@ -124,7 +124,7 @@ static int lfi_cm_accept(struct fid_ep *ep_fid, const void *param,
 	else if (ep->state != LFI_EP_ACCEPTING)
 		ret = -FI_EINVAL;
 	else
-		ret = lfi_ep_cm_send(ep, LFI_CM_ACCEPT, param, paramlen);
+		ret = lfi_chan_cm_send(ep, LFI_CM_ACCEPT, param, paramlen);
 	if (!ret)
 		ret = lfi_cm_connected(ep);
 	pthread_mutex_unlock(&fab->lock);
@@ -208,8 +208,8 @@ static int lfi_cm_shutdown(struct fid_ep *ep_fid, uint64_t flags)
 	(void)flags;
 	pthread_mutex_lock(&fab->lock);
 	if (lfi_ep_has_chan(ep)) {
-		lfi_ep_cm_flush(ep, 1000);
-		lfi_ep_close_chan(ep);
+		lfi_progress_cm_flush(ep, 1000);
+		lfi_chan_close(ep);
 		if (ep->eq && !ep->shutdown_reported) {
 			ep->shutdown_reported = true;
 			ret = lfi_eq_push(ep->eq, FI_SHUTDOWN, &ep->ep_fid.fid,
@@ -284,6 +284,23 @@ static int lfi_cm_no_shutdown(struct fid_ep *ep, uint64_t flags)
 {
 	(void)ep; (void)flags;
 	return -FI_EOPNOTSUPP;
+}
+
+/* fi_getopt of both endpoint kinds: how much connection data goes along. */
+int lfi_cm_getopt(fid_t fid, int level, int optname, void *optval,
+		  size_t *optlen)
+{
+	(void)fid;
+	if (level != FI_OPT_ENDPOINT)
+		return -FI_ENOPROTOOPT;
+	if (optname == FI_OPT_CM_DATA_SIZE) {
+		if (*optlen < sizeof(size_t))
+			return -FI_ETOOSMALL;
+		*(size_t *)optval = LFI_CM_DATA_MAX;
+		*optlen = sizeof(size_t);
+		return 0;
+	}
+	return -FI_ENOPROTOOPT;
 }
 
 struct fi_ops_cm lfi_cm_ep_ops = {

@@ -79,20 +79,12 @@ void lfi_cq_kick(struct lfi_cq *cq)
 		LFI_WARN(FI_LOG_CQ, "eventfd write: %d\n", errno);
 }
 
-static void lfi_cq_progress(struct lfi_cq *cq)
-{
-	int i;
-
-	for (i = 0; i < cq->neps; i++)
-		lfi_ep_progress(cq->eps[i], cq);
-}
-
 static ssize_t lfi_cq_read_locked(struct lfi_cq *cq, void *buf, size_t count)
 {
 	size_t size = lfi_cq_entry_size(cq->format), n = 0;
 
 	if (cq->q_head == cq->q_tail)
-		lfi_cq_progress(cq);
+		lfi_progress_cq(cq);
 	while (n < count && cq->q_head != cq->q_tail) {
 		struct lfi_cq_entry *c = &cq->q[cq->q_head & (cq->q_size - 1)];
 
@@ -232,14 +224,6 @@ static struct fi_ops_cq lfi_cq_ops = {
 	.signal = lfi_cq_signal,
 	.strerror = lfi_cq_strerror,
 };
-
-/* fi_trywait: 0 when nothing is waiting to be read (fabric lock held). */
-int lfi_cq_trywait(struct lfi_cq *cq)
-{
-	if (cq->q_head == cq->q_tail)
-		lfi_cq_progress(cq);
-	return cq->q_head == cq->q_tail ? 0 : -FI_EAGAIN;
-}
 
 static int lfi_cq_control(struct fid *fid, int command, void *arg)
 {

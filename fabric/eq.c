@@ -118,43 +118,6 @@ void lfi_eq_forget(struct lfi_eq *eq, const struct fid *fid)
 	}
 }
 
-/* Turn ready fds into events (fabric lock held). */
-static void lfi_eq_progress(struct lfi_eq *eq)
-{
-	struct epoll_event evs[16];
-	int n, i;
-
-	n = epoll_wait(eq->wait.epfd, evs, 16, 0);
-	for (i = 0; i < n; i++) {
-		struct fid *fid = evs[i].data.ptr;
-
-		if (fid->fclass == FI_CLASS_PEP) {
-			lfi_pep_take_requests(container_of(fid, struct lfi_pep,
-							   pep_fid.fid));
-		} else if (fid->fclass == FI_CLASS_EP) {
-			struct lfi_ep *ep = container_of(fid, struct lfi_ep,
-							 ep_fid.fid);
-
-			/* CM_WAIT: the peer's ACCEPT or REJECT. */
-			if (ep->state == LFI_EP_CM_WAIT)
-				lfi_ep_progress(ep, NULL);
-			if (!(evs[i].events & (EPOLLRDHUP | EPOLLHUP)) ||
-			    !lfi_ep_has_chan(ep))
-				continue;
-			lfi_eq_unwatch(eq, ep->chan.fd);
-			if (ep->state == LFI_EP_CM_WAIT) {
-				lfi_eq_push_err(eq, fid, fid->context,
-						lfi_ep_connect_err(ep), 0,
-						NULL, 0);
-				lfi_ep_close_chan(ep);
-			} else if (!ep->shutdown_reported) {
-				ep->shutdown_reported = true;
-				lfi_eq_push(eq, FI_SHUTDOWN, fid, NULL, NULL, 0);
-			}
-		}
-	}
-}
-
 static ssize_t lfi_eq_read_locked(struct lfi_eq *eq, uint32_t *event,
 				  void *buf, size_t len, uint64_t flags)
 {
@@ -167,7 +130,7 @@ static ssize_t lfi_eq_read_locked(struct lfi_eq *eq, uint32_t *event,
 		eq->err_last = NULL;
 	}
 	if (!eq->head)
-		lfi_eq_progress(eq);
+		lfi_progress_eq(eq);
 	ev = eq->head;
 	if (!ev)
 		return -FI_EAGAIN;

@@ -122,7 +122,6 @@ int lfi_dev_route(const struct sockaddr *dst, struct sockaddr_storage *src);
 
 /* addr.c */
 size_t lfi_addr_len(const struct sockaddr *sa);
-int lfi_addr_to_lchan(const struct sockaddr *sa, struct lchan_addr *la);
 size_t lfi_addr_from_lchan(const struct lchan_addr *la,
 			   struct sockaddr_storage *ss);
 bool lfi_addr_is_any(const struct sockaddr *sa);
@@ -143,8 +142,6 @@ int lfi_unsupported_tostr(const struct fid *fid, char *buf, size_t len);
 int lfi_unsupported_ops_set(struct fid *fid, const char *name,
 			    uint64_t flags, void *ops, void *context);
 ssize_t lfi_unsupported_cancel(fid_t fid, void *context);
-int lfi_unsupported_getopt(fid_t fid, int level, int optname, void *optval,
-			   size_t *optlen);
 int lfi_unsupported_setopt(fid_t fid, int level, int optname,
 			   const void *optval, size_t optlen);
 int lfi_unsupported_tx_ctx(struct fid_ep *sep, int index,
@@ -318,7 +315,6 @@ int lfi_cq_watch(struct lfi_cq *cq, struct lfi_ep *ep);
 void lfi_cq_unwatch(struct lfi_cq *cq, struct lfi_ep *ep);
 int lfi_cq_push(struct lfi_cq *cq, const struct fi_cq_err_entry *e);
 void lfi_cq_kick(struct lfi_cq *cq);
-int lfi_cq_trywait(struct lfi_cq *cq);
 
 /* ep.c */
 struct lfi_op {
@@ -376,23 +372,35 @@ struct lfi_ep {
 
 int lfi_ep_open(struct fid_domain *domain, struct fi_info *info,
 		struct fid_ep **ep, void *context);
-int lfi_ep_adopt(struct lfi_ep *ep, struct lchan_chan *chan, bool cm_rx);
-int lfi_ep_cm_send(struct lfi_ep *ep, uint8_t type, const void *data,
-		   size_t len);
-bool lfi_ep_has_chan(const struct lfi_ep *ep);
-int lfi_ep_getopt(fid_t fid, int level, int optname, void *optval,
-		  size_t *optlen);
-void lfi_ep_progress(struct lfi_ep *ep, struct lfi_cq *reader);
-void lfi_ep_cm_flush(struct lfi_ep *ep, int timeout_ms);
-int lfi_ep_connect_err(struct lfi_ep *ep);
-void lfi_ep_close_chan(struct lfi_ep *ep);
-int lfi_ep_slot_get(struct lfi_op *ops, unsigned size, unsigned *hint);
-void lfi_ep_post_pending_rx(struct lfi_ep *ep);
 
 static inline struct lfi_ep *to_lfi_ep(struct fid_ep *e)
 {
 	return (struct lfi_ep *)e;
 }
+
+static inline bool lfi_ep_has_chan(const struct lfi_ep *ep)
+{
+	return ep->state == LFI_EP_ACCEPTING || ep->state == LFI_EP_CM_WAIT ||
+	       ep->state == LFI_EP_CONNECTED;
+}
+
+/* The CM message buffers, behind the inject slots: out, then in. */
+static inline struct lfi_cm_msg *lfi_ep_cm_buf(struct lfi_ep *ep, bool rx)
+{
+	return (struct lfi_cm_msg *)(ep->inject_buf + ((size_t)ep->tx_size +
+				     (rx ? 1 : 0)) * LFI_INJECT_SIZE);
+}
+
+/* chan.c */
+int lfi_chan_adopt(struct lfi_ep *ep, struct lchan_chan *chan, bool cm_rx);
+int lfi_chan_cm_send(struct lfi_ep *ep, uint8_t type, const void *data,
+		     size_t len);
+void lfi_chan_close(struct lfi_ep *ep);
+
+/* progress.c */
+void lfi_progress_cq(struct lfi_cq *cq);
+void lfi_progress_eq(struct lfi_eq *eq);
+void lfi_progress_cm_flush(struct lfi_ep *ep, int timeout_ms);
 
 /* pep.c */
 struct lfi_pep {
@@ -427,6 +435,8 @@ int lfi_pep_reject(struct lfi_connreq *req, const void *data, size_t len);
 /* cm.c */
 extern struct fi_ops_cm lfi_cm_ep_ops;
 extern struct fi_ops_cm lfi_cm_pep_ops;
+int lfi_cm_getopt(fid_t fid, int level, int optname, void *optval,
+		  size_t *optlen);
 
 /* msg.c, rma.c */
 extern struct fi_ops_msg lfi_msg_ops;
@@ -439,5 +449,6 @@ ssize_t lfi_msg_post_send(struct lfi_ep *ep, uint8_t opcode,
 ssize_t lfi_msg_post_inject(struct lfi_ep *ep, uint8_t opcode,
 			    const void *buf, size_t len, uint64_t remote_addr,
 			    uint64_t key, uint64_t data, uint64_t cq_flags);
+void lfi_msg_post_pending_rx(struct lfi_ep *ep);
 
 #endif /* LFI_H */

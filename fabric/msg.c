@@ -10,6 +10,22 @@
 
 #include "lfi.h"
 
+/* A free slot of @ops, or -1. */
+static int lfi_msg_slot_get(struct lfi_op *ops, unsigned size, unsigned *hint)
+{
+	unsigned i;
+
+	for (i = 0; i < size; i++) {
+		unsigned s = (*hint + i) % size;
+
+		if (!ops[s].busy) {
+			ops[s].busy = true;
+			*hint = (s + 1) % size;
+			return (int)s;
+		}
+	}
+	return -1;
+}
 
 static int lfi_msg_sges(const struct iovec *iov, void **desc, size_t count,
 			struct lchan_sge *sge)
@@ -66,7 +82,7 @@ static ssize_t lfi_msg_post(struct lfi_ep *ep, uint8_t opcode,
 		ret = -FI_ENOTCONN;
 		goto out;
 	}
-	slot = lfi_ep_slot_get(ep->tx_ops, ep->tx_size, &ep->tx_free);
+	slot = lfi_msg_slot_get(ep->tx_ops, ep->tx_size, &ep->tx_free);
 	if (slot < 0) {
 		ret = -FI_EAGAIN;
 		goto out;
@@ -168,7 +184,7 @@ static ssize_t lfi_msg_post_recv(struct lfi_ep *ep, const struct iovec *iov,
 		ret = -FI_ENOTCONN;
 		goto out;
 	}
-	slot = lfi_ep_slot_get(ep->rx_ops, ep->rx_size, &ep->rx_free);
+	slot = lfi_msg_slot_get(ep->rx_ops, ep->rx_size, &ep->rx_free);
 	if (slot < 0) {
 		ret = -FI_EAGAIN;
 		goto out;
@@ -218,6 +234,32 @@ static ssize_t lfi_msg_post_recv(struct lfi_ep *ep, const struct iovec *iov,
 out:
 	pthread_mutex_unlock(&fab->lock);
 	return ret;
+}
+
+/* Put the receives posted before the channel into its RQ (lock held). */
+void lfi_msg_post_pending_rx(struct lfi_ep *ep)
+{
+	unsigned i, j;
+
+	for (i = 0; i < ep->n_rx_pending; i++) {
+		struct lfi_rx_pending *p = &ep->rx_pending[i];
+		struct lchan_rqe *rqe = lchan_get_rqe(&ep->chan);
+
+		if (!rqe)
+			break;	/* the ring is at least rx_size: cannot be */
+		for (j = 0; j < p->n; j++)
+			p->sge[j].mr = lfi_mr_handle(p->desc[j]);
+		if (p->n == 1) {
+			rqe->mr = p->sge[0].mr;
+			rqe->addr = p->sge[0].addr;
+			rqe->len = p->sge[0].len;
+		} else if (p->n > 1) {
+			lchan_rqe_set_sges(&ep->chan, rqe, p->sge, p->n);
+		}
+		rqe->user_data = LFI_UD_RX | p->slot;
+	}
+	ep->n_rx_pending = 0;
+	lchan_submit(&ep->chan);
 }
 
 static ssize_t lfi_msg_recv(struct fid_ep *ep, void *buf, size_t len,

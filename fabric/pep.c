@@ -342,7 +342,7 @@ int lfi_pep_listen(struct lfi_pep *pep)
 static struct fi_ops_ep lfi_pep_ops = {
 	.size = sizeof(struct fi_ops_ep),
 	.cancel = lfi_unsupported_cancel,
-	.getopt = lfi_ep_getopt,
+	.getopt = lfi_cm_getopt,
 	.setopt = lfi_unsupported_setopt,
 	.tx_ctx = lfi_unsupported_tx_ctx,
 	.rx_ctx = lfi_unsupported_rx_ctx,

@@ -49,13 +49,6 @@ ssize_t lfi_unsupported_cancel(fid_t fid, void *context)
 	return -FI_ENOSYS;
 }
 
-int lfi_unsupported_getopt(fid_t fid, int level, int optname, void *optval,
-			   size_t *optlen)
-{
-	(void)fid; (void)level; (void)optname; (void)optval; (void)optlen;
-	return -FI_ENOPROTOOPT;
-}
-
 int lfi_unsupported_setopt(fid_t fid, int level, int optname,
 			   const void *optval, size_t optlen)
 {

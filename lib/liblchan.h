@@ -17,6 +17,8 @@
  * may close what a call was given whether or not the call succeeded.
  *
  * Set-up (setup.c): contexts, memory registration, listen/accept/connect.
+ * Addresses (addr.c): struct lchan_addr from and to socket addresses,
+ * host and port strings, and text.
  * Data path (this header, inline): take an SQE/RQE, fill it, submit; peek
  * completions and mark them seen, without a system call.
  */
@@ -162,6 +164,13 @@ int lchan_mr_dereg(struct lchan_ctx *ctx, struct lchan_mr *mr);
 int lchan_addr_parse(const char *host, const char *port,
 		     struct lchan_addr *addr);
 int lchan_addr_format(const struct lchan_addr *addr, char *buf, size_t len);
+/* <sys/socket.h>'s, declared here so that this header does not pull it in. */
+struct sockaddr;
+struct sockaddr_storage;
+int lchan_addr_from_sockaddr(const struct sockaddr *sa,
+			     struct lchan_addr *addr);
+int lchan_addr_to_sockaddr(const struct lchan_addr *addr,
+			   struct sockaddr_storage *ss);
 
 int lchan_listen(struct lchan_ctx *ctx, const char *host, const char *port,
 		 int backlog, unsigned flags, struct lchan_listener *lst);

@@ -4,15 +4,10 @@
  * channels (connect, accept, establish, ring mapping, close).
  */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netdb.h>
-#include <stdio.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
 #include <unistd.h>
-#include <netinet/in.h>
 
 #include "liblchan.h"
 
@@ -98,55 +93,6 @@ int lchan_mr_dereg(struct lchan_ctx *ctx, struct lchan_mr *mr)
 		return lchan_errno();
 	mr->handle = 0;
 	return 0;
-}
-
-/* Host and port strings to an lchan_addr; host NULL or "" is "any". */
-int lchan_addr_parse(const char *host, const char *port,
-		     struct lchan_addr *addr)
-{
-	struct addrinfo hints = {
-		.ai_socktype = SOCK_STREAM,
-		.ai_flags = AI_NUMERICSERV | (host && *host ? 0 : AI_PASSIVE),
-	};
-	struct addrinfo *res;
-	int ret;
-
-	memset(addr, 0, sizeof(*addr));
-	ret = getaddrinfo(host && *host ? host : NULL, port ? port : "0",
-			  &hints, &res);
-	if (ret)
-		return ret == EAI_SYSTEM ? lchan_errno() :
-		       ret == EAI_MEMORY ? -ENOMEM : -EHOSTUNREACH;
-	if (res->ai_family == AF_INET) {
-		struct sockaddr_in *sin = (struct sockaddr_in *)res->ai_addr;
-
-		addr->family = AF_INET;
-		addr->port = ntohs(sin->sin_port);
-		memcpy(addr->addr, &sin->sin_addr, 4);
-	} else if (res->ai_family == AF_INET6) {
-		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)res->ai_addr;
-
-		addr->family = AF_INET6;
-		addr->port = ntohs(sin6->sin6_port);
-		addr->scope_id = sin6->sin6_scope_id;
-		memcpy(addr->addr, &sin6->sin6_addr, 16);
-	} else {
-		ret = -EAFNOSUPPORT;
-	}
-	freeaddrinfo(res);
-	return ret;
-}
-
-int lchan_addr_format(const struct lchan_addr *addr, char *buf, size_t len)
-{
-	char ip[INET6_ADDRSTRLEN];
-	int n;
-
-	if (!inet_ntop(addr->family, addr->addr, ip, sizeof(ip)))
-		return lchan_errno();
-	n = snprintf(buf, len, addr->family == AF_INET6 ? "[%s]:%u" : "%s:%u",
-		     ip, addr->port);
-	return n < 0 || (size_t)n >= len ? -ENOSPC : 0;
 }
 
 int lchan_listen(struct lchan_ctx *ctx, const char *host, const char *port,

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # `make check-2node`: lchan across a virtual wire.  Two guests (a and b,
 # 1 vCPU and 1 GiB each) are joined by two wires, QEMU's `-netdev dgram`
-# over UDP on 127.0.0.1 (shared/RIG.md, "Two guests"): rxe1 on the first,
+# over UDP on 127.0.0.1 (rig/README.md, "Two machines"): rxe1 on the first,
 # siw1 on the second, in both guests.  Guest a runs the servers, guest b
 # the clients (job "2node", rig/guest/2node.sh): connect/accept, every
 # data operation byte-checked, the message API, on rxe and siw over IPv4

@@ -23,8 +23,8 @@ vm_prepare() {
 		# siw is built in that tree, so siw.sh has nothing to do.
 		siw_ko=$LCHAN_CACHE/$KVER/root/lib/modules/$KVER/kernel/drivers/infiniband/sw/siw/siw.ko
 		default_ko=$B/debug-kmod/kmod/lchan.ko
-		# With -M pc ACPI interrupt routing stalls each virtio device for 30 s;
-		# 5-level paging drew an early KASAN report (RIG.md); cx16 as below.
+		# q35 and no 5-level paging: rig/README.md, "The debug kernel";
+		# cx16 as below.
 		# shellcheck disable=SC2054 # commas are qemu option syntax
 		machine=(-M q35 -cpu max,la57=off,cx16=off)
 		# Boot is slower, and the guest scans kmemleak twice before the job

@@ -2,9 +2,11 @@
 /*
  * Connections: IPv4 and IPv6, refused and unreachable peers reported
  * promptly, receives posted at establish, many channels between two
- * processes, the RC timing asked for (lchan_rc_params) in force.
+ * processes, the RC timing asked for (lchan_rc_params) in force; the
+ * library's address conversion (no device needed).
  */
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -240,6 +242,61 @@ TEST_F_TIMEOUT(conn, listen_refused_on_a_connected_local_port, 60)
 		lchan_listener_close(&lst);
 	lchan_t_ep_close(&cli);
 	lchan_t_ep_close(&srv);
+}
+
+/*
+ * lchan_addr to and from socket addresses: every field lands where the
+ * other side has it, in its byte order, the rest zero; a family that is
+ * neither IPv4 nor IPv6 is refused and leaves nothing behind.
+ */
+TEST(addr_sockaddr_round_trip)
+{
+	static const uint8_t v6[16] = { 0xfe, 0x80, [14] = 0x12, [15] = 0x34 };
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET,
+		.sin_port = htons(18515),
+		.sin_addr.s_addr = htonl(0xc0000201),	/* 192.0.2.1 */
+	};
+	struct sockaddr_in6 sin6 = {
+		.sin6_family = AF_INET6,
+		.sin6_port = htons(4791),
+		.sin6_scope_id = 3,
+	};
+	struct sockaddr_storage ss, zero_ss = { 0 };
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct lchan_addr a, zero_a = { 0 };
+	char text[64];
+
+	ASSERT_EQ(0, lchan_addr_from_sockaddr((struct sockaddr *)&sin, &a));
+	EXPECT_EQ(AF_INET, a.family);
+	EXPECT_EQ(18515, a.port);
+	EXPECT_EQ(0, a.scope_id);
+	ASSERT_EQ(0, lchan_addr_format(&a, text, sizeof(text)));
+	EXPECT_STREQ("192.0.2.1:18515", text);
+	memset(&ss, 0xff, sizeof(ss));
+	ASSERT_EQ((int)sizeof(sin), lchan_addr_to_sockaddr(&a, &ss));
+	EXPECT_EQ(0, memcmp(&ss, &sin, sizeof(sin)));
+	EXPECT_EQ(0, memcmp((char *)&ss + sizeof(sin),
+			    (char *)&zero_ss + sizeof(sin),
+			    sizeof(ss) - sizeof(sin)));
+
+	memcpy(&sin6.sin6_addr, v6, 16);
+	ASSERT_EQ(0, lchan_addr_from_sockaddr((struct sockaddr *)&sin6, &a));
+	EXPECT_EQ(AF_INET6, a.family);
+	EXPECT_EQ(4791, a.port);
+	EXPECT_EQ(3, a.scope_id);
+	EXPECT_EQ(0, memcmp(a.addr, v6, 16));
+	memset(&ss, 0xff, sizeof(ss));
+	ASSERT_EQ((int)sizeof(sin6), lchan_addr_to_sockaddr(&a, &ss));
+	EXPECT_EQ(0, memcmp(&ss, &sin6, sizeof(sin6)));
+
+	memset(&a, 0xff, sizeof(a));
+	EXPECT_EQ(-EAFNOSUPPORT,
+		  lchan_addr_from_sockaddr((struct sockaddr *)&sun, &a));
+	EXPECT_EQ(0, memcmp(&a, &zero_a, sizeof(a)));
+	memset(&ss, 0xff, sizeof(ss));
+	EXPECT_EQ(-EAFNOSUPPORT, lchan_addr_to_sockaddr(&zero_a, &ss));
+	EXPECT_EQ(0, memcmp(&ss, &zero_ss, sizeof(ss)));
 }
 
 /* The device's transport is iWARP: RC timing belongs to TCP there. */
