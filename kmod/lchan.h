@@ -146,6 +146,16 @@ enum lchan_step {
 	LCHAN_STEP_DESTROYED,		/* QP, CQ, cm id, rings freed */
 };
 
+/*
+ * What one RDMA driver needs of lchan that the verbs do not say, an entry
+ * of lchan_quirk.c's table.
+ */
+struct lchan_quirk {
+	enum rdma_driver_id driver_id;	/* the key: ib_device ops.driver_id */
+	bool cq_recheck;		/* may drop a CQ event */
+	enum ib_poll_context cq_poll;	/* how our CQs are polled */
+};
+
 /* An RDMA device as lchan sees it: /sys/kernel/lchan/devices/<name>. */
 struct lchan_dev {
 	struct kobject kobj;		/* lifetime of this struct */
@@ -157,9 +167,8 @@ struct lchan_dev {
 	struct list_head pds;
 	bool dying;			/* under lock: no new users */
 	u32 nr_chans;			/* under lock */
-	bool cq_recheck;		/* may drop a CQ event (lchan_post.c) */
+	const struct lchan_quirk *quirk;	/* its driver's (lchan_quirk.c) */
 	bool post_bh_off;		/* post with BHs disabled (lchan_compat.h) */
-	enum ib_poll_context cq_poll;	/* how our CQs are polled (same) */
 };
 
 /* The /dev/lchan file: owner of PDs and MRs. */
@@ -331,7 +340,7 @@ struct lchan_chan {
 	bool direct;			/* LCHAN_DIRECT_POLL; set before the CQ */
 	struct delayed_work direct_work;	/* lchan_direct.c */
 	struct work_struct repost_work;	/* posts SQEs that waited */
-	struct delayed_work cq_recheck_work;	/* lchan_post.c */
+	struct delayed_work cq_recheck_work;	/* lchan_quirk.c */
 	u32 cq_handled;			/* cq_recheck devices: completions */
 	u32 cq_recheck_mark;		/* cq_handled when it was queued */
 	/* iWARP opening exchange (lchan_iwarp.c); rtr_cqe for all of it. */
@@ -509,6 +518,8 @@ extern const struct file_operations lchan_chan_fops;
 struct lchan_chan *lchan_chan_alloc(struct lchan_ctx *ctx);
 void lchan_chan_free(struct kobject *kobj);
 void lchan_chan_put(struct lchan_chan *chan);
+void lchan_chan_queue_delayed(struct lchan_chan *chan,
+			      struct delayed_work *dwork, unsigned int ms);
 void lchan_chan_set_state(struct lchan_chan *chan, int state);
 int lchan_chan_bind_dev(struct lchan_chan *chan, struct ib_device *ibdev);
 int lchan_chan_create_qp(struct lchan_chan *chan,
@@ -613,14 +624,15 @@ u32 lchan_flow_outstanding(const struct lchan_queue *q);
 /* lchan_post.c */
 void lchan_post_kick(struct lchan_chan *chan);
 void lchan_post_repost_work(struct work_struct *work);
-void lchan_post_cq_recheck(struct work_struct *work);
-void lchan_post_queue_delayed(struct lchan_chan *chan,
-			      struct delayed_work *dwork, unsigned int ms);
 void lchan_post_break(struct lchan_chan *chan);
 int lchan_post_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done);
 bool lchan_post_has_work(struct lchan_chan *chan);
-void lchan_post_recheck_soon(struct lchan_chan *chan);
 int lchan_post_own_send(struct lchan_chan *chan, const struct ib_send_wr *wr);
+
+/* lchan_quirk.c */
+const struct lchan_quirk *lchan_quirk_get(const struct ib_device *ibdev);
+void lchan_quirk_recheck_soon(struct lchan_chan *chan);
+void lchan_quirk_cq_recheck(struct work_struct *work);
 
 /* lchan_keepalive.c */
 void lchan_keepalive_work(struct work_struct *work);

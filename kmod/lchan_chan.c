@@ -36,7 +36,7 @@ struct lchan_chan *lchan_chan_alloc(struct lchan_ctx *ctx)
 	init_waitqueue_head(&chan->wq);
 	spin_lock_init(&chan->cq_lock);
 	INIT_WORK(&chan->repost_work, lchan_post_repost_work);
-	INIT_DELAYED_WORK(&chan->cq_recheck_work, lchan_post_cq_recheck);
+	INIT_DELAYED_WORK(&chan->cq_recheck_work, lchan_quirk_cq_recheck);
 	INIT_DELAYED_WORK(&chan->rtr_look_work, lchan_iwarp_look);
 	INIT_DELAYED_WORK(&chan->ka_work, lchan_keepalive_work);
 	INIT_DELAYED_WORK(&chan->direct_work, lchan_direct_look);
@@ -66,6 +66,15 @@ void lchan_chan_free(struct kobject *kobj)
 void lchan_chan_put(struct lchan_chan *chan)
 {
 	kobject_put(&chan->kobj);
+}
+
+/* Run @dwork of @chan in @ms; a queued work holds a channel reference. */
+void lchan_chan_queue_delayed(struct lchan_chan *chan,
+			      struct delayed_work *dwork, unsigned int ms)
+{
+	kobject_get(&chan->kobj);
+	if (!queue_delayed_work(lchan_wq, dwork, msecs_to_jiffies(ms)))
+		lchan_chan_put(chan);
 }
 
 /*
@@ -212,7 +221,7 @@ int lchan_chan_create_qp(struct lchan_chan *chan,
 			       ring->sq.entries + ring->rq.entries +
 			       LCHAN_CQ_OWN,
 			       0, chan->direct ? IB_POLL_DIRECT :
-			       chan->dev->cq_poll);
+			       chan->dev->quirk->cq_poll);
 	if (IS_ERR(chan->cq)) {
 		ret = PTR_ERR(chan->cq);
 		chan->cq = NULL;

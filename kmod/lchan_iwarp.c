@@ -126,7 +126,7 @@ static void lchan_iwarp_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct lchan_chan *chan = container_of(wc->wr_cqe, struct lchan_chan,
 					       rtr_cqe);
 
-	lchan_post_recheck_soon(chan);
+	lchan_quirk_recheck_soon(chan);
 	/*
 	 * Our own SENDs end here.  A failed request of the exchange put the
 	 * QP in error, as one of the application's would (a flush is one
@@ -149,7 +149,7 @@ static void lchan_iwarp_done(struct ib_cq *cq, struct ib_wc *wc)
 void lchan_iwarp_connected(struct lchan_chan *chan)
 {
 	if (chan->passive && lchan_iwarp_dev(chan))
-		lchan_post_queue_delayed(chan, &chan->rtr_look_work, 0);
+		lchan_chan_queue_delayed(chan, &chan->rtr_look_work, 0);
 }
 
 /* Whether the accepting side should look at its socket again. */
@@ -178,7 +178,7 @@ void lchan_iwarp_look(struct work_struct *work)
 		if (found > 0)
 			WRITE_ONCE(chan->rtr_read, chan->rtr_read + 1);
 		if (lchan_iwarp_look_again(chan, found))
-			lchan_post_queue_delayed(chan, &chan->rtr_look_work,
+			lchan_chan_queue_delayed(chan, &chan->rtr_look_work,
 						 LCHAN_PEER_FIRST_LOOK_MS);
 	}
 	mutex_unlock(&chan->lock);

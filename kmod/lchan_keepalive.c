@@ -49,7 +49,7 @@ static void lchan_keepalive_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (wc->status && wc->status != IB_WC_WR_FLUSH_ERR)
 		lchan_keepalive_report(chan);
 	smp_store_release(&chan->ka_probing, false);	/* work acquire */
-	lchan_post_recheck_soon(chan);
+	lchan_quirk_recheck_soon(chan);
 }
 
 /* Post one probe.  lock held, QP connected. */
