@@ -40,7 +40,7 @@
  *           dev->lock
  *         chan->cq_lock
  *         socket lock			binding and releasing chan->iwport
- *         socket spinlock, BHs off	lchan_iwsock_read(), and under it
+ *         socket spinlock, BHs off	lchan_iwarp_sock_read(), and under it
  *					what siw's receive path takes
  *   lst->mutex
  *     rdma_cm handler lock		rdma_destroy_id() of the listening id
@@ -104,8 +104,8 @@
 /* READs and atomics in flight each way; rdma_cm's field is a u8. */
 #define LCHAN_RD_ATOMIC_MAX		16
 #define LCHAN_RESOLVE_TIMEOUT_MS	2000
-/* Resolutions again from a port TCP chose (lchan_iwport.c). */
-#define LCHAN_IWPORT_TRIES	8
+/* Resolutions again from a port TCP chose (lchan_iwarp_port.c). */
+#define LCHAN_IWARP_PORT_TRIES	8
 /* After the peer's disconnect, how long sends in flight may still complete. */
 #define LCHAN_CM_DISCONNECT_LINGER_MS	100
 /* After completions, ask a device that can drop CQ events again (siw). */
@@ -304,7 +304,7 @@ struct lchan_chan {
 
 	struct mutex lock;		/* resources, posting, teardown */
 	struct rdma_cm_id *cm_id;
-	struct socket *iwport;		/* lchan_iwport.c */
+	struct socket *iwport;		/* lchan_iwarp_port.c */
 	struct ib_cq *cq;
 	struct ib_qp *qp;
 	int state;			/* enum lchan_state; READ/WRITE_ONCE */
@@ -555,13 +555,13 @@ int lchan_cm_open_chan(struct lchan_chan *chan,
 int lchan_cm_check_connect(const struct lchan_ucmd *ucmd);
 long lchan_ioctl_connect(struct lchan_ucmd *ucmd);
 
-/* lchan_iwport.c */
-int lchan_iwport_hold(struct lchan_chan *chan);
-int lchan_iwport_pick(struct sockaddr_storage *addr, struct socket **sockp);
-void lchan_iwport_release(struct lchan_chan *chan);
+/* lchan_iwarp_port.c */
+int lchan_iwarp_port_hold(struct lchan_chan *chan);
+int lchan_iwarp_port_pick(struct sockaddr_storage *addr, struct socket **sockp);
+void lchan_iwarp_port_release(struct lchan_chan *chan);
 
-/* lchan_iwsock.c */
-int lchan_iwsock_read(struct lchan_chan *chan);
+/* lchan_iwarp_sock.c */
+int lchan_iwarp_sock_read(struct lchan_chan *chan);
 
 /* lchan_iwarp.c */
 bool lchan_iwarp_request_wants(struct rdma_cm_id *id,

@@ -289,7 +289,7 @@ void lchan_chan_teardown(struct lchan_chan *chan)
 		rdma_destroy_id(chan->cm_id);
 		chan->cm_id = NULL;
 	}
-	lchan_iwport_release(chan);
+	lchan_iwarp_port_release(chan);
 }
 
 /* The last user is gone: free everything.  Process context. */

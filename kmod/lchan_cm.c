@@ -288,7 +288,7 @@ int lchan_cm_establish(struct lchan_chan *chan, u32 timeout_ms,
 	} else {
 		ret = rdma_connect(chan->cm_id, &param);
 		/* The device's socket has the port now, or never will. */
-		lchan_iwport_release(chan);
+		lchan_iwarp_port_release(chan);
 	}
 	mutex_unlock(&chan->lock);
 	if (ret) {
@@ -528,7 +528,7 @@ static bool lchan_cm_port_named(const struct sockaddr_storage *src,
 
 /*
  * Resolve, and on an iWARP device make sure TCP lets the device have the
- * local port (lchan_iwport.c): when TCP holds the one rdma_cm chose, start
+ * local port (lchan_iwarp_port.c): when TCP holds the one rdma_cm chose, start
  * again from a port TCP chose, unless the caller named the port.
  */
 static int lchan_cm_resolve_port(struct lchan_chan *chan,
@@ -550,7 +550,7 @@ static int lchan_cm_resolve_port(struct lchan_chan *chan,
 			return ret;
 		if (!ret) {
 			mutex_lock(&chan->lock);
-			ret = lchan_iwport_hold(chan);
+			ret = lchan_iwarp_port_hold(chan);
 			if (ret == -EADDRINUSE)
 				lchan_cm_copy_sockaddr(src, (struct sockaddr *)
 					&chan->cm_id->route.addr.src_addr);
@@ -559,14 +559,14 @@ static int lchan_cm_resolve_port(struct lchan_chan *chan,
 				return ret;
 		}
 		/* -EADDRINUSE: TCP's port, or rdma_cm's for the one TCP chose. */
-		if (++tries > LCHAN_IWPORT_TRIES ||
+		if (++tries > LCHAN_IWARP_PORT_TRIES ||
 		    lchan_cm_port_named(src, src_given))
 			return ret;
 		mutex_lock(&chan->lock);
 		old = chan->cm_id;
 		chan->cm_id = NULL;
-		lchan_iwport_release(chan);
-		ret = old ? lchan_iwport_pick(src, &chan->iwport) : -ENODEV;
+		lchan_iwarp_port_release(chan);
+		ret = old ? lchan_iwarp_port_pick(src, &chan->iwport) : -ENODEV;
 		mutex_unlock(&chan->lock);
 		/* No handler of the old id runs after this. */
 		if (old)

@@ -35,7 +35,7 @@
  * siw's accepting side hands the socket to the QP only after it has sent
  * the MPA reply, and what arrives in between waits in the socket until
  * more data comes.  So every accepted iWARP channel, with the exchange or
- * without, has its QP read the socket once connected (lchan_iwsock.c):
+ * without, has its QP read the socket once connected (lchan_iwarp_sock.c):
  * with the exchange until the first SEND is in, without it until a look
  * finds the socket empty, every LCHAN_PEER_FIRST_LOOK_MS.
  */
@@ -174,7 +174,7 @@ void lchan_iwarp_look(struct work_struct *work)
 
 	mutex_lock(&chan->lock);
 	if (READ_ONCE(chan->state) == LCHAN_STATE_CONNECTED) {
-		found = lchan_iwsock_read(chan);
+		found = lchan_iwarp_sock_read(chan);
 		if (found > 0)
 			WRITE_ONCE(chan->rtr_read, chan->rtr_read + 1);
 		if (lchan_iwarp_look_again(chan, found))
