@@ -156,6 +156,42 @@ struct lchan_quirk {
 	enum ib_poll_context cq_poll;	/* how our CQs are polled */
 };
 
+struct lchan_chan;
+
+/*
+ * What a transport does beyond the generic path, chosen when a channel
+ * binds to its device (chan->tp, lchan_transport.c).  IB and RoCE need
+ * nothing of their own; iWARP's table is in lchan_iwarp.c.  A NULL
+ * operation does nothing and succeeds.
+ */
+struct lchan_transport_ops {
+	u64 features_off;		/* LCHAN_FEATURE_* it cannot offer */
+	bool rc_timing;			/* has ACK timeout and retry count */
+	bool probe_by_read;		/* keepalive probes with a READ */
+	/* Whether a listener's connection request asks for the exchange. */
+	bool (*request_wants)(const struct rdma_conn_param *conn);
+	/* Before the QP: what connect's @flags ask of it.  lock held. */
+	void (*choose)(struct lchan_chan *chan, u32 flags);
+	/* The QP is made and nothing is posted yet.  lock held. */
+	int (*prepare_qp)(struct lchan_chan *chan);
+	/* Connect's and accept's connection parameters. */
+	void (*conn_param)(struct lchan_chan *chan,
+			   struct rdma_conn_param *param);
+	/* ESTABLISHED: 0 when the peer's reply suits.  cm handler. */
+	int (*check_reply)(struct lchan_chan *chan,
+			   const struct rdma_conn_param *conn);
+	/* The channel is connected.  cm handler. */
+	void (*connected)(struct lchan_chan *chan);
+	/* A submit on a connected channel, before the SQ.  lock held. */
+	void (*submit)(struct lchan_chan *chan);
+	/* Whether the SQ waits for the transport; changes under lock. */
+	bool (*sq_held)(const struct lchan_chan *chan);
+	/* Connect and establish, once connected: until the SQ opens. */
+	int (*wait_open)(struct lchan_chan *chan, unsigned long deadline);
+	/* A connecting id resolved: hold its local port.  lock held. */
+	int (*hold_port)(struct lchan_chan *chan);
+};
+
 /* An RDMA device as lchan sees it: /sys/kernel/lchan/devices/<name>. */
 struct lchan_dev {
 	struct kobject kobj;		/* lifetime of this struct */
@@ -299,6 +335,7 @@ struct lchan_chan {
 	struct lchan_ctx *ctx;		/* counted */
 	struct lchan_dev *dev;		/* counted, once known */
 	struct lchan_pd *pd;		/* counted, once known */
+	const struct lchan_transport_ops *tp;	/* the device's, once bound */
 	struct list_head dev_node;	/* dev->chans, under dev->lock */
 	pid_t tgid;
 
@@ -555,6 +592,17 @@ int lchan_cm_open_chan(struct lchan_chan *chan,
 int lchan_cm_check_connect(const struct lchan_ucmd *ucmd);
 long lchan_ioctl_connect(struct lchan_ucmd *ucmd);
 
+/* lchan_transport.c */
+extern const struct lchan_transport_ops lchan_transport_ib;
+const struct lchan_transport_ops *lchan_transport_get(struct ib_device *ibdev,
+						      u32 port);
+const char *lchan_transport_name(struct ib_device *ibdev);
+bool lchan_transport_request_wants(struct rdma_cm_id *id,
+				   const struct rdma_conn_param *conn);
+int lchan_transport_hold_port(struct lchan_chan *chan);
+bool lchan_transport_sq_held(const struct lchan_chan *chan);
+bool lchan_transport_opening(const struct lchan_chan *chan);
+
 /* lchan_iwarp_port.c */
 int lchan_iwarp_port_hold(struct lchan_chan *chan);
 int lchan_iwarp_port_pick(struct sockaddr_storage *addr, struct socket **sockp);
@@ -564,19 +612,8 @@ void lchan_iwarp_port_release(struct lchan_chan *chan);
 int lchan_iwarp_sock_read(struct lchan_chan *chan);
 
 /* lchan_iwarp.c */
-bool lchan_iwarp_request_wants(struct rdma_cm_id *id,
-			       const struct rdma_conn_param *conn);
-void lchan_iwarp_choose(struct lchan_chan *chan, u32 flags);
-void lchan_iwarp_conn_param(struct lchan_chan *chan,
-			    struct rdma_conn_param *param);
-int lchan_iwarp_check_reply(struct lchan_chan *chan,
-			    const struct rdma_conn_param *conn);
-void lchan_iwarp_connected(struct lchan_chan *chan);
+extern const struct lchan_transport_ops lchan_iwarp_transport;
 void lchan_iwarp_look(struct work_struct *work);
-int lchan_iwarp_prepare(struct lchan_chan *chan);
-void lchan_iwarp_step(struct lchan_chan *chan);
-bool lchan_iwarp_pending(const struct lchan_chan *chan);
-int lchan_iwarp_wait_open(struct lchan_chan *chan, unsigned long deadline);
 
 /* lchan_listen.c */
 int lchan_listen_cm_event(struct lchan_listener *lst, struct rdma_cm_id *id,

@@ -44,22 +44,20 @@ static int lchan_iwarp_port_bind(struct sockaddr *addr, struct socket **sockp)
 }
 
 /*
- * Hold the local port of @chan's resolved cm_id in TCP's space, if its
- * device is iWARP and no port is held yet.  -EADDRINUSE: TCP has it.  A
- * port TCP will not bind for another reason is left to the device, as if
- * unchecked.  chan->lock held.
+ * Hold the local port of @chan's resolved cm_id in TCP's space, if no
+ * port is held yet (the transport's hold_port).  -EADDRINUSE: TCP has it.
+ * A port TCP will not bind for another reason is left to the device, as
+ * if unchecked.  chan->lock held.
  */
 int lchan_iwarp_port_hold(struct lchan_chan *chan)
 {
-	struct rdma_cm_id *id = chan->cm_id;
 	int ret;
 
-	if (!id)
-		return -ENODEV;	/* the device went away */
-	if (chan->iwport || !rdma_protocol_iwarp(id->device, id->port_num))
+	if (chan->iwport)
 		return 0;
 	ret = lchan_iwarp_port_bind((struct sockaddr *)
-				    &id->route.addr.src_addr, &chan->iwport);
+				    &chan->cm_id->route.addr.src_addr,
+				    &chan->iwport);
 	return ret == -EADDRINUSE ? ret : 0;
 }
 

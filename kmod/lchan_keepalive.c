@@ -65,7 +65,7 @@ static void lchan_keepalive_probe(struct lchan_chan *chan)
 	};
 	int ret;
 
-	if (rdma_protocol_iwarp(chan->dev->ibdev, chan->port_num)) {
+	if (chan->tp->probe_by_read) {
 		/* An iWARP READ names one sink buffer, here of 0 bytes. */
 		wr.wr.opcode = IB_WR_RDMA_READ;
 		wr.wr.sg_list = &sge;
@@ -125,7 +125,7 @@ void lchan_keepalive_work(struct work_struct *work)
 	again = true;
 	/* The iWARP opening exchange goes first on the SQ. */
 	if (!time_after(READ_ONCE(chan->heard), chan->ka_looked) &&
-	    !READ_ONCE(chan->sq_held))
+	    !lchan_transport_sq_held(chan))
 		lchan_keepalive_probe(chan);
 	chan->ka_looked = now;
 out:

@@ -58,7 +58,7 @@ int lchan_listen_cm_event(struct lchan_listener *lst,
 			return -ENOMEM;
 		req->cm_id = id;
 		req->remote_qpn = event->param.conn.qp_num;
-		req->open_exchange = lchan_iwarp_request_wants(id,
+		req->open_exchange = lchan_transport_request_wants(id,
 							&event->param.conn);
 		spin_lock(&lst->lock);
 		if (READ_ONCE(lst->dead) || lst->nr_backlog >= lst->max_backlog) {

@@ -365,17 +365,17 @@ static bool lchan_post_usable(struct lchan_chan *chan, int state)
 }
 
 /*
- * SQEs wait in the ring while a deferred establish is pending, and on
- * iWARP until the opening exchange lets them go; whoever ends the wait
- * submits them (ENTER, or the repost work).  sq_held changes only under
- * chan->lock, so once read it holds for the whole call.  A channel that
- * is down is never gated: its entries are flushed.  lock held.
+ * SQEs wait in the ring while a deferred establish is pending, and while
+ * the transport holds the SQ (iWARP's opening exchange); whoever ends the
+ * wait submits them (ENTER, or the repost work).  The hold changes only
+ * under chan->lock, so once read it holds for the whole call.  A channel
+ * that is down is never gated: its entries are flushed.  lock held.
  */
 static bool lchan_post_sq_gated(struct lchan_chan *chan, int state)
 {
 	if (!lchan_post_usable(chan, state))
 		return false;
-	return state != LCHAN_STATE_CONNECTED || READ_ONCE(chan->sq_held);
+	return state != LCHAN_STATE_CONNECTED || lchan_transport_sq_held(chan);
 }
 
 /*
@@ -408,8 +408,9 @@ int lchan_post_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done)
 		return ret;
 	*rq_done = ret;
 	if (usable && state == LCHAN_STATE_CONNECTED) {
-		/* The exchange may break the channel: then flush, not gate. */
-		lchan_iwarp_step(chan);
+		/* The transport's turn may break it: then flush, not gate. */
+		if (chan->tp->submit)
+			chan->tp->submit(chan);
 		state = READ_ONCE(chan->state);
 		usable = lchan_post_usable(chan, state);
 	}
