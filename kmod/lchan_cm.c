@@ -531,9 +531,10 @@ static bool lchan_cm_port_named(const struct sockaddr_storage *src,
 }
 
 /*
- * Resolve, and on an iWARP device make sure TCP lets the device have the
- * local port (lchan_iwarp_port.c): when TCP holds the one rdma_cm chose, start
- * again from a port TCP chose, unless the caller named the port.
+ * Resolve, and let the transport of the device resolved to hold the local
+ * port (iWARP's is a TCP port: lchan_iwarp_port.c).  When TCP holds the
+ * one rdma_cm chose, start again from a port TCP chose, unless the caller
+ * named the port.
  */
 static int lchan_cm_resolve_port(struct lchan_chan *chan,
 				 struct sockaddr_storage *src, bool src_given,
