@@ -40,7 +40,7 @@
  *           dev->lock
  *         chan->cq_lock
  *         socket lock			binding and releasing chan->iwport
- *         socket spinlock, BHs off	lchan_iwsock_read(), and under it
+ *         socket spinlock, BHs off	lchan_iwarp_sock_read(), and under it
  *					what siw's receive path takes
  *   lst->mutex
  *     rdma_cm handler lock		rdma_destroy_id() of the listening id
@@ -104,8 +104,8 @@
 /* READs and atomics in flight each way; rdma_cm's field is a u8. */
 #define LCHAN_RD_ATOMIC_MAX		16
 #define LCHAN_RESOLVE_TIMEOUT_MS	2000
-/* Resolutions again from a port TCP chose (lchan_iwport.c). */
-#define LCHAN_IWPORT_TRIES	8
+/* Resolutions again from a port TCP chose (lchan_iwarp_port.c). */
+#define LCHAN_IWARP_PORT_TRIES	8
 /* After the peer's disconnect, how long sends in flight may still complete. */
 #define LCHAN_CM_DISCONNECT_LINGER_MS	100
 /* After completions, ask a device that can drop CQ events again (siw). */
@@ -146,6 +146,52 @@ enum lchan_step {
 	LCHAN_STEP_DESTROYED,		/* QP, CQ, cm id, rings freed */
 };
 
+/*
+ * What one RDMA driver needs of lchan that the verbs do not say, an entry
+ * of lchan_quirk.c's table.
+ */
+struct lchan_quirk {
+	enum rdma_driver_id driver_id;	/* the key: ib_device ops.driver_id */
+	bool cq_recheck;		/* may drop a CQ event */
+	enum ib_poll_context cq_poll;	/* how our CQs are polled */
+};
+
+struct lchan_chan;
+
+/*
+ * What a transport does beyond the generic path, chosen when a channel
+ * binds to its device (chan->tp, lchan_transport.c).  IB and RoCE need
+ * nothing of their own; iWARP's table is in lchan_iwarp.c.  A NULL
+ * operation does nothing and succeeds.
+ */
+struct lchan_transport_ops {
+	u64 features_off;		/* LCHAN_FEATURE_* it cannot offer */
+	bool rc_timing;			/* has ACK timeout and retry count */
+	bool probe_by_read;		/* keepalive probes with a READ */
+	/* Whether a listener's connection request asks for the exchange. */
+	bool (*request_wants)(const struct rdma_conn_param *conn);
+	/* Before the QP: what connect's @flags ask of it.  lock held. */
+	void (*choose)(struct lchan_chan *chan, u32 flags);
+	/* The QP is made and nothing is posted yet.  lock held. */
+	int (*prepare_qp)(struct lchan_chan *chan);
+	/* Connect's and accept's connection parameters. */
+	void (*conn_param)(struct lchan_chan *chan,
+			   struct rdma_conn_param *param);
+	/* ESTABLISHED: 0 when the peer's reply suits.  cm handler. */
+	int (*check_reply)(struct lchan_chan *chan,
+			   const struct rdma_conn_param *conn);
+	/* The channel is connected.  cm handler. */
+	void (*connected)(struct lchan_chan *chan);
+	/* A submit on a connected channel, before the SQ.  lock held. */
+	void (*submit)(struct lchan_chan *chan);
+	/* Whether the SQ waits for the transport; changes under lock. */
+	bool (*sq_held)(const struct lchan_chan *chan);
+	/* Connect and establish, once connected: until the SQ opens. */
+	int (*wait_open)(struct lchan_chan *chan, unsigned long deadline);
+	/* A connecting id resolved: hold its local port.  lock held. */
+	int (*hold_port)(struct lchan_chan *chan);
+};
+
 /* An RDMA device as lchan sees it: /sys/kernel/lchan/devices/<name>. */
 struct lchan_dev {
 	struct kobject kobj;		/* lifetime of this struct */
@@ -157,9 +203,8 @@ struct lchan_dev {
 	struct list_head pds;
 	bool dying;			/* under lock: no new users */
 	u32 nr_chans;			/* under lock */
-	bool cq_recheck;		/* may drop a CQ event (lchan_post.c) */
+	const struct lchan_quirk *quirk;	/* its driver's (lchan_quirk.c) */
 	bool post_bh_off;		/* post with BHs disabled (lchan_compat.h) */
-	enum ib_poll_context cq_poll;	/* how our CQs are polled (same) */
 };
 
 /* The /dev/lchan file: owner of PDs and MRs. */
@@ -290,12 +335,13 @@ struct lchan_chan {
 	struct lchan_ctx *ctx;		/* counted */
 	struct lchan_dev *dev;		/* counted, once known */
 	struct lchan_pd *pd;		/* counted, once known */
+	const struct lchan_transport_ops *tp;	/* the device's, once bound */
 	struct list_head dev_node;	/* dev->chans, under dev->lock */
 	pid_t tgid;
 
 	struct mutex lock;		/* resources, posting, teardown */
 	struct rdma_cm_id *cm_id;
-	struct socket *iwport;		/* lchan_iwport.c */
+	struct socket *iwport;		/* lchan_iwarp_port.c */
 	struct ib_cq *cq;
 	struct ib_qp *qp;
 	int state;			/* enum lchan_state; READ/WRITE_ONCE */
@@ -331,7 +377,7 @@ struct lchan_chan {
 	bool direct;			/* LCHAN_DIRECT_POLL; set before the CQ */
 	struct delayed_work direct_work;	/* lchan_direct.c */
 	struct work_struct repost_work;	/* posts SQEs that waited */
-	struct delayed_work cq_recheck_work;	/* lchan_post.c */
+	struct delayed_work cq_recheck_work;	/* lchan_quirk.c */
 	u32 cq_handled;			/* cq_recheck devices: completions */
 	u32 cq_recheck_mark;		/* cq_handled when it was queued */
 	/* iWARP opening exchange (lchan_iwarp.c); rtr_cqe for all of it. */
@@ -509,6 +555,8 @@ extern const struct file_operations lchan_chan_fops;
 struct lchan_chan *lchan_chan_alloc(struct lchan_ctx *ctx);
 void lchan_chan_free(struct kobject *kobj);
 void lchan_chan_put(struct lchan_chan *chan);
+void lchan_chan_queue_delayed(struct lchan_chan *chan,
+			      struct delayed_work *dwork, unsigned int ms);
 void lchan_chan_set_state(struct lchan_chan *chan, int state);
 int lchan_chan_bind_dev(struct lchan_chan *chan, struct ib_device *ibdev);
 int lchan_chan_create_qp(struct lchan_chan *chan,
@@ -544,28 +592,28 @@ int lchan_cm_open_chan(struct lchan_chan *chan,
 int lchan_cm_check_connect(const struct lchan_ucmd *ucmd);
 long lchan_ioctl_connect(struct lchan_ucmd *ucmd);
 
-/* lchan_iwport.c */
-int lchan_iwport_hold(struct lchan_chan *chan);
-int lchan_iwport_pick(struct sockaddr_storage *addr, struct socket **sockp);
-void lchan_iwport_release(struct lchan_chan *chan);
+/* lchan_transport.c */
+extern const struct lchan_transport_ops lchan_transport_ib;
+const struct lchan_transport_ops *lchan_transport_get(struct ib_device *ibdev,
+						      u32 port);
+const char *lchan_transport_name(struct ib_device *ibdev);
+bool lchan_transport_request_wants(struct rdma_cm_id *id,
+				   const struct rdma_conn_param *conn);
+int lchan_transport_hold_port(struct lchan_chan *chan);
+bool lchan_transport_sq_held(const struct lchan_chan *chan);
+bool lchan_transport_opening(const struct lchan_chan *chan);
 
-/* lchan_iwsock.c */
-int lchan_iwsock_read(struct lchan_chan *chan);
+/* lchan_iwarp_port.c */
+int lchan_iwarp_port_hold(struct lchan_chan *chan);
+int lchan_iwarp_port_pick(struct sockaddr_storage *addr, struct socket **sockp);
+void lchan_iwarp_port_release(struct lchan_chan *chan);
+
+/* lchan_iwarp_sock.c */
+int lchan_iwarp_sock_read(struct lchan_chan *chan);
 
 /* lchan_iwarp.c */
-bool lchan_iwarp_request_wants(struct rdma_cm_id *id,
-			       const struct rdma_conn_param *conn);
-void lchan_iwarp_choose(struct lchan_chan *chan, u32 flags);
-void lchan_iwarp_conn_param(struct lchan_chan *chan,
-			    struct rdma_conn_param *param);
-int lchan_iwarp_check_reply(struct lchan_chan *chan,
-			    const struct rdma_conn_param *conn);
-void lchan_iwarp_connected(struct lchan_chan *chan);
+extern const struct lchan_transport_ops lchan_iwarp_transport;
 void lchan_iwarp_look(struct work_struct *work);
-int lchan_iwarp_prepare(struct lchan_chan *chan);
-void lchan_iwarp_step(struct lchan_chan *chan);
-bool lchan_iwarp_pending(const struct lchan_chan *chan);
-int lchan_iwarp_wait_open(struct lchan_chan *chan, unsigned long deadline);
 
 /* lchan_listen.c */
 int lchan_listen_cm_event(struct lchan_listener *lst, struct rdma_cm_id *id,
@@ -613,14 +661,15 @@ u32 lchan_flow_outstanding(const struct lchan_queue *q);
 /* lchan_post.c */
 void lchan_post_kick(struct lchan_chan *chan);
 void lchan_post_repost_work(struct work_struct *work);
-void lchan_post_cq_recheck(struct work_struct *work);
-void lchan_post_queue_delayed(struct lchan_chan *chan,
-			      struct delayed_work *dwork, unsigned int ms);
 void lchan_post_break(struct lchan_chan *chan);
 int lchan_post_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done);
 bool lchan_post_has_work(struct lchan_chan *chan);
-void lchan_post_recheck_soon(struct lchan_chan *chan);
 int lchan_post_own_send(struct lchan_chan *chan, const struct ib_send_wr *wr);
+
+/* lchan_quirk.c */
+const struct lchan_quirk *lchan_quirk_get(const struct ib_device *ibdev);
+void lchan_quirk_recheck_soon(struct lchan_chan *chan);
+void lchan_quirk_cq_recheck(struct work_struct *work);
 
 /* lchan_keepalive.c */
 void lchan_keepalive_work(struct work_struct *work);

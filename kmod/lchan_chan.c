@@ -36,13 +36,14 @@ struct lchan_chan *lchan_chan_alloc(struct lchan_ctx *ctx)
 	init_waitqueue_head(&chan->wq);
 	spin_lock_init(&chan->cq_lock);
 	INIT_WORK(&chan->repost_work, lchan_post_repost_work);
-	INIT_DELAYED_WORK(&chan->cq_recheck_work, lchan_post_cq_recheck);
+	INIT_DELAYED_WORK(&chan->cq_recheck_work, lchan_quirk_cq_recheck);
 	INIT_DELAYED_WORK(&chan->rtr_look_work, lchan_iwarp_look);
 	INIT_DELAYED_WORK(&chan->ka_work, lchan_keepalive_work);
 	INIT_DELAYED_WORK(&chan->direct_work, lchan_direct_look);
 	INIT_LIST_HEAD(&chan->dev_node);
 	INIT_LIST_HEAD(&chan->poll_node);
 	chan->state = LCHAN_STATE_CONNECTING;
+	chan->tp = &lchan_transport_ib;	/* nothing of its own until bound */
 	chan->tgid = task_tgid_vnr(current);
 	kref_get(&ctx->ref);
 	chan->ctx = ctx;
@@ -66,6 +67,15 @@ void lchan_chan_free(struct kobject *kobj)
 void lchan_chan_put(struct lchan_chan *chan)
 {
 	kobject_put(&chan->kobj);
+}
+
+/* Run @dwork of @chan in @ms; a queued work holds a channel reference. */
+void lchan_chan_queue_delayed(struct lchan_chan *chan,
+			      struct delayed_work *dwork, unsigned int ms)
+{
+	kobject_get(&chan->kobj);
+	if (!queue_delayed_work(lchan_wq, dwork, msecs_to_jiffies(ms)))
+		lchan_chan_put(chan);
 }
 
 /*
@@ -108,6 +118,7 @@ int lchan_chan_bind_dev(struct lchan_chan *chan, struct ib_device *ibdev)
 	if (ret)
 		goto err_put;
 	chan->port_num = chan->cm_id->port_num;
+	chan->tp = lchan_transport_get(ibdev, chan->port_num);
 	chan->max_msg_size = attr.max_msg_sz;
 	chan->max_send_sge = min_t(u32, ibdev->attrs.max_send_sge,
 				   LCHAN_MAX_SGE);
@@ -116,17 +127,7 @@ int lchan_chan_bind_dev(struct lchan_chan *chan, struct ib_device *ibdev)
 	/* iWARP reads into one buffer only. */
 	chan->max_read_sge = clamp_t(u32, ibdev->attrs.max_sge_rd, 1,
 				     chan->max_send_sge);
-	chan->features = LCHAN_FEATURES;
-	/*
-	 * iWARP carries no immediate data, and its read fence belongs to the
-	 * request after a READ, never to a READ (siw refuses one).  Its
-	 * opening exchange moves on by completion events: no direct polling.
-	 */
-	if (rdma_protocol_iwarp(ibdev, chan->port_num))
-		chan->features &= ~(LCHAN_FEATURE_SEND_IMM |
-				    LCHAN_FEATURE_WRITE_IMM |
-				    LCHAN_FEATURE_READ_FENCE |
-				    LCHAN_FEATURE_DIRECT);
+	chan->features = LCHAN_FEATURES & ~chan->tp->features_off;
 	if (ibdev->attrs.atomic_cap == IB_ATOMIC_NONE)
 		chan->features &= ~LCHAN_FEATURE_ATOMIC;
 	if (chan->max_send_sge < 2 || chan->max_recv_sge < 2)
@@ -212,7 +213,7 @@ int lchan_chan_create_qp(struct lchan_chan *chan,
 			       ring->sq.entries + ring->rq.entries +
 			       LCHAN_CQ_OWN,
 			       0, chan->direct ? IB_POLL_DIRECT :
-			       chan->dev->cq_poll);
+			       chan->dev->quirk->cq_poll);
 	if (IS_ERR(chan->cq)) {
 		ret = PTR_ERR(chan->cq);
 		chan->cq = NULL;
@@ -234,9 +235,11 @@ int lchan_chan_create_qp(struct lchan_chan *chan,
 		goto err_free_cq;
 	chan->qp = chan->cm_id->qp;
 	ring->info.local_qpn = chan->qp->qp_num;
-	ret = lchan_iwarp_prepare(chan);
-	if (ret)
-		goto err_destroy_qp;
+	if (chan->tp->prepare_qp) {
+		ret = chan->tp->prepare_qp(chan);
+		if (ret)
+			goto err_destroy_qp;
+	}
 	trace_lchan_chan_step(chan->id, LCHAN_STEP_QP_READY);
 	return 0;
 
@@ -280,7 +283,7 @@ void lchan_chan_teardown(struct lchan_chan *chan)
 		rdma_destroy_id(chan->cm_id);
 		chan->cm_id = NULL;
 	}
-	lchan_iwport_release(chan);
+	lchan_iwarp_port_release(chan);
 }
 
 /* The last user is gone: free everything.  Process context. */
@@ -410,7 +413,7 @@ static __poll_t lchan_chan_poll(struct file *file, poll_table *wait)
 	state = READ_ONCE(chan->state);
 	if (lchan_ring_cq_ready(chan))
 		mask |= EPOLLIN | EPOLLRDNORM;
-	if (state == LCHAN_STATE_CONNECTED && !lchan_iwarp_pending(chan))
+	if (state == LCHAN_STATE_CONNECTED && !lchan_transport_opening(chan))
 		mask |= EPOLLOUT | EPOLLWRNORM;
 	/* RDHUP: the connection is gone.  HUP: nothing more will complete. */
 	if (lchan_chan_done(chan))

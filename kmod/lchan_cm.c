@@ -137,7 +137,8 @@ static int lchan_cm_chan_event(struct lchan_chan *chan, struct rdma_cm_id *id,
 		lchan_cm_report(chan, lchan_cm_errno(event, -EHOSTUNREACH));
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
-		ret = lchan_iwarp_check_reply(chan, &event->param.conn);
+		ret = chan->tp->check_reply ?
+		      chan->tp->check_reply(chan, &event->param.conn) : 0;
 		if (ret) {
 			lchan_chan_set_state(chan, LCHAN_STATE_DISCONNECTED);
 			lchan_cm_report(chan, ret);
@@ -153,7 +154,8 @@ static int lchan_cm_chan_event(struct lchan_chan *chan, struct rdma_cm_id *id,
 		 * the iWARP first SEND) goes out now, without another ENTER.
 		 */
 		lchan_post_kick(chan);
-		lchan_iwarp_connected(chan);
+		if (chan->tp->connected)
+			chan->tp->connected(chan);
 		lchan_keepalive_start(chan);
 		lchan_cm_report(chan, 0);
 		break;
@@ -208,7 +210,8 @@ static void lchan_cm_conn_param(struct lchan_chan *chan,
 	/* iWARP has none: TCP retransmits. */
 	param->retry_count = chan->retry_count;
 	param->rnr_retry_count = LCHAN_RNR_RETRY_COUNT;
-	lchan_iwarp_conn_param(chan, param);
+	if (chan->tp->conn_param)
+		chan->tp->conn_param(chan, param);
 }
 
 /* Wait for the cm step in flight; 0, a negative errno or -ETIMEDOUT. */
@@ -239,7 +242,7 @@ static int lchan_cm_result(struct lchan_chan *chan)
 	int status;
 
 	if (state == LCHAN_STATE_CONNECTED)
-		return lchan_iwarp_pending(chan) ? -EALREADY : -EISCONN;
+		return lchan_transport_opening(chan) ? -EALREADY : -EISCONN;
 	if (!chan->cm_id || !completion_done(&chan->cm_done))
 		return state == LCHAN_STATE_CONNECTING ? -EALREADY :
 		       -ENOTCONN;
@@ -288,7 +291,7 @@ int lchan_cm_establish(struct lchan_chan *chan, u32 timeout_ms,
 	} else {
 		ret = rdma_connect(chan->cm_id, &param);
 		/* The device's socket has the port now, or never will. */
-		lchan_iwport_release(chan);
+		lchan_iwarp_port_release(chan);
 	}
 	mutex_unlock(&chan->lock);
 	if (ret) {
@@ -315,8 +318,8 @@ int lchan_cm_establish(struct lchan_chan *chan, u32 timeout_ms,
 	if (!ret && !READ_ONCE(chan->was_connected))
 		ret = -ECONNRESET;
 	/* On iWARP the connecting side's SQ opens one exchange later. */
-	if (!ret && !chan->passive)
-		ret = lchan_iwarp_wait_open(chan, deadline);
+	if (!ret && !chan->passive && chan->tp->wait_open)
+		ret = chan->tp->wait_open(chan, deadline);
 	if (ret == -EINTR)
 		return ret;	/* still in progress: poll for EPOLLOUT */
 	if (!ret)
@@ -384,7 +387,7 @@ static int lchan_cm_set_rc(struct lchan_chan *chan,
 {
 	/* Every device: the keepalive is lchan's own (lchan_keepalive.c). */
 	WRITE_ONCE(chan->keepalive_ms, rc->keepalive_ms);
-	if (rdma_protocol_iwarp(chan->cm_id->device, chan->cm_id->port_num))
+	if (!chan->tp->rc_timing)
 		return rc->ack_timeout || rc->retry_count ? -EOPNOTSUPP : 0;
 	/* sysfs reads them lockless. */
 	WRITE_ONCE(chan->ack_timeout,
@@ -397,7 +400,7 @@ static int lchan_cm_set_rc(struct lchan_chan *chan,
 /*
  * Direct polling, if @flags ask for it.  Its CQ has no events, and a
  * poller thread would have to poll it too; iWARP's opening exchange
- * (lchan_post.c) moves on by completion events.
+ * (lchan_iwarp.c) moves on by completion events.
  */
 static int lchan_cm_set_direct(struct lchan_chan *chan, u32 flags)
 {
@@ -435,7 +438,8 @@ int lchan_cm_open_chan(struct lchan_chan *chan,
 	ret = lchan_cm_set_direct(chan, flags);
 	if (ret)
 		goto out_unlock;
-	lchan_iwarp_choose(chan, flags);
+	if (chan->tp->choose)
+		chan->tp->choose(chan, flags);
 	ret = lchan_chan_create_qp(chan, rings);
 	if (ret)
 		goto out_unlock;
@@ -527,9 +531,10 @@ static bool lchan_cm_port_named(const struct sockaddr_storage *src,
 }
 
 /*
- * Resolve, and on an iWARP device make sure TCP lets the device have the
- * local port (lchan_iwport.c): when TCP holds the one rdma_cm chose, start
- * again from a port TCP chose, unless the caller named the port.
+ * Resolve, and let the transport of the device resolved to hold the local
+ * port (iWARP's is a TCP port: lchan_iwarp_port.c).  When TCP holds the
+ * one rdma_cm chose, start again from a port TCP chose, unless the caller
+ * named the port.
  */
 static int lchan_cm_resolve_port(struct lchan_chan *chan,
 				 struct sockaddr_storage *src, bool src_given,
@@ -550,7 +555,7 @@ static int lchan_cm_resolve_port(struct lchan_chan *chan,
 			return ret;
 		if (!ret) {
 			mutex_lock(&chan->lock);
-			ret = lchan_iwport_hold(chan);
+			ret = lchan_transport_hold_port(chan);
 			if (ret == -EADDRINUSE)
 				lchan_cm_copy_sockaddr(src, (struct sockaddr *)
 					&chan->cm_id->route.addr.src_addr);
@@ -559,14 +564,14 @@ static int lchan_cm_resolve_port(struct lchan_chan *chan,
 				return ret;
 		}
 		/* -EADDRINUSE: TCP's port, or rdma_cm's for the one TCP chose. */
-		if (++tries > LCHAN_IWPORT_TRIES ||
+		if (++tries > LCHAN_IWARP_PORT_TRIES ||
 		    lchan_cm_port_named(src, src_given))
 			return ret;
 		mutex_lock(&chan->lock);
 		old = chan->cm_id;
 		chan->cm_id = NULL;
-		lchan_iwport_release(chan);
-		ret = old ? lchan_iwport_pick(src, &chan->iwport) : -ENODEV;
+		lchan_iwarp_port_release(chan);
+		ret = old ? lchan_iwarp_port_pick(src, &chan->iwport) : -ENODEV;
 		mutex_unlock(&chan->lock);
 		/* No handler of the old id runs after this. */
 		if (old)

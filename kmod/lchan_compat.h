@@ -59,13 +59,9 @@ static inline bool lchan_compat_post_bh_off(const struct ib_device *ibdev)
 	return LCHAN_RXE_TASKLETS;
 }
 
-static inline enum ib_poll_context
-lchan_compat_cq_poll(const struct ib_device *ibdev)
-{
-	if (!LCHAN_RXE_TASKLETS && ibdev->ops.driver_id == RDMA_DRIVER_RXE)
-		return IB_POLL_WORKQUEUE;
-	return IB_POLL_SOFTIRQ;
-}
+/* rxe's CQ poll context (its entry in lchan_quirk.c). */
+#define LCHAN_COMPAT_RXE_CQ_POLL \
+	(LCHAN_RXE_TASKLETS ? IB_POLL_SOFTIRQ : IB_POLL_WORKQUEUE)
 
 /*
  * The poller pool learns how long its threads waited for their CPU from

@@ -55,9 +55,8 @@ static int lchan_dev_add(struct ib_device *ibdev)
 	if (!dev)
 		return -ENOMEM;
 	dev->ibdev = ibdev;
-	dev->cq_recheck = ibdev->ops.driver_id == RDMA_DRIVER_SIW;
+	dev->quirk = lchan_quirk_get(ibdev);
 	dev->post_bh_off = lchan_compat_post_bh_off(ibdev);
-	dev->cq_poll = lchan_compat_cq_poll(ibdev);
 	mutex_init(&dev->lock);
 	INIT_LIST_HEAD(&dev->chans);
 	INIT_LIST_HEAD(&dev->lsts);

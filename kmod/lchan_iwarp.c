@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What an iWARP channel needs beyond the generic path: the opening
- * exchange between two lchan kernels, agreed on in the MPA private data,
- * and the accepting side's look at its socket.
+ * The iWARP transport (lchan_iwarp_transport, chosen when a channel binds
+ * to an iWARP device): what an iWARP channel needs beyond the generic
+ * path.  Here the opening exchange between two lchan kernels, agreed on in
+ * the MPA private data, and the accepting side's look at its socket; the
+ * local TCP port in lchan_iwarp_port.c, the socket read in
+ * lchan_iwarp_sock.c.
  *
  * MPA (RFC 5044) lets the accepting side send only after the connecting
  * side's first FPDU has arrived: siw's initiator fails the connection
@@ -35,7 +38,7 @@
  * siw's accepting side hands the socket to the QP only after it has sent
  * the MPA reply, and what arrives in between waits in the socket until
  * more data comes.  So every accepted iWARP channel, with the exchange or
- * without, has its QP read the socket once connected (lchan_iwsock.c):
+ * without, has its QP read the socket once connected (lchan_iwarp_sock.c):
  * with the exchange until the first SEND is in, without it until a look
  * finds the socket empty, every LCHAN_PEER_FIRST_LOOK_MS.
  */
@@ -60,11 +63,6 @@ static const struct lchan_iwarp_hello lchan_iwarp_hello = {
 	.version = LCHAN_IWARP_VERSION,
 };
 
-static bool lchan_iwarp_dev(const struct lchan_chan *chan)
-{
-	return rdma_protocol_iwarp(chan->dev->ibdev, chan->port_num);
-}
-
 /* Whether @data (from the peer) is a hello of a version we speak. */
 static bool lchan_iwarp_hello_ok(const void *data, u8 len)
 {
@@ -76,11 +74,9 @@ static bool lchan_iwarp_hello_ok(const void *data, u8 len)
 }
 
 /* A connection request on a listener: does it ask for the exchange? */
-bool lchan_iwarp_request_wants(struct rdma_cm_id *id,
-			       const struct rdma_conn_param *conn)
+static bool lchan_iwarp_request_wants(const struct rdma_conn_param *conn)
 {
-	return rdma_protocol_iwarp(id->device, id->port_num) &&
-	       lchan_iwarp_hello_ok(conn->private_data,
+	return lchan_iwarp_hello_ok(conn->private_data,
 				    conn->private_data_len);
 }
 
@@ -89,16 +85,15 @@ bool lchan_iwarp_request_wants(struct rdma_cm_id *id,
  * (its application asked with @flags).  An accepting one took the answer
  * from the request.  lock held.
  */
-void lchan_iwarp_choose(struct lchan_chan *chan, u32 flags)
+static void lchan_iwarp_choose(struct lchan_chan *chan, u32 flags)
 {
 	if (!chan->passive)
-		chan->open_exchange = lchan_iwarp_dev(chan) &&
-				      (flags & LCHAN_OPEN_EXCHANGE);
+		chan->open_exchange = flags & LCHAN_OPEN_EXCHANGE;
 }
 
 /* The connection parameters carry the hello when the exchange runs. */
-void lchan_iwarp_conn_param(struct lchan_chan *chan,
-			    struct rdma_conn_param *param)
+static void lchan_iwarp_conn_param(struct lchan_chan *chan,
+				   struct rdma_conn_param *param)
 {
 	if (!chan->open_exchange)
 		return;
@@ -111,8 +106,8 @@ void lchan_iwarp_conn_param(struct lchan_chan *chan,
  * a peer that will not run the exchange, and a SEND of ours would land in
  * a receive of its application.  0 or -EPROTONOSUPPORT.  Handler.
  */
-int lchan_iwarp_check_reply(struct lchan_chan *chan,
-			    const struct rdma_conn_param *conn)
+static int lchan_iwarp_check_reply(struct lchan_chan *chan,
+				   const struct rdma_conn_param *conn)
 {
 	if (chan->passive || !chan->open_exchange ||
 	    lchan_iwarp_hello_ok(conn->private_data, conn->private_data_len))
@@ -126,7 +121,7 @@ static void lchan_iwarp_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct lchan_chan *chan = container_of(wc->wr_cqe, struct lchan_chan,
 					       rtr_cqe);
 
-	lchan_post_recheck_soon(chan);
+	lchan_quirk_recheck_soon(chan);
 	/*
 	 * Our own SENDs end here.  A failed request of the exchange put the
 	 * QP in error, as one of the application's would (a flush is one
@@ -146,10 +141,10 @@ static void lchan_iwarp_done(struct ib_cq *cq, struct ib_wc *wc)
 }
 
 /* The accepting side is connected: look at the socket.  Handler. */
-void lchan_iwarp_connected(struct lchan_chan *chan)
+static void lchan_iwarp_connected(struct lchan_chan *chan)
 {
-	if (chan->passive && lchan_iwarp_dev(chan))
-		lchan_post_queue_delayed(chan, &chan->rtr_look_work, 0);
+	if (chan->passive)
+		lchan_chan_queue_delayed(chan, &chan->rtr_look_work, 0);
 }
 
 /* Whether the accepting side should look at its socket again. */
@@ -174,11 +169,11 @@ void lchan_iwarp_look(struct work_struct *work)
 
 	mutex_lock(&chan->lock);
 	if (READ_ONCE(chan->state) == LCHAN_STATE_CONNECTED) {
-		found = lchan_iwsock_read(chan);
+		found = lchan_iwarp_sock_read(chan);
 		if (found > 0)
 			WRITE_ONCE(chan->rtr_read, chan->rtr_read + 1);
 		if (lchan_iwarp_look_again(chan, found))
-			lchan_post_queue_delayed(chan, &chan->rtr_look_work,
+			lchan_chan_queue_delayed(chan, &chan->rtr_look_work,
 						 LCHAN_PEER_FIRST_LOOK_MS);
 	}
 	mutex_unlock(&chan->lock);
@@ -189,7 +184,7 @@ void lchan_iwarp_look(struct work_struct *work)
  * At QP creation, before anything else is posted: the receives for the
  * peer's SENDs of the exchange, ahead of the application's.  lock held.
  */
-int lchan_iwarp_prepare(struct lchan_chan *chan)
+static int lchan_iwarp_prepare(struct lchan_chan *chan)
 {
 	struct ib_recv_wr wr = { .wr_cqe = &chan->rtr_cqe };
 	int ret;
@@ -230,7 +225,7 @@ static int lchan_iwarp_send(struct lchan_chan *chan, const char *which)
 }
 
 /* Move the exchange on, on a connected channel.  lock held. */
-void lchan_iwarp_step(struct lchan_chan *chan)
+static void lchan_iwarp_step(struct lchan_chan *chan)
 {
 	if (!chan->open_exchange)
 		return;
@@ -250,10 +245,16 @@ void lchan_iwarp_step(struct lchan_chan *chan)
 	lchan_ring_wake(chan);
 }
 
-/* A connecting side whose SQ the exchange still holds. */
-bool lchan_iwarp_pending(const struct lchan_chan *chan)
+/* Whether the exchange holds the SQ; it changes under chan->lock. */
+static bool lchan_iwarp_sq_held(const struct lchan_chan *chan)
 {
-	return !chan->passive && READ_ONCE(chan->sq_held);
+	return READ_ONCE(chan->sq_held);
+}
+
+/* A connecting side whose SQ the exchange still holds. */
+static bool lchan_iwarp_pending(const struct lchan_chan *chan)
+{
+	return !chan->passive && lchan_iwarp_sq_held(chan);
 }
 
 /*
@@ -261,7 +262,8 @@ bool lchan_iwarp_pending(const struct lchan_chan *chan)
  * that an application never finds its first SQEs held.  0, -EINTR (still
  * in progress), -ETIMEDOUT at @deadline, or -ECONNRESET.
  */
-int lchan_iwarp_wait_open(struct lchan_chan *chan, unsigned long deadline)
+static int lchan_iwarp_wait_open(struct lchan_chan *chan,
+				 unsigned long deadline)
 {
 	long left = max_t(long, (long)(deadline - jiffies), 1);
 	long ret;
@@ -277,3 +279,30 @@ int lchan_iwarp_wait_open(struct lchan_chan *chan, unsigned long deadline)
 		lchan_dbg_chan(chan, "no acknowledgement of the first SEND\n");
 	return ret ? -ECONNRESET : -ETIMEDOUT;
 }
+
+const struct lchan_transport_ops lchan_iwarp_transport = {
+	/*
+	 * iWARP carries no immediate data, and its read fence belongs to the
+	 * request after a READ, never to a READ (siw refuses one).  Its
+	 * opening exchange moves on by completion events: no direct polling.
+	 */
+	.features_off = LCHAN_FEATURE_SEND_IMM | LCHAN_FEATURE_WRITE_IMM |
+			LCHAN_FEATURE_READ_FENCE | LCHAN_FEATURE_DIRECT,
+	/* No ACK timeout, no retry count: TCP retransmits. */
+	.rc_timing = false,
+	/*
+	 * A WRITE completes once TCP has taken it; a READ completes on the
+	 * peer's response (lchan_keepalive.c).
+	 */
+	.probe_by_read = true,
+	.request_wants = lchan_iwarp_request_wants,
+	.choose = lchan_iwarp_choose,
+	.prepare_qp = lchan_iwarp_prepare,
+	.conn_param = lchan_iwarp_conn_param,
+	.check_reply = lchan_iwarp_check_reply,
+	.connected = lchan_iwarp_connected,
+	.submit = lchan_iwarp_step,
+	.sq_held = lchan_iwarp_sq_held,
+	.wait_open = lchan_iwarp_wait_open,
+	.hold_port = lchan_iwarp_port_hold,
+};

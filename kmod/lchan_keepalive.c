@@ -49,7 +49,7 @@ static void lchan_keepalive_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (wc->status && wc->status != IB_WC_WR_FLUSH_ERR)
 		lchan_keepalive_report(chan);
 	smp_store_release(&chan->ka_probing, false);	/* work acquire */
-	lchan_post_recheck_soon(chan);
+	lchan_quirk_recheck_soon(chan);
 }
 
 /* Post one probe.  lock held, QP connected. */
@@ -65,7 +65,7 @@ static void lchan_keepalive_probe(struct lchan_chan *chan)
 	};
 	int ret;
 
-	if (rdma_protocol_iwarp(chan->dev->ibdev, chan->port_num)) {
+	if (chan->tp->probe_by_read) {
 		/* An iWARP READ names one sink buffer, here of 0 bytes. */
 		wr.wr.opcode = IB_WR_RDMA_READ;
 		wr.wr.sg_list = &sge;
@@ -125,7 +125,7 @@ void lchan_keepalive_work(struct work_struct *work)
 	again = true;
 	/* The iWARP opening exchange goes first on the SQ. */
 	if (!time_after(READ_ONCE(chan->heard), chan->ka_looked) &&
-	    !READ_ONCE(chan->sq_held))
+	    !lchan_transport_sq_held(chan))
 		lchan_keepalive_probe(chan);
 	chan->ka_looked = now;
 out:

@@ -58,7 +58,7 @@ int lchan_listen_cm_event(struct lchan_listener *lst,
 			return -ENOMEM;
 		req->cm_id = id;
 		req->remote_qpn = event->param.conn.qp_num;
-		req->open_exchange = lchan_iwarp_request_wants(id,
+		req->open_exchange = lchan_transport_request_wants(id,
 							&event->param.conn);
 		spin_lock(&lst->lock);
 		if (READ_ONCE(lst->dead) || lst->nr_backlog >= lst->max_backlog) {
@@ -357,7 +357,7 @@ int lchan_listen_check_listen(const struct lchan_ucmd *ucmd)
 
 /*
  * An iWARP device listens with a TCP socket on the port rdma_cm chose in
- * its own port space; when TCP has that port (lchan_iwport.c), listen
+ * its own port space; when TCP has that port (lchan_iwarp_port.c), listen
  * again on one TCP chooses.  The address stays, and so does the device.
  */
 static int lchan_listen_again(struct lchan_listener *lst,
@@ -367,9 +367,9 @@ static int lchan_listen_again(struct lchan_listener *lst,
 	struct socket *hold;
 	int tries, ret = -EADDRINUSE;
 
-	for (tries = 0; ret == -EADDRINUSE && tries < LCHAN_IWPORT_TRIES;
+	for (tries = 0; ret == -EADDRINUSE && tries < LCHAN_IWARP_PORT_TRIES;
 	     tries++) {
-		ret = lchan_iwport_pick(ss, &hold);
+		ret = lchan_iwarp_port_pick(ss, &hold);
 		if (ret)
 			return ret;
 		cm_id = rdma_create_id(current->nsproxy->net_ns,

@@ -30,15 +30,6 @@ void lchan_post_kick(struct lchan_chan *chan)
 		lchan_chan_put(chan);
 }
 
-/* Run @dwork of @chan in @ms; a queued work holds a channel reference. */
-void lchan_post_queue_delayed(struct lchan_chan *chan,
-			      struct delayed_work *dwork, unsigned int ms)
-{
-	kobject_get(&chan->kobj);
-	if (!queue_delayed_work(lchan_wq, dwork, msecs_to_jiffies(ms)))
-		lchan_chan_put(chan);
-}
-
 void lchan_post_repost_work(struct work_struct *work)
 {
 	struct lchan_chan *chan = container_of(work, struct lchan_chan,
@@ -47,66 +38,6 @@ void lchan_post_repost_work(struct work_struct *work)
 
 	mutex_lock(&chan->lock);
 	lchan_post_submit(chan, &sq_done, &rq_done);
-	mutex_unlock(&chan->lock);
-	lchan_chan_put(chan);
-}
-
-/*
- * siw (Linux 6.1, 6.12) publishes a CQE and then reads whether its CQ is
- * armed, with no barrier in between, while ib_core arms the CQ and then
- * reads the CQE count: both can read the old value.  That CQE then waits
- * in siw's CQ until another completion comes, which on a channel waiting
- * for exactly that one is never.  It can only happen while ib_core re-arms the CQ
- * after a batch of completions, so on such a device each batch makes lchan
- * ask the CQ again a little later, and run it when it has CQEs.
- */
-void lchan_post_recheck_soon(struct lchan_chan *chan)
-{
-	/* A direct CQ has no events to lose. */
-	if (!chan->dev->cq_recheck || chan->direct)
-		return;
-	WRITE_ONCE(chan->cq_handled, chan->cq_handled + 1);
-	if (delayed_work_pending(&chan->cq_recheck_work))
-		return;
-	WRITE_ONCE(chan->cq_recheck_mark, chan->cq_handled);
-	lchan_post_queue_delayed(chan, &chan->cq_recheck_work,
-				 LCHAN_CQ_RECHECK_MS);
-}
-
-/* Whether ib_core has a poll of @cq scheduled. */
-static bool lchan_post_cq_poll_pending(struct ib_cq *cq)
-{
-	if (cq->poll_ctx == IB_POLL_SOFTIRQ)
-		return test_bit(IRQ_POLL_F_SCHED, &cq->iop.state);
-	return work_pending(&cq->work);
-}
-
-void lchan_post_cq_recheck(struct work_struct *work)
-{
-	struct lchan_chan *chan = container_of(to_delayed_work(work),
-					       struct lchan_chan,
-					       cq_recheck_work);
-	struct ib_cq *cq;
-
-	mutex_lock(&chan->lock);
-	cq = chan->cq;
-	if (cq && ib_req_notify_cq(cq, IB_CQ_NEXT_COMP |
-				   IB_CQ_REPORT_MISSED_EVENTS) > 0) {
-		/*
-		 * CQEs wait.  With completions handled since, or a poll
-		 * scheduled, ib_core is at work on the CQ anyway; else their
-		 * event was dropped.
-		 */
-		if (READ_ONCE(chan->cq_handled) ==
-		    READ_ONCE(chan->cq_recheck_mark) &&
-		    !lchan_post_cq_poll_pending(cq))
-			WRITE_ONCE(chan->stats.cq_recovered,
-				   chan->stats.cq_recovered + 1);
-		/* What the device would have called: ib_core polls the CQ. */
-		local_bh_disable();
-		cq->comp_handler(cq, cq->cq_context);
-		local_bh_enable();
-	}
 	mutex_unlock(&chan->lock);
 	lchan_chan_put(chan);
 }
@@ -181,7 +112,7 @@ static void lchan_post_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (wc->status && wc->status != IB_WC_WR_FLUSH_ERR)
 		lchan_chan_set_state(chan, LCHAN_STATE_ERROR);
 	lchan_ring_wake(chan);
-	lchan_post_recheck_soon(chan);
+	lchan_quirk_recheck_soon(chan);
 }
 
 /* The request after @wr in the chain being posted, or NULL. */
@@ -434,17 +365,17 @@ static bool lchan_post_usable(struct lchan_chan *chan, int state)
 }
 
 /*
- * SQEs wait in the ring while a deferred establish is pending, and on
- * iWARP until the opening exchange lets them go; whoever ends the wait
- * submits them (ENTER, or the repost work).  sq_held changes only under
- * chan->lock, so once read it holds for the whole call.  A channel that
- * is down is never gated: its entries are flushed.  lock held.
+ * SQEs wait in the ring while a deferred establish is pending, and while
+ * the transport holds the SQ (iWARP's opening exchange); whoever ends the
+ * wait submits them (ENTER, or the repost work).  The hold changes only
+ * under chan->lock, so once read it holds for the whole call.  A channel
+ * that is down is never gated: its entries are flushed.  lock held.
  */
 static bool lchan_post_sq_gated(struct lchan_chan *chan, int state)
 {
 	if (!lchan_post_usable(chan, state))
 		return false;
-	return state != LCHAN_STATE_CONNECTED || READ_ONCE(chan->sq_held);
+	return state != LCHAN_STATE_CONNECTED || lchan_transport_sq_held(chan);
 }
 
 /*
@@ -477,8 +408,9 @@ int lchan_post_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done)
 		return ret;
 	*rq_done = ret;
 	if (usable && state == LCHAN_STATE_CONNECTED) {
-		/* The exchange may break the channel: then flush, not gate. */
-		lchan_iwarp_step(chan);
+		/* The transport's turn may break it: then flush, not gate. */
+		if (chan->tp->submit)
+			chan->tp->submit(chan);
 		state = READ_ONCE(chan->state);
 		usable = lchan_post_usable(chan, state);
 	}

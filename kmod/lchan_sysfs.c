@@ -41,24 +41,11 @@ static const struct attribute_group lchan_root_group = {
 
 /* devices/<name>/ */
 
-static const char *lchan_sysfs_transport_name(struct ib_device *ibdev)
-{
-	u32 port = rdma_start_port(ibdev);
-
-	if (rdma_protocol_iwarp(ibdev, port))
-		return "iWARP";
-	if (rdma_protocol_roce(ibdev, port))
-		return "RoCE";
-	if (rdma_protocol_ib(ibdev, port))
-		return "InfiniBand";
-	return "unknown";
-}
-
 static ssize_t lchan_sysfs_transport_show(struct kobject *kobj,
 					  struct kobj_attribute *attr, char *buf)
 {
 	return sysfs_emit(buf, "%s\n",
-			  lchan_sysfs_transport_name(to_lchan_dev(kobj)->ibdev));
+			  lchan_transport_name(to_lchan_dev(kobj)->ibdev));
 }
 static struct kobj_attribute transport_attr =
 	__ATTR(transport, 0444, lchan_sysfs_transport_show, NULL);

@@ -6,7 +6,7 @@
  * receive path runs when data arrives, and more may never come.  The
  * peer's first message (or the first SEND of the opening exchange,
  * lchan_iwarp.c) is such a message whenever the peer answers quickly.
- * lchan_iwsock_read() runs the socket's data-ready callback as TCP does
+ * lchan_iwarp_sock_read() runs the socket's data-ready callback as TCP does
  * on arrival, so that the QP reads what waits there.
  */
 #include <linux/in.h>
@@ -19,7 +19,7 @@
 #include "lchan.h"
 
 /* The established TCP socket with @id's addresses, referenced, or NULL. */
-static struct sock *lchan_iwsock_lookup(struct rdma_cm_id *id)
+static struct sock *lchan_iwarp_sock_lookup(struct rdma_cm_id *id)
 {
 	struct rdma_dev_addr *da = &id->route.addr.dev_addr;
 	struct sockaddr *src = (struct sockaddr *)&id->route.addr.src_addr;
@@ -59,7 +59,7 @@ static struct sock *lchan_iwsock_lookup(struct rdma_cm_id *id)
  * caller looks again later), -ENOENT without a connected socket.
  * chan->lock held.
  */
-int lchan_iwsock_read(struct lchan_chan *chan)
+int lchan_iwarp_sock_read(struct lchan_chan *chan)
 {
 	void (*data_ready)(struct sock *sk);
 	struct sock *sk;
@@ -67,7 +67,7 @@ int lchan_iwsock_read(struct lchan_chan *chan)
 
 	if (!chan->cm_id)
 		return ret;
-	sk = lchan_iwsock_lookup(chan->cm_id);
+	sk = lchan_iwarp_sock_lookup(chan->cm_id);
 	if (!sk)
 		return ret;
 	if (sk_fullsock(sk)) {

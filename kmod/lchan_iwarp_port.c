@@ -12,7 +12,7 @@
  * socket of the caller's bound without reuse, which no TCP socket on that
  * port (TIME_WAIT included) lets succeed, and which then allows reuse, so
  * that the device's own bind (with reuse) shares the port.  When the port
- * rdma_cm chose is taken, TCP chooses one (lchan_iwport_pick()) and the
+ * rdma_cm chose is taken, TCP chooses one (lchan_iwarp_port_pick()) and the
  * channel resolves again from there.  A listener on a port rdma_cm chose
  * (port 0) meets the same: the device listens with a TCP socket there.
  */
@@ -24,7 +24,7 @@
 
 #include "lchan.h"
 
-static int lchan_iwport_bind(struct sockaddr *addr, struct socket **sockp)
+static int lchan_iwarp_port_bind(struct sockaddr *addr, struct socket **sockp)
 {
 	struct socket *sock;
 	int ret;
@@ -44,22 +44,20 @@ static int lchan_iwport_bind(struct sockaddr *addr, struct socket **sockp)
 }
 
 /*
- * Hold the local port of @chan's resolved cm_id in TCP's space, if its
- * device is iWARP and no port is held yet.  -EADDRINUSE: TCP has it.  A
- * port TCP will not bind for another reason is left to the device, as if
- * unchecked.  chan->lock held.
+ * Hold the local port of @chan's resolved cm_id in TCP's space, if no
+ * port is held yet (the transport's hold_port).  -EADDRINUSE: TCP has it.
+ * A port TCP will not bind for another reason is left to the device, as
+ * if unchecked.  chan->lock held.
  */
-int lchan_iwport_hold(struct lchan_chan *chan)
+int lchan_iwarp_port_hold(struct lchan_chan *chan)
 {
-	struct rdma_cm_id *id = chan->cm_id;
 	int ret;
 
-	if (!id)
-		return -ENODEV;	/* the device went away */
-	if (chan->iwport || !rdma_protocol_iwarp(id->device, id->port_num))
+	if (chan->iwport)
 		return 0;
-	ret = lchan_iwport_bind((struct sockaddr *)&id->route.addr.src_addr,
-				&chan->iwport);
+	ret = lchan_iwarp_port_bind((struct sockaddr *)
+				    &chan->cm_id->route.addr.src_addr,
+				    &chan->iwport);
 	return ret == -EADDRINUSE ? ret : 0;
 }
 
@@ -67,7 +65,7 @@ int lchan_iwport_hold(struct lchan_chan *chan)
  * Let TCP choose a local port on @addr's address, one no TCP socket holds,
  * and hold it in *@sockp; @addr gets the port.
  */
-int lchan_iwport_pick(struct sockaddr_storage *addr, struct socket **sockp)
+int lchan_iwarp_port_pick(struct sockaddr_storage *addr, struct socket **sockp)
 {
 	int ret;
 
@@ -75,7 +73,7 @@ int lchan_iwport_pick(struct sockaddr_storage *addr, struct socket **sockp)
 		((struct sockaddr_in *)addr)->sin_port = 0;
 	else
 		((struct sockaddr_in6 *)addr)->sin6_port = 0;
-	ret = lchan_iwport_bind((struct sockaddr *)addr, sockp);
+	ret = lchan_iwarp_port_bind((struct sockaddr *)addr, sockp);
 	if (ret)
 		return ret;
 	ret = kernel_getsockname(*sockp, (struct sockaddr *)addr);
@@ -88,7 +86,7 @@ int lchan_iwport_pick(struct sockaddr_storage *addr, struct socket **sockp)
 }
 
 /* The device has bound its own socket, or will not.  chan->lock held. */
-void lchan_iwport_release(struct lchan_chan *chan)
+void lchan_iwarp_port_release(struct lchan_chan *chan)
 {
 	if (chan->iwport) {
 		sock_release(chan->iwport);
