@@ -48,18 +48,6 @@ static int sh(const char *fmt, ...)
 	return system(cmd);
 }
 
-static double wait_down(struct lchan_chan *chan, double secs)
-{
-	struct pollfd pfd = { .fd = chan->fd, .events = POLLRDHUP };
-	double t0 = lchan_t_now();
-
-	while (lchan_t_now() - t0 < secs)
-		if (poll(&pfd, 1, 50) > 0 &&
-		    (pfd.revents & (POLLRDHUP | POLLHUP)))
-			return lchan_t_now() - t0;
-	return -1;
-}
-
 /*
  * Every CQE until the ring is quiet; returns the receives' and counts the
  * flushed ones among them (all of them when @recvs_only is false).
@@ -185,7 +173,7 @@ static void kill_peer(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, kill(pid, SIGKILL));
 	t0 = lchan_t_now();
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	took = wait_down(&srv.chan, 15);
+	took = lchan_t_wait_down(&srv.chan, 15);
 	ASSERT_GE(took, 0) TH_LOG("no disconnect seen");
 	TH_LOG("survivor saw the disconnect %.2f s after the kill", took);
 	/* The dead process's channel is gone: pins released with it. */
@@ -288,7 +276,7 @@ static void device_goes(struct __test_metadata *_metadata,
 		 cli.chan.info.id);
 	ASSERT_EQ(0, lchan_t_read_sysfs(path, buf, sizeof(buf)));
 	EXPECT_STREQ("error", buf);
-	EXPECT_LE(0, wait_down(&srv.chan, 5));
+	EXPECT_LE(0, lchan_t_wait_down(&srv.chan, 5));
 	/* Everything posted came back, as data or flushed. */
 	drain_all(&srv, &flushed, false);
 	EXPECT_LE(8, flushed);

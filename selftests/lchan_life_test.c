@@ -44,20 +44,6 @@ static void chan_dir(char *buf, size_t len, const struct lchan_chan *chan)
 	snprintf(buf, len, "/sys/kernel/lchan/channels/%u", chan->info.id);
 }
 
-/* Wait for POLLHUP on @ep; seconds it took, or -1. */
-static double wait_hup(struct lchan_t_ep *ep, double secs)
-{
-	double t0 = lchan_t_now();
-	struct pollfd pfd = { .fd = ep->chan.fd, .events = POLLRDHUP };
-
-	while (lchan_t_now() - t0 < secs) {
-		if (poll(&pfd, 1, 100) > 0 &&
-		    (pfd.revents & (POLLRDHUP | POLLHUP)))
-			return lchan_t_now() - t0;
-	}
-	return -1;
-}
-
 /* Collect @n CQEs: how many were OK and how many flushed. */
 static int drain(struct lchan_t_ep *ep, unsigned n, unsigned *ok,
 		 unsigned *flushed)
@@ -107,7 +93,7 @@ TEST_F_TIMEOUT(life, close_with_work_outstanding, 60)
 	/* Receives still posted on the client, sends maybe in flight. */
 	ASSERT_EQ(0, lchan_chan_close(&self->cli.chan));
 	ASSERT_EQ(0, lchan_t_wait_path(dir, 0, 10));
-	took = wait_hup(&self->srv, 10);
+	took = lchan_t_wait_down(&self->srv.chan, 10);
 	ASSERT_GE(took, 0);
 	TH_LOG("server saw the disconnect after %.2f s", took);
 	/* Every receive the server posted completes: data or flush. */
@@ -124,7 +110,7 @@ TEST_F_TIMEOUT(life, peer_close_flushes_and_refuses_new_work, 60)
 	char path[200], buf[32];
 
 	ASSERT_EQ(0, lchan_chan_close(&self->srv.chan));
-	ASSERT_GE(wait_hup(&self->cli, 10), 0);
+	ASSERT_GE(lchan_t_wait_down(&self->cli.chan, 10), 0);
 	ASSERT_EQ(0, drain(&self->cli, NRECV, &ok, &flushed));
 	EXPECT_EQ(0, ok);
 	EXPECT_EQ(NRECV, flushed);
@@ -158,7 +144,7 @@ TEST_F_TIMEOUT(life, munmap_after_close, 60)
 	ASSERT_EQ(0, munmap(self->cli.chan.map, self->cli.chan.map_size));
 	self->cli.chan.map = NULL;
 	ASSERT_EQ(0, lchan_t_wait_path(dir, 0, 10));
-	ASSERT_GE(wait_hup(&self->srv, 10), 0);
+	ASSERT_GE(lchan_t_wait_down(&self->srv.chan, 10), 0);
 }
 
 TEST_F_TIMEOUT(life, close_after_munmap, 60)
@@ -172,7 +158,7 @@ TEST_F_TIMEOUT(life, close_after_munmap, 60)
 	ASSERT_EQ(0, close(self->cli.chan.fd));
 	self->cli.chan.fd = -1;
 	ASSERT_EQ(0, lchan_t_wait_path(dir, 0, 10));
-	ASSERT_GE(wait_hup(&self->srv, 10), 0);
+	ASSERT_GE(lchan_t_wait_down(&self->srv.chan, 10), 0);
 }
 
 TEST_F_TIMEOUT(life, exit_without_close, 90)
@@ -214,7 +200,7 @@ TEST_F_TIMEOUT(life, exit_without_close, 90)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_EQ(0, WEXITSTATUS(status));
 	ASSERT_EQ(0, lchan_t_wait_path(dir, 0, 10));
-	took = wait_hup(&srv, 10);
+	took = lchan_t_wait_down(&srv.chan, 10);
 	ASSERT_GE(took, 0);
 	TH_LOG("survivor saw the disconnect %.2f s after the exit", took);
 	ASSERT_EQ(0, drain(&srv, NRECV, &ok, &flushed));

@@ -190,6 +190,23 @@ static inline int lchan_t_wait_path(const char *path, int want, double secs)
 }
 
 /*
+ * Wait until @chan's connection is down (POLLRDHUP or POLLHUP): the
+ * seconds it took, or -1 after @secs.
+ */
+static inline double lchan_t_wait_down(const struct lchan_chan *chan,
+				       double secs)
+{
+	struct pollfd pfd = { .fd = chan->fd, .events = POLLRDHUP };
+	double t0 = lchan_t_now();
+
+	while (lchan_t_now() - t0 < secs)
+		if (poll(&pfd, 1, 50) > 0 &&
+		    (pfd.revents & (POLLRDHUP | POLLHUP)))
+			return lchan_t_now() - t0;
+	return -1;
+}
+
+/*
  * Start argv[0] with stdout and stderr into a fresh file @log, in a
  * process group of its own (a kill of the group ends what it started).
  * The child's pid, or -errno.

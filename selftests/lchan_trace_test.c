@@ -76,6 +76,8 @@ TEST_F_TIMEOUT(trace, connect_exchange_close, 60)
 	ASSERT_EQ(0, lchan_t_reap(&cli, &cqe, 10000));
 	ASSERT_EQ(0, lchan_mr_dereg(&cli.ctx, &cli.mr));
 	lchan_t_ep_close(&cli);
+	/* The server sees the client go before it closes itself. */
+	ASSERT_LE(0, lchan_t_wait_down(&srv.chan, 10));
 	lchan_t_ep_close(&srv);
 	usleep(100000);
 
