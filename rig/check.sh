@@ -215,15 +215,21 @@ show_run() {
 	tail -n 40 "$L/$1.log" | sed 's/^/#   /'
 }
 
+declare -A source_done=()
 check_kernel() { # K
-	local k=$1 p=$1: target built rc run s warn_tap warn_pass_log smoke_ok
+	local k=$1 p=$1: target built rc run s warn_tap warn_pass_log smoke_ok src
 	use_kernel "$k"
 	L=$B/check/$k
 	mkdir -p "$L"
 	echo "# kernel $k: $KVER, KDIR $KDIR"
 
 	phase "$k host checks"
-	if logged "$L/checkpatch.log" "$RIG_DIR/checkpatch.sh"; then
+	# checkpatch and the host's skips depend on the kernel source alone
+	# (its checkpatch.pl, its kselftest harness): once per source.
+	src=$(rig_kernel_field "$k" source)
+	if [ -n "${source_done[$src]:-}" ]; then
+		echo "# $p checkpatch, skips: checked with $src's source under ${source_done[$src]}"
+	elif logged "$L/checkpatch.log" "$RIG_DIR/checkpatch.sh"; then
 		ok "$p checkpatch: $(tail -n1 "$L/checkpatch.log" | sed 's/^checkpatch: //')"
 	else
 		notok "$p checkpatch: $(tail -n1 "$L/checkpatch.log" | sed 's/^checkpatch: //')"
@@ -234,7 +240,10 @@ check_kernel() { # K
 		notok "$p sparse: module has sparse warnings or does not build"
 	fi
 	host_check dkms "$p "
-	host_check skips "$p "
+	if [ -z "${source_done[$src]:-}" ]; then
+		host_check skips "$p "
+		source_done[$src]=$k
+	fi
 
 	phase "$k build"
 	built=1

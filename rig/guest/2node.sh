@@ -280,6 +280,19 @@ plan_run() {
 	done
 }
 
+# GROUP of the plan: "" all of plan_run, serial: what runs alone (the
+# table's rows among it), wire:DEV: DEV's impaired-wire streams and link
+# cuts.  These mostly wait (for a cut to end, for a keepalive or RC bound),
+# and each device has a wire of its own: rxe's run beside siw's.
+plan_group() { # GROUP
+	_wire='\.ipv4\.(netem\.|cut_|after_|keepalive)'
+	case $1 in
+	'') plan_run ;;
+	serial) plan_run | grep -vE "^(r[0-9]+\.)?[a-z]+$_wire" ;;
+	wire:*) plan_run | grep -E "^(r[0-9]+\.)?${1#wire:}$_wire" ;;
+	esac
+}
+
 # Wait for FILE, at most SECS; early out when the peer's qemu is gone.
 # (Helpers share the shell's globals: each keeps to names of its own, and
 # the loops below to _seq, which wait_listen does not use.)
@@ -359,10 +372,10 @@ proc_state() { # PID DEV WHY
 	ss -tanmi 2>/dev/null | sed 's/^/rig: tcp: /'
 }
 
-serve() {
+serve() { # GROUP FIRST-PORT
 	_seq=0
-	plan_run | while IFS='|' read -r _id _d _f _kind _name _srv _cli _act; do
-		_port=$((BASE_PORT + _seq))
+	plan_group "$1" | while IFS='|' read -r _id _d _f _kind _name _srv _cli _act; do
+		_port=$(($2 + _seq))
 		_seq=$((_seq + 1))
 		_log=$LOGS/$_id.server.log
 		echo "rig: selftest 2node $_id" >/dev/kmsg 2>/dev/null
@@ -556,11 +569,10 @@ show_logs() { # ID CLIENT-LOG
 	} | tee -a "$TAP"
 }
 
-run_clients() {
+run_clients() { # GROUP FIRST-PORT
 	_seq=0
-	: >/tmp/2node-failed
-	plan_run | while IFS='|' read -r _id _d _f _kind _name _srv _cli _act; do
-		_port=$((BASE_PORT + _seq))
+	plan_group "$1" | while IFS='|' read -r _id _d _f _kind _name _srv _cli _act; do
+		_port=$(($2 + _seq))
 		_seq=$((_seq + 1))
 		_log=$LOGS/$_id.client.log
 		_what="$_d IPv$_f: $_name"
@@ -686,6 +698,31 @@ run_clients() {
 			echo "$_id" >>/tmp/2node-failed
 		fi
 	done
+}
+
+# The plan on each side: alone (2node_only) or the serial part, then the
+# two devices' wire tests side by side.
+WIRE_PORT=$((BASE_PORT + 500))	# rxe's wire tests; siw's from +100
+servers() {
+	if [ -n "$only" ]; then
+		serve "" "$BASE_PORT"
+		return
+	fi
+	serve serial "$BASE_PORT"
+	serve wire:rxe "$WIRE_PORT" &
+	serve wire:siw $((WIRE_PORT + 100))
+	wait
+}
+clients() {
+	: >/tmp/2node-failed
+	if [ -n "$only" ]; then
+		run_clients "" "$BASE_PORT"
+	else
+		run_clients serial "$BASE_PORT"
+		run_clients wire:rxe "$WIRE_PORT" &
+		run_clients wire:siw $((WIRE_PORT + 100))
+		wait
+	fi
 	table
 	[ ! -s /tmp/2node-failed ]
 }
@@ -1015,7 +1052,7 @@ poweroff() {
 }
 
 if [ -n "$only" ]; then
-	if [ "$node" = a ]; then serve; else run_clients || failed=1; fi
+	if [ "$node" = a ]; then servers; else clients || failed=1; fi
 	exit "$failed"
 fi
 if [ "$node" = a ]; then
@@ -1024,7 +1061,7 @@ if [ "$node" = a ]; then
 		tap "# a: booted again after the power cycle"
 		rebooted_serve
 	else
-		serve
+		servers
 		load_serve
 		reboot_serve
 		# b gone before asking for the power cycle: nothing more to serve.
@@ -1033,7 +1070,7 @@ if [ "$node" = a ]; then
 	poweroff_serve
 	exit "$failed"
 fi
-run_clients || failed=1
+clients || failed=1
 load || failed=1
 reboot || failed=1
 poweroff || failed=1

@@ -96,6 +96,15 @@ run_one() { # PROG LIMIT
 # Returns non-zero when anything failed.  SUFFIX (optional) goes into the
 # log names (a soak keeps each run's logs) and the failed programs are
 # listed in /tmp/rig-failed.
+# Each test's time, behind its result line (where a lane's minutes go).
+stamp() {
+	awk '
+	function now(u) { getline u <"/proc/uptime"; close("/proc/uptime"); split(u, f, " "); return f[1] }
+	/^#  RUN / { t0 = now() }
+	{ print; fflush() }
+	/^(ok|not ok) [0-9]/ && t0 != "" { printf "#   took %.1f s\n", now() - t0; fflush(); t0 = "" }'
+}
+
 run_tests() { # DIR [SUFFIX]
 	_dir=$1
 	_sfx=${2:-}
@@ -113,7 +122,7 @@ run_tests() { # DIR [SUFFIX]
 		echo "rig: selftest $_name" >/dev/kmsg 2>/dev/null
 		_start=$(date +%s)
 		rm -f /tmp/rig-timedout /tmp/rig-rc
-		(cd "$_dir" && run_one "$_t" "$_limit") | tee "$_log" | tee -a "$TAP"
+		(cd "$_dir" && run_one "$_t" "$_limit") | stamp | tee "$_log" | tee -a "$TAP"
 		_rc=$(cat /tmp/rig-rc 2>/dev/null || echo 255)
 		_secs=$(($(date +%s) - _start))
 		_results=$(grep -cE '^(ok|not ok)( |$)' "$_log")
