@@ -43,9 +43,10 @@ check_foreign_headers() { # DEPFILE
 	tr -s ' \134' '\n' <"$1" | grep -E '(^|/)(lib)?lchan[^/]*\.h$' | grep -v "^$root/include/"
 }
 
-# The programs of tools/Makefile: PROGS, or PROGS and BENCH_PROGS.
-check_progs() { # [BENCH]
-	sed -n "s/^${1:+\\(BENCH_\\)\\?}PROGS *:\\?= *//p" tools/Makefile | paste -sd ' '
+# The words of tools/Makefile's VARIABLEs (PROGS, BENCH_PROGS), one line.
+check_progs() { # VARIABLE...
+	local v
+	for v in "$@"; do sed -n "s/^$v *:\\?= *//p" tools/Makefile; done | paste -sd ' '
 }
 
 # Problems counted, one comment line each; check_done passes with
