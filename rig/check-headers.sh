@@ -100,4 +100,4 @@ for i in "${!cases[@]}"; do
 		notok "$what" "${msgs[@]}"
 	fi
 done
-tap_done "${#headers[@]} headers (${headers[*]}), C11 and C++11..C++23: $((n - failed - skipped)) compiled, $failed failed, $skipped skipped"
+tap_done "${#headers[@]} headers (${headers[*]}), C11 and C++11..C++23: $(tap_passed) compiled, $tap_failed failed, $tap_skipped skipped"

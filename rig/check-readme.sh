@@ -119,4 +119,4 @@ else
 	done
 fi
 
-tap_done "README.md $lines lines, $nblocks C blocks, examples: $((n - failed - skipped)) checks passed, $failed failed, $skipped skipped"
+tap_done "README.md $lines lines, $nblocks C blocks, examples: $(tap_passed) checks passed, $tap_failed failed, $tap_skipped skipped"

@@ -59,19 +59,20 @@ check_done() { # SUMMARY
 }
 
 # TAP: one line a case, detail lines behind "#   ".
-n=0 failed=0 skipped=0
-ok() { n=$((n + 1)); echo "ok $n $*"; }
+tap_n=0 tap_failed=0 tap_skipped=0
+ok() { tap_n=$((tap_n + 1)); echo "ok $tap_n $*"; }
 notok() { # DESCRIPTION [DETAIL...]
-	n=$((n + 1)) failed=$((failed + 1))
-	echo "not ok $n $1"
+	tap_n=$((tap_n + 1)) tap_failed=$((tap_failed + 1))
+	echo "not ok $tap_n $1"
 	shift
 	[ $# = 0 ] || printf '#   %s\n' "$@"
 }
-skip() { n=$((n + 1)) skipped=$((skipped + 1)); echo "ok $n $1 # SKIP $2"; }
+skip() { tap_n=$((tap_n + 1)) tap_skipped=$((tap_skipped + 1)); echo "ok $tap_n $1 # SKIP $2"; }
+tap_passed() { echo $((tap_n - tap_failed - tap_skipped)); }
 # The plan, then the verdict: FAIL-SUMMARY if a case failed, else SUMMARY.
 tap_done() { # SUMMARY [FAIL-SUMMARY]
-	echo "1..$n"
-	[ "$failed" = 0 ] || check_fail "${2:-$1}"
+	echo "1..$tap_n"
+	[ "$tap_failed" = 0 ] || check_fail "${2:-$1}"
 	echo "$CHECK: $1"
 }
 
