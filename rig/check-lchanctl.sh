@@ -5,22 +5,13 @@
 # numeric order, IPv6 endpoints in brackets, an attribute lchanctl does not
 # know still shown by `show`, JSON numbers and strings, exit statuses (3:
 # no sysfs tree, the module is not loaded).
-#
-# The last line of output is the summary; exit status 0 pass, 1 fail.
-set -uo pipefail
-# shellcheck source-path=SCRIPTDIR source=lib.sh
-. "$(dirname "$0")/lib.sh"
-cd "$REPO" || exit 1
+CHECK=lchanctl
+# shellcheck source-path=SCRIPTDIR source=checklib.sh
+. "$(dirname "$0")/checklib.sh"
 
-t=$B/lchanctl-check
+t=$(check_dir lchanctl-check)
 ctl=$t/lchanctl
-rm -rf "$t"
-mkdir -p "$t"
-if ! out=$(make --no-print-directory -C tools "$ctl" OUT="$t" 2>&1); then
-	printf '%s\n' "$out" | tail -n 20 | sed 's/^/#   /'
-	echo "lchanctl: FAIL: tools/lchanctl.c does not build"
-	exit 1
-fi
+check_run "$t/build.log" "tools/lchanctl.c does not build" make --no-print-directory -C tools "$ctl" OUT="$t"
 
 fs=$t/sysfs
 attrs() { # DIR NAME=VALUE...
@@ -46,20 +37,15 @@ chan 2 siw0 2001:db8:1::1 18516 2001:db8:1::2 41001 poller 5 6 1 zz_new=hello ac
 chan 11 rxe0 10.0.2.15 18517 10.0.2.16 41002 doorbell 1 2 0
 mkdir -p "$fs/channels/2/subdir"	# not an attribute: ignored
 
-errors=0
 expect() { # NAME EXPECTED-STATUS EXPECTED-OUTPUT ARGS...
 	local name=$1 want_rc=$2 want=$3 got rc
 	shift 3
 	got=$("$ctl" "$@" 2>/dev/null)
 	rc=$?
-	if [ "$rc" != "$want_rc" ]; then
-		echo "# $name: exit status $rc, not $want_rc"
-		errors=$((errors + 1))
-	fi
+	[ "$rc" = "$want_rc" ] || err "$name: exit status $rc, not $want_rc"
 	if [ "$got" != "$want" ]; then
-		echo "# $name: output differs (want, then got):"
+		err "$name: output differs (want, then got):"
 		diff <(printf '%s\n' "$want") <(printf '%s\n' "$got") | sed 's/^/#   /'
-		errors=$((errors + 1))
 	fi
 }
 
@@ -155,8 +141,4 @@ expect bad-id 2 '' -d "$fs" show 2x
 expect bad-command 2 '' -d "$fs" frobnicate
 expect extra-arg 2 '' -d "$fs" devices extra
 
-if [ "$errors" != 0 ]; then
-	echo "lchanctl: FAIL: $errors differences"
-	exit 1
-fi
-echo "lchanctl: list, show, devices, text and JSON, exit statuses as expected"
+check_done "list, show, devices, text and JSON, exit statuses as expected"
