@@ -22,11 +22,11 @@ check_need() { # TOOL...
 # A fresh work directory $B/NAME.
 check_dir() { rm -rf "${B:?}/$1" && mkdir -p "$B/$1" && printf '%s\n' "$B/$1"; }
 
-# CMD's output into LOG; on failure its tail, then FAIL naming WHAT.
+# CMD's output appended to LOG; on failure its tail, then FAIL naming WHAT.
 check_run() { # LOG WHAT CMD...
 	local log=$1 what=$2
 	shift 2
-	"$@" >"$log" 2>&1 && return 0
+	"$@" >>"$log" 2>&1 && return 0
 	tail -n 30 "$log" | sed 's/^/#   /'
 	check_fail "$what (log: $log)"
 }
