@@ -19,17 +19,9 @@
 #                     not use lchan)
 #   the provider      FI_LOG_LEVEL=warn fi_info -p lchan: the provider's
 #                     own warning that lchan is not loaded
-#
-# One TAP line per case.  The last line of output is the summary; exit
-# status 0 pass, 1 fail.
-set -uo pipefail
-# shellcheck source-path=SCRIPTDIR source=lib.sh
-. "$(dirname "$0")/lib.sh"
-cd "$REPO" || exit 1
-
-t=$B/tools-check
-bin=$t/tools
-fail() { echo "tools: FAIL: $*"; exit 1; }
+CHECK=tools
+# shellcheck source-path=SCRIPTDIR source=checklib.sh
+. "$(dirname "$0")/checklib.sh"
 
 # The exit statuses of tools/cli.h.
 EXIT_USAGE=2
@@ -56,37 +48,22 @@ declare -A has_size=(
 )
 declare -A no_lchan=([tcp_echo]="plain TCP" [cm_seqtime]="rdma_cm alone")
 
-rm -rf "$t"
-mkdir -p "$t"
+t=$(check_dir tools-check)
+bin=$t/tools
 # The library where the tools link it (lib/), the tools with the bench's
 # own (tools/'s bench target) and the provider into $t.
-for d in lib tools fabric; do
-	o=()
-	[ "$d" = lib ] || o=(OUT="$t/$d")
-	[ "$d" = tools ] && o+=(all bench)
-	if ! make --no-print-directory -j2 -C "$d" "${o[@]}" >"$t/build-$d.log" 2>&1; then
-		tail -n 20 "$t/build-$d.log" | sed 's/^/#   /'
-		fail "$d/ does not build (log: $t/build-$d.log)"
-	fi
-done
+check_run "$t/build-lib.log" "lib/ does not build" make --no-print-directory -j2 -C lib
+check_run "$t/build-tools.log" "tools/ does not build" make --no-print-directory -j2 -C tools OUT="$t/tools" all bench
+check_run "$t/build-fabric.log" "fabric/ does not build" make --no-print-directory -j2 -C fabric OUT="$t/fabric"
 export LD_LIBRARY_PATH=$REPO/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
-n=0
-bad=0
-tap() { # OK? WHAT [WHY]
-	n=$((n + 1))
-	if [ "$1" = 1 ]; then
-		echo "ok $n - $2"
-	else
-		bad=$((bad + 1))
-		echo "not ok $n - $2: $3"
-		[ -z "$out" ] || printf '%s\n' "$out" | head -n 5 | sed 's/^/#   stdout: /'
-		[ -z "$err" ] || printf '%s\n' "$err" | head -n 5 | sed 's/^/#   stderr: /'
-	fi
-}
-skip() { # WHAT WHY
-	n=$((n + 1))
-	echo "ok $n - $1 # SKIP $2"
+# A case: passed without WHY, else failed, with the tool's output.
+result() { # WHAT WHY
+	[ -n "$2" ] || { ok "$1"; return; }
+	local lines=()
+	[ -z "$out" ] || mapfile -t lines < <(head -n 5 <<<"$out" | sed 's/^/stdout: /')
+	[ -z "$err" ] || mapfile -t -O "${#lines[@]}" lines < <(head -n 5 <<<"$err" | sed 's/^/stderr: /')
+	notok "$1: $2" "${lines[@]}"
 }
 
 # TOOL ARGS...: its stdout, stderr and exit status, within 10 s.
@@ -111,7 +88,7 @@ check_help() { # TOOL FLAG
 	elif [[ $out != "usage: $1 "* ]]; then
 		why="stdout does not start with 'usage: $1 '"
 	fi
-	tap "$([ -z "$why" ] && echo 1)" "$1 $2: the usage on stdout, exit 0" "$why"
+	result "$1 $2: the usage on stdout, exit 0" "$why"
 }
 
 # Exit 2, nothing on stdout, "TOOL: ...WANT..." and at most the hint.
@@ -135,7 +112,7 @@ check_usage() { # TOOL WHAT WANT ARGS...
 	elif [ "$nl" = 2 ] && [ "$second" != "Try '$tool --help'." ]; then
 		why="the second line is not \"Try '$tool --help'.\""
 	fi
-	tap "$([ -z "$why" ] && echo 1)" "$tool $*: $what, exit $EXIT_USAGE" "$why"
+	result "$tool $*: $what, exit $EXIT_USAGE" "$why"
 }
 
 # Without the module: one line saying so, exit 3.
@@ -152,11 +129,11 @@ check_no_module() { # TOOL ARGS...
 	elif ! [[ $err =~ ^"$tool: /".*": is the lchan module loaded? (modprobe lchan)"$ ]]; then
 		why="not '$tool: PATH: ...: is the lchan module loaded? (modprobe lchan)'"
 	fi
-	tap "$([ -z "$why" ] && echo 1)" "$tool${*:+ $*}: no lchan module: one line, exit $EXIT_NO_MODULE" "$why"
+	result "$tool${*:+ $*}: no lchan module: one line, exit $EXIT_NO_MODULE" "$why"
 }
 
-progs=$(sed -n 's/^\(BENCH_\)\?PROGS *:\?= *//p' tools/Makefile | tr '\n' ' ')
-[ -n "$progs" ] || fail "no PROGS in tools/Makefile"
+progs=$(check_progs PROGS BENCH_PROGS)
+[ -n "$progs" ] || check_fail "no PROGS in tools/Makefile"
 module=
 [ -e /dev/lchan ] && module=loaded
 ntools=0
@@ -164,7 +141,7 @@ for tool in $progs; do
 	ntools=$((ntools + 1))
 	if [ -z "${run_args[$tool]+set}" ]; then
 		out='' err=''
-		tap 0 "$tool: listed in this check" "a tool of tools/Makefile without an entry here"
+		result "$tool: listed in this check" "a tool of tools/Makefile without an entry here"
 		continue
 	fi
 	read -ra args <<<"${run_args[$tool]}"
@@ -193,7 +170,7 @@ if [ -n "$module" ]; then
 	skip "fi_info -p lchan: the provider says lchan is not loaded" "/dev/lchan is there"
 elif ! command -v fi_info >/dev/null; then
 	out='' err=''
-	tap 0 "fi_info -p lchan" "fi_info is not installed (rig/setup.sh: libfabric-bin)"
+	result "fi_info -p lchan" "fi_info is not installed (rig/setup.sh: libfabric-bin)"
 else
 	out=$(FI_PROVIDER_PATH=$t/fabric FI_LOG_LEVEL=warn timeout -k 2 10 fi_info -p lchan 2>"$t/stderr")
 	rc=$?
@@ -205,12 +182,6 @@ else
 		why="no warning of the provider's that lchan is not loaded"
 		err=$(cat "$t/stderr")
 	fi
-	tap "$([ -z "$why" ] && echo 1)" "FI_LOG_LEVEL=warn fi_info -p lchan: the provider says lchan is not loaded" "$why"
+	result "FI_LOG_LEVEL=warn fi_info -p lchan: the provider says lchan is not loaded" "$why"
 fi
-echo "1..$n"
-
-if [ "$bad" != 0 ]; then
-	echo "tools: FAIL: $bad of $n cases"
-	exit 1
-fi
-echo "tools: $ntools tools, $n cases: --help, usage errors, ports, sizes, no module${module:+ (module loaded: not run)}, provider log"
+tap_done "$ntools tools, $tap_n cases: --help, usage errors, ports, sizes, no module${module:+ (module loaded: not run)}, provider log" "$tap_failed of $tap_n cases"
