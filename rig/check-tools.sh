@@ -27,24 +27,14 @@ CHECK=tools
 EXIT_USAGE=2
 EXIT_NO_MODULE=3
 
-# Per tool: the arguments of a run that opens nothing before /dev/lchan
-# (a server, mostly), whether it takes -p and -S, and whether it uses
-# lchan.  A tool of the Makefile missing here fails the check.
-declare -A run_args=(
-	[lchan_perf]="-s" [lchan_msg_perf]="-s" [lchan_pingpong]="-s"
-	[lchan_echo]="-s" [tcp_echo]="-s" [lchan_conntime]="-s -a 127.0.0.1"
-	[lchan_wire]="-s" [lchanctl]="" [cm_seqtime]="-a 127.0.0.1"
-	[lchan_interop]="rping -s -a 127.0.0.1"
-)
-declare -A has_port=(
-	[lchan_perf]=1 [lchan_msg_perf]=1 [lchan_pingpong]=1 [lchan_echo]=1
-	[tcp_echo]=1 [lchan_conntime]=1 [lchan_wire]=1 [lchanctl]=0
-	[cm_seqtime]=1 [lchan_interop]=1
-)
-declare -A has_size=(
-	[lchan_perf]=1 [lchan_msg_perf]=1 [lchan_pingpong]=1 [lchan_echo]=1
-	[tcp_echo]=1 [lchan_conntime]=0 [lchan_wire]=1 [lchanctl]=0
-	[cm_seqtime]=0 [lchan_interop]=1
+# Per tool: whether it takes -p (p) and -S (S), then the arguments of a
+# run that opens nothing before /dev/lchan (a server, mostly).  A tool of
+# the Makefile missing here fails the check.
+declare -A tools=(
+	[lchan_perf]="pS -s" [lchan_msg_perf]="pS -s" [lchan_pingpong]="pS -s"
+	[lchan_echo]="pS -s" [tcp_echo]="pS -s" [lchan_conntime]="p -s -a 127.0.0.1"
+	[lchan_wire]="pS -s" [lchanctl]="-" [cm_seqtime]="p -a 127.0.0.1"
+	[lchan_interop]="pS rping -s -a 127.0.0.1"
 )
 declare -A no_lchan=([tcp_echo]="plain TCP" [cm_seqtime]="rdma_cm alone")
 
@@ -139,21 +129,22 @@ module=
 ntools=0
 for tool in $progs; do
 	ntools=$((ntools + 1))
-	if [ -z "${run_args[$tool]+set}" ]; then
+	if [ -z "${tools[$tool]:-}" ]; then
 		out='' err=''
 		result "$tool: listed in this check" "a tool of tools/Makefile without an entry here"
 		continue
 	fi
-	read -ra args <<<"${run_args[$tool]}"
+	read -r takes args <<<"${tools[$tool]}"
+	read -ra args <<<"$args"
 	check_help "$tool" --help
 	check_help "$tool" -h
 	check_usage "$tool" "an unknown option" "--no-such-option" --no-such-option "${args[@]}"
-	if [ "${has_port[$tool]}" = 1 ]; then
+	if [[ $takes == *p* ]]; then
 		check_usage "$tool" "a missing value" "'p'" "${args[@]}" -p
 		check_usage "$tool" "a bad port" "-p" "${args[@]}" -p 0
 		check_usage "$tool" "a bad port" "-p" "${args[@]}" -p 70000
 	fi
-	if [ "${has_size[$tool]}" = 1 ]; then
+	if [[ $takes == *S* ]]; then
 		check_usage "$tool" "a bad size" "-S" "${args[@]}" -S x
 	fi
 	if [ -n "${no_lchan[$tool]:-}" ]; then
