@@ -1,45 +1,21 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# `make bench`: lchan against raw verbs (perftest) and TCP (sockperf,
-# qperf) on the same device and address, in one guest run (job "bench",
-# rig/guest/bench.sh), on rxe0 and then siw0; and liblchan's message
-# API against lchan itself, rsockets and TCP (rstream).  Then the report, in
-# bench/<kernel>/ (the guest kernel, rig/kernels: KERNEL= of make):
-#
-#   results.md    tables with lchan/peer ratios, the issues' goals
-#   results.json  the same, machine-readable
-#   rows.tsv, rounds.tsv, sweep.tsv, info.txt   the guest's raw data
-#                 (rows.tsv: each row's first round, with CPU and system
-#                 calls; rounds.tsv: every round's latency and rate)
-# and then bench/README.md and its plots, over every kernel's data
-# (report readme, make bench-readme).
-#
+# `make bench`: lchan against raw verbs (perftest), TCP (sockperf, qperf),
+# rsockets (rstream) and libfabric on rxe0 and siw0, in one guest run (job
+# "bench", rig/guest/bench.sh), then the two-machine table (rig/two-node.sh
+# with LCHAN_2NODE_ONLY=table); the guest's raw data (rows.tsv, rounds.tsv,
+# sweep.tsv, connect.tsv, fabric.tsv, info.txt) is kept in bench/<kernel>/
+# (LCHAN_BENCH_DIR) and rig/report/ makes the reports from it, then
+# bench/README.md and its plots over every kernel's data.
 #   rig/bench.sh            build, boot, measure, report
-#   rig/bench.sh --report   report again from the .tsv files (no guest)
+#   rig/bench.sh --report   the reports again from the kept data (no guest)
 #   rig/bench.sh --keep JOB NAME   after a guest run of JOB (pollbench,
-#                 poolbench): its rows.tsv into bench/<kernel>/NAME.tsv, what
-#                 ran into NAME-info.txt, then bench/README.md again
-#
-# rig/report/ (rig_report) makes the reports.  Ratios are lchan over the peer
-# named in the row (median latency for latency rows, message rate for
-# bandwidth rows) and over TCP on the same address.
-#
-# LCHAN_BENCH_DIR: where the report goes (default bench/<kernel>/).
-# LCHAN_BENCH_TIMEOUT: guest time limit in seconds (default 2400).
-# LCHAN_BENCH_QUICK=1: few iterations (a smoke test of the bench itself).
-# LCHAN_BENCH_ROUNDS=N: rounds of the tables' rows (default 3; medians).
-# LCHAN_BENCH_ONLY=connect: only the connection set-up rows
-# (lchan_conntime beside cmtime), into connect.tsv, connect-info.txt and
-# their report connect.md / connect.json (report connect); a
-# whole run makes those too.
-# LCHAN_BENCH_ONLY=fabric: only the libfabric rows (fi_pingpong
-# over lchan, verbs and tcp, beside lchan_perf), into fabric.tsv and
-# fabric-info.txt, reported as fabric.md / fabric.json
-# (report fabric); a whole run makes those too.
-# LCHAN_BENCH_ONLY=2node: only the two-machine table (lchan_perf beside
-# perftest between two guests across a virtual wire: rig/two-node.sh with
-# LCHAN_2NODE_ONLY=table), into two-machines.tsv and two-machines-info.txt;
-# a whole run makes them too.
+#                 poolbench): its rows.tsv as NAME.tsv, what ran in
+#                 NAME-info.txt, then bench/README.md again
+# Knobs (bench/README.md, "Running them"): LCHAN_BENCH_TIMEOUT (guest time
+# limit, default 2400 s), LCHAN_BENCH_QUICK=1, LCHAN_BENCH_ROUNDS=N,
+# LCHAN_BENCH_ONLY=connect|fabric|2node (those rows alone; a whole run
+# makes them too).
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -68,10 +44,7 @@ provenance() { # RUN
 measure() {
 	local rc=0 run
 	run=$(rig_run_dir bench)
-	"$RIG_DIR/setup.sh"
-	KVER=$("$RIG_DIR/kver.sh")
-	export KVER
-	make -s KVER="$KVER" KDIR="/usr/src/linux-headers-$KVER" module lib tools bench-tools fabric
+	rig_build_for_guest module lib tools bench-tools fabric
 	local append=${LCHAN_APPEND:-} load sampler
 	[ "${LCHAN_BENCH_QUICK:-0}" != 1 ] || append="$append lchan.bench_quick=1"
 	[ -z "${LCHAN_BENCH_ONLY:-}" ] || append="$append lchan.bench_only=$LCHAN_BENCH_ONLY"

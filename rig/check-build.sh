@@ -24,46 +24,33 @@
 #     with one line naming what it lacks
 #   7 make install DESTDIR=: the library, headers, liblchan.pc, tools and
 #     man pages, one line saying the provider was skipped, no provider
-#
-# One TAP line per case; the last line is the summary.  Exit status 0
-# pass, 1 fail.
-set -uo pipefail
-# shellcheck source-path=SCRIPTDIR source=lib.sh
-. "$(dirname "$0")/lib.sh"
-cd "$REPO" || exit 1
+CHECK=build
+# shellcheck source-path=SCRIPTDIR source=checklib.sh
+. "$(dirname "$0")/checklib.sh"
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-notok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
-skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
-fail() { echo "build: FAIL: $*"; exit 1; }
-# Case verdicts: problems are collected, then one TAP line.
+# Problems of a case are collected, then one TAP line with them and the
+# tail of LOG.
 problems=()
 problem() { problems+=("$*"); }
 verdict() { # DESCRIPTION [LOG]
-	local p
+	local tail=()
 	if [ "${#problems[@]}" = 0 ]; then
 		ok "$1"
 	else
-		notok "$1"
-		for p in "${problems[@]}"; do echo "#   $p"; done
-		[ -z "${2:-}" ] || tail -n 15 "$2" | sed 's/^/#   | /'
+		[ -z "${2:-}" ] || mapfile -t tail < <(tail -n 15 "$2" | sed 's/^/| /')
+		notok "$1" "${problems[@]}" "${tail[@]}"
 	fi
 	problems=()
 }
 
-command -v git >/dev/null || fail "git is not installed"
-command -v readelf >/dev/null || fail "readelf is not installed (rig/setup.sh)"
-KVER=$(rig_kver) || exit 1
-KDIR=${KDIR:-/usr/src/linux-headers-$KVER}
+check_need git readelf
+rig_use_kernel || exit 1
 version=$(cat VERSION)
 running=$(uname -r)
-# shellcheck disable=SC2207 # the programs are words of one line
-progs=($(sed -n 's/^PROGS *:\?= *//p' tools/Makefile))
-[ "${#progs[@]}" -gt 3 ] || fail "no PROGS in tools/Makefile"
+read -ra progs <<<"$(check_progs PROGS)"
+[ "${#progs[@]}" -gt 3 ] || check_fail "no PROGS in tools/Makefile"
 
-t=$(mktemp -d "${TMPDIR:-/tmp}/lchan-build.XXXXXX") || fail "mktemp"
+t=$(mktemp -d "${TMPDIR:-/tmp}/lchan-build.XXXXXX") || check_fail "mktemp"
 trap 'rm -rf "$t"' EXIT
 src=$t/src
 nopc=$t/no-pkgconfig
@@ -72,7 +59,7 @@ mkdir -p "$src" "$nopc"
 # is left out.
 git ls-files -z --cached --others --exclude-standard |
 	while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
-	tar -c --null -T - -f - | tar -x -C "$src" -f - || fail "copying the tree to $src"
+	tar -c --null -T - -f - | tar -x -C "$src" -f - || check_fail "copying the tree to $src"
 
 umake() { # LOG ARGS...: make in the copy as a user runs it
 	local log=$1
@@ -228,8 +215,4 @@ else
 fi
 verdict "make install DESTDIR=: library, headers, liblchan.pc, tools, man pages; the provider skipped" "$t/7.err"
 
-if [ "$failed" != 0 ]; then
-	echo "build: FAIL: $failed of $n cases"
-	exit 1
-fi
-echo "build: $n cases: lib and tools alone; the module for $KVER ($version, modules.dep pulls ib_core, rdma_cm); missing headers and optional parts each said in one line; install of what was built"
+tap_done "$tap_n cases: lib and tools alone; the module for $KVER ($version, modules.dep pulls ib_core, rdma_cm); missing headers and optional parts each said in one line; install of what was built" "$tap_failed of $tap_n cases"

@@ -19,12 +19,10 @@
 #   required:    the pages of $required have a C example, the tools' pages
 #                (sections 1 and 8) an EXAMPLES section
 #
-# One TAP line per page (an alias, ".so manN/OTHER.N", is its target's);
-# the last line of output is the summary; exit status 0 pass, 1 fail.
-set -uo pipefail
-# shellcheck source-path=SCRIPTDIR source=lib.sh
-. "$(dirname "$0")/lib.sh"
-cd "$REPO" || exit 1
+# One TAP line per page (an alias, ".so manN/OTHER.N", is its target's).
+CHECK="man-examples"
+# shellcheck source-path=SCRIPTDIR source=checklib.sh
+. "$(dirname "$0")/checklib.sh"
 
 # Calls that are not trivial: each page shows one in a whole program or
 # function (the prep_* family by one page per kind of operation).
@@ -37,18 +35,9 @@ required="lchan.7 lchan_accept.3 lchan_connect.3 lchan_cqe_seen.3
 	lchan_sqe_set_sges.3 lchan_submit.3 lchan_submit_and_wait.3
 	lchan_wait_cqe.3"
 
-for tool in cc groff perl; do
-	command -v "$tool" >/dev/null || { echo "man-examples: FAIL: $tool is not installed (rig/setup.sh)"; exit 1; }
-done
-if ! out=$(make --no-print-directory -C lib liblchan.a 2>&1); then
-	printf '%s\n' "$out" | tail -n 20 | sed 's/^/#   /'
-	echo "man-examples: FAIL: lib/liblchan.a does not build"
-	exit 1
-fi
-
-t=$B/man-examples
-rm -rf "$t"
-mkdir -p "$t"
+check_need cc groff perl
+t=$(check_dir man-examples)
+check_run "$t/lib.log" "lib/liblchan.a does not build" make --no-print-directory -C lib liblchan.a
 CFLAGS=(-std=c11 -Wall -Wextra -Werror -I"$REPO/lib" -I"$REPO/uapi")
 
 # The page with a marker line around each .EX block of its EXAMPLES
@@ -79,24 +68,20 @@ pages=()
 for page in man/*.[1-8]; do
 	grep -q '^\.so man[1-8]/' "$page" || pages+=("$page")
 done
-[ "${#pages[@]}" -gt 20 ] || { echo "man-examples: FAIL: only ${#pages[@]} pages in man/"; exit 1; }
+[ "${#pages[@]}" -gt 20 ] || check_fail "only ${#pages[@]} pages in man/"
 for r in $required; do
-	[ -f "man/$r" ] || { echo "# $r is required to have an example but does not exist"; exit 1; }
+	[ -f "man/$r" ] || check_fail "$r is required to have an example but does not exist"
 done
 
-echo "1..${#pages[@]}"
-i=0
-failed=0
 units=0
 linked=0
 for page in "${pages[@]}"; do
-	i=$((i + 1))
 	base=$(basename "$page")
 	sec=${base##*.}
 	problems=()
 	nc=0
-	n=$(extract "$page")
-	for ((k = 1; k <= n; k++)); do
+	blocks=$(extract "$page")
+	for ((k = 1; k <= blocks; k++)); do
 		txt=$t/$base.$k.txt
 		first=$(grep -m1 -v '^[[:space:]]*$' "$txt" | sed 's/^[[:space:]]*//')
 		case $first in
@@ -134,20 +119,14 @@ for page in "${pages[@]}"; do
 		problems+=("$base is a tool's page without an EXAMPLES section")
 	fi
 	if [ "${#problems[@]}" != 0 ]; then
-		failed=$((failed + 1))
-		echo "not ok $i - $base"
-		printf '#   %s\n' "${problems[@]}"
+		notok "$base" "${problems[@]}"
 	elif [ "$nc" != 0 ]; then
-		echo "ok $i - $base: $nc C example(s) compile"
+		ok "$base: $nc C example(s) compile"
 	elif [ "$has_examples" != 0 ]; then
-		echo "ok $i - $base: shell example(s), not compiled"
+		ok "$base: shell example(s), not compiled"
 	else
-		echo "ok $i - $base # SKIP no EXAMPLES"
+		skip "$base" "no EXAMPLES"
 	fi
 done
 
-if [ "$failed" != 0 ]; then
-	echo "man-examples: FAIL: $failed of ${#pages[@]} pages"
-	exit 1
-fi
-echo "man-examples: $units C examples compile ($linked programs linked with liblchan.a), ${#pages[@]} pages"
+tap_done "$units C examples compile ($linked programs linked with liblchan.a), ${#pages[@]} pages" "$tap_failed of ${#pages[@]} pages"

@@ -16,24 +16,12 @@
 #   failures:         every section-3 page has RETURN VALUE, and ERRORS
 #                     unless RETURN VALUE says that the call cannot fail
 #   warnings:         groff -man -ww and man --warnings print nothing
-#
-# The last line of output is the summary; exit status 0 pass, 1 fail.
-set -uo pipefail
-# shellcheck source-path=SCRIPTDIR source=lib.sh
-. "$(dirname "$0")/lib.sh"
-cd "$REPO" || exit 1
+CHECK="man"
+# shellcheck source-path=SCRIPTDIR source=checklib.sh
+. "$(dirname "$0")/checklib.sh"
 
-errors=0
-err() { echo "# $*"; errors=$((errors + 1)); }
-
-for tool in nm perl groff man; do
-	command -v "$tool" >/dev/null || { echo "man: FAIL: $tool is not installed (rig/setup.sh)"; exit 1; }
-done
-if ! out=$(make --no-print-directory -C lib 2>&1); then
-	printf '%s\n' "$out" | tail -n 20 | sed 's/^/#   /'
-	echo "man: FAIL: lib/liblchan.so.1 does not build"
-	exit 1
-fi
+check_need nm perl groff man
+check_run "$(check_dir man-check)/lib.log" "lib/liblchan.so.1 does not build" make --no-print-directory -C lib
 
 mapfile -t exported < <(nm -D --defined-only lib/liblchan.so.1 |
 	awk '$2 != "A" { sub(/@.*/, "", $3); print $3 }' | sort -u)
@@ -110,7 +98,7 @@ for page in man/*.3; do
 done
 
 # The tools and the overview.
-progs=$(sed -n 's/^PROGS *:\?= *//p' tools/Makefile)
+progs=$(check_progs PROGS)
 for p in $progs; do
 	[ -f "man/$p.1" ] || [ -f "man/$p.8" ] || err "no man page for the tool $p (man/$p.1 or man/$p.8)"
 done
@@ -134,8 +122,4 @@ for page in man/*.[1-8]; do
 	[ -z "$w" ] || err "man: $w"
 done
 
-if [ "$errors" != 0 ]; then
-	echo "man: FAIL: $errors problems"
-	exit 1
-fi
-echo "man: ${#exported[@]} exported and ${#inline[@]} inline functions, tools: $progs; $pages pages, no warnings"
+check_done "${#exported[@]} exported and ${#inline[@]} inline functions, tools: $progs; $pages pages, no warnings"

@@ -2,67 +2,34 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later OR MIT
 # Host check: README.md, the front door, and the example programs it shows
 # build as a user outside the tree builds them.
-#
 #  - README.md has at most 300 lines
 #  - every ```c block of README.md is one of examples/*.c (the file after
 #    its SPDX line), and it shows examples/msg_server.c and msg_client.c:
 #    what it shows is what lchan_examples_test runs in the guest
 #  - each block compiles and links as C11 (-Wall -Wextra -Werror) with the
-#    flags of pkg-config alone, against `make install-lib DESTDIR=` staged
-#    in build/readme-check
+#    flags of pkg-config alone, against `make install-lib` staged in
+#    build/readme-check
 #  - examples/, copied out of the source tree, builds with its own Makefile
-#    against the same stage (PKG_CONFIG_PATH finds it first): the four
-#    liblchan programs, linked with liblchan.so.1, and the fi_ pair, linked
-#    with libfabric.so.1, where libfabric's pkg-config file is (else one
-#    SKIP line says so)
+#    against the same stage: the four liblchan programs, linked with
+#    liblchan.so.1, and the fi_ pair, linked with libfabric.so.1, where
+#    libfabric's pkg-config file is (else one SKIP line says so)
 #  - every lchan header a block or a program read is the stage's
-#
-# One TAP line per check; the last line of output is the summary; exit
-# status 0 pass, 1 fail.
-set -uo pipefail
-# shellcheck source-path=SCRIPTDIR source=lib.sh
-. "$(dirname "$0")/lib.sh"
-cd "$REPO" || exit 1
+CHECK=readme
+# shellcheck source-path=SCRIPTDIR source=checklib.sh
+. "$(dirname "$0")/checklib.sh"
 
 MAX_LINES=300
 LCHAN_EXAMPLES=(msg_client msg_server ring_client ring_server)
 FABRIC_EXAMPLES=(fi_client fi_server)
 
-fail() { echo "readme: FAIL: $*"; exit 1; }
-
-for tool in cc pkg-config readelf; do
-	command -v "$tool" >/dev/null || fail "$tool is not installed (rig/setup.sh)"
-done
-[ -f README.md ] || fail "no README.md"
-
-d=$B/readme-check
-prefix=/usr/local
-rm -rf "$d"
+check_need cc pkg-config readelf
+[ -f README.md ] || check_fail "no README.md"
+d=$(check_dir readme-check)
 mkdir -p "$d/blocks" "$d/bin"
-if ! make --no-print-directory install-lib DESTDIR="$d/stage" PREFIX="$prefix" >"$d/install.log" 2>&1; then
-	tail -n 30 "$d/install.log" | sed 's/^/#   /'
-	fail "make install-lib (log: $d/install.log)"
-fi
-inc=$d/stage$prefix/include
+check_stage "$d" install-lib
 # The stage first; libfabric from the system.
-export PKG_CONFIG_PATH=$d/stage$prefix/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$d/stage
-pkg-config --exists liblchan || fail "pkg-config finds no liblchan.pc in the stage"
-
-n=0 failed=0 skipped=0
-ok() { n=$((n + 1)); echo "ok $n $*"; }
-notok() { # DESCRIPTION [DETAIL-LINE...]
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n $1"
-	shift
-	[ $# = 0 ] || printf '#   %s\n' "$@"
-}
-skip() { n=$((n + 1)); skipped=$((skipped + 1)); echo "ok $n $1 # SKIP $2"; }
-
-# The lchan headers a dependency file names that are not the stage's.
-foreign_headers() { # DEPFILE
-	tr -s ' \134' '\n' <"$1" | grep -E '(^|/)(lib)?lchan[^/]*\.h$' | grep -v "^$inc/"
-}
+export PKG_CONFIG_PATH=$root/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$stage
+pkg-config --exists liblchan || check_fail "pkg-config finds no liblchan.pc in the stage"
 
 # --- length
 lines=$(wc -l <README.md)
@@ -104,7 +71,7 @@ for ((k = 1; k <= nblocks; k++)); do
 		notok "readme: the C block at $at ($match) does not build against the staged install" "${msgs[@]}"
 		continue
 	fi
-	mapfile -t foreign < <(foreign_headers "$d/blocks/$k.d")
+	mapfile -t foreign < <(check_foreign_headers "$d/blocks/$k.d")
 	if [ "${#foreign[@]}" != 0 ]; then
 		notok "readme: the C block at $at ($match) read lchan headers from outside the stage" "${foreign[@]}"
 		continue
@@ -135,7 +102,7 @@ build_examples() { # TARGET NEEDED-LIBRARY PROGRAM...
 			notok "examples: make -C examples $target does not build $p (log: $log)" "${msgs[@]}"
 		elif ! readelf -d "$d/bin/$p" | grep -q "(NEEDED).*\[$needed\]"; then
 			notok "examples: $p is not linked with $needed"
-		elif mapfile -t foreign < <(foreign_headers "$d/bin/$p.d") &&
+		elif mapfile -t foreign < <(check_foreign_headers "$d/bin/$p.d") &&
 			[ "${#foreign[@]}" != 0 ]; then
 			notok "examples: $p read lchan headers from outside the stage" "${foreign[@]}"
 		else
@@ -152,10 +119,4 @@ else
 	done
 fi
 
-echo "1..$n"
-summary="README.md $lines lines, $nblocks C blocks, examples: $((n - failed - skipped)) checks passed, $failed failed, $skipped skipped"
-if [ "$failed" != 0 ]; then
-	echo "readme: FAIL: $summary"
-	exit 1
-fi
-echo "readme: $summary"
+tap_done "README.md $lines lines, $nblocks C blocks, examples: $(tap_passed) checks passed, $tap_failed failed, $tap_skipped skipped"

@@ -9,20 +9,13 @@
 # fail: a test body that ran after its fixture's setup skipped would (it
 # has no device), and 6.1's harness runs it unless setup leaves through
 # LCHAN_T_SETUP_SKIP.  The tests without a fixture may pass.
-# The last line of output is the summary; exit status 0 pass, 1 fail.
-set -uo pipefail
-# shellcheck source-path=SCRIPTDIR source=lib.sh
-. "$(dirname "$0")/lib.sh"
-cd "$REPO" || exit 1
+CHECK=skips
+# shellcheck source-path=SCRIPTDIR source=checklib.sh
+. "$(dirname "$0")/checklib.sh"
 
-t=$B/check-skips
-fail() { echo "skips: FAIL: $*"; exit 1; }
-
-rm -rf "$t"
-mkdir -p "$t"
-"$RIG_DIR/ksft-headers.sh" "$t/ksft" || fail "no kselftest harness headers"
-make -s -C selftests KSFT_INC="$t/ksft" OUT="$t/bin" >"$t/build.log" 2>&1 ||
-	{ cat "$t/build.log"; fail "the selftests do not build"; }
+t=$(check_dir check-skips)
+"$RIG_DIR/ksft-headers.sh" "$t/ksft" || check_fail "no kselftest harness headers"
+check_run "$t/build.log" "the selftests do not build" make -s -C selftests KSFT_INC="$t/ksft" OUT="$t/bin"
 
 # Every LCHAN_* variable of this environment, unset.
 read -ra unset_lchan <<<"$(env | sed -n 's/^\(LCHAN_[A-Za-z0-9_]*\)=.*/-u \1/p' | tr '\n' ' ')"
@@ -42,7 +35,7 @@ read -r progs skipped passed bad < <(awk '
 		if ($1 == "not" || n || s + o == 0) bad = bad "," name
 	}
 	END { print progs + 0, skipped + 0, passed + 0, (bad == "" ? "-" : substr(bad, 2)) }' "$t/run.log")
-[ "$progs" -gt 0 ] || { cat "$t/run.log"; fail "make run_tests ran no selftest program"; }
+[ "$progs" -gt 0 ] || { cat "$t/run.log"; check_fail "make run_tests ran no selftest program"; }
 if [ "$bad" != - ]; then
 	for name in ${bad//,/ }; do
 		echo "$name:"
@@ -50,6 +43,6 @@ if [ "$bad" != - ]; then
 			on && /^(not )?ok [0-9]+ selftests: lchan: / { print; exit }
 			on && /^# (not ok|# .*(FAIL|Test failed))/' "$t/run.log" | head -n 10
 	done
-	fail "without devices, tests failed in: $bad"
+	check_fail "without devices, tests failed in: $bad"
 fi
-echo "skips: $progs programs without devices: $skipped tests skipped, $passed passed (no fixture), none failed"
+echo "$CHECK: $progs programs without devices: $skipped tests skipped, $passed passed (no fixture), none failed"

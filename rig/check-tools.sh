@@ -19,74 +19,41 @@
 #                     not use lchan)
 #   the provider      FI_LOG_LEVEL=warn fi_info -p lchan: the provider's
 #                     own warning that lchan is not loaded
-#
-# One TAP line per case.  The last line of output is the summary; exit
-# status 0 pass, 1 fail.
-set -uo pipefail
-# shellcheck source-path=SCRIPTDIR source=lib.sh
-. "$(dirname "$0")/lib.sh"
-cd "$REPO" || exit 1
-
-t=$B/tools-check
-bin=$t/tools
-fail() { echo "tools: FAIL: $*"; exit 1; }
+CHECK=tools
+# shellcheck source-path=SCRIPTDIR source=checklib.sh
+. "$(dirname "$0")/checklib.sh"
 
 # The exit statuses of tools/cli.h.
 EXIT_USAGE=2
 EXIT_NO_MODULE=3
 
-# Per tool: the arguments of a run that opens nothing before /dev/lchan
-# (a server, mostly), whether it takes -p and -S, and whether it uses
-# lchan.  A tool of the Makefile missing here fails the check.
-declare -A run_args=(
-	[lchan_perf]="-s" [lchan_msg_perf]="-s" [lchan_pingpong]="-s"
-	[lchan_echo]="-s" [tcp_echo]="-s" [lchan_conntime]="-s -a 127.0.0.1"
-	[lchan_wire]="-s" [lchanctl]="" [cm_seqtime]="-a 127.0.0.1"
-	[lchan_interop]="rping -s -a 127.0.0.1"
-)
-declare -A has_port=(
-	[lchan_perf]=1 [lchan_msg_perf]=1 [lchan_pingpong]=1 [lchan_echo]=1
-	[tcp_echo]=1 [lchan_conntime]=1 [lchan_wire]=1 [lchanctl]=0
-	[cm_seqtime]=1 [lchan_interop]=1
-)
-declare -A has_size=(
-	[lchan_perf]=1 [lchan_msg_perf]=1 [lchan_pingpong]=1 [lchan_echo]=1
-	[tcp_echo]=1 [lchan_conntime]=0 [lchan_wire]=1 [lchanctl]=0
-	[cm_seqtime]=0 [lchan_interop]=1
+# Per tool: whether it takes -p (p) and -S (S), then the arguments of a
+# run that opens nothing before /dev/lchan (a server, mostly).  A tool of
+# the Makefile missing here fails the check.
+declare -A tools=(
+	[lchan_perf]="pS -s" [lchan_msg_perf]="pS -s" [lchan_pingpong]="pS -s"
+	[lchan_echo]="pS -s" [tcp_echo]="pS -s" [lchan_conntime]="p -s -a 127.0.0.1"
+	[lchan_wire]="pS -s" [lchanctl]="-" [cm_seqtime]="p -a 127.0.0.1"
+	[lchan_interop]="pS rping -s -a 127.0.0.1"
 )
 declare -A no_lchan=([tcp_echo]="plain TCP" [cm_seqtime]="rdma_cm alone")
 
-rm -rf "$t"
-mkdir -p "$t"
+t=$(check_dir tools-check)
+bin=$t/tools
 # The library where the tools link it (lib/), the tools with the bench's
 # own (tools/'s bench target) and the provider into $t.
-for d in lib tools fabric; do
-	o=()
-	[ "$d" = lib ] || o=(OUT="$t/$d")
-	[ "$d" = tools ] && o+=(all bench)
-	if ! make --no-print-directory -j2 -C "$d" "${o[@]}" >"$t/build-$d.log" 2>&1; then
-		tail -n 20 "$t/build-$d.log" | sed 's/^/#   /'
-		fail "$d/ does not build (log: $t/build-$d.log)"
-	fi
-done
+check_run "$t/build-lib.log" "lib/ does not build" make --no-print-directory -j2 -C lib
+check_run "$t/build-tools.log" "tools/ does not build" make --no-print-directory -j2 -C tools OUT="$t/tools" all bench
+check_run "$t/build-fabric.log" "fabric/ does not build" make --no-print-directory -j2 -C fabric OUT="$t/fabric"
 export LD_LIBRARY_PATH=$REPO/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
-n=0
-bad=0
-tap() { # OK? WHAT [WHY]
-	n=$((n + 1))
-	if [ "$1" = 1 ]; then
-		echo "ok $n - $2"
-	else
-		bad=$((bad + 1))
-		echo "not ok $n - $2: $3"
-		[ -z "$out" ] || printf '%s\n' "$out" | head -n 5 | sed 's/^/#   stdout: /'
-		[ -z "$err" ] || printf '%s\n' "$err" | head -n 5 | sed 's/^/#   stderr: /'
-	fi
-}
-skip() { # WHAT WHY
-	n=$((n + 1))
-	echo "ok $n - $1 # SKIP $2"
+# A case: passed without WHY, else failed, with the tool's output.
+result() { # WHAT WHY
+	[ -n "$2" ] || { ok "$1"; return; }
+	local lines=()
+	[ -z "$out" ] || mapfile -t lines < <(head -n 5 <<<"$out" | sed 's/^/stdout: /')
+	[ -z "$err" ] || mapfile -t -O "${#lines[@]}" lines < <(head -n 5 <<<"$err" | sed 's/^/stderr: /')
+	notok "$1: $2" "${lines[@]}"
 }
 
 # TOOL ARGS...: its stdout, stderr and exit status, within 10 s.
@@ -111,7 +78,7 @@ check_help() { # TOOL FLAG
 	elif [[ $out != "usage: $1 "* ]]; then
 		why="stdout does not start with 'usage: $1 '"
 	fi
-	tap "$([ -z "$why" ] && echo 1)" "$1 $2: the usage on stdout, exit 0" "$why"
+	result "$1 $2: the usage on stdout, exit 0" "$why"
 }
 
 # Exit 2, nothing on stdout, "TOOL: ...WANT..." and at most the hint.
@@ -135,7 +102,7 @@ check_usage() { # TOOL WHAT WANT ARGS...
 	elif [ "$nl" = 2 ] && [ "$second" != "Try '$tool --help'." ]; then
 		why="the second line is not \"Try '$tool --help'.\""
 	fi
-	tap "$([ -z "$why" ] && echo 1)" "$tool $*: $what, exit $EXIT_USAGE" "$why"
+	result "$tool $*: $what, exit $EXIT_USAGE" "$why"
 }
 
 # Without the module: one line saying so, exit 3.
@@ -152,31 +119,32 @@ check_no_module() { # TOOL ARGS...
 	elif ! [[ $err =~ ^"$tool: /".*": is the lchan module loaded? (modprobe lchan)"$ ]]; then
 		why="not '$tool: PATH: ...: is the lchan module loaded? (modprobe lchan)'"
 	fi
-	tap "$([ -z "$why" ] && echo 1)" "$tool${*:+ $*}: no lchan module: one line, exit $EXIT_NO_MODULE" "$why"
+	result "$tool${*:+ $*}: no lchan module: one line, exit $EXIT_NO_MODULE" "$why"
 }
 
-progs=$(sed -n 's/^\(BENCH_\)\?PROGS *:\?= *//p' tools/Makefile | tr '\n' ' ')
-[ -n "$progs" ] || fail "no PROGS in tools/Makefile"
+progs=$(check_progs PROGS BENCH_PROGS)
+[ -n "$progs" ] || check_fail "no PROGS in tools/Makefile"
 module=
 [ -e /dev/lchan ] && module=loaded
 ntools=0
 for tool in $progs; do
 	ntools=$((ntools + 1))
-	if [ -z "${run_args[$tool]+set}" ]; then
+	if [ -z "${tools[$tool]:-}" ]; then
 		out='' err=''
-		tap 0 "$tool: listed in this check" "a tool of tools/Makefile without an entry here"
+		result "$tool: listed in this check" "a tool of tools/Makefile without an entry here"
 		continue
 	fi
-	read -ra args <<<"${run_args[$tool]}"
+	read -r takes args <<<"${tools[$tool]}"
+	read -ra args <<<"$args"
 	check_help "$tool" --help
 	check_help "$tool" -h
 	check_usage "$tool" "an unknown option" "--no-such-option" --no-such-option "${args[@]}"
-	if [ "${has_port[$tool]}" = 1 ]; then
+	if [[ $takes == *p* ]]; then
 		check_usage "$tool" "a missing value" "'p'" "${args[@]}" -p
 		check_usage "$tool" "a bad port" "-p" "${args[@]}" -p 0
 		check_usage "$tool" "a bad port" "-p" "${args[@]}" -p 70000
 	fi
-	if [ "${has_size[$tool]}" = 1 ]; then
+	if [[ $takes == *S* ]]; then
 		check_usage "$tool" "a bad size" "-S" "${args[@]}" -S x
 	fi
 	if [ -n "${no_lchan[$tool]:-}" ]; then
@@ -193,7 +161,7 @@ if [ -n "$module" ]; then
 	skip "fi_info -p lchan: the provider says lchan is not loaded" "/dev/lchan is there"
 elif ! command -v fi_info >/dev/null; then
 	out='' err=''
-	tap 0 "fi_info -p lchan" "fi_info is not installed (rig/setup.sh: libfabric-bin)"
+	result "fi_info -p lchan" "fi_info is not installed (rig/setup.sh: libfabric-bin)"
 else
 	out=$(FI_PROVIDER_PATH=$t/fabric FI_LOG_LEVEL=warn timeout -k 2 10 fi_info -p lchan 2>"$t/stderr")
 	rc=$?
@@ -205,12 +173,6 @@ else
 		why="no warning of the provider's that lchan is not loaded"
 		err=$(cat "$t/stderr")
 	fi
-	tap "$([ -z "$why" ] && echo 1)" "FI_LOG_LEVEL=warn fi_info -p lchan: the provider says lchan is not loaded" "$why"
+	result "FI_LOG_LEVEL=warn fi_info -p lchan: the provider says lchan is not loaded" "$why"
 fi
-echo "1..$n"
-
-if [ "$bad" != 0 ]; then
-	echo "tools: FAIL: $bad of $n cases"
-	exit 1
-fi
-echo "tools: $ntools tools, $n cases: --help, usage errors, ports, sizes, no module${module:+ (module loaded: not run)}, provider log"
+tap_done "$ntools tools, $tap_n cases: --help, usage errors, ports, sizes, no module${module:+ (module loaded: not run)}, provider log" "$tap_failed of $tap_n cases"

@@ -12,21 +12,14 @@ src=$(rig_src_cache)
 cd "$REPO"
 if [ $# -gt 0 ]; then
 	files=("$@")
-elif git rev-parse --git-dir >/dev/null 2>&1; then
+else
 	# Sources only: tracked or new, not ignored (skips kbuild's *.mod.c).
 	mapfile -t files < <(git ls-files --cached --others --exclude-standard -- 'kmod/*.[ch]' 'uapi/*.h')
-else
-	shopt -s nullglob
-	files=(kmod/*.[ch] uapi/*.h)
-	shopt -u nullglob
-	mapfile -t files < <(printf '%s\n' "${files[@]}" | grep -v '\.mod\.c$')
 fi
 [ "${#files[@]}" -gt 0 ] || rig_die "no files to check (kmod/*.[ch], uapi/*.h)"
 
-# One perl process for all files (loading checkpatch costs ~1 s); it prints
-# a "total:" line per file.  Its exit status also counts CHECKs, so the
-# totals decide.
-# Kernel version tests belong in kmod/lchan_compat.h and nowhere else: that
+# One perl process for all files; it prints a "total:" line per file.  Its
+# exit status also counts CHECKs, so the totals decide.  Kernel version tests belong in kmod/lchan_compat.h and nowhere else: that
 # rule is checked here, so checkpatch's own (meant for in-tree code, which
 # has no versions to span) is off.
 misplaced=$(grep -l 'LINUX_VERSION_CODE\|KERNEL_VERSION' "${files[@]}" | grep -v '^kmod/lchan_compat\.h$' || true)

@@ -82,6 +82,12 @@ rig_kver() {
 	printf '%s\n' "$KVER"
 }
 
+# KVER (rig_kver) and KDIR, its Debian headers unless KDIR is given.
+rig_use_kernel() {
+	KVER=$(rig_kver) || return 1
+	KDIR=${KDIR:-/usr/src/linux-headers-$KVER}
+}
+
 # The linux-source series (6.1, 6.12) of rig_kernel.
 rig_src_series() {
 	rig_kernel_field "$(rig_kernel)" source

@@ -8,8 +8,7 @@ set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-KVER=$(rig_kver)
-KDIR=${KDIR:-/usr/src/linux-headers-$KVER}
+rig_use_kernel
 command -v sparse >/dev/null || rig_die "sparse is not installed (run rig/setup.sh)"
 mkdir -p "$B"
 log=$B/sparse.log
