@@ -215,6 +215,12 @@ show_run() {
 	tail -n 40 "$L/$1.log" | sed 's/^/#   /'
 }
 
+# PREEMPT_RT changes how the kernel schedules and locks, not how user space
+# runs: the programs whose subject is user-space code alone (the libfabric
+# provider, Open MPI over it, lchanctl, the examples, the installed files)
+# run on the check lane's kernels, and the kernel paths they take are the
+# other programs' subject on every kernel.
+RT_USER_ONLY="lchan_fabric_test lchan_fabric_api_test lchan_mpi_test lchan_ctl_test lchan_examples_test lchan_install_test"
 declare -A source_done=()
 check_kernel() { # K
 	local k=$1 p=$1: target built rc run s warn_tap warn_pass_log smoke_ok src
@@ -239,7 +245,9 @@ check_kernel() { # K
 	else
 		notok "$p sparse: module has sparse warnings or does not build"
 	fi
-	host_check dkms "$p "
+	# DKMS's packaging is the same for every kernel, and the build it
+	# runs is `make module` for K below: once, on the first kernel.
+	[ "$k" != "${kernels[0]}" ] || host_check dkms "$p "
 	if [ -z "${source_done[$src]:-}" ]; then
 		host_check skips "$p "
 		source_done[$src]=$k
@@ -266,17 +274,22 @@ check_kernel() { # K
 	fi
 
 	phase "$k boot/selftest"
-	rc=$(run_harness harness-fail)
-	run=$(rig_run_dir harness-fail)
-	if [ "$rc" != 0 ] && has_reason harness-fail failed-tests &&
-		grep -q '^not ok [0-9]* global.rig_fails_on_purpose' "$run/tap.txt" &&
-		# 6.1's harness leaves the test name out of a SKIP line, 6.12's not.
-		grep -q '^ok [0-9]* \(global\.rig_skips \)\?# SKIP' "$run/tap.txt" &&
-		grep -qx 'skipped=1' "$run/summary"; then
-		ok "$p harness: detects a failing test"
+	# Reading a failed test is the harness's TAP: once per kernel source.
+	if [ "${source_done[$src]}" != "$k" ]; then
+		echo "# $p harness: detects a failing test: checked with $src's harness under ${source_done[$src]}"
 	else
-		notok "$p harness: detects a failing test (runner exit $rc)"
-		show_run harness-fail
+		rc=$(run_harness harness-fail)
+		run=$(rig_run_dir harness-fail)
+		if [ "$rc" != 0 ] && has_reason harness-fail failed-tests &&
+			grep -q '^not ok [0-9]* global.rig_fails_on_purpose' "$run/tap.txt" &&
+			# 6.1's harness leaves the test name out of a SKIP line, 6.12's not.
+			grep -q '^ok [0-9]* \(global\.rig_skips \)\?# SKIP' "$run/tap.txt" &&
+			grep -qx 'skipped=1' "$run/summary"; then
+			ok "$p harness: detects a failing test"
+		else
+			notok "$p harness: detects a failing test (runner exit $rc)"
+			show_run harness-fail
+		fi
 	fi
 
 	rc=$(run_harness harness-warn)
@@ -314,7 +327,12 @@ check_kernel() { # K
 		rc=0
 		run=$(rig_run_dir tests)
 		rm -rf "$run"
-		"$RIG_DIR/run-vm.sh" tests "$TESTS_TIMEOUT" || rc=$?
+		if [ "$(rig_kernel_field "$k" lane)" = rt ]; then
+			LCHAN_APPEND="${LCHAN_APPEND:-} lchan.skip_tests=${RT_USER_ONLY// /,}" \
+				"$RIG_DIR/run-vm.sh" tests "$TESTS_TIMEOUT" || rc=$?
+		else
+			"$RIG_DIR/run-vm.sh" tests "$TESTS_TIMEOUT" || rc=$?
+		fi
 		s=$run/summary
 		if [ -f "$s" ]; then
 			passed=$((passed + $(sed -n 's/^passed=//p' "$s")))

@@ -26,6 +26,15 @@ for _arg in $(cat /proc/cmdline); do
 			cp "$LCHAN_SELFTESTS/$_t" $dir/ ||
 				tap "not ok - no test program $_t"
 		done ;;
+	lchan.skip_tests=*)
+		# Every program but these (a lane that leaves them to another).
+		dir=/tmp/selected
+		mkdir -p $dir
+		cp -r "$LCHAN_SELFTESTS"/. $dir/
+		for _t in $(echo "${_arg#*=}" | tr ',' ' '); do
+			rm -f "$dir/$_t"
+		done
+		tap "# not in this lane: ${_arg#*=}" ;;
 	lchan.env=*=*) export "${_arg#lchan.env=}" ;;
 	lchan.repeat=*) repeat=${_arg#*=} ;;
 	esac
