@@ -156,7 +156,7 @@ struct lchan_quirk {
 	enum ib_poll_context cq_poll;	/* how our CQs are polled */
 };
 
-struct lchan_chan;
+struct lchan_channel;
 
 /*
  * What a transport does beyond the generic path, chosen when a channel
@@ -171,25 +171,25 @@ struct lchan_transport_ops {
 	/* Whether a listener's connection request asks for the exchange. */
 	bool (*request_wants)(const struct rdma_conn_param *conn);
 	/* Before the QP: what connect's @flags ask of it.  lock held. */
-	void (*choose)(struct lchan_chan *chan, u32 flags);
+	void (*choose)(struct lchan_channel *chan, u32 flags);
 	/* The QP is made and nothing is posted yet.  lock held. */
-	int (*prepare_qp)(struct lchan_chan *chan);
+	int (*prepare_qp)(struct lchan_channel *chan);
 	/* Connect's and accept's connection parameters. */
-	void (*conn_param)(struct lchan_chan *chan,
+	void (*conn_param)(struct lchan_channel *chan,
 			   struct rdma_conn_param *param);
 	/* ESTABLISHED: 0 when the peer's reply suits.  cm handler. */
-	int (*check_reply)(struct lchan_chan *chan,
+	int (*check_reply)(struct lchan_channel *chan,
 			   const struct rdma_conn_param *conn);
 	/* The channel is connected.  cm handler. */
-	void (*connected)(struct lchan_chan *chan);
+	void (*connected)(struct lchan_channel *chan);
 	/* A submit on a connected channel, before the SQ.  lock held. */
-	void (*submit)(struct lchan_chan *chan);
+	void (*submit)(struct lchan_channel *chan);
 	/* Whether the SQ waits for the transport; changes under lock. */
-	bool (*sq_held)(const struct lchan_chan *chan);
+	bool (*sq_held)(const struct lchan_channel *chan);
 	/* Connect and establish, once connected: until the SQ opens. */
-	int (*wait_open)(struct lchan_chan *chan, unsigned long deadline);
+	int (*wait_open)(struct lchan_channel *chan, unsigned long deadline);
 	/* A connecting id resolved: hold its local port.  lock held. */
-	int (*hold_port)(struct lchan_chan *chan);
+	int (*hold_port)(struct lchan_channel *chan);
 };
 
 /* An RDMA device as lchan sees it: /sys/kernel/lchan/devices/<name>. */
@@ -208,7 +208,7 @@ struct lchan_dev {
 };
 
 /* The /dev/lchan file: owner of PDs and MRs. */
-struct lchan_ctx {
+struct lchan_context {
 	struct kref ref;
 	bool poller_mode;		/* set once, before chans */
 	u32 poll_idle_ms;		/* poller mode: spin after work */
@@ -218,13 +218,13 @@ struct lchan_ctx {
 	pid_t tgid;
 	struct mutex lock;		/* pds */
 	struct list_head pds;
-	struct xarray mrs;		/* handle -> struct lchan_mr */
+	struct xarray mrs;		/* handle -> struct lchan_region */
 };
 
 /* One protection domain per (context, device). */
 struct lchan_pd {
 	struct kref ref;		/* ctx list + each MR + each chan */
-	struct lchan_ctx *ctx;		/* not counted: ctx outlives it */
+	struct lchan_context *ctx;		/* not counted: ctx outlives it */
 	struct lchan_dev *dev;		/* counted */
 	struct ib_pd *ibpd;		/* NULL once the device is gone */
 	struct list_head ctx_node;	/* ctx->pds */
@@ -232,7 +232,7 @@ struct lchan_pd {
 	struct list_head mrs;		/* under dev->lock */
 };
 
-struct lchan_mr {
+struct lchan_region {
 	struct kref ref;		/* handle table + work in flight */
 	struct lchan_pd *pd;		/* counted */
 	struct ib_mr *ibmr;		/* NULL once revoked */
@@ -270,7 +270,7 @@ struct lchan_wr {
 		struct ib_recv_wr recv;
 	};
 	struct ib_sge *sge;		/* in ring.post_sge until posted */
-	struct lchan_mr *mr[LCHAN_MAX_SGE];	/* references while posted */
+	struct lchan_region *mr[LCHAN_MAX_SGE];	/* references while posted */
 };
 
 /*
@@ -327,12 +327,12 @@ enum lchan_cm_kind {
 	LCHAN_CM_LISTENER,
 };
 
-struct lchan_chan {
+struct lchan_channel {
 	enum lchan_cm_kind kind;	/* first: id->context dispatch */
 	struct kobject kobj;		/* lifetime; sysfs channels/<id> */
 	u32 id;
 	bool sysfs_added;
-	struct lchan_ctx *ctx;		/* counted */
+	struct lchan_context *ctx;		/* counted */
 	struct lchan_dev *dev;		/* counted, once known */
 	struct lchan_pd *pd;		/* counted, once known */
 	const struct lchan_transport_ops *tp;	/* the device's, once bound */
@@ -409,10 +409,10 @@ struct lchan_conn_req {
 	bool dead;			/* peer gave up: destroy on accept */
 };
 
-struct lchan_listener {
+struct lchan_listen_point {
 	enum lchan_cm_kind kind;	/* first: id->context dispatch */
 	struct kref ref;
-	struct lchan_ctx *ctx;		/* counted */
+	struct lchan_context *ctx;		/* counted */
 	struct mutex mutex;		/* cm_id: close vs device removal */
 	struct rdma_cm_id *cm_id;
 	struct lchan_dev *dev;		/* bound device, counted, or NULL */
@@ -492,9 +492,9 @@ struct lchan_ioctl_op {
 #define lchan_dbg_chan(chan, fmt, ...) \
 	pr_debug("CHAN[%u] %s: " fmt, (chan)->id, __func__, ##__VA_ARGS__)
 
-static inline struct lchan_chan *to_lchan_chan(struct kobject *kobj)
+static inline struct lchan_channel *to_lchan_channel(struct kobject *kobj)
 {
-	return container_of(kobj, struct lchan_chan, kobj);
+	return container_of(kobj, struct lchan_channel, kobj);
 }
 
 static inline struct lchan_dev *to_lchan_dev(struct kobject *kobj)
@@ -515,7 +515,7 @@ void lchan_dev_put(struct lchan_dev *dev);
 /* lchan_ioctl.c */
 long lchan_ioctl_dispatch(struct file *file, unsigned int cmd,
 			  unsigned long arg, const struct lchan_ioctl_op *ops,
-			  size_t nr_ops, struct lchan_ctx *owner);
+			  size_t nr_ops, struct lchan_context *owner);
 long lchan_ioctl_respond(struct lchan_ucmd *ucmd);
 
 /* lchan_sysfs.c */
@@ -525,15 +525,15 @@ int lchan_sysfs_init(void);
 void lchan_sysfs_exit(void);
 int lchan_sysfs_add_dev(struct lchan_dev *dev);
 void lchan_sysfs_del_dev(struct lchan_dev *dev);
-int lchan_sysfs_add_chan(struct lchan_chan *chan);
-void lchan_sysfs_del_chan(struct lchan_chan *chan);
+int lchan_sysfs_add_chan(struct lchan_channel *chan);
+void lchan_sysfs_del_chan(struct lchan_channel *chan);
 const char *lchan_sysfs_state_name(int state);
 
 /* lchan_ctx.c */
 extern const struct file_operations lchan_ctx_fops;
-void lchan_ctx_put(struct lchan_ctx *ctx);
-bool lchan_ctx_owned(const struct lchan_ctx *ctx);
-struct lchan_pd *lchan_ctx_get_pd(struct lchan_ctx *ctx, struct lchan_dev *dev);
+void lchan_ctx_put(struct lchan_context *ctx);
+bool lchan_ctx_owned(const struct lchan_context *ctx);
+struct lchan_pd *lchan_ctx_get_pd(struct lchan_context *ctx, struct lchan_dev *dev);
 void lchan_ctx_put_pd(struct lchan_pd *pd);
 void lchan_ctx_revoke_pds(struct lchan_dev *dev);
 long lchan_ioctl_info(struct lchan_ucmd *ucmd);
@@ -543,34 +543,34 @@ long lchan_ioctl_ctx_setup(struct lchan_ucmd *ucmd);
 int lchan_mr_check_reg(const struct lchan_ucmd *ucmd);
 long lchan_ioctl_mr_reg(struct lchan_ucmd *ucmd);
 void lchan_mr_trace_reg(const struct lchan_ucmd *ucmd, long ret);
-void lchan_mr_put(struct lchan_mr *mr);
-struct lchan_mr *lchan_mr_lookup(struct lchan_ctx *ctx, u32 handle);
+void lchan_mr_put(struct lchan_region *mr);
+struct lchan_region *lchan_mr_lookup(struct lchan_context *ctx, u32 handle);
 int lchan_mr_check_dereg(const struct lchan_ucmd *ucmd);
 long lchan_ioctl_mr_dereg(struct lchan_ucmd *ucmd);
-void lchan_mr_drop_all(struct lchan_ctx *ctx);
+void lchan_mr_drop_all(struct lchan_context *ctx);
 void lchan_mr_revoke_pd(struct lchan_pd *pd);
 
 /* lchan_chan.c */
 extern const struct file_operations lchan_chan_fops;
-struct lchan_chan *lchan_chan_alloc(struct lchan_ctx *ctx);
+struct lchan_channel *lchan_chan_alloc(struct lchan_context *ctx);
 void lchan_chan_free(struct kobject *kobj);
-void lchan_chan_put(struct lchan_chan *chan);
-void lchan_chan_queue_delayed(struct lchan_chan *chan,
+void lchan_chan_put(struct lchan_channel *chan);
+void lchan_chan_queue_delayed(struct lchan_channel *chan,
 			      struct delayed_work *dwork, unsigned int ms);
-void lchan_chan_set_state(struct lchan_chan *chan, int state);
-int lchan_chan_bind_dev(struct lchan_chan *chan, struct ib_device *ibdev);
-int lchan_chan_create_qp(struct lchan_chan *chan,
+void lchan_chan_set_state(struct lchan_channel *chan, int state);
+int lchan_chan_bind_dev(struct lchan_channel *chan, struct ib_device *ibdev);
+int lchan_chan_create_qp(struct lchan_channel *chan,
 			 const struct lchan_ring_sizes *sizes);
-void lchan_chan_teardown(struct lchan_chan *chan);
-void lchan_chan_abort(struct lchan_chan *chan);
+void lchan_chan_teardown(struct lchan_channel *chan);
+void lchan_chan_abort(struct lchan_channel *chan);
 void lchan_chan_kill_dev(struct lchan_dev *dev);
-bool lchan_chan_wait_over(struct lchan_chan *chan, u32 min);
-size_t lchan_chan_kmem_bytes(const struct lchan_chan *chan);
+bool lchan_chan_wait_over(struct lchan_channel *chan, u32 min);
+size_t lchan_chan_kmem_bytes(const struct lchan_channel *chan);
 long lchan_ioctl_chan_info(struct lchan_ucmd *ucmd);
 long lchan_ioctl_enter(struct lchan_ucmd *ucmd);
 long lchan_ioctl_establish(struct lchan_ucmd *ucmd);
-struct lchan_chan *lchan_chan_from_fd(int fd, struct fd *f);
-int lchan_chan_install_fd(struct lchan_chan *chan, u32 flags);
+struct lchan_channel *lchan_chan_from_fd(int fd, struct fd *f);
+int lchan_chan_install_fd(struct lchan_channel *chan, u32 flags);
 
 /* lchan_cm.c */
 int lchan_cm_addr_to_sockaddr(const struct lchan_addr *a,
@@ -580,12 +580,12 @@ void lchan_cm_sockaddr_to_addr(const struct sockaddr_storage *ss,
 void lchan_cm_copy_sockaddr(struct sockaddr_storage *dst,
 			    const struct sockaddr *src);
 int lchan_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event);
-int lchan_cm_establish(struct lchan_chan *chan, u32 timeout_ms,
+int lchan_cm_establish(struct lchan_channel *chan, u32 timeout_ms,
 		       bool nonblock);
 int lchan_cm_check_fd_flags(u32 flags, u32 allowed);
 int lchan_cm_check_open(u32 flags, const struct lchan_ring_sizes *rings,
 			const struct lchan_rc_params *rc);
-int lchan_cm_open_chan(struct lchan_chan *chan,
+int lchan_cm_open_chan(struct lchan_channel *chan,
 		       const struct lchan_ring_sizes *rings,
 		       const struct lchan_rc_params *rc, u32 flags,
 		       const unsigned long *deadline);
@@ -599,24 +599,24 @@ const struct lchan_transport_ops *lchan_transport_get(struct ib_device *ibdev,
 const char *lchan_transport_name(struct ib_device *ibdev);
 bool lchan_transport_request_wants(struct rdma_cm_id *id,
 				   const struct rdma_conn_param *conn);
-int lchan_transport_hold_port(struct lchan_chan *chan);
-bool lchan_transport_sq_held(const struct lchan_chan *chan);
-bool lchan_transport_opening(const struct lchan_chan *chan);
+int lchan_transport_hold_port(struct lchan_channel *chan);
+bool lchan_transport_sq_held(const struct lchan_channel *chan);
+bool lchan_transport_opening(const struct lchan_channel *chan);
 
 /* lchan_iwarp_port.c */
-int lchan_iwarp_port_hold(struct lchan_chan *chan);
+int lchan_iwarp_port_hold(struct lchan_channel *chan);
 int lchan_iwarp_port_pick(struct sockaddr_storage *addr, struct socket **sockp);
-void lchan_iwarp_port_release(struct lchan_chan *chan);
+void lchan_iwarp_port_release(struct lchan_channel *chan);
 
 /* lchan_iwarp_sock.c */
-int lchan_iwarp_sock_read(struct lchan_chan *chan);
+int lchan_iwarp_sock_read(struct lchan_channel *chan);
 
 /* lchan_iwarp.c */
 extern const struct lchan_transport_ops lchan_iwarp_transport;
 void lchan_iwarp_look(struct work_struct *work);
 
 /* lchan_listen.c */
-int lchan_listen_cm_event(struct lchan_listener *lst, struct rdma_cm_id *id,
+int lchan_listen_cm_event(struct lchan_listen_point *lst, struct rdma_cm_id *id,
 			  struct rdma_cm_event *event);
 void lchan_listen_kill_dev(struct lchan_dev *dev);
 int lchan_listen_check_accept(const struct lchan_ucmd *ucmd);
@@ -626,71 +626,71 @@ long lchan_ioctl_listen(struct lchan_ucmd *ucmd);
 
 /* lchan_ring.c */
 int lchan_ring_sizes_check(const struct lchan_ring_sizes *sizes);
-int lchan_ring_alloc(struct lchan_chan *chan,
+int lchan_ring_alloc(struct lchan_channel *chan,
 		     const struct lchan_ring_sizes *sizes);
 void lchan_ring_free(struct lchan_ring *ring);
 size_t lchan_ring_kmem_bytes(const struct lchan_ring *ring);
-int lchan_ring_mmap(struct lchan_chan *chan, struct vm_area_struct *vma);
+int lchan_ring_mmap(struct lchan_channel *chan, struct vm_area_struct *vma);
 s64 lchan_ring_pending(u32 tail, u32 head_k, u32 entries);
-u32 lchan_ring_cq_ready(struct lchan_chan *chan);
+u32 lchan_ring_cq_ready(struct lchan_channel *chan);
 u32 lchan_ring_held(const struct lchan_ring *ring, const struct lchan_queue *q);
-void lchan_ring_put_cqe(struct lchan_chan *chan, const struct lchan_cqe *src);
-void lchan_ring_wake(struct lchan_chan *chan);
-void lchan_ring_reject(struct lchan_chan *chan, u8 opcode, u64 user_data,
+void lchan_ring_put_cqe(struct lchan_channel *chan, const struct lchan_cqe *src);
+void lchan_ring_wake(struct lchan_channel *chan);
+void lchan_ring_reject(struct lchan_channel *chan, u8 opcode, u64 user_data,
 		       u32 status);
 
 /* lchan_wr.c */
 void lchan_wr_put_mrs(struct lchan_wr *wr);
-u32 lchan_wr_read_sqe(struct lchan_chan *chan, u32 head, u32 avail,
+u32 lchan_wr_read_sqe(struct lchan_channel *chan, u32 head, u32 avail,
 		      struct lchan_wr *wr, u32 *slots);
-u32 lchan_wr_read_rqe(struct lchan_chan *chan, u32 head, u32 avail,
+u32 lchan_wr_read_rqe(struct lchan_channel *chan, u32 head, u32 avail,
 		      struct lchan_wr *wr, u32 *slots);
 
 /* lchan_flow.c */
-u32 lchan_flow_claim_cq(struct lchan_chan *chan, u32 want);
-void lchan_flow_unclaim_cq(struct lchan_chan *chan, u32 count);
-struct lchan_wr *lchan_flow_get_wr(struct lchan_chan *chan,
+u32 lchan_flow_claim_cq(struct lchan_channel *chan, u32 want);
+void lchan_flow_unclaim_cq(struct lchan_channel *chan, u32 count);
+struct lchan_wr *lchan_flow_get_wr(struct lchan_channel *chan,
 				   struct lchan_queue *q);
-void lchan_flow_recv_done(struct lchan_chan *chan, struct lchan_wr *wr);
-bool lchan_flow_send_owned(struct lchan_chan *chan, const struct lchan_wr *wr);
-void lchan_flow_send_done(struct lchan_chan *chan, struct lchan_wr *wr,
+void lchan_flow_recv_done(struct lchan_channel *chan, struct lchan_wr *wr);
+bool lchan_flow_send_owned(struct lchan_channel *chan, const struct lchan_wr *wr);
+void lchan_flow_send_done(struct lchan_channel *chan, struct lchan_wr *wr,
 			  bool quiet);
-void lchan_flow_retire_all(struct lchan_chan *chan);
+void lchan_flow_retire_all(struct lchan_channel *chan);
 u32 lchan_flow_outstanding(const struct lchan_queue *q);
 
 /* lchan_post.c */
-void lchan_post_kick(struct lchan_chan *chan);
+void lchan_post_kick(struct lchan_channel *chan);
 void lchan_post_repost_work(struct work_struct *work);
-void lchan_post_break(struct lchan_chan *chan);
-int lchan_post_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done);
-bool lchan_post_has_work(struct lchan_chan *chan);
-int lchan_post_own_send(struct lchan_chan *chan, const struct ib_send_wr *wr);
+void lchan_post_break(struct lchan_channel *chan);
+int lchan_post_submit(struct lchan_channel *chan, u32 *sq_done, u32 *rq_done);
+bool lchan_post_has_work(struct lchan_channel *chan);
+int lchan_post_own_send(struct lchan_channel *chan, const struct ib_send_wr *wr);
 
 /* lchan_quirk.c */
 const struct lchan_quirk *lchan_quirk_get(const struct ib_device *ibdev);
-void lchan_quirk_recheck_soon(struct lchan_chan *chan);
+void lchan_quirk_recheck_soon(struct lchan_channel *chan);
 void lchan_quirk_cq_recheck(struct work_struct *work);
 
 /* lchan_keepalive.c */
 void lchan_keepalive_work(struct work_struct *work);
-void lchan_keepalive_start(struct lchan_chan *chan);
-void lchan_keepalive_stop(struct lchan_chan *chan);
+void lchan_keepalive_start(struct lchan_channel *chan);
+void lchan_keepalive_stop(struct lchan_channel *chan);
 
 /* lchan_direct.c */
-void lchan_direct_poll(struct lchan_chan *chan);
-int lchan_direct_wait(struct lchan_chan *chan, u32 min, bool timed,
+void lchan_direct_poll(struct lchan_channel *chan);
+int lchan_direct_wait(struct lchan_channel *chan, u32 min, bool timed,
 		      u64 timeout_ns);
-void lchan_direct_poll_wait(struct lchan_chan *chan);
+void lchan_direct_poll_wait(struct lchan_channel *chan);
 void lchan_direct_look(struct work_struct *work);
-void lchan_direct_drain(struct lchan_chan *chan);
-void lchan_direct_stop(struct lchan_chan *chan);
+void lchan_direct_drain(struct lchan_channel *chan);
+void lchan_direct_stop(struct lchan_channel *chan);
 
 /* lchan_poller.c */
 int lchan_poller_init(void);
 void lchan_poller_exit(void);
 void lchan_poller_kick(struct lchan_poller *poller);
-void lchan_poller_add_chan(struct lchan_chan *chan);
-void lchan_poller_del_chan(struct lchan_chan *chan);
-int lchan_poller_index(const struct lchan_chan *chan);
+void lchan_poller_add_chan(struct lchan_channel *chan);
+void lchan_poller_del_chan(struct lchan_channel *chan);
+int lchan_poller_index(const struct lchan_channel *chan);
 
 #endif /* LCHAN_H */

@@ -15,9 +15,9 @@
 /* Channel ids: the sysfs directory name and lchan_chan_info.id. */
 static DEFINE_IDA(lchan_chan_ida);
 
-struct lchan_chan *lchan_chan_alloc(struct lchan_ctx *ctx)
+struct lchan_channel *lchan_chan_alloc(struct lchan_context *ctx)
 {
-	struct lchan_chan *chan;
+	struct lchan_channel *chan;
 	int id;
 
 	chan = kzalloc(sizeof(*chan), LCHAN_GFP_USER);
@@ -58,19 +58,19 @@ struct lchan_chan *lchan_chan_alloc(struct lchan_ctx *ctx)
 /* The kobject's release: the last reference to the channel is gone. */
 void lchan_chan_free(struct kobject *kobj)
 {
-	struct lchan_chan *chan = to_lchan_chan(kobj);
+	struct lchan_channel *chan = to_lchan_channel(kobj);
 
 	ida_free(&lchan_chan_ida, chan->id);
 	kfree(chan);
 }
 
-void lchan_chan_put(struct lchan_chan *chan)
+void lchan_chan_put(struct lchan_channel *chan)
 {
 	kobject_put(&chan->kobj);
 }
 
 /* Run @dwork of @chan in @ms; a queued work holds a channel reference. */
-void lchan_chan_queue_delayed(struct lchan_chan *chan,
+void lchan_chan_queue_delayed(struct lchan_channel *chan,
 			      struct delayed_work *dwork, unsigned int ms)
 {
 	kobject_get(&chan->kobj);
@@ -83,7 +83,7 @@ void lchan_chan_queue_delayed(struct lchan_chan *chan,
  * only move forward (connecting, connected, disconnected, error), so a
  * late cm event cannot hide that the device went away.
  */
-void lchan_chan_set_state(struct lchan_chan *chan, int state)
+void lchan_chan_set_state(struct lchan_channel *chan, int state)
 {
 	int old = READ_ONCE(chan->state);
 
@@ -97,7 +97,7 @@ out_wake:
 }
 
 /* Attach the channel to the device its cm_id resolved to. */
-int lchan_chan_bind_dev(struct lchan_chan *chan, struct ib_device *ibdev)
+int lchan_chan_bind_dev(struct lchan_channel *chan, struct ib_device *ibdev)
 {
 	struct ib_port_attr attr;
 	struct lchan_dev *dev;
@@ -154,7 +154,7 @@ err_put:
 	return ret;
 }
 
-static void lchan_chan_unbind_dev(struct lchan_chan *chan)
+static void lchan_chan_unbind_dev(struct lchan_channel *chan)
 {
 	struct lchan_dev *dev = chan->dev;
 
@@ -178,7 +178,7 @@ static void lchan_chan_unbind_dev(struct lchan_chan *chan)
  */
 static void lchan_chan_qp_event(struct ib_event *event, void *context)
 {
-	struct lchan_chan *chan = context;
+	struct lchan_channel *chan = context;
 
 	switch (event->event) {
 	case IB_EVENT_COMM_EST:
@@ -197,7 +197,7 @@ static void lchan_chan_qp_event(struct ib_event *event, void *context)
 }
 
 /* CQ, QP and rings for a channel whose cm_id has a device.  lock held. */
-int lchan_chan_create_qp(struct lchan_chan *chan,
+int lchan_chan_create_qp(struct lchan_channel *chan,
 			 const struct lchan_ring_sizes *sizes)
 {
 	struct ib_qp_init_attr attr = {};
@@ -259,7 +259,7 @@ err_free_ring:
  * flush completions land in the CQ ring and drop their MR references),
  * destroy QP, CQ and cm_id.  Idempotent; chan->lock held.
  */
-void lchan_chan_teardown(struct lchan_chan *chan)
+void lchan_chan_teardown(struct lchan_channel *chan)
 {
 	if (chan->cm_id && chan->qp) {
 		rdma_disconnect(chan->cm_id);
@@ -287,7 +287,7 @@ void lchan_chan_teardown(struct lchan_chan *chan)
 }
 
 /* The last user is gone: free everything.  Process context. */
-static void lchan_chan_destroy(struct lchan_chan *chan)
+static void lchan_chan_destroy(struct lchan_channel *chan)
 {
 	lchan_dbg_chan(chan, "destroy in state %s\n",
 		       lchan_sysfs_state_name(READ_ONCE(chan->state)));
@@ -317,7 +317,7 @@ static void lchan_chan_destroy(struct lchan_chan *chan)
 }
 
 /* For connect/accept failures before a file exists. */
-void lchan_chan_abort(struct lchan_chan *chan)
+void lchan_chan_abort(struct lchan_channel *chan)
 {
 	lchan_chan_destroy(chan);
 }
@@ -325,11 +325,11 @@ void lchan_chan_abort(struct lchan_chan *chan)
 /* Device removal: every channel on @dev goes to the error state now. */
 void lchan_chan_kill_dev(struct lchan_dev *dev)
 {
-	struct lchan_chan *chan;
+	struct lchan_channel *chan;
 
 	for (;;) {
 		mutex_lock(&dev->lock);
-		chan = list_first_entry_or_null(&dev->chans, struct lchan_chan,
+		chan = list_first_entry_or_null(&dev->chans, struct lchan_channel,
 						dev_node);
 		if (chan) {
 			list_del_init(&chan->dev_node);
@@ -356,7 +356,7 @@ void lchan_chan_kill_dev(struct lchan_dev *dev)
  * device's QP and CQ and rdma_cm's id are not counted: their size is the
  * driver's business (sysfs kmem_bytes).
  */
-size_t lchan_chan_kmem_bytes(const struct lchan_chan *chan)
+size_t lchan_chan_kmem_bytes(const struct lchan_channel *chan)
 {
 	return sizeof(*chan) + lchan_ring_kmem_bytes(&chan->ring);
 }
@@ -367,7 +367,7 @@ static int lchan_chan_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
-static bool lchan_chan_done(struct lchan_chan *chan)
+static bool lchan_chan_done(struct lchan_channel *chan)
 {
 	int state = READ_ONCE(chan->state);
 
@@ -375,7 +375,7 @@ static bool lchan_chan_done(struct lchan_chan *chan)
 }
 
 /* Nothing more can complete: disconnected and nothing in flight. */
-static bool lchan_chan_settled(struct lchan_chan *chan)
+static bool lchan_chan_settled(struct lchan_channel *chan)
 {
 	return lchan_chan_done(chan) &&
 	       !lchan_flow_outstanding(&chan->ring.sq) &&
@@ -383,7 +383,7 @@ static bool lchan_chan_settled(struct lchan_chan *chan)
 }
 
 /* A wait for @min CQEs is over: they are in the ring, or none can come. */
-bool lchan_chan_wait_over(struct lchan_chan *chan, u32 min)
+bool lchan_chan_wait_over(struct lchan_channel *chan, u32 min)
 {
 	return lchan_ring_cq_ready(chan) >= min || lchan_chan_settled(chan);
 }
@@ -394,7 +394,7 @@ bool lchan_chan_wait_over(struct lchan_chan *chan, u32 min)
  */
 static __poll_t lchan_chan_poll(struct file *file, poll_table *wait)
 {
-	struct lchan_chan *chan = file->private_data;
+	struct lchan_channel *chan = file->private_data;
 	__poll_t mask = 0;
 	int state;
 
@@ -428,7 +428,7 @@ static __poll_t lchan_chan_poll(struct file *file, poll_table *wait)
 
 static int lchan_chan_mmap(struct file *file, struct vm_area_struct *vma)
 {
-	struct lchan_chan *chan = file->private_data;
+	struct lchan_channel *chan = file->private_data;
 
 	if (!lchan_ctx_owned(chan->ctx))
 		return -EPERM;
@@ -444,7 +444,7 @@ static int lchan_chan_check_info(const struct lchan_ucmd *ucmd)
 
 long lchan_ioctl_chan_info(struct lchan_ucmd *ucmd)
 {
-	struct lchan_chan *chan = ucmd->file->private_data;
+	struct lchan_channel *chan = ucmd->file->private_data;
 	struct lchan_chan_info *info = ucmd->cmd;
 	u32 size = info->size;
 
@@ -476,7 +476,7 @@ static int lchan_chan_check_enter(const struct lchan_ucmd *ucmd)
 
 long lchan_ioctl_enter(struct lchan_ucmd *ucmd)
 {
-	struct lchan_chan *chan = ucmd->file->private_data;
+	struct lchan_channel *chan = ucmd->file->private_data;
 	struct lchan_enter_args *req = ucmd->cmd;
 	u32 sq_done, rq_done;
 	long ret, wret;
@@ -531,7 +531,7 @@ static int lchan_chan_check_establish(const struct lchan_ucmd *ucmd)
 
 long lchan_ioctl_establish(struct lchan_ucmd *ucmd)
 {
-	struct lchan_chan *chan = ucmd->file->private_data;
+	struct lchan_channel *chan = ucmd->file->private_data;
 	const struct lchan_establish_args *req = ucmd->cmd;
 
 	/* Only the connecting side's exchange runs without the caller. */
@@ -555,7 +555,7 @@ static const struct lchan_ioctl_op lchan_chan_ioctl_ops[] = {
 static long lchan_chan_ioctl(struct file *file, unsigned int cmd,
 			     unsigned long arg)
 {
-	struct lchan_chan *chan = file->private_data;
+	struct lchan_channel *chan = file->private_data;
 
 	return lchan_ioctl_dispatch(file, cmd, arg, lchan_chan_ioctl_ops,
 				    ARRAY_SIZE(lchan_chan_ioctl_ops),
@@ -573,7 +573,7 @@ const struct file_operations lchan_chan_fops = {
 };
 
 /* The channel of @fd, or NULL; on success the caller drops @f with fdput(). */
-struct lchan_chan *lchan_chan_from_fd(int fd, struct fd *f)
+struct lchan_channel *lchan_chan_from_fd(int fd, struct fd *f)
 {
 	struct fd tmp = fdget(fd);
 
@@ -592,7 +592,7 @@ struct lchan_chan *lchan_chan_from_fd(int fd, struct fd *f)
  * directory: the end of connect and accept.  After this the file owns the
  * channel; on failure the channel is aborted.
  */
-int lchan_chan_install_fd(struct lchan_chan *chan, u32 flags)
+int lchan_chan_install_fd(struct lchan_channel *chan, u32 flags)
 {
 	struct file *file;
 	int fd, ret;

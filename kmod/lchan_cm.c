@@ -76,7 +76,7 @@ void lchan_cm_copy_sockaddr(struct sockaddr_storage *dst,
 }
 
 /* Tell the ioctl waiting on this channel how a cm step ended. */
-static void lchan_cm_report(struct lchan_chan *chan, int status)
+static void lchan_cm_report(struct lchan_channel *chan, int status)
 {
 	WRITE_ONCE(chan->cm_status, status);
 	complete(&chan->cm_done);
@@ -106,7 +106,7 @@ static int lchan_cm_conn_errno(struct rdma_cm_event *event, int fallback)
  * get LCHAN_CM_DISCONNECT_LINGER_MS to complete; nothing new can come from
  * the peer, so a longer wait would only delay the flush of the rest.
  */
-static void lchan_cm_peer_gone(struct lchan_chan *chan, struct rdma_cm_id *id)
+static void lchan_cm_peer_gone(struct lchan_channel *chan, struct rdma_cm_id *id)
 {
 	lchan_chan_set_state(chan, LCHAN_STATE_DISCONNECTED);
 	wait_event_timeout(chan->wq, !lchan_flow_outstanding(&chan->ring.sq),
@@ -116,7 +116,7 @@ static void lchan_cm_peer_gone(struct lchan_chan *chan, struct rdma_cm_id *id)
 	lchan_cm_report(chan, -ECONNRESET);
 }
 
-static int lchan_cm_chan_event(struct lchan_chan *chan, struct rdma_cm_id *id,
+static int lchan_cm_chan_event(struct lchan_channel *chan, struct rdma_cm_id *id,
 			       struct rdma_cm_event *event)
 {
 	int ret;
@@ -190,13 +190,13 @@ int lchan_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event)
 
 	if (*kind == LCHAN_CM_LISTENER)
 		return lchan_listen_cm_event(container_of(kind,
-					    struct lchan_listener, kind),
+					    struct lchan_listen_point, kind),
 					    id, event);
-	return lchan_cm_chan_event(container_of(kind, struct lchan_chan, kind),
+	return lchan_cm_chan_event(container_of(kind, struct lchan_channel, kind),
 				id, event);
 }
 
-static void lchan_cm_conn_param(struct lchan_chan *chan,
+static void lchan_cm_conn_param(struct lchan_channel *chan,
 				struct rdma_conn_param *param)
 {
 	const struct ib_device_attr *attrs = &chan->dev->ibdev->attrs;
@@ -215,7 +215,7 @@ static void lchan_cm_conn_param(struct lchan_chan *chan,
 }
 
 /* Wait for the cm step in flight; 0, a negative errno or -ETIMEDOUT. */
-static int lchan_cm_wait(struct lchan_chan *chan, unsigned long deadline)
+static int lchan_cm_wait(struct lchan_channel *chan, unsigned long deadline)
 {
 	long left = (long)(deadline - jiffies);
 	long ret;
@@ -236,7 +236,7 @@ static int lchan_cm_wait(struct lchan_chan *chan, unsigned long deadline)
  * The handler writes cm_status before complete(), which completion_done()
  * orders.  lock held.
  */
-static int lchan_cm_result(struct lchan_chan *chan)
+static int lchan_cm_result(struct lchan_channel *chan)
 {
 	int state = READ_ONCE(chan->state);
 	int status;
@@ -256,7 +256,7 @@ static int lchan_cm_result(struct lchan_chan *chan)
  * handler finishes it (poll says when; a later ESTABLISH says how).
  * On failure the channel is torn down and left in an error state.
  */
-int lchan_cm_establish(struct lchan_chan *chan, u32 timeout_ms,
+int lchan_cm_establish(struct lchan_channel *chan, u32 timeout_ms,
 		       bool nonblock)
 {
 	unsigned long deadline = jiffies + msecs_to_jiffies(timeout_ms);
@@ -382,7 +382,7 @@ int lchan_cm_check_open(u32 flags, const struct lchan_ring_sizes *rings,
  * count goes out in the connection parameters.  iWARP has neither.  The
  * keepalive is lchan's own, on every device.
  */
-static int lchan_cm_set_rc(struct lchan_chan *chan,
+static int lchan_cm_set_rc(struct lchan_channel *chan,
 			   const struct lchan_rc_params *rc)
 {
 	/* Every device: the keepalive is lchan's own (lchan_keepalive.c). */
@@ -402,7 +402,7 @@ static int lchan_cm_set_rc(struct lchan_chan *chan,
  * poller thread would have to poll it too; iWARP's opening exchange
  * (lchan_iwarp.c) moves on by completion events.
  */
-static int lchan_cm_set_direct(struct lchan_chan *chan, u32 flags)
+static int lchan_cm_set_direct(struct lchan_channel *chan, u32 flags)
 {
 	if (!(flags & LCHAN_DIRECT_POLL))
 		return 0;
@@ -414,7 +414,7 @@ static int lchan_cm_set_direct(struct lchan_chan *chan, u32 flags)
 	return 0;
 }
 
-int lchan_cm_open_chan(struct lchan_chan *chan,
+int lchan_cm_open_chan(struct lchan_channel *chan,
 		       const struct lchan_ring_sizes *rings,
 		       const struct lchan_rc_params *rc, u32 flags,
 		       const unsigned long *deadline)
@@ -493,7 +493,7 @@ int lchan_cm_check_connect(const struct lchan_ucmd *ucmd)
  * Create the channel's cm_id and resolve its address and route, from @src
  * (NULL: any) to @dst.
  */
-static int lchan_cm_resolve(struct lchan_chan *chan, struct sockaddr *src,
+static int lchan_cm_resolve(struct lchan_channel *chan, struct sockaddr *src,
 			    struct sockaddr *dst, u32 timeout_ms,
 			    unsigned long deadline)
 {
@@ -536,7 +536,7 @@ static bool lchan_cm_port_named(const struct sockaddr_storage *src,
  * one rdma_cm chose, start again from a port TCP chose, unless the caller
  * named the port.
  */
-static int lchan_cm_resolve_port(struct lchan_chan *chan,
+static int lchan_cm_resolve_port(struct lchan_channel *chan,
 				 struct sockaddr_storage *src, bool src_given,
 				 struct sockaddr *dst, u32 timeout_ms,
 				 unsigned long deadline)
@@ -587,10 +587,10 @@ static int lchan_cm_resolve_port(struct lchan_chan *chan,
 
 long lchan_ioctl_connect(struct lchan_ucmd *ucmd)
 {
-	struct lchan_ctx *ctx = ucmd->file->private_data;
+	struct lchan_context *ctx = ucmd->file->private_data;
 	const struct lchan_connect_args *req = ucmd->cmd;
 	struct sockaddr_storage dst, src;
-	struct lchan_chan *chan;
+	struct lchan_channel *chan;
 	unsigned long deadline;
 	u32 timeout_ms;
 	long ret;

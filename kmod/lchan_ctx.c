@@ -12,7 +12,7 @@
 
 static int lchan_ctx_file_open(struct inode *inode, struct file *file)
 {
-	struct lchan_ctx *ctx;
+	struct lchan_context *ctx;
 
 	ctx = kzalloc(sizeof(*ctx), LCHAN_GFP_USER);
 	if (!ctx)
@@ -31,7 +31,7 @@ static int lchan_ctx_file_open(struct inode *inode, struct file *file)
 
 static void lchan_ctx_release_ref(struct kref *ref)
 {
-	struct lchan_ctx *ctx = container_of(ref, struct lchan_ctx, ref);
+	struct lchan_context *ctx = container_of(ref, struct lchan_context, ref);
 	struct lchan_pd *pd, *next;
 
 	lchan_mr_drop_all(ctx);
@@ -48,7 +48,7 @@ static void lchan_ctx_release_ref(struct kref *ref)
 	kfree(ctx);
 }
 
-void lchan_ctx_put(struct lchan_ctx *ctx)
+void lchan_ctx_put(struct lchan_context *ctx)
 {
 	kref_put(&ctx->ref, lchan_ctx_release_ref);
 }
@@ -59,7 +59,7 @@ void lchan_ctx_put(struct lchan_ctx *ctx)
  * a child that inherits one, or a process it is passed to, cannot act on
  * the owner's channels or memory.
  */
-bool lchan_ctx_owned(const struct lchan_ctx *ctx)
+bool lchan_ctx_owned(const struct lchan_context *ctx)
 {
 	return current->mm == ctx->mm;
 }
@@ -92,7 +92,7 @@ void lchan_ctx_put_pd(struct lchan_pd *pd)
 }
 
 /* The context's PD on @dev, allocated on first use; returns a reference. */
-struct lchan_pd *lchan_ctx_get_pd(struct lchan_ctx *ctx, struct lchan_dev *dev)
+struct lchan_pd *lchan_ctx_get_pd(struct lchan_context *ctx, struct lchan_dev *dev)
 {
 	struct lchan_pd *pd;
 	struct ib_pd *ibpd;
@@ -150,7 +150,7 @@ out_unlock:
 /*
  * The device is going: release every MR and PD on it now.  Channels on the
  * device were destroyed first, so no work is in flight.  The lchan_pd and
- * lchan_mr objects stay until their users drop them, with NULL verbs
+ * lchan_region objects stay until their users drop them, with NULL verbs
  * objects.
  */
 void lchan_ctx_revoke_pds(struct lchan_dev *dev)
@@ -206,7 +206,7 @@ static int lchan_ctx_check_setup(const struct lchan_ucmd *ucmd)
  */
 long lchan_ioctl_ctx_setup(struct lchan_ucmd *ucmd)
 {
-	struct lchan_ctx *ctx = ucmd->file->private_data;
+	struct lchan_context *ctx = ucmd->file->private_data;
 	const struct lchan_ctx_setup_args *req = ucmd->cmd;
 	bool poller = req->flags & LCHAN_CTX_POLLER;
 	u32 idle_ms = min_t(u32, req->idle_ms ?: LCHAN_POLLER_IDLE_MS,
@@ -214,7 +214,7 @@ long lchan_ioctl_ctx_setup(struct lchan_ucmd *ucmd)
 
 	if (poller && req->attach_fd != -1) {
 		struct fd f = fdget(req->attach_fd);
-		struct lchan_ctx *other;
+		struct lchan_context *other;
 
 		if (!fd_file(f))
 			return -EBADF;

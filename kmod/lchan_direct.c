@@ -20,13 +20,13 @@
 #include "lchan.h"
 
 /* Completions handled per poll: a ring's worth, then the caller moves on. */
-static int lchan_direct_budget(const struct lchan_chan *chan)
+static int lchan_direct_budget(const struct lchan_channel *chan)
 {
 	return chan->ring.cq_entries;
 }
 
 /* Poll the CQ into the ring.  chan->lock held. */
-void lchan_direct_poll(struct lchan_chan *chan)
+void lchan_direct_poll(struct lchan_channel *chan)
 {
 	lockdep_assert_held(&chan->lock);
 	if (chan->direct && chan->cq)
@@ -38,7 +38,7 @@ void lchan_direct_poll(struct lchan_chan *chan)
  * nothing more can complete, without sleeping.  0 when the wait ended,
  * -ETIME at @timeout_ns (when @timed), -ERESTARTSYS on a signal.
  */
-int lchan_direct_wait(struct lchan_chan *chan, u32 min, bool timed,
+int lchan_direct_wait(struct lchan_channel *chan, u32 min, bool timed,
 		      u64 timeout_ns)
 {
 	ktime_t end = ktime_add_ns(ktime_get(), timed ? timeout_ns : 0);
@@ -58,7 +58,7 @@ int lchan_direct_wait(struct lchan_chan *chan, u32 min, bool timed,
 }
 
 /* Run the look in a tick, unless queued; a queued work holds a reference. */
-static void lchan_direct_look_soon(struct lchan_chan *chan)
+static void lchan_direct_look_soon(struct lchan_channel *chan)
 {
 	kobject_get(&chan->kobj);
 	if (!queue_delayed_work(lchan_wq, &chan->direct_work, 1))
@@ -66,7 +66,7 @@ static void lchan_direct_look_soon(struct lchan_chan *chan)
 }
 
 /* poll(2) is about to wait on a direct channel: poll the CQ for it. */
-void lchan_direct_poll_wait(struct lchan_chan *chan)
+void lchan_direct_poll_wait(struct lchan_channel *chan)
 {
 	/* Someone who holds the lock (ENTER, teardown) polls anyway. */
 	if (mutex_trylock(&chan->lock)) {
@@ -80,8 +80,8 @@ void lchan_direct_poll_wait(struct lchan_chan *chan)
 /* Once a tick while a process waits in poll(2): its completions. */
 void lchan_direct_look(struct work_struct *work)
 {
-	struct lchan_chan *chan = container_of(to_delayed_work(work),
-					       struct lchan_chan,
+	struct lchan_channel *chan = container_of(to_delayed_work(work),
+					       struct lchan_channel,
 					       direct_work);
 	bool again;
 
@@ -96,7 +96,7 @@ void lchan_direct_look(struct work_struct *work)
 }
 
 /* Stop the looks; the channel is torn down already. */
-void lchan_direct_stop(struct lchan_chan *chan)
+void lchan_direct_stop(struct lchan_channel *chan)
 {
 	if (cancel_delayed_work_sync(&chan->direct_work))
 		lchan_chan_put(chan);
@@ -120,7 +120,7 @@ static void lchan_direct_mark_done(struct ib_cq *cq, struct ib_wc *wc)
  * device's flush costs.  What was posted completes (flushed) into the CQ
  * ring through the normal handlers on the way.  lock held.
  */
-void lchan_direct_drain(struct lchan_chan *chan)
+void lchan_direct_drain(struct lchan_channel *chan)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	struct lchan_direct_mark sq = { .cqe.done = lchan_direct_mark_done };

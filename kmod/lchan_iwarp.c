@@ -85,14 +85,14 @@ static bool lchan_iwarp_request_wants(const struct rdma_conn_param *conn)
  * (its application asked with @flags).  An accepting one took the answer
  * from the request.  lock held.
  */
-static void lchan_iwarp_choose(struct lchan_chan *chan, u32 flags)
+static void lchan_iwarp_choose(struct lchan_channel *chan, u32 flags)
 {
 	if (!chan->passive)
 		chan->open_exchange = flags & LCHAN_OPEN_EXCHANGE;
 }
 
 /* The connection parameters carry the hello when the exchange runs. */
-static void lchan_iwarp_conn_param(struct lchan_chan *chan,
+static void lchan_iwarp_conn_param(struct lchan_channel *chan,
 				   struct rdma_conn_param *param)
 {
 	if (!chan->open_exchange)
@@ -106,7 +106,7 @@ static void lchan_iwarp_conn_param(struct lchan_chan *chan,
  * a peer that will not run the exchange, and a SEND of ours would land in
  * a receive of its application.  0 or -EPROTONOSUPPORT.  Handler.
  */
-static int lchan_iwarp_check_reply(struct lchan_chan *chan,
+static int lchan_iwarp_check_reply(struct lchan_channel *chan,
 				   const struct rdma_conn_param *conn)
 {
 	if (chan->passive || !chan->open_exchange ||
@@ -118,7 +118,7 @@ static int lchan_iwarp_check_reply(struct lchan_chan *chan,
 
 static void lchan_iwarp_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct lchan_chan *chan = container_of(wc->wr_cqe, struct lchan_chan,
+	struct lchan_channel *chan = container_of(wc->wr_cqe, struct lchan_channel,
 					       rtr_cqe);
 
 	lchan_quirk_recheck_soon(chan);
@@ -141,14 +141,14 @@ static void lchan_iwarp_done(struct ib_cq *cq, struct ib_wc *wc)
 }
 
 /* The accepting side is connected: look at the socket.  Handler. */
-static void lchan_iwarp_connected(struct lchan_chan *chan)
+static void lchan_iwarp_connected(struct lchan_channel *chan)
 {
 	if (chan->passive)
 		lchan_chan_queue_delayed(chan, &chan->rtr_look_work, 0);
 }
 
 /* Whether the accepting side should look at its socket again. */
-static bool lchan_iwarp_look_again(struct lchan_chan *chan, int found)
+static bool lchan_iwarp_look_again(struct lchan_channel *chan, int found)
 {
 	if (READ_ONCE(chan->state) != LCHAN_STATE_CONNECTED)
 		return false;
@@ -162,8 +162,8 @@ static bool lchan_iwarp_look_again(struct lchan_chan *chan, int found)
 /* Have the QP read what waits in its socket.  Work. */
 void lchan_iwarp_look(struct work_struct *work)
 {
-	struct lchan_chan *chan = container_of(to_delayed_work(work),
-					       struct lchan_chan,
+	struct lchan_channel *chan = container_of(to_delayed_work(work),
+					       struct lchan_channel,
 					       rtr_look_work);
 	int found;
 
@@ -184,7 +184,7 @@ void lchan_iwarp_look(struct work_struct *work)
  * At QP creation, before anything else is posted: the receives for the
  * peer's SENDs of the exchange, ahead of the application's.  lock held.
  */
-static int lchan_iwarp_prepare(struct lchan_chan *chan)
+static int lchan_iwarp_prepare(struct lchan_channel *chan)
 {
 	struct ib_recv_wr wr = { .wr_cqe = &chan->rtr_cqe };
 	int ret;
@@ -205,7 +205,7 @@ static int lchan_iwarp_prepare(struct lchan_chan *chan)
  * the channel: opening the SQ without it would put the application's
  * first SEND into the receive the peer posted for it.  lock held.
  */
-static int lchan_iwarp_send(struct lchan_chan *chan, const char *which)
+static int lchan_iwarp_send(struct lchan_channel *chan, const char *which)
 {
 	struct ib_send_wr wr = {
 		.wr_cqe = &chan->rtr_cqe,
@@ -225,7 +225,7 @@ static int lchan_iwarp_send(struct lchan_chan *chan, const char *which)
 }
 
 /* Move the exchange on, on a connected channel.  lock held. */
-static void lchan_iwarp_step(struct lchan_chan *chan)
+static void lchan_iwarp_step(struct lchan_channel *chan)
 {
 	if (!chan->open_exchange)
 		return;
@@ -246,13 +246,13 @@ static void lchan_iwarp_step(struct lchan_chan *chan)
 }
 
 /* Whether the exchange holds the SQ; it changes under chan->lock. */
-static bool lchan_iwarp_sq_held(const struct lchan_chan *chan)
+static bool lchan_iwarp_sq_held(const struct lchan_channel *chan)
 {
 	return READ_ONCE(chan->sq_held);
 }
 
 /* A connecting side whose SQ the exchange still holds. */
-static bool lchan_iwarp_pending(const struct lchan_chan *chan)
+static bool lchan_iwarp_pending(const struct lchan_channel *chan)
 {
 	return !chan->passive && lchan_iwarp_sq_held(chan);
 }
@@ -262,7 +262,7 @@ static bool lchan_iwarp_pending(const struct lchan_chan *chan)
  * that an application never finds its first SQEs held.  0, -EINTR (still
  * in progress), -ETIMEDOUT at @deadline, or -ECONNRESET.
  */
-static int lchan_iwarp_wait_open(struct lchan_chan *chan,
+static int lchan_iwarp_wait_open(struct lchan_channel *chan,
 				 unsigned long deadline)
 {
 	long left = max_t(long, (long)(deadline - jiffies), 1);

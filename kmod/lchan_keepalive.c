@@ -28,7 +28,7 @@ enum {
 };
 
 /* The peer is taken for gone: error state, one CQE, waiters woken. */
-static void lchan_keepalive_report(struct lchan_chan *chan)
+static void lchan_keepalive_report(struct lchan_channel *chan)
 {
 	if (test_and_set_bit(LCHAN_KA_REPORTED, &chan->ka_flags))
 		return;
@@ -42,7 +42,7 @@ static void lchan_keepalive_report(struct lchan_chan *chan)
 
 static void lchan_keepalive_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct lchan_chan *chan = container_of(wc->wr_cqe, struct lchan_chan,
+	struct lchan_channel *chan = container_of(wc->wr_cqe, struct lchan_channel,
 					       ka_cqe);
 
 	/* A flush is the channel going down for another reason. */
@@ -53,7 +53,7 @@ static void lchan_keepalive_done(struct ib_cq *cq, struct ib_wc *wc)
 }
 
 /* Post one probe.  lock held, QP connected. */
-static void lchan_keepalive_probe(struct lchan_chan *chan)
+static void lchan_keepalive_probe(struct lchan_channel *chan)
 {
 	struct ib_sge sge = { .lkey = chan->qp->pd->local_dma_lkey };
 	struct ib_rdma_wr wr = {
@@ -84,7 +84,7 @@ static void lchan_keepalive_probe(struct lchan_chan *chan)
 }
 
 /* No answer for a whole period.  lock held. */
-static void lchan_keepalive_expire(struct lchan_chan *chan)
+static void lchan_keepalive_expire(struct lchan_channel *chan)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 
@@ -97,7 +97,7 @@ static void lchan_keepalive_expire(struct lchan_chan *chan)
 }
 
 /* Queue the next look; the queued work holds a channel reference. */
-static void lchan_keepalive_arm(struct lchan_chan *chan)
+static void lchan_keepalive_arm(struct lchan_channel *chan)
 {
 	kobject_get(&chan->kobj);
 	if (!queue_delayed_work(lchan_wq, &chan->ka_work,
@@ -107,8 +107,8 @@ static void lchan_keepalive_arm(struct lchan_chan *chan)
 
 void lchan_keepalive_work(struct work_struct *work)
 {
-	struct lchan_chan *chan = container_of(to_delayed_work(work),
-					       struct lchan_chan, ka_work);
+	struct lchan_channel *chan = container_of(to_delayed_work(work),
+					       struct lchan_channel, ka_work);
 	unsigned long now = jiffies;
 	bool again = false;
 
@@ -136,7 +136,7 @@ out:
 }
 
 /* The channel is connected: the first look, if asked for.  Any context. */
-void lchan_keepalive_start(struct lchan_chan *chan)
+void lchan_keepalive_start(struct lchan_channel *chan)
 {
 	if (!READ_ONCE(chan->keepalive_ms))
 		return;
@@ -146,7 +146,7 @@ void lchan_keepalive_start(struct lchan_chan *chan)
 }
 
 /* No look after this; the channel's QP is gone already. */
-void lchan_keepalive_stop(struct lchan_chan *chan)
+void lchan_keepalive_stop(struct lchan_channel *chan)
 {
 	if (cancel_delayed_work_sync(&chan->ka_work))
 		lchan_chan_put(chan);

@@ -20,7 +20,7 @@
 static const struct file_operations lchan_listen_fops;
 
 static struct lchan_conn_req *
-lchan_listen_backlog_find(struct lchan_listener *lst,
+lchan_listen_backlog_find(struct lchan_listen_point *lst,
 			  struct rdma_cm_id *id)
 {
 	struct lchan_conn_req *req;
@@ -36,7 +36,7 @@ lchan_listen_backlog_find(struct lchan_listener *lst,
  * the listener as context until accept hands them to a channel).  A
  * non-zero return makes rdma_cm destroy the new id.
  */
-int lchan_listen_cm_event(struct lchan_listener *lst,
+int lchan_listen_cm_event(struct lchan_listen_point *lst,
 			  struct rdma_cm_id *id,
 			  struct rdma_cm_event *event)
 {
@@ -93,7 +93,7 @@ int lchan_listen_cm_event(struct lchan_listener *lst,
 
 static void lchan_listen_free(struct kref *ref)
 {
-	struct lchan_listener *lst = container_of(ref, struct lchan_listener,
+	struct lchan_listen_point *lst = container_of(ref, struct lchan_listen_point,
 						  ref);
 
 	lchan_ctx_put(lst->ctx);
@@ -101,7 +101,7 @@ static void lchan_listen_free(struct kref *ref)
 }
 
 /* Stop listening and refuse whoever waits in the backlog. */
-static void lchan_listen_shutdown(struct lchan_listener *lst)
+static void lchan_listen_shutdown(struct lchan_listen_point *lst)
 {
 	struct lchan_conn_req *req, *next;
 	LIST_HEAD(pending);
@@ -125,7 +125,7 @@ static void lchan_listen_shutdown(struct lchan_listener *lst)
 	wake_up(&lst->wq);
 }
 
-static void lchan_listen_unbind_dev(struct lchan_listener *lst)
+static void lchan_listen_unbind_dev(struct lchan_listen_point *lst)
 {
 	struct lchan_dev *dev = lst->dev;
 
@@ -138,7 +138,7 @@ static void lchan_listen_unbind_dev(struct lchan_listener *lst)
 
 static int lchan_listen_release(struct inode *inode, struct file *file)
 {
-	struct lchan_listener *lst = file->private_data;
+	struct lchan_listen_point *lst = file->private_data;
 
 	lchan_listen_shutdown(lst);
 	lchan_listen_unbind_dev(lst);
@@ -150,12 +150,12 @@ static int lchan_listen_release(struct inode *inode, struct file *file)
 /* Device removal: listeners bound to an address on @dev stop. */
 void lchan_listen_kill_dev(struct lchan_dev *dev)
 {
-	struct lchan_listener *lst;
+	struct lchan_listen_point *lst;
 
 	for (;;) {
 		mutex_lock(&dev->lock);
 		lst = list_first_entry_or_null(&dev->lsts,
-					       struct lchan_listener, dev_node);
+					       struct lchan_listen_point, dev_node);
 		if (lst) {
 			list_del_init(&lst->dev_node);
 			kref_get(&lst->ref);
@@ -171,7 +171,7 @@ void lchan_listen_kill_dev(struct lchan_dev *dev)
 /* As a channel's: EPOLLERR alone for a process other than the owner. */
 static __poll_t lchan_listen_poll(struct file *file, poll_table *wait)
 {
-	struct lchan_listener *lst = file->private_data;
+	struct lchan_listen_point *lst = file->private_data;
 	__poll_t mask = 0;
 
 	if (!lchan_ctx_owned(lst->ctx))
@@ -187,7 +187,7 @@ static __poll_t lchan_listen_poll(struct file *file, poll_table *wait)
 }
 
 static struct lchan_conn_req *
-lchan_listen_backlog_pop(struct lchan_listener *lst)
+lchan_listen_backlog_pop(struct lchan_listen_point *lst)
 {
 	struct lchan_conn_req *req;
 
@@ -206,9 +206,9 @@ lchan_listen_backlog_pop(struct lchan_listener *lst)
  * Next live request, waiting unless @nonblock; what it says goes to
  * @chan.
  */
-static struct rdma_cm_id *lchan_listen_next(struct lchan_listener *lst,
+static struct rdma_cm_id *lchan_listen_next(struct lchan_listen_point *lst,
 					    bool nonblock,
-					    struct lchan_chan *chan)
+					    struct lchan_channel *chan)
 {
 	struct lchan_conn_req *req;
 	struct rdma_cm_id *id;
@@ -256,10 +256,10 @@ int lchan_listen_check_accept(const struct lchan_ucmd *ucmd)
 long lchan_ioctl_accept(struct lchan_ucmd *ucmd)
 {
 	struct file *file = ucmd->file;
-	struct lchan_listener *lst = file->private_data;
+	struct lchan_listen_point *lst = file->private_data;
 	struct lchan_accept_args *req = ucmd->cmd;
 	struct rdma_cm_id *id;
-	struct lchan_chan *chan;
+	struct lchan_channel *chan;
 	long ret;
 
 	chan = lchan_chan_alloc(lst->ctx);
@@ -305,7 +305,7 @@ static const struct lchan_ioctl_op lchan_listen_ioctl_ops[] = {
 static long lchan_listen_ioctl(struct file *file, unsigned int cmd,
 			       unsigned long arg)
 {
-	struct lchan_listener *lst = file->private_data;
+	struct lchan_listen_point *lst = file->private_data;
 
 	return lchan_ioctl_dispatch(file, cmd, arg, lchan_listen_ioctl_ops,
 				    ARRAY_SIZE(lchan_listen_ioctl_ops),
@@ -321,7 +321,7 @@ static const struct file_operations lchan_listen_fops = {
 	.llseek = noop_llseek,
 };
 
-static int lchan_listen_bind_dev(struct lchan_listener *lst,
+static int lchan_listen_bind_dev(struct lchan_listen_point *lst,
 				 struct ib_device *ibdev)
 {
 	struct lchan_dev *dev = lchan_dev_get(ibdev);
@@ -360,7 +360,7 @@ int lchan_listen_check_listen(const struct lchan_ucmd *ucmd)
  * its own port space; when TCP has that port (lchan_iwarp_port.c), listen
  * again on one TCP chooses.  The address stays, and so does the device.
  */
-static int lchan_listen_again(struct lchan_listener *lst,
+static int lchan_listen_again(struct lchan_listen_point *lst,
 			      struct sockaddr_storage *ss)
 {
 	struct rdma_cm_id *cm_id;
@@ -396,10 +396,10 @@ static int lchan_listen_again(struct lchan_listener *lst,
 
 long lchan_ioctl_listen(struct lchan_ucmd *ucmd)
 {
-	struct lchan_ctx *ctx = ucmd->file->private_data;
+	struct lchan_context *ctx = ucmd->file->private_data;
 	struct lchan_listen_args *req = ucmd->cmd;
 	struct sockaddr_storage ss;
-	struct lchan_listener *lst;
+	struct lchan_listen_point *lst;
 	struct rdma_cm_id *cm_id;
 	long ret;
 	int fd;

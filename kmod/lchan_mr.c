@@ -85,11 +85,11 @@ int lchan_mr_check_reg(const struct lchan_ucmd *ucmd)
 
 long lchan_ioctl_mr_reg(struct lchan_ucmd *ucmd)
 {
-	struct lchan_ctx *ctx = ucmd->file->private_data;
+	struct lchan_context *ctx = ucmd->file->private_data;
 	struct lchan_mr_reg_args *req = ucmd->cmd;
-	struct lchan_chan *chan;
+	struct lchan_channel *chan;
 	struct lchan_pd *pd;
-	struct lchan_mr *mr;
+	struct lchan_region *mr;
 	struct ib_mr *ibmr;
 	struct fd f;
 	u32 handle;
@@ -185,7 +185,7 @@ err_fdput:
 /* Every registration that got past the argument copy is traced. */
 void lchan_mr_trace_reg(const struct lchan_ucmd *ucmd, long ret)
 {
-	const struct lchan_ctx *ctx = ucmd->file->private_data;
+	const struct lchan_context *ctx = ucmd->file->private_data;
 	const struct lchan_mr_reg_args *req = ucmd->cmd;
 
 	trace_lchan_mr_reg(ctx->tgid, ret ? 0 : req->handle, req->length,
@@ -194,7 +194,7 @@ void lchan_mr_trace_reg(const struct lchan_ucmd *ucmd, long ret)
 
 static void lchan_mr_free_work(struct work_struct *work)
 {
-	struct lchan_mr *mr = container_of(work, struct lchan_mr, free_work);
+	struct lchan_region *mr = container_of(work, struct lchan_region, free_work);
 	struct lchan_pd *pd = mr->pd;
 
 	mutex_lock(&pd->dev->lock);
@@ -208,23 +208,23 @@ static void lchan_mr_free_work(struct work_struct *work)
 
 static void lchan_mr_release(struct kref *ref)
 {
-	struct lchan_mr *mr = container_of(ref, struct lchan_mr, ref);
+	struct lchan_region *mr = container_of(ref, struct lchan_region, ref);
 
 	/* The last put may come from a completion handler (softirq). */
 	INIT_WORK(&mr->free_work, lchan_mr_free_work);
 	queue_work(lchan_wq, &mr->free_work);
 }
 
-void lchan_mr_put(struct lchan_mr *mr)
+void lchan_mr_put(struct lchan_region *mr)
 {
 	if (mr)
 		kref_put(&mr->ref, lchan_mr_release);
 }
 
 /* A counted reference to the MR named @handle in @ctx, or NULL. */
-struct lchan_mr *lchan_mr_lookup(struct lchan_ctx *ctx, u32 handle)
+struct lchan_region *lchan_mr_lookup(struct lchan_context *ctx, u32 handle)
 {
-	struct lchan_mr *mr;
+	struct lchan_region *mr;
 
 	rcu_read_lock();
 	mr = xa_load(&ctx->mrs, handle);
@@ -243,9 +243,9 @@ int lchan_mr_check_dereg(const struct lchan_ucmd *ucmd)
 
 long lchan_ioctl_mr_dereg(struct lchan_ucmd *ucmd)
 {
-	struct lchan_ctx *ctx = ucmd->file->private_data;
+	struct lchan_context *ctx = ucmd->file->private_data;
 	const struct lchan_mr_dereg_args *req = ucmd->cmd;
-	struct lchan_mr *mr;
+	struct lchan_region *mr;
 
 	mr = xa_erase(&ctx->mrs, req->handle);
 	trace_lchan_mr_dereg(ctx->tgid, req->handle, mr ? 0 : -ENOENT);
@@ -256,9 +256,9 @@ long lchan_ioctl_mr_dereg(struct lchan_ucmd *ucmd)
 	return 0;
 }
 
-void lchan_mr_drop_all(struct lchan_ctx *ctx)
+void lchan_mr_drop_all(struct lchan_context *ctx)
 {
-	struct lchan_mr *mr;
+	struct lchan_region *mr;
 	unsigned long index;
 
 	xa_for_each(&ctx->mrs, index, mr) {
@@ -270,7 +270,7 @@ void lchan_mr_drop_all(struct lchan_ctx *ctx)
 /* Called with pd->dev->lock held, after the device's QPs are gone. */
 void lchan_mr_revoke_pd(struct lchan_pd *pd)
 {
-	struct lchan_mr *mr;
+	struct lchan_region *mr;
 
 	list_for_each_entry(mr, &pd->mrs, pd_node) {
 		if (mr->ibmr) {

@@ -127,7 +127,7 @@ static enum lchan_pool_rule lchan_pool_rule;	/* pool lock; READ_ONCE */
 /* Set every ring's flags word; the longest idle time of the channels. */
 static u32 lchan_poller_set_flags(struct lchan_poller *p, u32 flags)
 {
-	struct lchan_chan *chan;
+	struct lchan_channel *chan;
 	u32 idle_ms = 0;
 
 	list_for_each_entry(chan, &p->chans, poll_node) {
@@ -140,7 +140,7 @@ static u32 lchan_poller_set_flags(struct lchan_poller *p, u32 flags)
 }
 
 /* Whether @chan's queues moved since the last look.  chan->lock held. */
-static bool lchan_poller_chan_moved(struct lchan_chan *chan)
+static bool lchan_poller_chan_moved(struct lchan_channel *chan)
 {
 	u32 sq = chan->ring.sq.head_k, rq = chan->ring.rq.head_k;
 	bool moved = sq != chan->poll_sq_seen || rq != chan->poll_rq_seen;
@@ -157,7 +157,7 @@ static bool lchan_poller_chan_moved(struct lchan_chan *chan)
 static bool lchan_poller_round(struct lchan_poller *p, u32 *idle_ms)
 {
 	u64 start = local_clock(), share;
-	struct lchan_chan *chan;
+	struct lchan_channel *chan;
 	u32 sq_done, rq_done;
 	bool did = false;
 
@@ -183,7 +183,7 @@ static bool lchan_poller_round(struct lchan_poller *p, u32 *idle_ms)
 
 static bool lchan_poller_any_work(struct lchan_poller *p)
 {
-	struct lchan_chan *chan;
+	struct lchan_channel *chan;
 
 	list_for_each_entry(chan, &p->chans, poll_node)
 		if (lchan_post_has_work(chan))
@@ -374,7 +374,7 @@ static struct lchan_poller *lchan_poller_most_loaded(void)
  */
 static struct lchan_poller *lchan_poller_of_dev(const struct lchan_dev *dev)
 {
-	struct lchan_chan *chan;
+	struct lchan_channel *chan;
 	unsigned int i;
 
 	for (i = 0; i < lchan_pool_running; i++)
@@ -385,7 +385,7 @@ static struct lchan_poller *lchan_poller_of_dev(const struct lchan_dev *dev)
 }
 
 /* The thread @chan goes to by the administrator's rule.  Pool lock held. */
-static struct lchan_poller *lchan_poller_pick(const struct lchan_chan *chan)
+static struct lchan_poller *lchan_poller_pick(const struct lchan_channel *chan)
 {
 	struct lchan_poller *p = NULL;
 
@@ -395,7 +395,7 @@ static struct lchan_poller *lchan_poller_pick(const struct lchan_chan *chan)
 }
 
 /* @chan joins @p and @p looks at it.  Pool lock held. */
-static void lchan_poller_link(struct lchan_poller *p, struct lchan_chan *chan)
+static void lchan_poller_link(struct lchan_poller *p, struct lchan_channel *chan)
 {
 	u32 *word = chan->ring.mem + chan->ring.info.sq_off.flags;
 
@@ -409,7 +409,7 @@ static void lchan_poller_link(struct lchan_poller *p, struct lchan_chan *chan)
 	lchan_poller_kick(p);
 }
 
-static void lchan_poller_unlink(struct lchan_chan *chan)
+static void lchan_poller_unlink(struct lchan_channel *chan)
 {
 	struct lchan_poller *p = chan->poller;
 
@@ -425,11 +425,11 @@ static void lchan_poller_balance(void)
 	for (;;) {
 		struct lchan_poller *from = lchan_poller_most_loaded();
 		struct lchan_poller *to = lchan_poller_least_loaded();
-		struct lchan_chan *chan;
+		struct lchan_channel *chan;
 
 		if (from->nr_chans <= to->nr_chans + 1)
 			return;
-		chan = list_last_entry(&from->chans, struct lchan_chan,
+		chan = list_last_entry(&from->chans, struct lchan_channel,
 				       poll_node);
 		lchan_poller_unlink(chan);
 		lchan_poller_link(to, chan);
@@ -440,7 +440,7 @@ static void lchan_poller_balance(void)
 static void lchan_poller_regroup(void)
 {
 	LIST_HEAD(all);
-	struct lchan_chan *chan, *next;
+	struct lchan_channel *chan, *next;
 	unsigned int i;
 
 	for (i = 0; i < lchan_pool_running; i++)
@@ -509,9 +509,9 @@ static int lchan_poller_resize(unsigned int n)
 
 		/* Its channels go to the threads that stay. */
 		while (p->nr_chans) {
-			struct lchan_chan *chan;
+			struct lchan_channel *chan;
 
-			chan = list_first_entry(&p->chans, struct lchan_chan,
+			chan = list_first_entry(&p->chans, struct lchan_channel,
 						poll_node);
 			lchan_poller_unlink(chan);
 			lchan_poller_link(lchan_poller_least_loaded(), chan);
@@ -523,7 +523,7 @@ static int lchan_poller_resize(unsigned int n)
 }
 
 /* A new channel of a poller context: a thread of the pool takes it. */
-void lchan_poller_add_chan(struct lchan_chan *chan)
+void lchan_poller_add_chan(struct lchan_channel *chan)
 {
 	kobject_get(&chan->kobj);
 	mutex_lock(&lchan_pool_lock);
@@ -532,7 +532,7 @@ void lchan_poller_add_chan(struct lchan_chan *chan)
 }
 
 /* The number N of the thread (lchan-poll/N) that serves @chan, or -1. */
-int lchan_poller_index(const struct lchan_chan *chan)
+int lchan_poller_index(const struct lchan_channel *chan)
 {
 	struct lchan_poller *p = READ_ONCE(chan->poller);
 
@@ -540,7 +540,7 @@ int lchan_poller_index(const struct lchan_chan *chan)
 }
 
 /* The channel leaves before its teardown; never while a thread uses it. */
-void lchan_poller_del_chan(struct lchan_chan *chan)
+void lchan_poller_del_chan(struct lchan_channel *chan)
 {
 	bool had;
 

@@ -55,7 +55,7 @@ const struct lchan_quirk *lchan_quirk_get(const struct ib_device *ibdev)
  * the CQ again a little later, and run it when it has CQEs.  Called at
  * the end of every completion.
  */
-void lchan_quirk_recheck_soon(struct lchan_chan *chan)
+void lchan_quirk_recheck_soon(struct lchan_channel *chan)
 {
 	/* A direct CQ has no events to lose. */
 	if (!chan->dev->quirk->cq_recheck || chan->direct)
@@ -78,8 +78,8 @@ static bool lchan_quirk_cq_poll_pending(struct ib_cq *cq)
 
 void lchan_quirk_cq_recheck(struct work_struct *work)
 {
-	struct lchan_chan *chan = container_of(to_delayed_work(work),
-					       struct lchan_chan,
+	struct lchan_channel *chan = container_of(to_delayed_work(work),
+					       struct lchan_channel,
 					       cq_recheck_work);
 	struct ib_cq *cq;
 

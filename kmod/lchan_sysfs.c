@@ -134,7 +134,7 @@ static ssize_t lchan_sysfs_chan_##_name##_show(struct kobject *kobj,	\
 					       struct kobj_attribute *attr,	\
 					       char *buf)			\
 {									\
-	struct lchan_chan *chan = to_lchan_chan(kobj);			\
+	struct lchan_channel *chan = to_lchan_channel(kobj);			\
 									\
 	return sysfs_emit(buf, _fmt "\n", _expr);			\
 }									\
@@ -161,7 +161,7 @@ static u16 lchan_sysfs_port_of(const struct sockaddr_storage *ss)
 static ssize_t lchan_sysfs_chan_local_addr_show(struct kobject *kobj,
 						struct kobj_attribute *attr, char *buf)
 {
-	return lchan_sysfs_show_addr(&to_lchan_chan(kobj)->local, buf);
+	return lchan_sysfs_show_addr(&to_lchan_channel(kobj)->local, buf);
 }
 static struct kobj_attribute chan_local_addr_attr =
 	__ATTR(local_addr, 0444, lchan_sysfs_chan_local_addr_show, NULL);
@@ -169,7 +169,7 @@ static struct kobj_attribute chan_local_addr_attr =
 static ssize_t lchan_sysfs_chan_remote_addr_show(struct kobject *kobj,
 						 struct kobj_attribute *attr, char *buf)
 {
-	return lchan_sysfs_show_addr(&to_lchan_chan(kobj)->remote, buf);
+	return lchan_sysfs_show_addr(&to_lchan_channel(kobj)->remote, buf);
 }
 static struct kobj_attribute chan_remote_addr_attr =
 	__ATTR(remote_addr, 0444, lchan_sysfs_chan_remote_addr_show, NULL);
@@ -177,7 +177,7 @@ static struct kobj_attribute chan_remote_addr_attr =
 static ssize_t lchan_sysfs_chan_device_show(struct kobject *kobj,
 					    struct kobj_attribute *attr, char *buf)
 {
-	struct lchan_chan *chan = to_lchan_chan(kobj);
+	struct lchan_channel *chan = to_lchan_channel(kobj);
 
 	/* dev is set once, before the directory appears; the name is ours. */
 	return sysfs_emit(buf, "%s\n", chan->dev ? kobject_name(&chan->dev->kobj)
@@ -275,7 +275,7 @@ const struct kobj_type lchan_chan_ktype = {
 };
 
 /* Idempotent: establish adds it early, else lchan_chan_install_fd(). */
-int lchan_sysfs_add_chan(struct lchan_chan *chan)
+int lchan_sysfs_add_chan(struct lchan_channel *chan)
 {
 	int ret;
 
@@ -287,7 +287,7 @@ int lchan_sysfs_add_chan(struct lchan_chan *chan)
 	return ret;
 }
 
-void lchan_sysfs_del_chan(struct lchan_chan *chan)
+void lchan_sysfs_del_chan(struct lchan_channel *chan)
 {
 	if (chan->sysfs_added)
 		kobject_del(&chan->kobj);

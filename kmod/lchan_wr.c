@@ -21,10 +21,10 @@ void lchan_wr_put_mrs(struct lchan_wr *wr)
 }
 
 /* Append one checked buffer to @wr.  0 or a CQE status. */
-static u32 lchan_wr_add_buf(struct lchan_chan *chan, struct lchan_wr *wr,
+static u32 lchan_wr_add_buf(struct lchan_channel *chan, struct lchan_wr *wr,
 			    u32 handle, u64 addr, u32 len, bool need_write)
 {
-	struct lchan_mr *mr;
+	struct lchan_region *mr;
 
 	if (len > chan->max_msg_size || len > chan->max_msg_size - wr->length)
 		return LCHAN_CQE_BAD_LEN;
@@ -54,7 +54,7 @@ static u32 lchan_wr_add_buf(struct lchan_chan *chan, struct lchan_wr *wr,
 }
 
 /* The inline buffer: none when mr is 0, which needs len and addr 0. */
-static u32 lchan_wr_first_buf(struct lchan_chan *chan, struct lchan_wr *wr,
+static u32 lchan_wr_first_buf(struct lchan_channel *chan, struct lchan_wr *wr,
 			      u32 handle, u64 addr, u32 len, u8 num_sge,
 			      bool need_write)
 {
@@ -70,8 +70,8 @@ static u32 lchan_wr_first_buf(struct lchan_chan *chan, struct lchan_wr *wr,
  * The continuation slots of a multi-SGE entry: @extra buffers, @per_slot
  * to a slot starting at ring index @idx.  Unused places must be zero.
  */
-static u32 lchan_wr_more_bufs(struct lchan_chan *chan, struct lchan_wr *wr,
-			      const struct lchan_sge *(*slot_of)(struct lchan_chan *, u32),
+static u32 lchan_wr_more_bufs(struct lchan_channel *chan, struct lchan_wr *wr,
+			      const struct lchan_sge *(*slot_of)(struct lchan_channel *, u32),
 			      u32 idx, u32 extra, u32 per_slot, bool need_write)
 {
 	u32 i, status;
@@ -98,7 +98,7 @@ static u32 lchan_wr_more_bufs(struct lchan_chan *chan, struct lchan_wr *wr,
 	return 0;
 }
 
-static const struct lchan_sge *lchan_wr_sq_sges(struct lchan_chan *chan,
+static const struct lchan_sge *lchan_wr_sq_sges(struct lchan_channel *chan,
 						u32 idx)
 {
 	struct lchan_ring *ring = &chan->ring;
@@ -107,7 +107,7 @@ static const struct lchan_sge *lchan_wr_sq_sges(struct lchan_chan *chan,
 		&ring->sqes[idx & (ring->sq.entries - 1)];
 }
 
-static const struct lchan_sge *lchan_wr_rq_sges(struct lchan_chan *chan,
+static const struct lchan_sge *lchan_wr_rq_sges(struct lchan_channel *chan,
 						u32 idx)
 {
 	struct lchan_ring *ring = &chan->ring;
@@ -167,7 +167,7 @@ static const struct lchan_op_desc lchan_ops[LCHAN_OP_MAX] = {
  * CQE status; *slots is how many slots the entry took, 0 when it must wait
  * for the rest of its slots.
  */
-u32 lchan_wr_read_sqe(struct lchan_chan *chan, u32 head, u32 avail,
+u32 lchan_wr_read_sqe(struct lchan_channel *chan, u32 head, u32 avail,
 		      struct lchan_wr *wr, u32 *slots)
 {
 	const struct lchan_sqe *sqe = &chan->ring.sqes[head &
@@ -262,7 +262,7 @@ u32 lchan_wr_read_sqe(struct lchan_chan *chan, u32 head, u32 avail,
 	return 0;
 }
 
-u32 lchan_wr_read_rqe(struct lchan_chan *chan, u32 head, u32 avail,
+u32 lchan_wr_read_rqe(struct lchan_channel *chan, u32 head, u32 avail,
 		      struct lchan_wr *wr, u32 *slots)
 {
 	const struct lchan_rqe *rqe = &chan->ring.rqes[head &
