@@ -8,7 +8,7 @@
  *   dev->lock		mutex	dev->chans, lsts, pds, nr_chans, dying; the
  *				MR list of each PD on it and the release of
  *				its ib_pd and ib_mr objects
- *   ctx->lock		mutex	ctx->pds, setup_done, has_chans, poller_mode
+ *   ctx->lock		mutex	ctx->pds, setup_done, has_chans, mode
  *   chan->lock		mutex	cm_id, iwport, cq, qp, posting from the
  *				rings (the kernel's SQ/RQ heads, WR slots
  *				taken), establish and teardown
@@ -147,6 +147,17 @@ enum lchan_step {
 };
 
 /*
+ * How a channel's rings reach the device: ENTER rings the doorbell, a pool
+ * thread polls the rings (the context's choice, lchan_poller.c), or the
+ * caller polls a CQ without events (the channel's, lchan_direct.c).
+ */
+enum lchan_mode {
+	LCHAN_MODE_DOORBELL = 0,
+	LCHAN_MODE_POLLER,
+	LCHAN_MODE_DIRECT,
+};
+
+/*
  * What one RDMA driver needs of lchan that the verbs do not say, an entry
  * of lchan_quirk.c's table.
  */
@@ -210,7 +221,7 @@ struct lchan_dev {
 /* The /dev/lchan file: owner of PDs and MRs. */
 struct lchan_context {
 	struct kref ref;
-	bool poller_mode;		/* set once, before chans */
+	enum lchan_mode mode;		/* doorbell or poller; before chans */
 	u32 poll_idle_ms;		/* poller mode: spin after work */
 	bool setup_done;		/* under lock */
 	bool has_chans;			/* under lock */
@@ -345,6 +356,7 @@ struct lchan_channel {
 	struct ib_cq *cq;
 	struct ib_qp *qp;
 	int state;			/* enum lchan_state; READ/WRITE_ONCE */
+	enum lchan_mode mode;		/* the context's, or direct before the CQ */
 	bool passive;			/* accepted, not connected */
 	bool established_once;
 	bool was_connected;		/* ESTABLISHED came; before cm_done */
@@ -374,7 +386,6 @@ struct lchan_channel {
 
 	wait_queue_head_t wq;
 	spinlock_t cq_lock;
-	bool direct;			/* LCHAN_DIRECT_POLL; set before the CQ */
 	struct delayed_work direct_work;	/* lchan_direct.c */
 	struct work_struct repost_work;	/* posts SQEs that waited */
 	struct delayed_work cq_recheck_work;	/* lchan_quirk.c */

@@ -50,6 +50,7 @@ struct lchan_channel *lchan_chan_alloc(struct lchan_context *ctx)
 	/* The submission mode is fixed from the first channel on. */
 	mutex_lock(&ctx->lock);
 	ctx->has_chans = true;
+	chan->mode = ctx->mode;
 	mutex_unlock(&ctx->lock);
 	trace_lchan_chan_step(chan->id, LCHAN_STEP_ALLOC);
 	return chan;
@@ -212,7 +213,8 @@ int lchan_chan_create_qp(struct lchan_channel *chan,
 	chan->cq = ib_alloc_cq(ibdev, chan,
 			       ring->sq.entries + ring->rq.entries +
 			       LCHAN_CQ_OWN,
-			       0, chan->direct ? IB_POLL_DIRECT :
+			       0, chan->mode == LCHAN_MODE_DIRECT ?
+			       IB_POLL_DIRECT :
 			       chan->dev->quirk->cq_poll);
 	if (IS_ERR(chan->cq)) {
 		ret = PTR_ERR(chan->cq);
@@ -266,7 +268,7 @@ void lchan_chan_teardown(struct lchan_channel *chan)
 		trace_lchan_chan_step(chan->id, LCHAN_STEP_DISCONNECTED);
 	}
 	if (chan->qp) {
-		if (chan->direct)
+		if (chan->mode == LCHAN_MODE_DIRECT)
 			lchan_direct_drain(chan);
 		else
 			ib_drain_qp(chan->qp);
@@ -401,7 +403,7 @@ static __poll_t lchan_chan_poll(struct file *file, poll_table *wait)
 	if (!lchan_ctx_owned(chan->ctx))
 		return EPOLLERR;
 	poll_wait(file, &chan->wq, wait);
-	if (chan->direct)
+	if (chan->mode == LCHAN_MODE_DIRECT)
 		lchan_direct_poll_wait(chan);
 	/*
 	 * Queued on chan->wq before the CQ tail is read: pairs with the
@@ -458,8 +460,12 @@ long lchan_ioctl_chan_info(struct lchan_ucmd *ucmd)
 	info->max_send_sge = chan->max_send_sge;
 	info->max_recv_sge = chan->max_recv_sge;
 	info->max_read_sge = chan->max_read_sge;
-	info->chan_flags = (chan->ctx->poller_mode ? LCHAN_CHAN_POLLER : 0) |
-			   (chan->direct ? LCHAN_CHAN_DIRECT : 0);
+	if (chan->mode == LCHAN_MODE_POLLER)
+		info->chan_flags = LCHAN_CHAN_POLLER;
+	else if (chan->mode == LCHAN_MODE_DIRECT)
+		info->chan_flags = LCHAN_CHAN_DIRECT;
+	else
+		info->chan_flags = 0;
 	lchan_cm_sockaddr_to_addr(&chan->local, &info->local);
 	lchan_cm_sockaddr_to_addr(&chan->remote, &info->remote);
 	return lchan_ioctl_respond(ucmd);
@@ -499,7 +505,7 @@ long lchan_ioctl_enter(struct lchan_ucmd *ucmd)
 	if ((req->flags & LCHAN_ENTER_GETEVENTS) && req->min_complete) {
 		u32 min = req->min_complete;
 
-		if (chan->direct)
+		if (chan->mode == LCHAN_MODE_DIRECT)
 			wret = lchan_direct_wait(chan, min,
 					req->flags & LCHAN_ENTER_TIMEOUT,
 					req->timeout_ns);
@@ -614,7 +620,7 @@ int lchan_chan_install_fd(struct lchan_channel *chan, u32 flags)
 		goto err_del_sysfs;
 	}
 	/* Fully built: the poller may look at it now. */
-	if (chan->ctx->poller_mode)
+	if (chan->mode == LCHAN_MODE_POLLER)
 		lchan_poller_add_chan(chan);
 	trace_lchan_chan_step(chan->id, LCHAN_STEP_FD);
 	fd_install(fd, file);

@@ -406,11 +406,11 @@ static int lchan_cm_set_direct(struct lchan_channel *chan, u32 flags)
 {
 	if (!(flags & LCHAN_DIRECT_POLL))
 		return 0;
-	if (chan->ctx->poller_mode)
+	if (chan->mode == LCHAN_MODE_POLLER)
 		return -EINVAL;
 	if (!(chan->features & LCHAN_FEATURE_DIRECT))
 		return -EOPNOTSUPP;
-	chan->direct = true;
+	chan->mode = LCHAN_MODE_DIRECT;
 	return 0;
 }
 

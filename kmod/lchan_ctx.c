@@ -208,11 +208,12 @@ long lchan_ioctl_ctx_setup(struct lchan_ucmd *ucmd)
 {
 	struct lchan_context *ctx = ucmd->file->private_data;
 	const struct lchan_ctx_setup_args *req = ucmd->cmd;
-	bool poller = req->flags & LCHAN_CTX_POLLER;
+	enum lchan_mode mode = req->flags & LCHAN_CTX_POLLER ?
+			       LCHAN_MODE_POLLER : LCHAN_MODE_DOORBELL;
 	u32 idle_ms = min_t(u32, req->idle_ms ?: LCHAN_POLLER_IDLE_MS,
 			    LCHAN_POLLER_IDLE_MS);
 
-	if (poller && req->attach_fd != -1) {
+	if (mode == LCHAN_MODE_POLLER && req->attach_fd != -1) {
 		struct fd f = fdget(req->attach_fd);
 		struct lchan_context *other;
 
@@ -229,11 +230,11 @@ long lchan_ioctl_ctx_setup(struct lchan_ucmd *ucmd)
 			return -EPERM;
 		}
 		mutex_lock(&other->lock);
-		poller = other->poller_mode;
+		mode = other->mode;
 		idle_ms = other->poll_idle_ms;
 		mutex_unlock(&other->lock);
 		fdput(f);
-		if (!poller)
+		if (mode != LCHAN_MODE_POLLER)
 			return -EINVAL;
 	}
 
@@ -243,7 +244,7 @@ long lchan_ioctl_ctx_setup(struct lchan_ucmd *ucmd)
 		return -EBUSY;
 	}
 	ctx->setup_done = true;
-	ctx->poller_mode = poller;
+	ctx->mode = mode;
 	ctx->poll_idle_ms = idle_ms;
 	mutex_unlock(&ctx->lock);
 	return 0;

@@ -29,7 +29,7 @@ static int lchan_direct_budget(const struct lchan_channel *chan)
 void lchan_direct_poll(struct lchan_channel *chan)
 {
 	lockdep_assert_held(&chan->lock);
-	if (chan->direct && chan->cq)
+	if (chan->mode == LCHAN_MODE_DIRECT && chan->cq)
 		ib_process_cq_direct(chan->cq, lchan_direct_budget(chan));
 }
 

@@ -544,7 +544,7 @@ void lchan_poller_del_chan(struct lchan_channel *chan)
 {
 	bool had;
 
-	if (!chan->ctx->poller_mode)
+	if (chan->mode != LCHAN_MODE_POLLER)
 		return;
 	mutex_lock(&lchan_pool_lock);
 	had = chan->poller;

@@ -58,7 +58,8 @@ const struct lchan_quirk *lchan_quirk_get(const struct ib_device *ibdev)
 void lchan_quirk_recheck_soon(struct lchan_channel *chan)
 {
 	/* A direct CQ has no events to lose. */
-	if (!chan->dev->quirk->cq_recheck || chan->direct)
+	if (!chan->dev->quirk->cq_recheck ||
+	    chan->mode == LCHAN_MODE_DIRECT)
 		return;
 	WRITE_ONCE(chan->cq_handled, chan->cq_handled + 1);
 	if (delayed_work_pending(&chan->cq_recheck_work))

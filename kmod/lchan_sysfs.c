@@ -39,6 +39,12 @@ static const struct attribute_group lchan_root_group = {
 	.attrs = lchan_root_attrs,
 };
 
+static const char * const lchan_sysfs_mode_names[] = {
+	[LCHAN_MODE_DOORBELL] = "doorbell",
+	[LCHAN_MODE_POLLER] = "poller",
+	[LCHAN_MODE_DIRECT] = "direct",
+};
+
 /* devices/<name>/ */
 
 static ssize_t lchan_sysfs_transport_show(struct kobject *kobj,
@@ -217,8 +223,7 @@ LCHAN_CHAN_ATTR(ack_timeout, "%u", READ_ONCE(chan->ack_timeout));
 LCHAN_CHAN_ATTR(retry_count, "%u", READ_ONCE(chan->retry_count));
 LCHAN_CHAN_ATTR(keepalive_ms, "%u", READ_ONCE(chan->keepalive_ms));
 LCHAN_CHAN_ATTR(keepalive_probes, "%llu", READ_ONCE(chan->ka_probes));
-LCHAN_CHAN_ATTR(mode, "%s", chan->ctx->poller_mode ? "poller" :
-		chan->direct ? "direct" : "doorbell");
+LCHAN_CHAN_ATTR(mode, "%s", lchan_sysfs_mode_names[chan->mode]);
 LCHAN_CHAN_ATTR(poller_ns, "%llu", READ_ONCE(chan->poll_ns));
 LCHAN_CHAN_ATTR(poller, "%d", lchan_poller_index(chan));
 LCHAN_CHAN_ATTR(features, "0x%llx", (unsigned long long)chan->features);
