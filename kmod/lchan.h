@@ -235,7 +235,7 @@ struct lchan_context {
 /* One protection domain per (context, device). */
 struct lchan_pd {
 	struct kref ref;		/* ctx list + each MR + each chan */
-	struct lchan_context *ctx;		/* not counted: ctx outlives it */
+	struct lchan_context *ctx;	/* not counted: ctx outlives it */
 	struct lchan_dev *dev;		/* counted */
 	struct ib_pd *ibpd;		/* NULL once the device is gone */
 	struct list_head ctx_node;	/* ctx->pds */
@@ -338,12 +338,65 @@ enum lchan_cm_kind {
 	LCHAN_CM_LISTENER,
 };
 
+/*
+ * A channel's parts.  Each is set up by its file's lchan_<file>_init() and
+ * stopped by its lchan_<file>_stop(), both called from lchan_parts.c only;
+ * no other file touches its members, but for sysfs, which reads them.
+ */
+
+/*
+ * Keepalive (lchan_keepalive.c).  ms is set before the channel connects
+ * and read lockless; heard is written by every completion and read by the
+ * keepalive work, a plain stamp.
+ */
+struct lchan_keepalive {
+	u32 ms;				/* 0: off */
+	unsigned long heard;		/* jiffies; READ/WRITE_ONCE */
+	unsigned long looked;		/* jiffies of the last look; work only */
+	bool probing;			/* a probe is out: release/acquire */
+	unsigned long flags;		/* LCHAN_KA_* bits */
+	u64 probes;			/* under lock, read lockless */
+	struct ib_cqe cqe;
+	struct delayed_work work;
+};
+
+/* iWARP opening exchange (lchan_iwarp.c); cqe for all of it. */
+struct lchan_iwarp_open {
+	bool exchange;			/* runs it; set before the QP */
+	struct ib_cqe cqe;
+	bool to_send;			/* active: first SEND not posted; lock */
+	bool heard;			/* the peer's first: release/acquire */
+	bool sq_held;			/* SQ waits for the exchange; lock */
+	u32 reads;			/* passive: reads that found data */
+	struct delayed_work look_work;	/* passive: reads the socket */
+};
+
+/* Direct polling (lchan_direct.c). */
+struct lchan_direct {
+	struct delayed_work look_work;	/* polls while poll(2) waits */
+};
+
+/* A CQ that may drop events (lchan_quirk.c). */
+struct lchan_cq_recheck {
+	struct delayed_work work;
+	u32 handled;			/* completions */
+	u32 mark;			/* handled when the work was queued */
+};
+
+/* Membership of the poller pool (lchan_poller.c). */
+struct lchan_pool_member {
+	struct lchan_poller *poller;	/* pool thread; READ/WRITE_ONCE */
+	struct list_head node;		/* poller->chans */
+	u64 ns;				/* pool CPU time; READ/WRITE_ONCE */
+	u32 sq_seen, rq_seen;		/* heads at the pool's last look */
+};
+
 struct lchan_channel {
 	enum lchan_cm_kind kind;	/* first: id->context dispatch */
 	struct kobject kobj;		/* lifetime; sysfs channels/<id> */
 	u32 id;
 	bool sysfs_added;
-	struct lchan_context *ctx;		/* counted */
+	struct lchan_context *ctx;	/* counted */
 	struct lchan_dev *dev;		/* counted, once known */
 	struct lchan_pd *pd;		/* counted, once known */
 	const struct lchan_transport_ops *tp;	/* the device's, once bound */
@@ -370,45 +423,22 @@ struct lchan_channel {
 	/* In force on IB/RoCE, 0 on iWARP; under lock, READ_ONCE in sysfs. */
 	u8 ack_timeout;
 	u8 retry_count;
-	/*
-	 * Keepalive (lchan_keepalive.c).  keepalive_ms is set before the
-	 * channel connects and read lockless; heard is written by every
-	 * completion and read by the keepalive work, a plain stamp.
-	 */
-	u32 keepalive_ms;		/* 0: off */
-	unsigned long heard;		/* jiffies; READ/WRITE_ONCE */
-	unsigned long ka_looked;	/* jiffies of the last look; work only */
-	bool ka_probing;		/* a probe is out: release/acquire */
-	unsigned long ka_flags;		/* LCHAN_KA_* bits */
-	u64 ka_probes;			/* under lock, read lockless */
-	struct ib_cqe ka_cqe;
-	struct delayed_work ka_work;
+	/* The channel's parts, each the business of its own file. */
+	struct lchan_keepalive ka;
+	struct lchan_iwarp_open iw;
+	struct lchan_direct direct;
+	struct lchan_cq_recheck recheck;
+	struct lchan_pool_member pool;
 
 	wait_queue_head_t wq;
 	spinlock_t cq_lock;
-	struct delayed_work direct_work;	/* lchan_direct.c */
 	struct work_struct repost_work;	/* posts SQEs that waited */
-	struct delayed_work cq_recheck_work;	/* lchan_quirk.c */
-	u32 cq_handled;			/* cq_recheck devices: completions */
-	u32 cq_recheck_mark;		/* cq_handled when it was queued */
-	/* iWARP opening exchange (lchan_iwarp.c); rtr_cqe for all of it. */
-	bool open_exchange;		/* runs it; set before the QP */
-	struct ib_cqe rtr_cqe;
-	bool rtr_to_send;		/* active: first SEND not posted; lock */
-	bool rtr_heard;			/* the peer's first: release/acquire */
-	bool sq_held;			/* SQ waits for the exchange; lock */
-	u32 rtr_read;			/* passive: reads that found data */
-	struct delayed_work rtr_look_work;	/* passive: reads the socket */
 	struct lchan_ring ring;
 	struct lchan_stats stats;	/* under cq_lock, read lockless */
 	u32 max_msg_size;
 	u32 max_send_sge, max_recv_sge, max_read_sge;
 	u32 empty_lkey;			/* the PD's: a zero-length READ's SGE */
 	u64 features;			/* LCHAN_FEATURE_* on this device */
-	struct lchan_poller *poller;	/* pool thread; READ/WRITE_ONCE */
-	struct list_head poll_node;	/* poller->chans */
-	u64 poll_ns;			/* pool CPU time; READ/WRITE_ONCE */
-	u32 poll_sq_seen, poll_rq_seen;	/* heads at the pool's last look */
 };
 
 /* A pending connection request waiting in a listener's backlog. */
@@ -423,7 +453,7 @@ struct lchan_conn_req {
 struct lchan_listen_point {
 	enum lchan_cm_kind kind;	/* first: id->context dispatch */
 	struct kref ref;
-	struct lchan_context *ctx;		/* counted */
+	struct lchan_context *ctx;	/* counted */
 	struct mutex mutex;		/* cm_id: close vs device removal */
 	struct rdma_cm_id *cm_id;
 	struct lchan_dev *dev;		/* bound device, counted, or NULL */
@@ -522,6 +552,9 @@ void lchan_dev_exit(void);
 void lchan_dev_free(struct kobject *kobj);
 struct lchan_dev *lchan_dev_get(struct ib_device *ibdev);
 void lchan_dev_put(struct lchan_dev *dev);
+int lchan_dev_add_chan(struct lchan_dev *dev, struct lchan_channel *chan,
+		       struct lchan_pd *pd);
+void lchan_dev_del_chan(struct lchan_channel *chan);
 
 /* lchan_ioctl.c */
 long lchan_ioctl_dispatch(struct file *file, unsigned int cmd,
@@ -562,26 +595,37 @@ void lchan_mr_drop_all(struct lchan_context *ctx);
 void lchan_mr_revoke_pd(struct lchan_pd *pd);
 
 /* lchan_chan.c */
-extern const struct file_operations lchan_chan_fops;
 struct lchan_channel *lchan_chan_alloc(struct lchan_context *ctx);
 void lchan_chan_free(struct kobject *kobj);
 void lchan_chan_put(struct lchan_channel *chan);
 void lchan_chan_queue_delayed(struct lchan_channel *chan,
 			      struct delayed_work *dwork, unsigned int ms);
 void lchan_chan_set_state(struct lchan_channel *chan, int state);
-int lchan_chan_bind_dev(struct lchan_channel *chan, struct ib_device *ibdev);
-int lchan_chan_create_qp(struct lchan_channel *chan,
-			 const struct lchan_ring_sizes *sizes);
-void lchan_chan_teardown(struct lchan_channel *chan);
-void lchan_chan_abort(struct lchan_channel *chan);
-void lchan_chan_kill_dev(struct lchan_dev *dev);
+bool lchan_chan_done(struct lchan_channel *chan);
+bool lchan_chan_settled(struct lchan_channel *chan);
 bool lchan_chan_wait_over(struct lchan_channel *chan, u32 min);
 size_t lchan_chan_kmem_bytes(const struct lchan_channel *chan);
+
+/* lchan_parts.c */
+void lchan_parts_init(struct lchan_channel *chan);
+void lchan_parts_attach(struct lchan_channel *chan);
+void lchan_parts_detach(struct lchan_channel *chan);
+void lchan_parts_stop(struct lchan_channel *chan);
+
+/* lchan_qp.c */
+int lchan_qp_create(struct lchan_channel *chan,
+		    const struct lchan_ring_sizes *sizes);
+void lchan_qp_teardown(struct lchan_channel *chan);
+void lchan_qp_kill_dev(struct lchan_dev *dev);
+
+/* lchan_file.c */
+extern const struct file_operations lchan_file_fops;
+void lchan_file_abort(struct lchan_channel *chan);
 long lchan_ioctl_chan_info(struct lchan_ucmd *ucmd);
 long lchan_ioctl_enter(struct lchan_ucmd *ucmd);
 long lchan_ioctl_establish(struct lchan_ucmd *ucmd);
-struct lchan_channel *lchan_chan_from_fd(int fd, struct fd *f);
-int lchan_chan_install_fd(struct lchan_channel *chan, u32 flags);
+struct lchan_channel *lchan_file_chan(int fd, struct fd *f);
+int lchan_file_install(struct lchan_channel *chan, u32 flags);
 
 /* lchan_cm.c */
 int lchan_cm_addr_to_sockaddr(const struct lchan_addr *a,
@@ -624,7 +668,8 @@ int lchan_iwarp_sock_read(struct lchan_channel *chan);
 
 /* lchan_iwarp.c */
 extern const struct lchan_transport_ops lchan_iwarp_transport;
-void lchan_iwarp_look(struct work_struct *work);
+void lchan_iwarp_init(struct lchan_channel *chan);
+void lchan_iwarp_stop(struct lchan_channel *chan);
 
 /* lchan_listen.c */
 int lchan_listen_cm_event(struct lchan_listen_point *lst, struct rdma_cm_id *id,
@@ -667,11 +712,17 @@ bool lchan_flow_send_owned(struct lchan_channel *chan, const struct lchan_wr *wr
 void lchan_flow_send_done(struct lchan_channel *chan, struct lchan_wr *wr,
 			  bool quiet);
 void lchan_flow_retire_all(struct lchan_channel *chan);
-u32 lchan_flow_outstanding(const struct lchan_queue *q);
+
+/* WR slots of @q in use: posted and not yet freed. */
+static inline u32 lchan_flow_outstanding(const struct lchan_queue *q)
+{
+	return READ_ONCE(q->wr_post) - READ_ONCE(q->wr_done);
+}
 
 /* lchan_post.c */
 void lchan_post_kick(struct lchan_channel *chan);
-void lchan_post_repost_work(struct work_struct *work);
+void lchan_post_init(struct lchan_channel *chan);
+void lchan_post_stop(struct lchan_channel *chan);
 void lchan_post_break(struct lchan_channel *chan);
 int lchan_post_submit(struct lchan_channel *chan, u32 *sq_done, u32 *rq_done);
 bool lchan_post_has_work(struct lchan_channel *chan);
@@ -680,10 +731,18 @@ int lchan_post_own_send(struct lchan_channel *chan, const struct ib_send_wr *wr)
 /* lchan_quirk.c */
 const struct lchan_quirk *lchan_quirk_get(const struct ib_device *ibdev);
 void lchan_quirk_recheck_soon(struct lchan_channel *chan);
-void lchan_quirk_cq_recheck(struct work_struct *work);
+void lchan_quirk_init(struct lchan_channel *chan);
+void lchan_quirk_stop(struct lchan_channel *chan);
 
 /* lchan_keepalive.c */
-void lchan_keepalive_work(struct work_struct *work);
+void lchan_keepalive_init(struct lchan_channel *chan);
+void lchan_keepalive_set(struct lchan_channel *chan, u32 ms);
+
+/* A completion came: the peer is there.  Any context, every completion. */
+static inline void lchan_keepalive_heard(struct lchan_channel *chan)
+{
+	WRITE_ONCE(chan->ka.heard, jiffies);
+}
 void lchan_keepalive_start(struct lchan_channel *chan);
 void lchan_keepalive_stop(struct lchan_channel *chan);
 
@@ -692,14 +751,15 @@ void lchan_direct_poll(struct lchan_channel *chan);
 int lchan_direct_wait(struct lchan_channel *chan, u32 min, bool timed,
 		      u64 timeout_ns);
 void lchan_direct_poll_wait(struct lchan_channel *chan);
-void lchan_direct_look(struct work_struct *work);
+void lchan_direct_init(struct lchan_channel *chan);
 void lchan_direct_drain(struct lchan_channel *chan);
 void lchan_direct_stop(struct lchan_channel *chan);
 
 /* lchan_poller.c */
 int lchan_poller_init(void);
 void lchan_poller_exit(void);
-void lchan_poller_kick(struct lchan_poller *poller);
+void lchan_poller_kick_chan(struct lchan_channel *chan);
+void lchan_poller_member_init(struct lchan_channel *chan);
 void lchan_poller_add_chan(struct lchan_channel *chan);
 void lchan_poller_del_chan(struct lchan_channel *chan);
 int lchan_poller_index(const struct lchan_channel *chan);

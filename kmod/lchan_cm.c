@@ -329,7 +329,7 @@ err_teardown:
 	mutex_lock(&chan->lock);
 	if (READ_ONCE(chan->state) != LCHAN_STATE_ERROR)
 		lchan_chan_set_state(chan, LCHAN_STATE_DISCONNECTED);
-	lchan_chan_teardown(chan);
+	lchan_qp_teardown(chan);
 	mutex_unlock(&chan->lock);
 	return ret;
 out_unlock:
@@ -369,6 +369,57 @@ int lchan_cm_check_open(u32 flags, const struct lchan_ring_sizes *rings,
 	return lchan_ring_sizes_check(rings);
 }
 
+/* Attach the channel to the device its cm_id resolved to. */
+static int lchan_cm_bind_dev(struct lchan_channel *chan,
+			    struct ib_device *ibdev)
+{
+	struct ib_port_attr attr;
+	struct lchan_dev *dev;
+	struct lchan_pd *pd;
+	int ret;
+
+	trace_lchan_chan_step(chan->id, LCHAN_STEP_BIND);
+	dev = lchan_dev_get(ibdev);
+	if (!dev)
+		return -ENODEV;
+	pd = lchan_ctx_get_pd(chan->ctx, dev);
+	if (IS_ERR(pd)) {
+		lchan_dev_put(dev);
+		return PTR_ERR(pd);
+	}
+
+	ret = ib_query_port(ibdev, chan->cm_id->port_num, &attr);
+	if (ret)
+		goto err_put;
+	chan->port_num = chan->cm_id->port_num;
+	chan->tp = lchan_transport_get(ibdev, chan->port_num);
+	chan->max_msg_size = attr.max_msg_sz;
+	chan->max_send_sge = min_t(u32, ibdev->attrs.max_send_sge,
+				   LCHAN_MAX_SGE);
+	chan->max_recv_sge = min_t(u32, ibdev->attrs.max_recv_sge,
+				   LCHAN_MAX_SGE);
+	/* iWARP reads into one buffer only. */
+	chan->max_read_sge = clamp_t(u32, ibdev->attrs.max_sge_rd, 1,
+				     chan->max_send_sge);
+	chan->features = LCHAN_FEATURES & ~chan->tp->features_off;
+	if (ibdev->attrs.atomic_cap == IB_ATOMIC_NONE)
+		chan->features &= ~LCHAN_FEATURE_ATOMIC;
+	if (chan->max_send_sge < 2 || chan->max_recv_sge < 2)
+		chan->features &= ~LCHAN_FEATURE_MULTI_SGE;
+
+	ret = lchan_dev_add_chan(dev, chan, pd);
+	if (ret)
+		goto err_put;
+	chan->dev = dev;
+	chan->pd = pd;
+	return 0;
+
+err_put:
+	lchan_ctx_put_pd(pd);
+	lchan_dev_put(dev);
+	return ret;
+}
+
 /*
  * The second half of connect and accept: a QP and rings on the device that
  * chan->cm_id reached, then the connection unless @flags defer it.
@@ -386,7 +437,7 @@ static int lchan_cm_set_rc(struct lchan_channel *chan,
 			   const struct lchan_rc_params *rc)
 {
 	/* Every device: the keepalive is lchan's own (lchan_keepalive.c). */
-	WRITE_ONCE(chan->keepalive_ms, rc->keepalive_ms);
+	lchan_keepalive_set(chan, rc->keepalive_ms);
 	if (!chan->tp->rc_timing)
 		return rc->ack_timeout || rc->retry_count ? -EOPNOTSUPP : 0;
 	/* sysfs reads them lockless. */
@@ -429,7 +480,7 @@ int lchan_cm_open_chan(struct lchan_channel *chan,
 		ret = -ENODEV;
 		goto out_unlock;
 	}
-	ret = lchan_chan_bind_dev(chan, cm_id->device);
+	ret = lchan_cm_bind_dev(chan, cm_id->device);
 	if (ret)
 		goto out_unlock;
 	ret = lchan_cm_set_rc(chan, rc);
@@ -440,7 +491,7 @@ int lchan_cm_open_chan(struct lchan_channel *chan,
 		goto out_unlock;
 	if (chan->tp->choose)
 		chan->tp->choose(chan, flags);
-	ret = lchan_chan_create_qp(chan, rings);
+	ret = lchan_qp_create(chan, rings);
 	if (ret)
 		goto out_unlock;
 	lchan_cm_copy_sockaddr(&chan->local, (struct sockaddr *)
@@ -606,6 +657,7 @@ long lchan_ioctl_connect(struct lchan_ucmd *ucmd)
 	chan = lchan_chan_alloc(ctx);
 	if (IS_ERR(chan))
 		return PTR_ERR(chan);
+	lchan_parts_init(chan);
 	chan->remote = dst;
 
 	ret = lchan_cm_resolve_port(chan, &src, req->src.family,
@@ -618,9 +670,9 @@ long lchan_ioctl_connect(struct lchan_ucmd *ucmd)
 	if (ret && ret != -EINPROGRESS)
 		goto err_abort;
 
-	return lchan_chan_install_fd(chan, req->flags);
+	return lchan_file_install(chan, req->flags);
 
 err_abort:
-	lchan_chan_abort(chan);
+	lchan_file_abort(chan);
 	return ret == -ERESTARTSYS ? -EINTR : ret;
 }

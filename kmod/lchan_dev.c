@@ -46,6 +46,41 @@ void lchan_dev_put(struct lchan_dev *dev)
 		kobject_put(&dev->kobj);
 }
 
+/*
+ * Count @chan among @dev's channels, which device removal ends, unless the
+ * device is going (-ENODEV).  The channel's PD @pd lives while the device
+ * does: dev->lock orders its revoke, so its lkey is read here.
+ */
+int lchan_dev_add_chan(struct lchan_dev *dev, struct lchan_channel *chan,
+		       struct lchan_pd *pd)
+{
+	mutex_lock(&dev->lock);
+	if (dev->dying) {
+		mutex_unlock(&dev->lock);
+		return -ENODEV;
+	}
+	chan->empty_lkey = pd->ibpd->local_dma_lkey;
+	list_add_tail(&chan->dev_node, &dev->chans);
+	dev->nr_chans++;
+	mutex_unlock(&dev->lock);
+	return 0;
+}
+
+/* @chan leaves its device's channels, unless device removal took it. */
+void lchan_dev_del_chan(struct lchan_channel *chan)
+{
+	struct lchan_dev *dev = chan->dev;
+
+	if (!dev)
+		return;
+	mutex_lock(&dev->lock);
+	if (!list_empty(&chan->dev_node)) {
+		list_del_init(&chan->dev_node);
+		dev->nr_chans--;
+	}
+	mutex_unlock(&dev->lock);
+}
+
 static int lchan_dev_add(struct ib_device *ibdev)
 {
 	struct lchan_dev *dev;
@@ -97,7 +132,7 @@ static void lchan_dev_remove(struct ib_device *ibdev, void *client_data)
 	dev->dying = true;
 	mutex_unlock(&dev->lock);
 
-	lchan_chan_kill_dev(dev);
+	lchan_qp_kill_dev(dev);
 	lchan_listen_kill_dev(dev);
 	lchan_ctx_revoke_pds(dev);
 

@@ -61,7 +61,7 @@ int lchan_direct_wait(struct lchan_channel *chan, u32 min, bool timed,
 static void lchan_direct_look_soon(struct lchan_channel *chan)
 {
 	kobject_get(&chan->kobj);
-	if (!queue_delayed_work(lchan_wq, &chan->direct_work, 1))
+	if (!queue_delayed_work(lchan_wq, &chan->direct.look_work, 1))
 		lchan_chan_put(chan);
 }
 
@@ -78,11 +78,11 @@ void lchan_direct_poll_wait(struct lchan_channel *chan)
 }
 
 /* Once a tick while a process waits in poll(2): its completions. */
-void lchan_direct_look(struct work_struct *work)
+static void lchan_direct_look(struct work_struct *work)
 {
 	struct lchan_channel *chan = container_of(to_delayed_work(work),
 					       struct lchan_channel,
-					       direct_work);
+					       direct.look_work);
 	bool again;
 
 	mutex_lock(&chan->lock);
@@ -95,10 +95,15 @@ void lchan_direct_look(struct work_struct *work)
 	lchan_chan_put(chan);
 }
 
+void lchan_direct_init(struct lchan_channel *chan)
+{
+	INIT_DELAYED_WORK(&chan->direct.look_work, lchan_direct_look);
+}
+
 /* Stop the looks; the channel is torn down already. */
 void lchan_direct_stop(struct lchan_channel *chan)
 {
-	if (cancel_delayed_work_sync(&chan->direct_work))
+	if (cancel_delayed_work_sync(&chan->direct.look_work))
 		lchan_chan_put(chan);
 }
 

@@ -223,9 +223,3 @@ void lchan_flow_retire_all(struct lchan_channel *chan)
 	lchan_flow_advance(q);
 	spin_unlock_bh(&chan->cq_lock);
 }
-
-/* WR slots of @q in use: posted and not yet freed. */
-u32 lchan_flow_outstanding(const struct lchan_queue *q)
-{
-	return READ_ONCE(q->wr_post) - READ_ONCE(q->wr_done);
-}

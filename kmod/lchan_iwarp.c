@@ -81,21 +81,20 @@ static bool lchan_iwarp_request_wants(const struct rdma_conn_param *conn)
 }
 
 /*
- * Before the QP exists: whether a connecting channel runs the exchange
- * (its application asked with @flags).  An accepting one took the answer
- * from the request.  lock held.
+ * Before the QP exists: whether the channel runs the exchange.  A
+ * connecting one's application asked with @flags; an accepting one's
+ * @flags carry the request's answer (lchan_listen.c).  lock held.
  */
 static void lchan_iwarp_choose(struct lchan_channel *chan, u32 flags)
 {
-	if (!chan->passive)
-		chan->open_exchange = flags & LCHAN_OPEN_EXCHANGE;
+	chan->iw.exchange = flags & LCHAN_OPEN_EXCHANGE;
 }
 
 /* The connection parameters carry the hello when the exchange runs. */
 static void lchan_iwarp_conn_param(struct lchan_channel *chan,
 				   struct rdma_conn_param *param)
 {
-	if (!chan->open_exchange)
+	if (!chan->iw.exchange)
 		return;
 	param->private_data = &lchan_iwarp_hello;
 	param->private_data_len = sizeof(lchan_iwarp_hello);
@@ -109,7 +108,7 @@ static void lchan_iwarp_conn_param(struct lchan_channel *chan,
 static int lchan_iwarp_check_reply(struct lchan_channel *chan,
 				   const struct rdma_conn_param *conn)
 {
-	if (chan->passive || !chan->open_exchange ||
+	if (chan->passive || !chan->iw.exchange ||
 	    lchan_iwarp_hello_ok(conn->private_data, conn->private_data_len))
 		return 0;
 	lchan_dbg_chan(chan, "the peer did not answer the hello\n");
@@ -119,7 +118,7 @@ static int lchan_iwarp_check_reply(struct lchan_channel *chan,
 static void lchan_iwarp_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct lchan_channel *chan = container_of(wc->wr_cqe, struct lchan_channel,
-					       rtr_cqe);
+					       iw.cqe);
 
 	lchan_quirk_recheck_soon(chan);
 	/*
@@ -136,7 +135,7 @@ static void lchan_iwarp_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	if (wc->status || !(wc->opcode & IB_WC_RECV))
 		return;
-	smp_store_release(&chan->rtr_heard, true);	/* step acquire */
+	smp_store_release(&chan->iw.heard, true);	/* step acquire */
 	lchan_post_kick(chan);
 }
 
@@ -144,7 +143,7 @@ static void lchan_iwarp_done(struct ib_cq *cq, struct ib_wc *wc)
 static void lchan_iwarp_connected(struct lchan_channel *chan)
 {
 	if (chan->passive)
-		lchan_chan_queue_delayed(chan, &chan->rtr_look_work, 0);
+		lchan_chan_queue_delayed(chan, &chan->iw.look_work, 0);
 }
 
 /* Whether the accepting side should look at its socket again. */
@@ -152,32 +151,44 @@ static bool lchan_iwarp_look_again(struct lchan_channel *chan, int found)
 {
 	if (READ_ONCE(chan->state) != LCHAN_STATE_CONNECTED)
 		return false;
-	if (chan->open_exchange)
-		return READ_ONCE(chan->sq_held) &&
-		       !smp_load_acquire(&chan->rtr_heard); /* done release */
+	if (chan->iw.exchange)
+		return READ_ONCE(chan->iw.sq_held) &&
+		       !smp_load_acquire(&chan->iw.heard); /* done release */
 	/* Found data: the QP may not have taken it (a busy QP leaves it). */
 	return found > 0 || found == -EBUSY;
 }
 
 /* Have the QP read what waits in its socket.  Work. */
-void lchan_iwarp_look(struct work_struct *work)
+static void lchan_iwarp_look(struct work_struct *work)
 {
 	struct lchan_channel *chan = container_of(to_delayed_work(work),
 					       struct lchan_channel,
-					       rtr_look_work);
+					       iw.look_work);
 	int found;
 
 	mutex_lock(&chan->lock);
 	if (READ_ONCE(chan->state) == LCHAN_STATE_CONNECTED) {
 		found = lchan_iwarp_sock_read(chan);
 		if (found > 0)
-			WRITE_ONCE(chan->rtr_read, chan->rtr_read + 1);
+			WRITE_ONCE(chan->iw.reads, chan->iw.reads + 1);
 		if (lchan_iwarp_look_again(chan, found))
-			lchan_chan_queue_delayed(chan, &chan->rtr_look_work,
+			lchan_chan_queue_delayed(chan, &chan->iw.look_work,
 						 LCHAN_PEER_FIRST_LOOK_MS);
 	}
 	mutex_unlock(&chan->lock);
 	lchan_chan_put(chan);
+}
+
+void lchan_iwarp_init(struct lchan_channel *chan)
+{
+	INIT_DELAYED_WORK(&chan->iw.look_work, lchan_iwarp_look);
+}
+
+/* No look after this; the channel's QP is gone already. */
+void lchan_iwarp_stop(struct lchan_channel *chan)
+{
+	if (cancel_delayed_work_sync(&chan->iw.look_work))
+		lchan_chan_put(chan);
 }
 
 /*
@@ -186,14 +197,14 @@ void lchan_iwarp_look(struct work_struct *work)
  */
 static int lchan_iwarp_prepare(struct lchan_channel *chan)
 {
-	struct ib_recv_wr wr = { .wr_cqe = &chan->rtr_cqe };
+	struct ib_recv_wr wr = { .wr_cqe = &chan->iw.cqe };
 	int ret;
 
-	if (!chan->open_exchange)
+	if (!chan->iw.exchange)
 		return 0;
-	chan->rtr_cqe.done = lchan_iwarp_done;
-	WRITE_ONCE(chan->sq_held, true);
-	WRITE_ONCE(chan->rtr_to_send, !chan->passive);
+	chan->iw.cqe.done = lchan_iwarp_done;
+	WRITE_ONCE(chan->iw.sq_held, true);
+	WRITE_ONCE(chan->iw.to_send, !chan->passive);
 	ret = ib_post_recv(chan->qp, &wr, NULL);
 	if (ret || !chan->passive)
 		return ret;
@@ -208,7 +219,7 @@ static int lchan_iwarp_prepare(struct lchan_channel *chan)
 static int lchan_iwarp_send(struct lchan_channel *chan, const char *which)
 {
 	struct ib_send_wr wr = {
-		.wr_cqe = &chan->rtr_cqe,
+		.wr_cqe = &chan->iw.cqe,
 		.opcode = IB_WR_SEND,
 		.send_flags = IB_SEND_SIGNALED,
 	};
@@ -227,20 +238,20 @@ static int lchan_iwarp_send(struct lchan_channel *chan, const char *which)
 /* Move the exchange on, on a connected channel.  lock held. */
 static void lchan_iwarp_step(struct lchan_channel *chan)
 {
-	if (!chan->open_exchange)
+	if (!chan->iw.exchange)
 		return;
-	if (READ_ONCE(chan->rtr_to_send)) {
-		WRITE_ONCE(chan->rtr_to_send, false);
+	if (READ_ONCE(chan->iw.to_send)) {
+		WRITE_ONCE(chan->iw.to_send, false);
 		if (lchan_iwarp_send(chan, "first"))
 			return;
 	}
-	if (!READ_ONCE(chan->sq_held) ||
-	    !smp_load_acquire(&chan->rtr_heard))	/* done release */
+	if (!READ_ONCE(chan->iw.sq_held) ||
+	    !smp_load_acquire(&chan->iw.heard))	/* done release */
 		return;
 	if (lchan_iwarp_send(chan, chan->passive ? "acknowledging" :
 			     "second"))
 		return;
-	WRITE_ONCE(chan->sq_held, false);
+	WRITE_ONCE(chan->iw.sq_held, false);
 	/* Connect waits for it (lchan_iwarp_wait_open), poll too. */
 	lchan_ring_wake(chan);
 }
@@ -248,7 +259,7 @@ static void lchan_iwarp_step(struct lchan_channel *chan)
 /* Whether the exchange holds the SQ; it changes under chan->lock. */
 static bool lchan_iwarp_sq_held(const struct lchan_channel *chan)
 {
-	return READ_ONCE(chan->sq_held);
+	return READ_ONCE(chan->iw.sq_held);
 }
 
 /* A connecting side whose SQ the exchange still holds. */

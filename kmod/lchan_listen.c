@@ -204,11 +204,12 @@ lchan_listen_backlog_pop(struct lchan_listen_point *lst)
 
 /*
  * Next live request, waiting unless @nonblock; what it says goes to
- * @chan.
+ * @chan, and to @open_flags whether it asks for the opening exchange.
  */
 static struct rdma_cm_id *lchan_listen_next(struct lchan_listen_point *lst,
 					    bool nonblock,
-					    struct lchan_channel *chan)
+					    struct lchan_channel *chan,
+					    u32 *open_flags)
 {
 	struct lchan_conn_req *req;
 	struct rdma_cm_id *id;
@@ -235,7 +236,7 @@ static struct rdma_cm_id *lchan_listen_next(struct lchan_listen_point *lst,
 		dead = req->dead;
 		rdma_unlock_handler(id);
 		chan->remote_qpn = req->remote_qpn;
-		chan->open_exchange = req->open_exchange;
+		*open_flags = req->open_exchange ? LCHAN_OPEN_EXCHANGE : 0;
 		kfree(req);
 		if (!dead)
 			return id;
@@ -260,14 +261,17 @@ long lchan_ioctl_accept(struct lchan_ucmd *ucmd)
 	struct lchan_accept_args *req = ucmd->cmd;
 	struct rdma_cm_id *id;
 	struct lchan_channel *chan;
+	u32 open_flags = 0;
 	long ret;
 
 	chan = lchan_chan_alloc(lst->ctx);
 	if (IS_ERR(chan))
 		return PTR_ERR(chan);
+	lchan_parts_init(chan);
 	chan->passive = true;
 
-	id = lchan_listen_next(lst, file->f_flags & O_NONBLOCK, chan);
+	id = lchan_listen_next(lst, file->f_flags & O_NONBLOCK, chan,
+			       &open_flags);
 	if (IS_ERR(id)) {
 		ret = PTR_ERR(id);
 		goto err_abort;
@@ -281,8 +285,9 @@ long lchan_ioctl_accept(struct lchan_ucmd *ucmd)
 	lchan_cm_copy_sockaddr(&chan->remote, (struct sockaddr *)
 			       &id->route.addr.dst_addr);
 	mutex_unlock(&chan->lock);
-	ret = lchan_cm_open_chan(chan, &req->rings, &req->rc, req->flags,
-				 NULL);
+	/* The request's answer to the exchange stands for the caller's. */
+	ret = lchan_cm_open_chan(chan, &req->rings, &req->rc,
+				 req->flags | open_flags, NULL);
 	if (ret)
 		goto err_abort;
 
@@ -290,10 +295,10 @@ long lchan_ioctl_accept(struct lchan_ucmd *ucmd)
 	ret = lchan_ioctl_respond(ucmd);
 	if (ret)
 		goto err_abort;
-	return lchan_chan_install_fd(chan, req->flags);
+	return lchan_file_install(chan, req->flags);
 
 err_abort:
-	lchan_chan_abort(chan);
+	lchan_file_abort(chan);
 	return ret;
 }
 

@@ -57,7 +57,7 @@ static int lchan_mr_check_vmas(u64 addr, u64 length)
 
 	mmap_read_lock(current->mm);
 	for_each_vma_range(vmi, vma, addr + length) {
-		if (vma->vm_file && vma->vm_file->f_op == &lchan_chan_fops) {
+		if (vma->vm_file && vma->vm_file->f_op == &lchan_file_fops) {
 			ret = -EINVAL;
 			break;
 		}
@@ -95,7 +95,7 @@ long lchan_ioctl_mr_reg(struct lchan_ucmd *ucmd)
 	u32 handle;
 	long ret;
 
-	chan = lchan_chan_from_fd(req->chan_fd, &f);
+	chan = lchan_file_chan(req->chan_fd, &f);
 	if (!chan)
 		return -EBADF;
 	if (chan->ctx != ctx) {

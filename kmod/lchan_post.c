@@ -30,7 +30,7 @@ void lchan_post_kick(struct lchan_channel *chan)
 		lchan_chan_put(chan);
 }
 
-void lchan_post_repost_work(struct work_struct *work)
+static void lchan_post_repost_work(struct work_struct *work)
 {
 	struct lchan_channel *chan = container_of(work, struct lchan_channel,
 					       repost_work);
@@ -40,6 +40,18 @@ void lchan_post_repost_work(struct work_struct *work)
 	lchan_post_submit(chan, &sq_done, &rq_done);
 	mutex_unlock(&chan->lock);
 	lchan_chan_put(chan);
+}
+
+void lchan_post_init(struct lchan_channel *chan)
+{
+	INIT_WORK(&chan->repost_work, lchan_post_repost_work);
+}
+
+/* No completion can queue a repost any more; a queued one held a ref. */
+void lchan_post_stop(struct lchan_channel *chan)
+{
+	if (cancel_work_sync(&chan->repost_work))
+		lchan_chan_put(chan);
 }
 
 static u8 lchan_post_recv_op(const struct ib_wc *wc)
@@ -64,7 +76,7 @@ static void lchan_post_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 	};
 
 	/* The keepalive's stamp: one store, whatever the channel's setting. */
-	WRITE_ONCE(chan->heard, jiffies);
+	lchan_keepalive_heard(chan);
 	if (is_recv && !wc->status) {
 		cqe.opcode = lchan_post_recv_op(wc);
 		cqe.byte_len = wc->byte_len;

@@ -426,7 +426,7 @@ void lchan_ring_put_cqe(struct lchan_channel *chan, const struct lchan_cqe *src)
 	smp_store_release(ring->cq_tail, ring->cq_tail_k);
 }
 
-/* After a CQE: wq_has_sleeper() pairs with the smp_mb() in lchan_chan_poll. */
+/* After a CQE: wq_has_sleeper() pairs with the smp_mb() in lchan_file_poll. */
 void lchan_ring_wake(struct lchan_channel *chan)
 {
 	if (wq_has_sleeper(&chan->wq))

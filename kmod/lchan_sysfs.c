@@ -207,9 +207,9 @@ LCHAN_CHAN_ATTR(sq_held, "%u", lchan_ring_held(&chan->ring, &chan->ring.sq));
 LCHAN_CHAN_ATTR(rq_held, "%u", lchan_ring_held(&chan->ring, &chan->ring.rq));
 LCHAN_CHAN_ATTR(sq_starved, "%d", READ_ONCE(chan->ring.sq.starved));
 LCHAN_CHAN_ATTR(rq_starved, "%d", READ_ONCE(chan->ring.rq.starved));
-LCHAN_CHAN_ATTR(open_exchange, "%d", chan->open_exchange);
-LCHAN_CHAN_ATTR(peer_first_wait, "%d", READ_ONCE(chan->sq_held));
-LCHAN_CHAN_ATTR(peer_first_reads, "%u", READ_ONCE(chan->rtr_read));
+LCHAN_CHAN_ATTR(open_exchange, "%d", chan->iw.exchange);
+LCHAN_CHAN_ATTR(peer_first_wait, "%d", READ_ONCE(chan->iw.sq_held));
+LCHAN_CHAN_ATTR(peer_first_reads, "%u", READ_ONCE(chan->iw.reads));
 LCHAN_CHAN_ATTR(cq_recovered, "%llu", READ_ONCE(chan->stats.cq_recovered));
 LCHAN_CHAN_ATTR(cq_inflight, "%u", READ_ONCE(chan->ring.inflight));
 LCHAN_CHAN_ATTR(send_ops, "%llu", READ_ONCE(chan->stats.send_ops));
@@ -221,10 +221,10 @@ LCHAN_CHAN_ATTR(enters, "%llu", READ_ONCE(chan->stats.enters));
 LCHAN_CHAN_ATTR(pid, "%d", chan->tgid);
 LCHAN_CHAN_ATTR(ack_timeout, "%u", READ_ONCE(chan->ack_timeout));
 LCHAN_CHAN_ATTR(retry_count, "%u", READ_ONCE(chan->retry_count));
-LCHAN_CHAN_ATTR(keepalive_ms, "%u", READ_ONCE(chan->keepalive_ms));
-LCHAN_CHAN_ATTR(keepalive_probes, "%llu", READ_ONCE(chan->ka_probes));
+LCHAN_CHAN_ATTR(keepalive_ms, "%u", READ_ONCE(chan->ka.ms));
+LCHAN_CHAN_ATTR(keepalive_probes, "%llu", READ_ONCE(chan->ka.probes));
 LCHAN_CHAN_ATTR(mode, "%s", lchan_sysfs_mode_names[chan->mode]);
-LCHAN_CHAN_ATTR(poller_ns, "%llu", READ_ONCE(chan->poll_ns));
+LCHAN_CHAN_ATTR(poller_ns, "%llu", READ_ONCE(chan->pool.ns));
 LCHAN_CHAN_ATTR(poller, "%d", lchan_poller_index(chan));
 LCHAN_CHAN_ATTR(features, "0x%llx", (unsigned long long)chan->features);
 LCHAN_CHAN_ATTR(kmem_bytes, "%zu", lchan_chan_kmem_bytes(chan));
@@ -279,7 +279,7 @@ const struct kobj_type lchan_chan_ktype = {
 	.default_groups = lchan_chan_groups,
 };
 
-/* Idempotent: establish adds it early, else lchan_chan_install_fd(). */
+/* Idempotent: establish adds it early, else lchan_file_install(). */
 int lchan_sysfs_add_chan(struct lchan_channel *chan)
 {
 	int ret;
