@@ -466,11 +466,13 @@ struct lchan_listen_point {
 };
 
 /*
- * One ioctl call as its handler sees it (lchan_ioctl.c).  A handler is
- * lchan_ioctl_<command>() and sits in the file of the object it works on:
- * the one exception to the rule that a function's prefix names its file,
- * so that a uapi struct, a kernel handler and a library call never share
- * a name.
+ * One ioctl call as its handler sees it (lchan_ioctl.c).  A command has
+ * one name: its handler is lchan_ioctl_<command>(), its argument check
+ * lchan_ioctl_<command>_check() and its outcome hook
+ * lchan_ioctl_<command>_done(), and they sit in the file of the object
+ * the command works on: the one exception to the rule that a function's
+ * prefix names its file, so that a uapi struct, a kernel handler and a
+ * library call never share a name.
  */
 struct lchan_ucmd {
 	struct file *file;		/* the file the ioctl came on */
@@ -584,12 +586,12 @@ long lchan_ioctl_info(struct lchan_ucmd *ucmd);
 long lchan_ioctl_ctx_setup(struct lchan_ucmd *ucmd);
 
 /* lchan_mr.c */
-int lchan_mr_check_reg(const struct lchan_ucmd *ucmd);
+int lchan_ioctl_mr_reg_check(const struct lchan_ucmd *ucmd);
 long lchan_ioctl_mr_reg(struct lchan_ucmd *ucmd);
-void lchan_mr_trace_reg(const struct lchan_ucmd *ucmd, long ret);
+void lchan_ioctl_mr_reg_done(const struct lchan_ucmd *ucmd, long ret);
 void lchan_mr_put(struct lchan_region *mr);
 struct lchan_region *lchan_mr_lookup(struct lchan_context *ctx, u32 handle);
-int lchan_mr_check_dereg(const struct lchan_ucmd *ucmd);
+int lchan_ioctl_mr_dereg_check(const struct lchan_ucmd *ucmd);
 long lchan_ioctl_mr_dereg(struct lchan_ucmd *ucmd);
 void lchan_mr_drop_all(struct lchan_context *ctx);
 void lchan_mr_revoke_pd(struct lchan_pd *pd);
@@ -623,9 +625,22 @@ extern const struct file_operations lchan_file_fops;
 void lchan_file_abort(struct lchan_channel *chan);
 long lchan_ioctl_chan_info(struct lchan_ucmd *ucmd);
 long lchan_ioctl_enter(struct lchan_ucmd *ucmd);
-long lchan_ioctl_establish(struct lchan_ucmd *ucmd);
 struct lchan_channel *lchan_file_chan(int fd, struct fd *f);
 int lchan_file_install(struct lchan_channel *chan, u32 flags);
+
+/* lchan_connect.c */
+struct lchan_channel *lchan_connect_new(struct lchan_context *ctx);
+int lchan_connect_check_fd_flags(u32 flags, u32 allowed);
+int lchan_connect_check_open(u32 flags, const struct lchan_ring_sizes *rings,
+			     const struct lchan_rc_params *rc);
+int lchan_connect_open(struct lchan_channel *chan,
+		       const struct lchan_ring_sizes *rings,
+		       const struct lchan_rc_params *rc, u32 flags,
+		       const unsigned long *deadline);
+int lchan_ioctl_establish_check(const struct lchan_ucmd *ucmd);
+long lchan_ioctl_establish(struct lchan_ucmd *ucmd);
+int lchan_ioctl_connect_check(const struct lchan_ucmd *ucmd);
+long lchan_ioctl_connect(struct lchan_ucmd *ucmd);
 
 /* lchan_cm.c */
 int lchan_cm_addr_to_sockaddr(const struct lchan_addr *a,
@@ -635,17 +650,6 @@ void lchan_cm_sockaddr_to_addr(const struct sockaddr_storage *ss,
 void lchan_cm_copy_sockaddr(struct sockaddr_storage *dst,
 			    const struct sockaddr *src);
 int lchan_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event);
-int lchan_cm_establish(struct lchan_channel *chan, u32 timeout_ms,
-		       bool nonblock);
-int lchan_cm_check_fd_flags(u32 flags, u32 allowed);
-int lchan_cm_check_open(u32 flags, const struct lchan_ring_sizes *rings,
-			const struct lchan_rc_params *rc);
-int lchan_cm_open_chan(struct lchan_channel *chan,
-		       const struct lchan_ring_sizes *rings,
-		       const struct lchan_rc_params *rc, u32 flags,
-		       const unsigned long *deadline);
-int lchan_cm_check_connect(const struct lchan_ucmd *ucmd);
-long lchan_ioctl_connect(struct lchan_ucmd *ucmd);
 
 /* lchan_transport.c */
 extern const struct lchan_transport_ops lchan_transport_ib;
@@ -675,9 +679,9 @@ void lchan_iwarp_stop(struct lchan_channel *chan);
 int lchan_listen_cm_event(struct lchan_listen_point *lst, struct rdma_cm_id *id,
 			  struct rdma_cm_event *event);
 void lchan_listen_kill_dev(struct lchan_dev *dev);
-int lchan_listen_check_accept(const struct lchan_ucmd *ucmd);
+int lchan_ioctl_accept_check(const struct lchan_ucmd *ucmd);
 long lchan_ioctl_accept(struct lchan_ucmd *ucmd);
-int lchan_listen_check_listen(const struct lchan_ucmd *ucmd);
+int lchan_ioctl_listen_check(const struct lchan_ucmd *ucmd);
 long lchan_ioctl_listen(struct lchan_ucmd *ucmd);
 
 /* lchan_ring.c */

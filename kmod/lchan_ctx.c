@@ -180,7 +180,7 @@ long lchan_ioctl_info(struct lchan_ucmd *ucmd)
 	return lchan_ioctl_respond(ucmd);
 }
 
-static int lchan_ctx_check_setup(const struct lchan_ucmd *ucmd)
+static int lchan_ioctl_ctx_setup_check(const struct lchan_ucmd *ucmd)
 {
 	const struct lchan_ctx_setup_args *req = ucmd->cmd;
 
@@ -253,16 +253,16 @@ long lchan_ioctl_ctx_setup(struct lchan_ucmd *ucmd)
 static const struct lchan_ioctl_op lchan_ctx_ioctl_ops[] = {
 	LCHAN_IOCTL_OP(LCHAN_IOC_INFO, lchan_ioctl_info, struct lchan_info,
 		       features),
-	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_MR_REG, lchan_mr_check_reg,
+	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_MR_REG, lchan_ioctl_mr_reg_check,
 			     lchan_ioctl_mr_reg, struct lchan_mr_reg_args, rkey,
-			     .done = lchan_mr_trace_reg),
-	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_MR_DEREG, lchan_mr_check_dereg,
+			     .done = lchan_ioctl_mr_reg_done),
+	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_MR_DEREG, lchan_ioctl_mr_dereg_check,
 			     lchan_ioctl_mr_dereg, struct lchan_mr_dereg_args, resv),
-	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_LISTEN, lchan_listen_check_listen,
+	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_LISTEN, lchan_ioctl_listen_check,
 			     lchan_ioctl_listen, struct lchan_listen_args, resv),
-	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_CONNECT, lchan_cm_check_connect,
+	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_CONNECT, lchan_ioctl_connect_check,
 			     lchan_ioctl_connect, struct lchan_connect_args, resv),
-	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_CTX_SETUP, lchan_ctx_check_setup,
+	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_CTX_SETUP, lchan_ioctl_ctx_setup_check,
 			     lchan_ioctl_ctx_setup, struct lchan_ctx_setup_args,
 			     resv),
 };

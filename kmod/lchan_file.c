@@ -93,7 +93,7 @@ static int lchan_file_mmap(struct file *file, struct vm_area_struct *vma)
 	return lchan_ring_mmap(chan, vma);
 }
 
-static int lchan_file_check_info(const struct lchan_ucmd *ucmd)
+static int lchan_ioctl_chan_info_check(const struct lchan_ucmd *ucmd)
 {
 	const struct lchan_chan_info *info = ucmd->cmd;
 
@@ -127,7 +127,7 @@ long lchan_ioctl_chan_info(struct lchan_ucmd *ucmd)
 	return lchan_ioctl_respond(ucmd);
 }
 
-static int lchan_file_check_enter(const struct lchan_ucmd *ucmd)
+static int lchan_ioctl_enter_check(const struct lchan_ucmd *ucmd)
 {
 	const struct lchan_enter_args *req = ucmd->cmd;
 
@@ -182,34 +182,14 @@ long lchan_ioctl_enter(struct lchan_ucmd *ucmd)
 	return ret ? ret : wret;
 }
 
-static int lchan_file_check_establish(const struct lchan_ucmd *ucmd)
-{
-	const struct lchan_establish_args *req = ucmd->cmd;
-
-	if (req->flags || req->resv || req->timeout_ms > LCHAN_MAX_TIMEOUT_MS)
-		return -EINVAL;
-	return 0;
-}
-
-long lchan_ioctl_establish(struct lchan_ucmd *ucmd)
-{
-	struct lchan_channel *chan = ucmd->file->private_data;
-	const struct lchan_establish_args *req = ucmd->cmd;
-
-	/* Only the connecting side's exchange runs without the caller. */
-	return lchan_cm_establish(chan, req->timeout_ms ?:
-				  LCHAN_CONNECT_TIMEOUT_MS, !chan->passive &&
-				  (ucmd->file->f_flags & O_NONBLOCK));
-}
-
 /* The addresses and ring layout of CHAN_INFO are the owner's too. */
 static const struct lchan_ioctl_op lchan_file_ioctl_ops[] = {
-	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_CHAN_INFO, lchan_file_check_info,
+	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_CHAN_INFO, lchan_ioctl_chan_info_check,
 			     lchan_ioctl_chan_info, struct lchan_chan_info,
 			     max_read_sge),
-	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_ENTER, lchan_file_check_enter,
+	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_ENTER, lchan_ioctl_enter_check,
 			     lchan_ioctl_enter, struct lchan_enter_args, state),
-	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_ESTABLISH, lchan_file_check_establish,
+	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_ESTABLISH, lchan_ioctl_establish_check,
 			     lchan_ioctl_establish, struct lchan_establish_args,
 			     resv),
 };
@@ -250,8 +230,8 @@ struct lchan_channel *lchan_file_chan(int fd, struct fd *f)
 }
 
 /*
- * Give a connected (or deferred) channel a file descriptor and its sysfs
- * directory: the end of connect and accept.  After this the file owns the
+ * Give a connected (or deferred) channel a file descriptor: the last stage
+ * of connect and accept (lchan_connect.c).  After this the file owns the
  * channel; on failure the channel is aborted.
  */
 int lchan_file_install(struct lchan_channel *chan, u32 flags)
@@ -265,15 +245,12 @@ int lchan_file_install(struct lchan_channel *chan, u32 flags)
 		lchan_file_abort(chan);
 		return fd;
 	}
-	ret = lchan_sysfs_add_chan(chan);
-	if (ret)
-		goto err_put_fd;
 	file = anon_inode_getfile("[lchan-channel]", &lchan_file_fops, chan,
 				  O_RDWR |
 				  (flags & LCHAN_FD_NONBLOCK ? O_NONBLOCK : 0));
 	if (IS_ERR(file)) {
 		ret = PTR_ERR(file);
-		goto err_del_sysfs;
+		goto err_put_fd;
 	}
 	/* Fully built: the parts that run on their own may see it now. */
 	lchan_parts_attach(chan);
@@ -281,8 +258,6 @@ int lchan_file_install(struct lchan_channel *chan, u32 flags)
 	fd_install(fd, file);
 	return fd;
 
-err_del_sysfs:
-	lchan_sysfs_del_chan(chan);
 err_put_fd:
 	put_unused_fd(fd);
 	lchan_file_abort(chan);

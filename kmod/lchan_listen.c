@@ -244,14 +244,14 @@ static struct rdma_cm_id *lchan_listen_next(struct lchan_listen_point *lst,
 	}
 }
 
-int lchan_listen_check_accept(const struct lchan_ucmd *ucmd)
+int lchan_ioctl_accept_check(const struct lchan_ucmd *ucmd)
 {
 	const struct lchan_accept_args *req = ucmd->cmd;
 
 	/* The connecting side asks for the exchange; a request says so. */
 	if (req->flags & LCHAN_OPEN_EXCHANGE)
 		return -EINVAL;
-	return lchan_cm_check_open(req->flags, &req->rings, &req->rc);
+	return lchan_connect_check_open(req->flags, &req->rings, &req->rc);
 }
 
 long lchan_ioctl_accept(struct lchan_ucmd *ucmd)
@@ -264,10 +264,9 @@ long lchan_ioctl_accept(struct lchan_ucmd *ucmd)
 	u32 open_flags = 0;
 	long ret;
 
-	chan = lchan_chan_alloc(lst->ctx);
+	chan = lchan_connect_new(lst->ctx);
 	if (IS_ERR(chan))
 		return PTR_ERR(chan);
-	lchan_parts_init(chan);
 	chan->passive = true;
 
 	id = lchan_listen_next(lst, file->f_flags & O_NONBLOCK, chan,
@@ -286,7 +285,7 @@ long lchan_ioctl_accept(struct lchan_ucmd *ucmd)
 			       &id->route.addr.dst_addr);
 	mutex_unlock(&chan->lock);
 	/* The request's answer to the exchange stands for the caller's. */
-	ret = lchan_cm_open_chan(chan, &req->rings, &req->rc,
+	ret = lchan_connect_open(chan, &req->rings, &req->rc,
 				 req->flags | open_flags, NULL);
 	if (ret)
 		goto err_abort;
@@ -303,7 +302,7 @@ err_abort:
 }
 
 static const struct lchan_ioctl_op lchan_listen_ioctl_ops[] = {
-	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_ACCEPT, lchan_listen_check_accept,
+	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_ACCEPT, lchan_ioctl_accept_check,
 			     lchan_ioctl_accept, struct lchan_accept_args, rings),
 };
 
@@ -345,14 +344,14 @@ static int lchan_listen_bind_dev(struct lchan_listen_point *lst,
 	return 0;
 }
 
-int lchan_listen_check_listen(const struct lchan_ucmd *ucmd)
+int lchan_ioctl_listen_check(const struct lchan_ucmd *ucmd)
 {
 	const struct lchan_listen_args *req = ucmd->cmd;
 	struct sockaddr_storage ss;
 	int ret;
 
-	ret = lchan_cm_check_fd_flags(req->flags, LCHAN_FD_CLOEXEC |
-				      LCHAN_FD_NONBLOCK);
+	ret = lchan_connect_check_fd_flags(req->flags, LCHAN_FD_CLOEXEC |
+					   LCHAN_FD_NONBLOCK);
 	if (ret)
 		return ret;
 	if (req->resv || req->backlog > LCHAN_MAX_BACKLOG)
@@ -409,7 +408,7 @@ long lchan_ioctl_listen(struct lchan_ucmd *ucmd)
 	long ret;
 	int fd;
 
-	/* lchan_listen_check_listen() found the address good. */
+	/* lchan_ioctl_listen_check() found the address good. */
 	lchan_cm_addr_to_sockaddr(&req->addr, &ss);
 
 	lst = kzalloc(sizeof(*lst), LCHAN_GFP_USER);

@@ -66,7 +66,7 @@ static int lchan_mr_check_vmas(u64 addr, u64 length)
 	return ret;
 }
 
-int lchan_mr_check_reg(const struct lchan_ucmd *ucmd)
+int lchan_ioctl_mr_reg_check(const struct lchan_ucmd *ucmd)
 {
 	const struct lchan_mr_reg_args *req = ucmd->cmd;
 
@@ -183,7 +183,7 @@ err_fdput:
 }
 
 /* Every registration that got past the argument copy is traced. */
-void lchan_mr_trace_reg(const struct lchan_ucmd *ucmd, long ret)
+void lchan_ioctl_mr_reg_done(const struct lchan_ucmd *ucmd, long ret)
 {
 	const struct lchan_context *ctx = ucmd->file->private_data;
 	const struct lchan_mr_reg_args *req = ucmd->cmd;
@@ -234,7 +234,7 @@ struct lchan_region *lchan_mr_lookup(struct lchan_context *ctx, u32 handle)
 	return mr;
 }
 
-int lchan_mr_check_dereg(const struct lchan_ucmd *ucmd)
+int lchan_ioctl_mr_dereg_check(const struct lchan_ucmd *ucmd)
 {
 	const struct lchan_mr_dereg_args *req = ucmd->cmd;
 
