@@ -218,7 +218,10 @@ struct lchan_dev {
 	bool post_bh_off;		/* post with BHs disabled (lchan_compat.h) */
 };
 
-/* The /dev/lchan file: owner of PDs and MRs. */
+/*
+ * A process's context (lchan_ctx.c), behind its /dev/lchan file
+ * (lchan_ctl.c): owner of PDs and MRs.
+ */
 struct lchan_context {
 	struct kref ref;
 	enum lchan_mode mode;		/* doorbell or poller; before chans */
@@ -576,12 +579,20 @@ void lchan_sysfs_del_chan(struct lchan_channel *chan);
 const char *lchan_sysfs_state_name(int state);
 
 /* lchan_ctx.c */
-extern const struct file_operations lchan_ctx_fops;
+struct lchan_context *lchan_ctx_new(void);
 void lchan_ctx_put(struct lchan_context *ctx);
 bool lchan_ctx_owned(const struct lchan_context *ctx);
 struct lchan_pd *lchan_ctx_get_pd(struct lchan_context *ctx, struct lchan_dev *dev);
 void lchan_ctx_put_pd(struct lchan_pd *pd);
 void lchan_ctx_revoke_pds(struct lchan_dev *dev);
+void lchan_ctx_mode(struct lchan_context *ctx, enum lchan_mode *mode,
+		    u32 *idle_ms);
+int lchan_ctx_set_mode(struct lchan_context *ctx, enum lchan_mode mode,
+		       u32 idle_ms);
+enum lchan_mode lchan_ctx_fix_mode(struct lchan_context *ctx);
+
+/* lchan_ctl.c */
+extern const struct file_operations lchan_ctl_fops;
 long lchan_ioctl_info(struct lchan_ucmd *ucmd);
 long lchan_ioctl_ctx_setup(struct lchan_ucmd *ucmd);
 
@@ -711,9 +722,9 @@ u32 lchan_flow_claim_cq(struct lchan_channel *chan, u32 want);
 void lchan_flow_unclaim_cq(struct lchan_channel *chan, u32 count);
 struct lchan_wr *lchan_flow_get_wr(struct lchan_channel *chan,
 				   struct lchan_queue *q);
-void lchan_flow_recv_done(struct lchan_channel *chan, struct lchan_wr *wr);
+bool lchan_flow_recv_done(struct lchan_channel *chan, struct lchan_wr *wr);
 bool lchan_flow_send_owned(struct lchan_channel *chan, const struct lchan_wr *wr);
-void lchan_flow_send_done(struct lchan_channel *chan, struct lchan_wr *wr,
+bool lchan_flow_send_done(struct lchan_channel *chan, struct lchan_wr *wr,
 			  bool quiet);
 void lchan_flow_retire_all(struct lchan_channel *chan);
 

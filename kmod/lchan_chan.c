@@ -39,10 +39,7 @@ struct lchan_channel *lchan_chan_alloc(struct lchan_context *ctx)
 	kref_get(&ctx->ref);
 	chan->ctx = ctx;
 	/* The submission mode is fixed from the first channel on. */
-	mutex_lock(&ctx->lock);
-	ctx->has_chans = true;
-	chan->mode = ctx->mode;
-	mutex_unlock(&ctx->lock);
+	chan->mode = lchan_ctx_fix_mode(ctx);
 	trace_lchan_chan_step(chan->id, LCHAN_STEP_ALLOC);
 	return chan;
 }

@@ -1,22 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The /dev/lchan file: a context that owns protection domains (one per RDMA
- * device it uses) and the table of memory regions.
+ * The context: what a process opened /dev/lchan for (lchan_ctl.c), owner
+ * of protection domains (one per RDMA device it uses), of the table of
+ * memory regions and of its channels' submission mode.
  */
-#include <linux/fs.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
-#include <linux/cpumask.h>
 
 #include "lchan.h"
 
-static int lchan_ctx_file_open(struct inode *inode, struct file *file)
+/* A context for the calling process, its owner. */
+struct lchan_context *lchan_ctx_new(void)
 {
 	struct lchan_context *ctx;
 
 	ctx = kzalloc(sizeof(*ctx), LCHAN_GFP_USER);
 	if (!ctx)
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	kref_init(&ctx->ref);
 	mutex_init(&ctx->lock);
 	INIT_LIST_HEAD(&ctx->pds);
@@ -25,8 +25,7 @@ static int lchan_ctx_file_open(struct inode *inode, struct file *file)
 	ctx->mm = current->mm;
 	mmgrab(ctx->mm);
 	ctx->tgid = task_tgid_vnr(current);
-	file->private_data = ctx;
-	return 0;
+	return ctx;
 }
 
 static void lchan_ctx_release_ref(struct kref *ref)
@@ -64,10 +63,45 @@ bool lchan_ctx_owned(const struct lchan_context *ctx)
 	return current->mm == ctx->mm;
 }
 
-static int lchan_ctx_release(struct inode *inode, struct file *file)
+/*
+ * The submission mode of @ctx's channels and, in poller mode, how long
+ * the pool spins after work.
+ */
+void lchan_ctx_mode(struct lchan_context *ctx, enum lchan_mode *mode,
+		    u32 *idle_ms)
 {
-	lchan_ctx_put(file->private_data);
+	mutex_lock(&ctx->lock);
+	*mode = ctx->mode;
+	*idle_ms = ctx->poll_idle_ms;
+	mutex_unlock(&ctx->lock);
+}
+
+/* Set the mode, once and before the first channel; else -EBUSY. */
+int lchan_ctx_set_mode(struct lchan_context *ctx, enum lchan_mode mode,
+		       u32 idle_ms)
+{
+	mutex_lock(&ctx->lock);
+	if (ctx->setup_done || ctx->has_chans) {
+		mutex_unlock(&ctx->lock);
+		return -EBUSY;
+	}
+	ctx->setup_done = true;
+	ctx->mode = mode;
+	ctx->poll_idle_ms = idle_ms;
+	mutex_unlock(&ctx->lock);
 	return 0;
+}
+
+/* A channel is made: the mode is fixed from now on.  Returns it. */
+enum lchan_mode lchan_ctx_fix_mode(struct lchan_context *ctx)
+{
+	enum lchan_mode mode;
+
+	mutex_lock(&ctx->lock);
+	ctx->has_chans = true;
+	mode = ctx->mode;
+	mutex_unlock(&ctx->lock);
+	return mode;
 }
 
 static void lchan_ctx_pd_release(struct kref *ref)
@@ -167,119 +201,3 @@ void lchan_ctx_revoke_pds(struct lchan_dev *dev)
 	}
 	mutex_unlock(&dev->lock);
 }
-
-long lchan_ioctl_info(struct lchan_ucmd *ucmd)
-{
-	struct lchan_info *info = ucmd->cmd;
-
-	if (info->flags)
-		return -EINVAL;
-	info->abi_version = LCHAN_ABI_VERSION;
-	info->max_entries = LCHAN_MAX_ENTRIES;
-	info->features = LCHAN_FEATURES;
-	return lchan_ioctl_respond(ucmd);
-}
-
-static int lchan_ioctl_ctx_setup_check(const struct lchan_ucmd *ucmd)
-{
-	const struct lchan_ctx_setup_args *req = ucmd->cmd;
-
-	if ((req->flags & ~LCHAN_CTX_POLLER) || req->resv ||
-	    req->idle_ms > LCHAN_MAX_TIMEOUT_MS)
-		return -EINVAL;
-	/* A CPU the caller may run on; the pool decides where it polls. */
-	if (req->cpu < -1 || (req->cpu >= 0 && (req->cpu >= nr_cpu_ids ||
-						!cpu_online(req->cpu) ||
-						!cpumask_test_cpu(req->cpu,
-							current->cpus_ptr))))
-		return -EINVAL;
-	if (req->attach_fd != -1 && !(req->flags & LCHAN_CTX_POLLER))
-		return -EINVAL;
-	return 0;
-}
-
-/*
- * Poller mode puts the context's channels on the administrator's pool of
- * poller threads (lchan_poller.c): no thread is made or pinned here.
- * idle_ms is capped by the default, the threads being shared; cpu is only
- * checked.
- */
-long lchan_ioctl_ctx_setup(struct lchan_ucmd *ucmd)
-{
-	struct lchan_context *ctx = ucmd->file->private_data;
-	const struct lchan_ctx_setup_args *req = ucmd->cmd;
-	enum lchan_mode mode = req->flags & LCHAN_CTX_POLLER ?
-			       LCHAN_MODE_POLLER : LCHAN_MODE_DOORBELL;
-	u32 idle_ms = min_t(u32, req->idle_ms ?: LCHAN_POLLER_IDLE_MS,
-			    LCHAN_POLLER_IDLE_MS);
-
-	if (mode == LCHAN_MODE_POLLER && req->attach_fd != -1) {
-		struct fd f = fdget(req->attach_fd);
-		struct lchan_context *other;
-
-		if (!fd_file(f))
-			return -EBADF;
-		if (fd_file(f)->f_op != &lchan_ctx_fops) {
-			fdput(f);
-			return -EINVAL;
-		}
-		other = fd_file(f)->private_data;
-		/* Only the caller's own contexts lend their settings. */
-		if (!lchan_ctx_owned(other)) {
-			fdput(f);
-			return -EPERM;
-		}
-		mutex_lock(&other->lock);
-		mode = other->mode;
-		idle_ms = other->poll_idle_ms;
-		mutex_unlock(&other->lock);
-		fdput(f);
-		if (mode != LCHAN_MODE_POLLER)
-			return -EINVAL;
-	}
-
-	mutex_lock(&ctx->lock);
-	if (ctx->setup_done || ctx->has_chans) {
-		mutex_unlock(&ctx->lock);
-		return -EBUSY;
-	}
-	ctx->setup_done = true;
-	ctx->mode = mode;
-	ctx->poll_idle_ms = idle_ms;
-	mutex_unlock(&ctx->lock);
-	return 0;
-}
-
-static const struct lchan_ioctl_op lchan_ctx_ioctl_ops[] = {
-	LCHAN_IOCTL_OP(LCHAN_IOC_INFO, lchan_ioctl_info, struct lchan_info,
-		       features),
-	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_MR_REG, lchan_ioctl_mr_reg_check,
-			     lchan_ioctl_mr_reg, struct lchan_mr_reg_args, rkey,
-			     .done = lchan_ioctl_mr_reg_done),
-	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_MR_DEREG, lchan_ioctl_mr_dereg_check,
-			     lchan_ioctl_mr_dereg, struct lchan_mr_dereg_args, resv),
-	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_LISTEN, lchan_ioctl_listen_check,
-			     lchan_ioctl_listen, struct lchan_listen_args, resv),
-	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_CONNECT, lchan_ioctl_connect_check,
-			     lchan_ioctl_connect, struct lchan_connect_args, resv),
-	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_CTX_SETUP, lchan_ioctl_ctx_setup_check,
-			     lchan_ioctl_ctx_setup, struct lchan_ctx_setup_args,
-			     resv),
-};
-
-static long lchan_ctx_ioctl(struct file *file, unsigned int cmd,
-			    unsigned long arg)
-{
-	return lchan_ioctl_dispatch(file, cmd, arg, lchan_ctx_ioctl_ops,
-				    ARRAY_SIZE(lchan_ctx_ioctl_ops),
-				    file->private_data);
-}
-
-const struct file_operations lchan_ctx_fops = {
-	.owner = THIS_MODULE,
-	.open = lchan_ctx_file_open,
-	.release = lchan_ctx_release,
-	.unlocked_ioctl = lchan_ctx_ioctl,
-	.compat_ioctl = compat_ptr_ioctl,
-	.llseek = noop_llseek,
-};

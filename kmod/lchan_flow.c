@@ -112,14 +112,16 @@ struct lchan_wr *lchan_flow_get_wr(struct lchan_channel *chan,
 	return wr;
 }
 
-/* Slots freed on a starved queue: submit from process context.  cq_lock held. */
-static void lchan_flow_kick_starved(struct lchan_channel *chan,
-				    struct lchan_queue *q)
+/*
+ * Whether slots were freed on a starved queue: then the caller has what
+ * waited submitted from process context.  cq_lock held.
+ */
+static bool lchan_flow_unstarve(struct lchan_queue *q)
 {
 	if (!q->starved || !lchan_flow_free_wr(q))
-		return;
+		return false;
 	q->starved = false;
-	lchan_post_kick(chan);
+	return true;
 }
 
 /*
@@ -145,14 +147,17 @@ static void lchan_flow_retire_quiet(struct lchan_channel *chan,
 	wr->completed = true;
 }
 
-/* A receive completed and its CQE is written.  cq_lock held. */
-void lchan_flow_recv_done(struct lchan_channel *chan, struct lchan_wr *wr)
+/*
+ * A receive completed and its CQE is written.  True when what waited for
+ * a slot is to be submitted now.  cq_lock held.
+ */
+bool lchan_flow_recv_done(struct lchan_channel *chan, struct lchan_wr *wr)
 {
 	struct lchan_queue *q = &chan->ring.rq;
 
 	lchan_wr_put_mrs(wr);
 	smp_store_release(&q->wr_done, q->wr_done + 1);	/* taker acquire */
-	lchan_flow_kick_starved(chan, q);
+	return lchan_flow_unstarve(q);
 }
 
 /*
@@ -177,9 +182,10 @@ bool lchan_flow_send_owned(struct lchan_channel *chan, const struct lchan_wr *wr
 
 /*
  * A send completed; @quiet: without a CQE, so its claim goes back.  The
- * unsignaled SENDs and WRITEs before it are done too.  cq_lock held.
+ * unsignaled SENDs and WRITEs before it are done too.  True when what
+ * waited for a slot is to be submitted now.  cq_lock held.
  */
-void lchan_flow_send_done(struct lchan_channel *chan, struct lchan_wr *wr,
+bool lchan_flow_send_done(struct lchan_channel *chan, struct lchan_wr *wr,
 			  bool quiet)
 {
 	struct lchan_queue *q = &chan->ring.sq;
@@ -199,7 +205,7 @@ void lchan_flow_send_done(struct lchan_channel *chan, struct lchan_wr *wr,
 			lchan_flow_retire_quiet(chan, old);
 	}
 	lchan_flow_advance(q);
-	lchan_flow_kick_starved(chan, q);
+	return lchan_flow_unstarve(q);
 }
 
 /*

@@ -19,7 +19,7 @@ struct workqueue_struct *lchan_wq;
 static struct miscdevice lchan_miscdev = {
 	.minor = MISC_DYNAMIC_MINOR,
 	.name = "lchan",
-	.fops = &lchan_ctx_fops,
+	.fops = &lchan_ctl_fops,
 	.mode = 0666,
 };
 

@@ -67,6 +67,7 @@ static void lchan_post_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 	bool is_recv = wr->opcode == LCHAN_CQE_RECV;
 	/* A hidden send that succeeded: the application asked for no CQE. */
 	bool quiet = !is_recv && wr->hidden && !wc->status;
+	bool kick;
 	struct lchan_cqe cqe = {
 		.user_data = wr->user_data,
 		.opcode = wr->opcode,
@@ -104,7 +105,7 @@ static void lchan_post_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 			chan->stats.recv_bytes += wc->byte_len;
 		}
 		lchan_ring_put_cqe(chan, &cqe);
-		lchan_flow_recv_done(chan, wr);
+		kick = lchan_flow_recv_done(chan, wr);
 	} else {
 		if (!wc->status) {
 			chan->stats.send_ops++;
@@ -112,8 +113,11 @@ static void lchan_post_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 		}
 		if (!quiet)
 			lchan_ring_put_cqe(chan, &cqe);
-		lchan_flow_send_done(chan, wr, quiet);
+		kick = lchan_flow_send_done(chan, wr, quiet);
 	}
+	/* Slots came free on a starved queue: submit from process context. */
+	if (kick)
+		lchan_post_kick(chan);
 	spin_unlock_bh(&chan->cq_lock);
 	/*
 	 * A request of an RC QP that fails puts the QP in error (a flush is
