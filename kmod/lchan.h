@@ -554,7 +554,6 @@ extern struct workqueue_struct *lchan_wq;
 /* lchan_dev.c */
 int lchan_dev_init(void);
 void lchan_dev_exit(void);
-void lchan_dev_free(struct kobject *kobj);
 struct lchan_dev *lchan_dev_get(struct ib_device *ibdev);
 void lchan_dev_put(struct lchan_dev *dev);
 int lchan_dev_add_chan(struct lchan_dev *dev, struct lchan_channel *chan,
@@ -568,8 +567,6 @@ long lchan_ioctl_dispatch(struct file *file, unsigned int cmd,
 long lchan_ioctl_respond(struct lchan_ucmd *ucmd);
 
 /* lchan_sysfs.c */
-extern const struct kobj_type lchan_dev_ktype;
-extern const struct kobj_type lchan_chan_ktype;
 int lchan_sysfs_init(void);
 void lchan_sysfs_exit(void);
 int lchan_sysfs_add_dev(struct lchan_dev *dev);
@@ -609,7 +606,6 @@ void lchan_mr_revoke_pd(struct lchan_pd *pd);
 
 /* lchan_chan.c */
 struct lchan_channel *lchan_chan_alloc(struct lchan_context *ctx);
-void lchan_chan_free(struct kobject *kobj);
 void lchan_chan_put(struct lchan_channel *chan);
 void lchan_chan_queue_delayed(struct lchan_channel *chan,
 			      struct delayed_work *dwork, unsigned int ms);
@@ -617,7 +613,6 @@ void lchan_chan_set_state(struct lchan_channel *chan, int state);
 bool lchan_chan_done(struct lchan_channel *chan);
 bool lchan_chan_settled(struct lchan_channel *chan);
 bool lchan_chan_wait_over(struct lchan_channel *chan, u32 min);
-size_t lchan_chan_kmem_bytes(const struct lchan_channel *chan);
 
 /* lchan_parts.c */
 void lchan_parts_init(struct lchan_channel *chan);
@@ -632,7 +627,6 @@ void lchan_qp_teardown(struct lchan_channel *chan);
 void lchan_qp_kill_dev(struct lchan_dev *dev);
 
 /* lchan_file.c */
-extern const struct file_operations lchan_file_fops;
 void lchan_file_abort(struct lchan_channel *chan);
 long lchan_ioctl_chan_info(struct lchan_ucmd *ucmd);
 long lchan_ioctl_enter(struct lchan_ucmd *ucmd);
@@ -702,6 +696,7 @@ int lchan_ring_alloc(struct lchan_channel *chan,
 void lchan_ring_free(struct lchan_ring *ring);
 size_t lchan_ring_kmem_bytes(const struct lchan_ring *ring);
 int lchan_ring_mmap(struct lchan_channel *chan, struct vm_area_struct *vma);
+bool lchan_ring_is_mapping(const struct vm_area_struct *vma);
 s64 lchan_ring_pending(u32 tail, u32 head_k, u32 entries);
 u32 lchan_ring_cq_ready(struct lchan_channel *chan);
 u32 lchan_ring_held(const struct lchan_ring *ring, const struct lchan_queue *q);

@@ -12,6 +12,21 @@
 /* Channel ids: the sysfs directory name and lchan_chan_info.id. */
 static DEFINE_IDA(lchan_chan_ida);
 
+/* The kobject's release: the last reference to the channel is gone. */
+static void lchan_chan_free(struct kobject *kobj)
+{
+	struct lchan_channel *chan = to_lchan_channel(kobj);
+
+	ida_free(&lchan_chan_ida, chan->id);
+	kfree(chan);
+}
+
+/* Its lifetime; sysfs adds the attributes (lchan_sysfs.c). */
+static const struct kobj_type lchan_chan_ktype = {
+	.release = lchan_chan_free,
+	.sysfs_ops = &kobj_sysfs_ops,
+};
+
 struct lchan_channel *lchan_chan_alloc(struct lchan_context *ctx)
 {
 	struct lchan_channel *chan;
@@ -34,24 +49,13 @@ struct lchan_channel *lchan_chan_alloc(struct lchan_context *ctx)
 	spin_lock_init(&chan->cq_lock);
 	INIT_LIST_HEAD(&chan->dev_node);
 	chan->state = LCHAN_STATE_CONNECTING;
-	chan->tp = &lchan_transport_ib;	/* nothing of its own until bound */
 	chan->tgid = task_tgid_vnr(current);
 	kref_get(&ctx->ref);
 	chan->ctx = ctx;
-	/* The submission mode is fixed from the first channel on. */
-	chan->mode = lchan_ctx_fix_mode(ctx);
 	trace_lchan_chan_step(chan->id, LCHAN_STEP_ALLOC);
 	return chan;
 }
 
-/* The kobject's release: the last reference to the channel is gone. */
-void lchan_chan_free(struct kobject *kobj)
-{
-	struct lchan_channel *chan = to_lchan_channel(kobj);
-
-	ida_free(&lchan_chan_ida, chan->id);
-	kfree(chan);
-}
 
 void lchan_chan_put(struct lchan_channel *chan)
 {
@@ -105,14 +109,4 @@ bool lchan_chan_settled(struct lchan_channel *chan)
 bool lchan_chan_wait_over(struct lchan_channel *chan, u32 min)
 {
 	return lchan_ring_cq_ready(chan) >= min || lchan_chan_settled(chan);
-}
-
-/*
- * lchan's own kernel memory for @chan: the object and its rings.  The
- * device's QP and CQ and rdma_cm's id are not counted: their size is the
- * driver's business (sysfs kmem_bytes).
- */
-size_t lchan_chan_kmem_bytes(const struct lchan_channel *chan)
-{
-	return sizeof(*chan) + lchan_ring_kmem_bytes(&chan->ring);
 }

@@ -37,8 +37,12 @@ struct lchan_channel *lchan_connect_new(struct lchan_context *ctx)
 	struct lchan_channel *chan;
 
 	chan = lchan_chan_alloc(ctx);
-	if (!IS_ERR(chan))
-		lchan_parts_init(chan);
+	if (IS_ERR(chan))
+		return chan;
+	chan->tp = &lchan_transport_ib;	/* nothing of its own until bound */
+	/* The submission mode is fixed from the first channel on. */
+	chan->mode = lchan_ctx_fix_mode(ctx);
+	lchan_parts_init(chan);
 	return chan;
 }
 

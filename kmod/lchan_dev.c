@@ -16,10 +16,16 @@ static DEFINE_MUTEX(lchan_devices_lock);
 static struct ib_client lchan_dev_client;
 
 /* The kobject's release: the last reference to the device is gone. */
-void lchan_dev_free(struct kobject *kobj)
+static void lchan_dev_free(struct kobject *kobj)
 {
 	kfree(to_lchan_dev(kobj));
 }
+
+/* Its lifetime; sysfs adds the attributes (lchan_sysfs.c). */
+static const struct kobj_type lchan_dev_ktype = {
+	.release = lchan_dev_free,
+	.sysfs_ops = &kobj_sysfs_ops,
+};
 
 /* A counted reference to the lchan view of @ibdev, or NULL if it is going. */
 struct lchan_dev *lchan_dev_get(struct ib_device *ibdev)

@@ -204,7 +204,7 @@ static long lchan_file_ioctl(struct file *file, unsigned int cmd,
 				    chan->ctx);
 }
 
-const struct file_operations lchan_file_fops = {
+static const struct file_operations lchan_file_fops = {
 	.owner = THIS_MODULE,
 	.release = lchan_file_release,
 	.poll = lchan_file_poll,

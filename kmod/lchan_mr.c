@@ -57,7 +57,7 @@ static int lchan_mr_check_vmas(u64 addr, u64 length)
 
 	mmap_read_lock(current->mm);
 	for_each_vma_range(vmi, vma, addr + length) {
-		if (vma->vm_file && vma->vm_file->f_op == &lchan_file_fops) {
+		if (lchan_ring_is_mapping(vma)) {
 			ret = -EINVAL;
 			break;
 		}

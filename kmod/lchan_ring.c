@@ -332,6 +332,12 @@ static const struct vm_operations_struct lchan_ring_vm_ops = {
 	.access = lchan_ring_vm_access,
 };
 
+/* Whether @vma maps a channel's rings: only lchan_ring_mmap() makes one. */
+bool lchan_ring_is_mapping(const struct vm_area_struct *vma)
+{
+	return vma->vm_ops == &lchan_ring_vm_ops;
+}
+
 /*
  * The mapping holds a reference to the channel file (vm_file), so the
  * channel and its ring memory outlive every mapping: munmap after close

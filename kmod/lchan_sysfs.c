@@ -101,16 +101,23 @@ static struct attribute *lchan_dev_attrs[] = {
 };
 ATTRIBUTE_GROUPS(lchan_dev);
 
-const struct kobj_type lchan_dev_ktype = {
-	.release = lchan_dev_free,
-	.sysfs_ops = &kobj_sysfs_ops,
-	.default_groups = lchan_dev_groups,
-};
-
+/*
+ * The object's files own their kobject types (lifetime only); the
+ * attributes are added here, right after the directory, as a type's
+ * default groups would be.
+ */
 int lchan_sysfs_add_dev(struct lchan_dev *dev)
 {
-	return kobject_add(&dev->kobj, lchan_devices_kobj, "%s",
-			   dev_name(&dev->ibdev->dev));
+	int ret;
+
+	ret = kobject_add(&dev->kobj, lchan_devices_kobj, "%s",
+			  dev_name(&dev->ibdev->dev));
+	if (ret)
+		return ret;
+	ret = sysfs_create_groups(&dev->kobj, lchan_dev_groups);
+	if (ret)
+		kobject_del(&dev->kobj);
+	return ret;
 }
 
 void lchan_sysfs_del_dev(struct lchan_dev *dev)
@@ -133,6 +140,16 @@ const char *lchan_sysfs_state_name(int state)
 		return "error";
 	}
 	return "unknown";
+}
+
+/*
+ * lchan's own kernel memory for @chan: the object and its rings.  The
+ * device's QP and CQ and rdma_cm's id are not counted: their size is the
+ * driver's business.
+ */
+static size_t lchan_sysfs_kmem_bytes(const struct lchan_channel *chan)
+{
+	return sizeof(*chan) + lchan_ring_kmem_bytes(&chan->ring);
 }
 
 #define LCHAN_CHAN_ATTR(_name, _fmt, _expr)				\
@@ -227,7 +244,7 @@ LCHAN_CHAN_ATTR(mode, "%s", lchan_sysfs_mode_names[chan->mode]);
 LCHAN_CHAN_ATTR(poller_ns, "%llu", READ_ONCE(chan->pool.ns));
 LCHAN_CHAN_ATTR(poller, "%d", lchan_poller_index(chan));
 LCHAN_CHAN_ATTR(features, "0x%llx", (unsigned long long)chan->features);
-LCHAN_CHAN_ATTR(kmem_bytes, "%zu", lchan_chan_kmem_bytes(chan));
+LCHAN_CHAN_ATTR(kmem_bytes, "%zu", lchan_sysfs_kmem_bytes(chan));
 
 static struct attribute *lchan_chan_attrs[] = {
 	&chan_state_attr.attr,
@@ -273,23 +290,21 @@ static struct attribute *lchan_chan_attrs[] = {
 };
 ATTRIBUTE_GROUPS(lchan_chan);
 
-const struct kobj_type lchan_chan_ktype = {
-	.release = lchan_chan_free,
-	.sysfs_ops = &kobj_sysfs_ops,
-	.default_groups = lchan_chan_groups,
-};
-
-/* Idempotent: establish adds it early, else lchan_file_install(). */
+/* The connect pipeline's publish stage (lchan_connect.c). */
 int lchan_sysfs_add_chan(struct lchan_channel *chan)
 {
 	int ret;
 
-	if (chan->sysfs_added)
-		return 0;
 	ret = kobject_add(&chan->kobj, lchan_channels_kobj, "%u", chan->id);
-	if (!ret)
-		chan->sysfs_added = true;
-	return ret;
+	if (ret)
+		return ret;
+	ret = sysfs_create_groups(&chan->kobj, lchan_chan_groups);
+	if (ret) {
+		kobject_del(&chan->kobj);
+		return ret;
+	}
+	chan->sysfs_added = true;
+	return 0;
 }
 
 void lchan_sysfs_del_chan(struct lchan_channel *chan)
