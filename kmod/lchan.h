@@ -342,6 +342,33 @@ enum lchan_cm_kind {
 };
 
 /*
+ * The connection as the connect pipeline (lchan_connect.c) sets it up and
+ * the cm handler (lchan_cm.c) reports on it.
+ */
+struct lchan_conn {
+	bool passive;			/* accepted, not connected */
+	bool established_once;
+	bool was_connected;		/* ESTABLISHED came; before done */
+	/* Set-up handshake with the cm handler. */
+	struct completion done;
+	int status;			/* written before complete() */
+	u32 remote_qpn;
+	struct sockaddr_storage local, remote;
+	u32 port_num;
+	/* In force on IB/RoCE, 0 on iWARP; under lock, READ_ONCE in sysfs. */
+	u8 ack_timeout;
+	u8 retry_count;
+};
+
+/* What the device offers the channel, fixed when it binds. */
+struct lchan_caps {
+	u32 max_msg_size;
+	u32 max_send_sge, max_recv_sge, max_read_sge;
+	u32 empty_lkey;			/* the PD's: a zero-length READ's SGE */
+	u64 features;			/* LCHAN_FEATURE_* on this device */
+};
+
+/*
  * A channel's parts.  Each is set up by its file's lchan_<file>_init() and
  * stopped by its lchan_<file>_stop(), both called from lchan_parts.c only;
  * no other file touches its members, but for sysfs, which reads them.
@@ -413,19 +440,9 @@ struct lchan_channel {
 	struct ib_qp *qp;
 	int state;			/* enum lchan_state; READ/WRITE_ONCE */
 	enum lchan_mode mode;		/* the context's, or direct before the CQ */
-	bool passive;			/* accepted, not connected */
-	bool established_once;
-	bool was_connected;		/* ESTABLISHED came; before cm_done */
+	struct lchan_conn conn;
+	struct lchan_caps caps;
 
-	/* Connection set-up handshake with the cm handler. */
-	struct completion cm_done;
-	int cm_status;			/* written before complete() */
-	u32 remote_qpn;
-	struct sockaddr_storage local, remote;
-	u32 port_num;
-	/* In force on IB/RoCE, 0 on iWARP; under lock, READ_ONCE in sysfs. */
-	u8 ack_timeout;
-	u8 retry_count;
 	/* The channel's parts, each the business of its own file. */
 	struct lchan_keepalive ka;
 	struct lchan_iwarp_open iw;
@@ -438,10 +455,6 @@ struct lchan_channel {
 	struct work_struct repost_work;	/* posts SQEs that waited */
 	struct lchan_ring ring;
 	struct lchan_stats stats;	/* under cq_lock, read lockless */
-	u32 max_msg_size;
-	u32 max_send_sge, max_recv_sge, max_read_sge;
-	u32 empty_lkey;			/* the PD's: a zero-length READ's SGE */
-	u64 features;			/* LCHAN_FEATURE_* on this device */
 };
 
 /* A pending connection request waiting in a listener's backlog. */

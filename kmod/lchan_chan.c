@@ -44,7 +44,7 @@ struct lchan_channel *lchan_chan_alloc(struct lchan_context *ctx)
 	chan->kind = LCHAN_CM_CHAN;
 	kobject_init(&chan->kobj, &lchan_chan_ktype);
 	mutex_init(&chan->lock);
-	init_completion(&chan->cm_done);
+	init_completion(&chan->conn.done);
 	init_waitqueue_head(&chan->wq);
 	spin_lock_init(&chan->cq_lock);
 	INIT_LIST_HEAD(&chan->dev_node);

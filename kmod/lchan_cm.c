@@ -7,7 +7,7 @@
  * The handler never takes chan->lock: teardown holds that lock while
  * rdma_destroy_id() waits for running handlers.  It reports to the stage
  * of the connect pipeline that waits (lchan_connect.c) through
- * chan->cm_status + chan->cm_done and through chan->state.
+ * chan->conn.status + chan->conn.done and through chan->state.
  */
 #include <linux/in.h>
 #include <linux/in6.h>
@@ -75,8 +75,8 @@ void lchan_cm_copy_sockaddr(struct sockaddr_storage *dst,
 /* Tell the ioctl waiting on this channel how a cm step ended. */
 static void lchan_cm_report(struct lchan_channel *chan, int status)
 {
-	WRITE_ONCE(chan->cm_status, status);
-	complete(&chan->cm_done);
+	WRITE_ONCE(chan->conn.status, status);
+	complete(&chan->conn.done);
 }
 
 static int lchan_cm_errno(struct rdma_cm_event *event, int fallback)
@@ -143,8 +143,8 @@ static int lchan_cm_chan_event(struct lchan_channel *chan, struct rdma_cm_id *id
 		}
 		/* The passive side learnt it from the request. */
 		if (event->param.conn.qp_num)
-			WRITE_ONCE(chan->remote_qpn, event->param.conn.qp_num);
-		WRITE_ONCE(chan->was_connected, true);
+			WRITE_ONCE(chan->conn.remote_qpn, event->param.conn.qp_num);
+		WRITE_ONCE(chan->conn.was_connected, true);
 		lchan_chan_set_state(chan, LCHAN_STATE_CONNECTED);
 		/*
 		 * What waited for the connection (SQEs published before it,

@@ -19,8 +19,8 @@
  * reach a device's QP is another reach stage followed by
  * lchan_connect_open() and lchan_file_install(), nothing more.
  *
- * The cm handler (lchan_cm.c) reports each step through chan->cm_status,
- * chan->cm_done and chan->state; the stages here wait for it.
+ * The cm handler (lchan_cm.c) reports each step through chan->conn.status,
+ * chan->conn.done and chan->state; the stages here wait for it.
  */
 #include <linux/fs.h>
 #include <linux/in.h>
@@ -58,7 +58,7 @@ static void lchan_connect_conn_param(struct lchan_channel *chan,
 				       LCHAN_RD_ATOMIC_MAX);
 	param->flow_control = 1;
 	/* iWARP has none: TCP retransmits. */
-	param->retry_count = chan->retry_count;
+	param->retry_count = chan->conn.retry_count;
 	param->rnr_retry_count = LCHAN_RNR_RETRY_COUNT;
 	if (chan->tp->conn_param)
 		chan->tp->conn_param(chan, param);
@@ -73,18 +73,18 @@ static int lchan_connect_wait_cm(struct lchan_channel *chan,
 
 	if (left <= 0)
 		left = 1;
-	ret = wait_for_completion_interruptible_timeout(&chan->cm_done, left);
+	ret = wait_for_completion_interruptible_timeout(&chan->conn.done, left);
 	if (ret == 0)
 		return -ETIMEDOUT;
 	if (ret < 0)
 		return -EINTR;
-	return READ_ONCE(chan->cm_status);
+	return READ_ONCE(chan->conn.status);
 }
 
 /*
  * How a connection made before ended up, for an ESTABLISH after the
  * first: -EISCONN, -EALREADY while under way, or why it failed or ended.
- * The handler writes cm_status before complete(), which completion_done()
+ * The handler writes conn.status before complete(), which completion_done()
  * orders.  lock held.
  */
 static int lchan_connect_result(struct lchan_channel *chan)
@@ -94,10 +94,10 @@ static int lchan_connect_result(struct lchan_channel *chan)
 
 	if (state == LCHAN_STATE_CONNECTED)
 		return lchan_transport_opening(chan) ? -EALREADY : -EISCONN;
-	if (!chan->cm_id || !completion_done(&chan->cm_done))
+	if (!chan->cm_id || !completion_done(&chan->conn.done))
 		return state == LCHAN_STATE_CONNECTING ? -EALREADY :
 		       -ENOTCONN;
-	status = READ_ONCE(chan->cm_status);
+	status = READ_ONCE(chan->conn.status);
 	return status < 0 ? status : -ENOTCONN;
 }
 
@@ -131,11 +131,11 @@ static int lchan_connect_request(struct lchan_channel *chan)
 			-EISCONN : -ENOTCONN;
 		goto out_unlock;
 	}
-	if (chan->established_once) {
+	if (chan->conn.established_once) {
 		ret = lchan_connect_result(chan);
 		goto out_unlock;
 	}
-	chan->established_once = true;
+	chan->conn.established_once = true;
 	/*
 	 * Receives published before this call must be on the QP before the
 	 * peer can send: on iWARP a SEND that finds none ends the connection.
@@ -143,9 +143,9 @@ static int lchan_connect_request(struct lchan_channel *chan)
 	 * thread.  Before the connection is up this takes only the RQ.
 	 */
 	lchan_post_submit(chan, &sq_done, &rq_done);
-	reinit_completion(&chan->cm_done);
+	reinit_completion(&chan->conn.done);
 	lchan_connect_conn_param(chan, &param);
-	if (chan->passive) {
+	if (chan->conn.passive) {
 		rdma_lock_handler(chan->cm_id);
 		ret = rdma_accept(chan->cm_id, &param);
 		rdma_unlock_handler(chan->cm_id);
@@ -156,7 +156,7 @@ static int lchan_connect_request(struct lchan_channel *chan)
 	}
 	mutex_unlock(&chan->lock);
 	if (ret) {
-		lchan_dbg_chan(chan, "%s: %d\n", chan->passive ?
+		lchan_dbg_chan(chan, "%s: %d\n", chan->conn.passive ?
 			       "rdma_accept" : "rdma_connect", ret);
 		lchan_connect_fail(chan);
 	}
@@ -185,12 +185,12 @@ static int lchan_connect_wait(struct lchan_channel *chan,
 	 * it): the connection was made, and what the peer sent is in the
 	 * ring; its end shows in the state, as a socket's EOF would.
 	 */
-	if (ret == -ECONNRESET && READ_ONCE(chan->was_connected))
+	if (ret == -ECONNRESET && READ_ONCE(chan->conn.was_connected))
 		ret = 0;
-	if (!ret && !READ_ONCE(chan->was_connected))
+	if (!ret && !READ_ONCE(chan->conn.was_connected))
 		ret = -ECONNRESET;
 	/* On iWARP the connecting side's SQ opens one exchange later. */
-	if (!ret && !chan->passive && chan->tp->wait_open)
+	if (!ret && !chan->conn.passive && chan->tp->wait_open)
 		ret = chan->tp->wait_open(chan, deadline);
 	if (ret == -EINTR)
 		return ret;	/* still in progress: poll for EPOLLOUT */
@@ -253,21 +253,21 @@ static int lchan_connect_bind_dev(struct lchan_channel *chan,
 	ret = ib_query_port(ibdev, chan->cm_id->port_num, &attr);
 	if (ret)
 		goto err_put;
-	chan->port_num = chan->cm_id->port_num;
-	chan->tp = lchan_transport_get(ibdev, chan->port_num);
-	chan->max_msg_size = attr.max_msg_sz;
-	chan->max_send_sge = min_t(u32, ibdev->attrs.max_send_sge,
+	chan->conn.port_num = chan->cm_id->port_num;
+	chan->tp = lchan_transport_get(ibdev, chan->conn.port_num);
+	chan->caps.max_msg_size = attr.max_msg_sz;
+	chan->caps.max_send_sge = min_t(u32, ibdev->attrs.max_send_sge,
 				   LCHAN_MAX_SGE);
-	chan->max_recv_sge = min_t(u32, ibdev->attrs.max_recv_sge,
+	chan->caps.max_recv_sge = min_t(u32, ibdev->attrs.max_recv_sge,
 				   LCHAN_MAX_SGE);
 	/* iWARP reads into one buffer only. */
-	chan->max_read_sge = clamp_t(u32, ibdev->attrs.max_sge_rd, 1,
-				     chan->max_send_sge);
-	chan->features = LCHAN_FEATURES & ~chan->tp->features_off;
+	chan->caps.max_read_sge = clamp_t(u32, ibdev->attrs.max_sge_rd, 1,
+				     chan->caps.max_send_sge);
+	chan->caps.features = LCHAN_FEATURES & ~chan->tp->features_off;
 	if (ibdev->attrs.atomic_cap == IB_ATOMIC_NONE)
-		chan->features &= ~LCHAN_FEATURE_ATOMIC;
-	if (chan->max_send_sge < 2 || chan->max_recv_sge < 2)
-		chan->features &= ~LCHAN_FEATURE_MULTI_SGE;
+		chan->caps.features &= ~LCHAN_FEATURE_ATOMIC;
+	if (chan->caps.max_send_sge < 2 || chan->caps.max_recv_sge < 2)
+		chan->caps.features &= ~LCHAN_FEATURE_MULTI_SGE;
 
 	ret = lchan_dev_add_chan(dev, chan, pd);
 	if (ret)
@@ -296,11 +296,11 @@ static int lchan_connect_set_rc(struct lchan_channel *chan,
 	if (!chan->tp->rc_timing)
 		return rc->ack_timeout || rc->retry_count ? -EOPNOTSUPP : 0;
 	/* sysfs reads them lockless. */
-	WRITE_ONCE(chan->ack_timeout,
+	WRITE_ONCE(chan->conn.ack_timeout,
 		   rc->ack_timeout ?: LCHAN_ACK_TIMEOUT_DEFAULT);
-	WRITE_ONCE(chan->retry_count,
+	WRITE_ONCE(chan->conn.retry_count,
 		   rc->retry_count ?: LCHAN_RETRY_COUNT_DEFAULT);
-	return rdma_set_ack_timeout(chan->cm_id, chan->ack_timeout);
+	return rdma_set_ack_timeout(chan->cm_id, chan->conn.ack_timeout);
 }
 
 /*
@@ -314,7 +314,7 @@ static int lchan_connect_set_direct(struct lchan_channel *chan, u32 flags)
 		return 0;
 	if (chan->mode == LCHAN_MODE_POLLER)
 		return -EINVAL;
-	if (!(chan->features & LCHAN_FEATURE_DIRECT))
+	if (!(chan->caps.features & LCHAN_FEATURE_DIRECT))
 		return -EOPNOTSUPP;
 	chan->mode = LCHAN_MODE_DIRECT;
 	return 0;
@@ -354,7 +354,7 @@ static int lchan_connect_create(struct lchan_channel *chan,
 	ret = lchan_qp_create(chan, rings);
 	if (ret)
 		return ret;
-	lchan_cm_copy_sockaddr(&chan->local, (struct sockaddr *)
+	lchan_cm_copy_sockaddr(&chan->conn.local, (struct sockaddr *)
 			       &chan->cm_id->route.addr.src_addr);
 	return 0;
 }
@@ -404,7 +404,7 @@ int lchan_connect_open(struct lchan_channel *chan,
 	}
 	if (!establish)
 		return 0;
-	if (!chan->passive && (flags & LCHAN_FD_NONBLOCK))
+	if (!chan->conn.passive && (flags & LCHAN_FD_NONBLOCK))
 		return -EINPROGRESS;
 	return lchan_connect_wait(chan, establish_by);
 }
@@ -434,7 +434,7 @@ long lchan_ioctl_establish(struct lchan_ucmd *ucmd)
 	ret = lchan_connect_request(chan);
 	if (ret)
 		return ret;
-	if (!chan->passive && (ucmd->file->f_flags & O_NONBLOCK))
+	if (!chan->conn.passive && (ucmd->file->f_flags & O_NONBLOCK))
 		return -EINPROGRESS;
 	return lchan_connect_wait(chan, deadline);
 }
@@ -484,7 +484,7 @@ static int lchan_connect_resolve(struct lchan_channel *chan,
 		return PTR_ERR(cm_id);
 	}
 	chan->cm_id = cm_id;
-	reinit_completion(&chan->cm_done);
+	reinit_completion(&chan->conn.done);
 	ret = rdma_resolve_addr(cm_id, src, dst,
 				min_t(u32, timeout_ms, LCHAN_RESOLVE_TIMEOUT_MS));
 	mutex_unlock(&chan->lock);
@@ -583,7 +583,7 @@ long lchan_ioctl_connect(struct lchan_ucmd *ucmd)
 	chan = lchan_connect_new(ctx);
 	if (IS_ERR(chan))
 		return PTR_ERR(chan);
-	chan->remote = dst;
+	chan->conn.remote = dst;
 
 	ret = lchan_connect_resolve_port(chan, &src, req->src.family,
 					 (struct sockaddr *)&dst, timeout_ms,

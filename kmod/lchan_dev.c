@@ -65,7 +65,7 @@ int lchan_dev_add_chan(struct lchan_dev *dev, struct lchan_channel *chan,
 		mutex_unlock(&dev->lock);
 		return -ENODEV;
 	}
-	chan->empty_lkey = pd->ibpd->local_dma_lkey;
+	chan->caps.empty_lkey = pd->ibpd->local_dma_lkey;
 	list_add_tail(&chan->dev_node, &dev->chans);
 	dev->nr_chans++;
 	mutex_unlock(&dev->lock);

@@ -109,21 +109,21 @@ long lchan_ioctl_chan_info(struct lchan_ucmd *ucmd)
 	*info = chan->ring.info;
 	/* As every command: the caller's size goes back unchanged. */
 	info->size = size;
-	info->features = chan->features;
+	info->features = chan->caps.features;
 	info->id = chan->id;
-	info->max_msg_size = chan->max_msg_size;
-	info->remote_qpn = READ_ONCE(chan->remote_qpn);
-	info->max_send_sge = chan->max_send_sge;
-	info->max_recv_sge = chan->max_recv_sge;
-	info->max_read_sge = chan->max_read_sge;
+	info->max_msg_size = chan->caps.max_msg_size;
+	info->remote_qpn = READ_ONCE(chan->conn.remote_qpn);
+	info->max_send_sge = chan->caps.max_send_sge;
+	info->max_recv_sge = chan->caps.max_recv_sge;
+	info->max_read_sge = chan->caps.max_read_sge;
 	if (chan->mode == LCHAN_MODE_POLLER)
 		info->chan_flags = LCHAN_CHAN_POLLER;
 	else if (chan->mode == LCHAN_MODE_DIRECT)
 		info->chan_flags = LCHAN_CHAN_DIRECT;
 	else
 		info->chan_flags = 0;
-	lchan_cm_sockaddr_to_addr(&chan->local, &info->local);
-	lchan_cm_sockaddr_to_addr(&chan->remote, &info->remote);
+	lchan_cm_sockaddr_to_addr(&chan->conn.local, &info->local);
+	lchan_cm_sockaddr_to_addr(&chan->conn.remote, &info->remote);
 	return lchan_ioctl_respond(ucmd);
 }
 

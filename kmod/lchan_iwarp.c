@@ -108,7 +108,7 @@ static void lchan_iwarp_conn_param(struct lchan_channel *chan,
 static int lchan_iwarp_check_reply(struct lchan_channel *chan,
 				   const struct rdma_conn_param *conn)
 {
-	if (chan->passive || !chan->iw.exchange ||
+	if (chan->conn.passive || !chan->iw.exchange ||
 	    lchan_iwarp_hello_ok(conn->private_data, conn->private_data_len))
 		return 0;
 	lchan_dbg_chan(chan, "the peer did not answer the hello\n");
@@ -142,7 +142,7 @@ static void lchan_iwarp_done(struct ib_cq *cq, struct ib_wc *wc)
 /* The accepting side is connected: look at the socket.  Handler. */
 static void lchan_iwarp_connected(struct lchan_channel *chan)
 {
-	if (chan->passive)
+	if (chan->conn.passive)
 		lchan_chan_queue_delayed(chan, &chan->iw.look_work, 0);
 }
 
@@ -204,9 +204,9 @@ static int lchan_iwarp_prepare(struct lchan_channel *chan)
 		return 0;
 	chan->iw.cqe.done = lchan_iwarp_done;
 	WRITE_ONCE(chan->iw.sq_held, true);
-	WRITE_ONCE(chan->iw.to_send, !chan->passive);
+	WRITE_ONCE(chan->iw.to_send, !chan->conn.passive);
 	ret = ib_post_recv(chan->qp, &wr, NULL);
-	if (ret || !chan->passive)
+	if (ret || !chan->conn.passive)
 		return ret;
 	return ib_post_recv(chan->qp, &wr, NULL);
 }
@@ -248,7 +248,7 @@ static void lchan_iwarp_step(struct lchan_channel *chan)
 	if (!READ_ONCE(chan->iw.sq_held) ||
 	    !smp_load_acquire(&chan->iw.heard))	/* done release */
 		return;
-	if (lchan_iwarp_send(chan, chan->passive ? "acknowledging" :
+	if (lchan_iwarp_send(chan, chan->conn.passive ? "acknowledging" :
 			     "second"))
 		return;
 	WRITE_ONCE(chan->iw.sq_held, false);
@@ -265,7 +265,7 @@ static bool lchan_iwarp_sq_held(const struct lchan_channel *chan)
 /* A connecting side whose SQ the exchange still holds. */
 static bool lchan_iwarp_pending(const struct lchan_channel *chan)
 {
-	return !chan->passive && lchan_iwarp_sq_held(chan);
+	return !chan->conn.passive && lchan_iwarp_sq_held(chan);
 }
 
 /*

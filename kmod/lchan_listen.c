@@ -235,7 +235,7 @@ static struct rdma_cm_id *lchan_listen_next(struct lchan_listen_point *lst,
 		rdma_lock_handler(id);
 		dead = req->dead;
 		rdma_unlock_handler(id);
-		chan->remote_qpn = req->remote_qpn;
+		chan->conn.remote_qpn = req->remote_qpn;
 		*open_flags = req->open_exchange ? LCHAN_OPEN_EXCHANGE : 0;
 		kfree(req);
 		if (!dead)
@@ -267,7 +267,7 @@ long lchan_ioctl_accept(struct lchan_ucmd *ucmd)
 	chan = lchan_connect_new(lst->ctx);
 	if (IS_ERR(chan))
 		return PTR_ERR(chan);
-	chan->passive = true;
+	chan->conn.passive = true;
 
 	id = lchan_listen_next(lst, file->f_flags & O_NONBLOCK, chan,
 			       &open_flags);
@@ -281,7 +281,7 @@ long lchan_ioctl_accept(struct lchan_ucmd *ucmd)
 	rdma_lock_handler(id);
 	id->context = &chan->kind;	/* from now on events are ours */
 	rdma_unlock_handler(id);
-	lchan_cm_copy_sockaddr(&chan->remote, (struct sockaddr *)
+	lchan_cm_copy_sockaddr(&chan->conn.remote, (struct sockaddr *)
 			       &id->route.addr.dst_addr);
 	mutex_unlock(&chan->lock);
 	/* The request's answer to the exchange stands for the caller's. */
@@ -290,7 +290,7 @@ long lchan_ioctl_accept(struct lchan_ucmd *ucmd)
 	if (ret)
 		goto err_abort;
 
-	lchan_cm_sockaddr_to_addr(&chan->remote, &req->peer);
+	lchan_cm_sockaddr_to_addr(&chan->conn.remote, &req->peer);
 	ret = lchan_ioctl_respond(ucmd);
 	if (ret)
 		goto err_abort;

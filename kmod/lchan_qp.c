@@ -66,8 +66,8 @@ int lchan_qp_create(struct lchan_channel *chan,
 	attr.recv_cq = chan->cq;
 	attr.cap.max_send_wr = ring->sq.entries + LCHAN_QP_OWN_PER_QUEUE;
 	attr.cap.max_recv_wr = ring->rq.entries + LCHAN_QP_OWN_PER_QUEUE;
-	attr.cap.max_send_sge = chan->max_send_sge;
-	attr.cap.max_recv_sge = chan->max_recv_sge;
+	attr.cap.max_send_sge = chan->caps.max_send_sge;
+	attr.cap.max_recv_sge = chan->caps.max_recv_sge;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	attr.qp_type = IB_QPT_RC;
 	ret = rdma_create_qp(chan->cm_id, chan->pd->ibpd, &attr);
@@ -148,8 +148,8 @@ void lchan_qp_kill_dev(struct lchan_dev *dev)
 		lchan_chan_set_state(chan, LCHAN_STATE_ERROR);
 		lchan_qp_teardown(chan);
 		mutex_unlock(&chan->lock);
-		chan->cm_status = -ENODEV;
-		complete_all(&chan->cm_done);
+		chan->conn.status = -ENODEV;
+		complete_all(&chan->conn.done);
 		wake_up(&chan->wq);
 		lchan_chan_put(chan);
 	}

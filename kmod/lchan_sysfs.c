@@ -184,7 +184,7 @@ static u16 lchan_sysfs_port_of(const struct sockaddr_storage *ss)
 static ssize_t lchan_sysfs_chan_local_addr_show(struct kobject *kobj,
 						struct kobj_attribute *attr, char *buf)
 {
-	return lchan_sysfs_show_addr(&to_lchan_channel(kobj)->local, buf);
+	return lchan_sysfs_show_addr(&to_lchan_channel(kobj)->conn.local, buf);
 }
 static struct kobj_attribute chan_local_addr_attr =
 	__ATTR(local_addr, 0444, lchan_sysfs_chan_local_addr_show, NULL);
@@ -192,7 +192,7 @@ static struct kobj_attribute chan_local_addr_attr =
 static ssize_t lchan_sysfs_chan_remote_addr_show(struct kobject *kobj,
 						 struct kobj_attribute *attr, char *buf)
 {
-	return lchan_sysfs_show_addr(&to_lchan_channel(kobj)->remote, buf);
+	return lchan_sysfs_show_addr(&to_lchan_channel(kobj)->conn.remote, buf);
 }
 static struct kobj_attribute chan_remote_addr_attr =
 	__ATTR(remote_addr, 0444, lchan_sysfs_chan_remote_addr_show, NULL);
@@ -210,11 +210,11 @@ static struct kobj_attribute chan_device_attr =
 	__ATTR(device, 0444, lchan_sysfs_chan_device_show, NULL);
 
 LCHAN_CHAN_ATTR(state, "%s", lchan_sysfs_state_name(READ_ONCE(chan->state)));
-LCHAN_CHAN_ATTR(port, "%u", chan->port_num);
-LCHAN_CHAN_ATTR(local_port, "%u", lchan_sysfs_port_of(&chan->local));
-LCHAN_CHAN_ATTR(remote_port, "%u", lchan_sysfs_port_of(&chan->remote));
+LCHAN_CHAN_ATTR(port, "%u", chan->conn.port_num);
+LCHAN_CHAN_ATTR(local_port, "%u", lchan_sysfs_port_of(&chan->conn.local));
+LCHAN_CHAN_ATTR(remote_port, "%u", lchan_sysfs_port_of(&chan->conn.remote));
 LCHAN_CHAN_ATTR(local_qpn, "%u", chan->ring.info.local_qpn);
-LCHAN_CHAN_ATTR(remote_qpn, "%u", READ_ONCE(chan->remote_qpn));
+LCHAN_CHAN_ATTR(remote_qpn, "%u", READ_ONCE(chan->conn.remote_qpn));
 LCHAN_CHAN_ATTR(sq_entries, "%u", chan->ring.sq.entries);
 LCHAN_CHAN_ATTR(rq_entries, "%u", chan->ring.rq.entries);
 LCHAN_CHAN_ATTR(cq_entries, "%u", chan->ring.cq_entries);
@@ -236,14 +236,14 @@ LCHAN_CHAN_ATTR(recv_bytes, "%llu", READ_ONCE(chan->stats.recv_bytes));
 LCHAN_CHAN_ATTR(errors, "%llu", READ_ONCE(chan->stats.err_cqes));
 LCHAN_CHAN_ATTR(enters, "%llu", READ_ONCE(chan->stats.enters));
 LCHAN_CHAN_ATTR(pid, "%d", chan->tgid);
-LCHAN_CHAN_ATTR(ack_timeout, "%u", READ_ONCE(chan->ack_timeout));
-LCHAN_CHAN_ATTR(retry_count, "%u", READ_ONCE(chan->retry_count));
+LCHAN_CHAN_ATTR(ack_timeout, "%u", READ_ONCE(chan->conn.ack_timeout));
+LCHAN_CHAN_ATTR(retry_count, "%u", READ_ONCE(chan->conn.retry_count));
 LCHAN_CHAN_ATTR(keepalive_ms, "%u", READ_ONCE(chan->ka.ms));
 LCHAN_CHAN_ATTR(keepalive_probes, "%llu", READ_ONCE(chan->ka.probes));
 LCHAN_CHAN_ATTR(mode, "%s", lchan_sysfs_mode_names[chan->mode]);
 LCHAN_CHAN_ATTR(poller_ns, "%llu", READ_ONCE(chan->pool.ns));
 LCHAN_CHAN_ATTR(poller, "%d", lchan_poller_index(chan));
-LCHAN_CHAN_ATTR(features, "0x%llx", (unsigned long long)chan->features);
+LCHAN_CHAN_ATTR(features, "0x%llx", (unsigned long long)chan->caps.features);
 LCHAN_CHAN_ATTR(kmem_bytes, "%zu", lchan_sysfs_kmem_bytes(chan));
 
 static struct attribute *lchan_chan_attrs[] = {

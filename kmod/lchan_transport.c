@@ -78,5 +78,5 @@ bool lchan_transport_sq_held(const struct lchan_channel *chan)
  */
 bool lchan_transport_opening(const struct lchan_channel *chan)
 {
-	return !chan->passive && lchan_transport_sq_held(chan);
+	return !chan->conn.passive && lchan_transport_sq_held(chan);
 }

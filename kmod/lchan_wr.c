@@ -26,7 +26,7 @@ static u32 lchan_wr_add_buf(struct lchan_channel *chan, struct lchan_wr *wr,
 {
 	struct lchan_region *mr;
 
-	if (len > chan->max_msg_size || len > chan->max_msg_size - wr->length)
+	if (len > chan->caps.max_msg_size || len > chan->caps.max_msg_size - wr->length)
 		return LCHAN_CQE_BAD_LEN;
 	mr = lchan_mr_lookup(chan->ctx, handle);
 	if (!mr)
@@ -189,7 +189,7 @@ u32 lchan_wr_read_sqe(struct lchan_channel *chan, u32 head, u32 avail,
 
 	memset(wr, 0, offsetof(struct lchan_wr, sge));
 	wr->user_data = READ_ONCE(sqe->user_data);
-	*slots = lchan_wr_slots(num_sge, chan->max_send_sge, LCHAN_SQE_SGES,
+	*slots = lchan_wr_slots(num_sge, chan->caps.max_send_sge, LCHAN_SQE_SGES,
 				avail, chan->ring.sq.entries);
 	if (!*slots)
 		return 0;
@@ -209,15 +209,15 @@ u32 lchan_wr_read_sqe(struct lchan_channel *chan, u32 head, u32 avail,
 	    (opcode != LCHAN_OP_SEND_IMM && opcode != LCHAN_OP_WRITE_IMM &&
 	     imm))
 		return LCHAN_CQE_BAD_RESV;
-	if (!(chan->features & op->feature))
+	if (!(chan->caps.features & op->feature))
 		return LCHAN_CQE_UNSUPPORTED;
-	if (num_sge > chan->max_send_sge || (num_sge > 1 && *slots == 1))
+	if (num_sge > chan->caps.max_send_sge || (num_sge > 1 && *slots == 1))
 		return LCHAN_CQE_BAD_SGE;
 	if (opcode == LCHAN_OP_READ) {
-		if (num_sge > chan->max_read_sge)
+		if (num_sge > chan->caps.max_read_sge)
 			return LCHAN_CQE_BAD_SGE;
 		if ((flags & LCHAN_SQE_FENCE) &&
-		    !(chan->features & LCHAN_FEATURE_READ_FENCE))
+		    !(chan->caps.features & LCHAN_FEATURE_READ_FENCE))
 			return LCHAN_CQE_UNSUPPORTED;
 	}
 	if (op->atomic && (num_sge > 1 || len != 8 || (addr & 7) ||
@@ -236,7 +236,7 @@ u32 lchan_wr_read_sqe(struct lchan_channel *chan, u32 head, u32 avail,
 		return LCHAN_CQE_BAD_ALIGN;
 	/* iWARP names a READ's sink by exactly one SGE: an empty one here. */
 	if (opcode == LCHAN_OP_READ && !wr->num_sge) {
-		wr->sge[0] = (struct ib_sge){ .lkey = chan->empty_lkey };
+		wr->sge[0] = (struct ib_sge){ .lkey = chan->caps.empty_lkey };
 		wr->mr[0] = NULL;
 		wr->num_sge = 1;
 	}
@@ -277,7 +277,7 @@ u32 lchan_wr_read_rqe(struct lchan_channel *chan, u32 head, u32 avail,
 	wr->user_data = READ_ONCE(rqe->user_data);
 	wr->opcode = LCHAN_CQE_RECV;
 	wr->signaled = true;
-	*slots = lchan_wr_slots(num_sge, chan->max_recv_sge, LCHAN_RQE_SGES,
+	*slots = lchan_wr_slots(num_sge, chan->caps.max_recv_sge, LCHAN_RQE_SGES,
 				avail, chan->ring.rq.entries);
 	if (!*slots)
 		return 0;
@@ -285,7 +285,7 @@ u32 lchan_wr_read_rqe(struct lchan_channel *chan, u32 head, u32 avail,
 		return LCHAN_CQE_BAD_FLAGS;
 	if (READ_ONCE(rqe->resv) || READ_ONCE(rqe->resv0))
 		return LCHAN_CQE_BAD_RESV;
-	if (num_sge > chan->max_recv_sge || (num_sge > 1 && *slots == 1))
+	if (num_sge > chan->caps.max_recv_sge || (num_sge > 1 && *slots == 1))
 		return LCHAN_CQE_BAD_SGE;
 	status = lchan_wr_first_buf(chan, wr, handle, addr, len, num_sge,
 				    true);
