@@ -565,8 +565,9 @@ static inline struct lchan_dev *to_lchan_dev(struct kobject *kobj)
 extern struct workqueue_struct *lchan_wq;
 
 /* lchan_dev.c */
-int lchan_dev_init(void);
-void lchan_dev_exit(void);
+struct lchan_dev *lchan_dev_alloc(struct ib_device *ibdev);
+void lchan_dev_publish(struct lchan_dev *dev);
+void lchan_dev_retire(struct lchan_dev *dev);
 struct lchan_dev *lchan_dev_get(struct ib_device *ibdev);
 void lchan_dev_put(struct lchan_dev *dev);
 int lchan_dev_add_chan(struct lchan_dev *dev, struct lchan_channel *chan,
@@ -606,16 +607,19 @@ extern const struct file_operations lchan_ctl_fops;
 long lchan_ioctl_info(struct lchan_ucmd *ucmd);
 long lchan_ioctl_ctx_setup(struct lchan_ucmd *ucmd);
 
+/* lchan_region.c */
+void lchan_region_put(struct lchan_region *mr);
+struct lchan_region *lchan_region_lookup(struct lchan_context *ctx,
+					 u32 handle);
+void lchan_region_drop_all(struct lchan_context *ctx);
+void lchan_region_revoke_pd(struct lchan_pd *pd);
+
 /* lchan_mr.c */
 int lchan_ioctl_mr_reg_check(const struct lchan_ucmd *ucmd);
 long lchan_ioctl_mr_reg(struct lchan_ucmd *ucmd);
 void lchan_ioctl_mr_reg_done(const struct lchan_ucmd *ucmd, long ret);
-void lchan_mr_put(struct lchan_region *mr);
-struct lchan_region *lchan_mr_lookup(struct lchan_context *ctx, u32 handle);
 int lchan_ioctl_mr_dereg_check(const struct lchan_ucmd *ucmd);
 long lchan_ioctl_mr_dereg(struct lchan_ucmd *ucmd);
-void lchan_mr_drop_all(struct lchan_context *ctx);
-void lchan_mr_revoke_pd(struct lchan_pd *pd);
 
 /* lchan_chan.c */
 struct lchan_channel *lchan_chan_alloc(struct lchan_context *ctx);

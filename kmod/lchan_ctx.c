@@ -33,7 +33,7 @@ static void lchan_ctx_release_ref(struct kref *ref)
 	struct lchan_context *ctx = container_of(ref, struct lchan_context, ref);
 	struct lchan_pd *pd, *next;
 
-	lchan_mr_drop_all(ctx);
+	lchan_region_drop_all(ctx);
 	xa_destroy(&ctx->mrs);
 
 	mutex_lock(&ctx->lock);
@@ -193,7 +193,7 @@ void lchan_ctx_revoke_pds(struct lchan_dev *dev)
 
 	mutex_lock(&dev->lock);
 	list_for_each_entry(pd, &dev->pds, dev_node) {
-		lchan_mr_revoke_pd(pd);
+		lchan_region_revoke_pd(pd);
 		if (pd->ibpd) {
 			ib_dealloc_pd(pd->ibpd);
 			WRITE_ONCE(pd->ibpd, NULL);

@@ -170,7 +170,7 @@ err_unpublish:
 	if (xa_cmpxchg(&ctx->mrs, handle, mr, NULL, 0) != mr)
 		goto err_fdput;
 err_put_mr:
-	lchan_mr_put(mr);	/* and with it the PD */
+	lchan_region_put(mr);	/* and with it the PD */
 	goto err_fdput;
 err_unlock:
 	mutex_unlock(&pd->dev->lock);
@@ -192,48 +192,6 @@ void lchan_ioctl_mr_reg_done(const struct lchan_ucmd *ucmd, long ret)
 			   req->access, ret);
 }
 
-static void lchan_mr_free_work(struct work_struct *work)
-{
-	struct lchan_region *mr = container_of(work, struct lchan_region, free_work);
-	struct lchan_pd *pd = mr->pd;
-
-	mutex_lock(&pd->dev->lock);
-	list_del(&mr->pd_node);
-	if (mr->ibmr)
-		ib_dereg_mr(mr->ibmr);
-	mutex_unlock(&pd->dev->lock);
-	lchan_ctx_put_pd(pd);
-	kfree_rcu(mr, rcu);
-}
-
-static void lchan_mr_release(struct kref *ref)
-{
-	struct lchan_region *mr = container_of(ref, struct lchan_region, ref);
-
-	/* The last put may come from a completion handler (softirq). */
-	INIT_WORK(&mr->free_work, lchan_mr_free_work);
-	queue_work(lchan_wq, &mr->free_work);
-}
-
-void lchan_mr_put(struct lchan_region *mr)
-{
-	if (mr)
-		kref_put(&mr->ref, lchan_mr_release);
-}
-
-/* A counted reference to the MR named @handle in @ctx, or NULL. */
-struct lchan_region *lchan_mr_lookup(struct lchan_context *ctx, u32 handle)
-{
-	struct lchan_region *mr;
-
-	rcu_read_lock();
-	mr = xa_load(&ctx->mrs, handle);
-	if (mr && !kref_get_unless_zero(&mr->ref))
-		mr = NULL;
-	rcu_read_unlock();
-	return mr;
-}
-
 int lchan_ioctl_mr_dereg_check(const struct lchan_ucmd *ucmd)
 {
 	const struct lchan_mr_dereg_args *req = ucmd->cmd;
@@ -252,30 +210,6 @@ long lchan_ioctl_mr_dereg(struct lchan_ucmd *ucmd)
 	if (!mr)
 		return -ENOENT;
 	/* Work in flight holds its own references. */
-	lchan_mr_put(mr);
+	lchan_region_put(mr);
 	return 0;
-}
-
-void lchan_mr_drop_all(struct lchan_context *ctx)
-{
-	struct lchan_region *mr;
-	unsigned long index;
-
-	xa_for_each(&ctx->mrs, index, mr) {
-		xa_erase(&ctx->mrs, index);
-		lchan_mr_put(mr);
-	}
-}
-
-/* Called with pd->dev->lock held, after the device's QPs are gone. */
-void lchan_mr_revoke_pd(struct lchan_pd *pd)
-{
-	struct lchan_region *mr;
-
-	list_for_each_entry(mr, &pd->mrs, pd_node) {
-		if (mr->ibmr) {
-			ib_dereg_mr(mr->ibmr);
-			mr->ibmr = NULL;
-		}
-	}
 }

@@ -14,7 +14,7 @@ void lchan_wr_put_mrs(struct lchan_wr *wr)
 	u8 i;
 
 	for (i = 0; i < wr->num_sge; i++) {
-		lchan_mr_put(wr->mr[i]);
+		lchan_region_put(wr->mr[i]);
 		wr->mr[i] = NULL;
 	}
 	wr->num_sge = 0;
@@ -28,20 +28,20 @@ static u32 lchan_wr_add_buf(struct lchan_channel *chan, struct lchan_wr *wr,
 
 	if (len > chan->caps.max_msg_size || len > chan->caps.max_msg_size - wr->length)
 		return LCHAN_CQE_BAD_LEN;
-	mr = lchan_mr_lookup(chan->ctx, handle);
+	mr = lchan_region_lookup(chan->ctx, handle);
 	if (!mr)
 		return LCHAN_CQE_BAD_MR;
 	if (mr->pd != chan->pd || !READ_ONCE(mr->ibmr)) {
-		lchan_mr_put(mr);
+		lchan_region_put(mr);
 		return LCHAN_CQE_BAD_MR;
 	}
 	if (addr < mr->addr || addr - mr->addr > mr->length ||
 	    len > mr->length - (addr - mr->addr)) {
-		lchan_mr_put(mr);
+		lchan_region_put(mr);
 		return LCHAN_CQE_BAD_RANGE;
 	}
 	if (need_write && !(mr->access & LCHAN_ACCESS_LOCAL_WRITE)) {
-		lchan_mr_put(mr);
+		lchan_region_put(mr);
 		return LCHAN_CQE_BAD_ACCESS;
 	}
 	wr->mr[wr->num_sge] = mr;
