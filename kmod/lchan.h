@@ -382,7 +382,7 @@ struct lchan_caps {
 struct lchan_keepalive {
 	u32 ms;				/* 0: off */
 	unsigned long heard;		/* jiffies; READ/WRITE_ONCE */
-	unsigned long looked;		/* jiffies of the last look; work only */
+	unsigned long looked;		/* jiffies of the last look; work */
 	bool probing;			/* a probe is out: release/acquire */
 	unsigned long flags;		/* LCHAN_KA_* bits */
 	u64 probes;			/* under lock, read lockless */
@@ -394,7 +394,7 @@ struct lchan_keepalive {
 struct lchan_iwarp_open {
 	bool exchange;			/* runs it; set before the QP */
 	struct ib_cqe cqe;
-	bool to_send;			/* active: first SEND not posted; lock */
+	bool to_send;			/* active: first SEND unposted; lock */
 	bool heard;			/* the peer's first: release/acquire */
 	bool sq_held;			/* SQ waits for the exchange; lock */
 	u32 reads;			/* passive: reads that found data */
@@ -439,7 +439,7 @@ struct lchan_channel {
 	struct ib_cq *cq;
 	struct ib_qp *qp;
 	int state;			/* enum lchan_state; READ/WRITE_ONCE */
-	enum lchan_mode mode;		/* the context's, or direct before the CQ */
+	enum lchan_mode mode;		/* the context's; direct before the CQ */
 	struct lchan_conn conn;
 	struct lchan_caps caps;
 
@@ -593,7 +593,8 @@ const char *lchan_sysfs_state_name(int state);
 struct lchan_context *lchan_ctx_new(void);
 void lchan_ctx_put(struct lchan_context *ctx);
 bool lchan_ctx_owned(const struct lchan_context *ctx);
-struct lchan_pd *lchan_ctx_get_pd(struct lchan_context *ctx, struct lchan_dev *dev);
+struct lchan_pd *lchan_ctx_get_pd(struct lchan_context *ctx,
+				  struct lchan_dev *dev);
 void lchan_ctx_put_pd(struct lchan_pd *pd);
 void lchan_ctx_revoke_pds(struct lchan_dev *dev);
 void lchan_ctx_mode(struct lchan_context *ctx, enum lchan_mode *mode,
@@ -717,7 +718,8 @@ bool lchan_ring_is_mapping(const struct vm_area_struct *vma);
 s64 lchan_ring_pending(u32 tail, u32 head_k, u32 entries);
 u32 lchan_ring_cq_ready(struct lchan_channel *chan);
 u32 lchan_ring_held(const struct lchan_ring *ring, const struct lchan_queue *q);
-void lchan_ring_put_cqe(struct lchan_channel *chan, const struct lchan_cqe *src);
+void lchan_ring_put_cqe(struct lchan_channel *chan,
+			const struct lchan_cqe *src);
 void lchan_ring_wake(struct lchan_channel *chan);
 void lchan_ring_reject(struct lchan_channel *chan, u8 opcode, u64 user_data,
 		       u32 status);
@@ -735,7 +737,8 @@ void lchan_flow_unclaim_cq(struct lchan_channel *chan, u32 count);
 struct lchan_wr *lchan_flow_get_wr(struct lchan_channel *chan,
 				   struct lchan_queue *q);
 bool lchan_flow_recv_done(struct lchan_channel *chan, struct lchan_wr *wr);
-bool lchan_flow_send_owned(struct lchan_channel *chan, const struct lchan_wr *wr);
+bool lchan_flow_send_owned(struct lchan_channel *chan,
+			   const struct lchan_wr *wr);
 bool lchan_flow_send_done(struct lchan_channel *chan, struct lchan_wr *wr,
 			  bool quiet);
 void lchan_flow_retire_all(struct lchan_channel *chan);
@@ -753,7 +756,8 @@ void lchan_post_stop(struct lchan_channel *chan);
 void lchan_post_break(struct lchan_channel *chan);
 int lchan_post_submit(struct lchan_channel *chan, u32 *sq_done, u32 *rq_done);
 bool lchan_post_has_work(struct lchan_channel *chan);
-int lchan_post_own_send(struct lchan_channel *chan, const struct ib_send_wr *wr);
+int lchan_post_own_send(struct lchan_channel *chan,
+			const struct ib_send_wr *wr);
 
 /* lchan_quirk.c */
 const struct lchan_quirk *lchan_quirk_get(const struct ib_device *ibdev);

@@ -89,7 +89,7 @@ out_wake:
 	wake_up(&chan->wq);
 }
 
-/* Disconnected or failed: no more traffic. */
+/* The connection is over: disconnected, or failed. */
 bool lchan_chan_done(struct lchan_channel *chan)
 {
 	int state = READ_ONCE(chan->state);

@@ -103,7 +103,8 @@ static int lchan_cm_conn_errno(struct rdma_cm_event *event, int fallback)
  * get LCHAN_CM_DISCONNECT_LINGER_MS to complete; nothing new can come from
  * the peer, so a longer wait would only delay the flush of the rest.
  */
-static void lchan_cm_peer_gone(struct lchan_channel *chan, struct rdma_cm_id *id)
+static void lchan_cm_peer_gone(struct lchan_channel *chan,
+			       struct rdma_cm_id *id)
 {
 	lchan_chan_set_state(chan, LCHAN_STATE_DISCONNECTED);
 	wait_event_timeout(chan->wq, !lchan_flow_outstanding(&chan->ring.sq),
@@ -113,7 +114,8 @@ static void lchan_cm_peer_gone(struct lchan_channel *chan, struct rdma_cm_id *id
 	lchan_cm_report(chan, -ECONNRESET);
 }
 
-static int lchan_cm_chan_event(struct lchan_channel *chan, struct rdma_cm_id *id,
+static int lchan_cm_chan_event(struct lchan_channel *chan,
+			       struct rdma_cm_id *id,
 			       struct rdma_cm_event *event)
 {
 	int ret;
@@ -143,7 +145,8 @@ static int lchan_cm_chan_event(struct lchan_channel *chan, struct rdma_cm_id *id
 		}
 		/* The passive side learnt it from the request. */
 		if (event->param.conn.qp_num)
-			WRITE_ONCE(chan->conn.remote_qpn, event->param.conn.qp_num);
+			WRITE_ONCE(chan->conn.remote_qpn,
+				   event->param.conn.qp_num);
 		WRITE_ONCE(chan->conn.was_connected, true);
 		lchan_chan_set_state(chan, LCHAN_STATE_CONNECTED);
 		/*
@@ -189,6 +192,6 @@ int lchan_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event)
 		return lchan_listen_cm_event(container_of(kind,
 					    struct lchan_listen_point, kind),
 					    id, event);
-	return lchan_cm_chan_event(container_of(kind, struct lchan_channel, kind),
-				id, event);
+	return lchan_cm_chan_event(container_of(kind, struct lchan_channel,
+						kind), id, event);
 }

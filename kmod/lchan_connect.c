@@ -513,7 +513,8 @@ static bool lchan_connect_port_named(const struct sockaddr_storage *src,
  * named the port.
  */
 static int lchan_connect_resolve_port(struct lchan_channel *chan,
-				      struct sockaddr_storage *src, bool src_given,
+				      struct sockaddr_storage *src,
+				      bool src_given,
 				      struct sockaddr *dst, u32 timeout_ms,
 				      unsigned long deadline)
 {

@@ -126,7 +126,8 @@ void lchan_ctx_put_pd(struct lchan_pd *pd)
 }
 
 /* The context's PD on @dev, allocated on first use; returns a reference. */
-struct lchan_pd *lchan_ctx_get_pd(struct lchan_context *ctx, struct lchan_dev *dev)
+struct lchan_pd *lchan_ctx_get_pd(struct lchan_context *ctx,
+				  struct lchan_dev *dev)
 {
 	struct lchan_pd *pd;
 	struct ib_pd *ibpd;

@@ -171,7 +171,8 @@ bool lchan_flow_recv_done(struct lchan_channel *chan, struct lchan_wr *wr)
  * stands for its one flush completion, written from the slot.  The
  * acquire on wr_post pairs with the taker's release.  cq_lock held.
  */
-bool lchan_flow_send_owned(struct lchan_channel *chan, const struct lchan_wr *wr)
+bool lchan_flow_send_owned(struct lchan_channel *chan,
+			   const struct lchan_wr *wr)
 {
 	struct lchan_queue *q = &chan->ring.sq;
 	u32 off = ((u32)(wr - q->wr) - q->wr_done) & (q->entries - 1);

@@ -117,8 +117,8 @@ static int lchan_iwarp_check_reply(struct lchan_channel *chan,
 
 static void lchan_iwarp_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct lchan_channel *chan = container_of(wc->wr_cqe, struct lchan_channel,
-					       iw.cqe);
+	struct lchan_channel *chan = container_of(wc->wr_cqe,
+						  struct lchan_channel, iw.cqe);
 
 	lchan_quirk_recheck_soon(chan);
 	/*

@@ -42,8 +42,8 @@ static void lchan_keepalive_report(struct lchan_channel *chan)
 
 static void lchan_keepalive_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct lchan_channel *chan = container_of(wc->wr_cqe, struct lchan_channel,
-					       ka.cqe);
+	struct lchan_channel *chan = container_of(wc->wr_cqe,
+						  struct lchan_channel, ka.cqe);
 
 	/* A flush is the channel going down for another reason. */
 	if (wc->status && wc->status != IB_WC_WR_FLUSH_ERR)

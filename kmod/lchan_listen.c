@@ -93,8 +93,9 @@ int lchan_listen_cm_event(struct lchan_listen_point *lst,
 
 static void lchan_listen_free(struct kref *ref)
 {
-	struct lchan_listen_point *lst = container_of(ref, struct lchan_listen_point,
-						  ref);
+	struct lchan_listen_point *lst = container_of(ref,
+						      struct lchan_listen_point,
+						      ref);
 
 	lchan_ctx_put(lst->ctx);
 	kfree(lst);
@@ -155,7 +156,8 @@ void lchan_listen_kill_dev(struct lchan_dev *dev)
 	for (;;) {
 		mutex_lock(&dev->lock);
 		lst = list_first_entry_or_null(&dev->lsts,
-					       struct lchan_listen_point, dev_node);
+					       struct lchan_listen_point,
+					       dev_node);
 		if (lst) {
 			list_del_init(&lst->dev_node);
 			kref_get(&lst->ref);

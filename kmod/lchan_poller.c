@@ -401,7 +401,8 @@ static struct lchan_poller *lchan_poller_pick(const struct lchan_channel *chan)
 }
 
 /* @chan joins @p and @p looks at it.  Pool lock held. */
-static void lchan_poller_link(struct lchan_poller *p, struct lchan_channel *chan)
+static void lchan_poller_link(struct lchan_poller *p,
+			      struct lchan_channel *chan)
 {
 	u32 *word = chan->ring.mem + chan->ring.info.sq_off.flags;
 

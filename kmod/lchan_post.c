@@ -363,7 +363,8 @@ static int lchan_post_take(struct lchan_channel *chan, struct lchan_queue *q,
 }
 
 /* Post a request of the kernel's own on the SQ.  lock held. */
-int lchan_post_own_send(struct lchan_channel *chan, const struct ib_send_wr *wr)
+int lchan_post_own_send(struct lchan_channel *chan,
+			const struct ib_send_wr *wr)
 {
 	int ret;
 

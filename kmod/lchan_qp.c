@@ -6,7 +6,6 @@
 #include "lchan.h"
 #include "lchan_trace.h"
 
-
 /*
  * IB/RoCE: data arriving before the RTU (lost on the wire) shows the
  * passive side that the connection is up.  rdma_cm learns that only when
@@ -126,15 +125,18 @@ void lchan_qp_teardown(struct lchan_channel *chan)
 	lchan_iwarp_port_release(chan);
 }
 
-/* Device removal: every channel on @dev goes to the error state now. */
+/*
+ * Device removal: every channel on @dev goes to the error state and loses
+ * its verbs objects now.
+ */
 void lchan_qp_kill_dev(struct lchan_dev *dev)
 {
 	struct lchan_channel *chan;
 
 	for (;;) {
 		mutex_lock(&dev->lock);
-		chan = list_first_entry_or_null(&dev->chans, struct lchan_channel,
-						dev_node);
+		chan = list_first_entry_or_null(&dev->chans,
+						struct lchan_channel, dev_node);
 		if (chan) {
 			list_del_init(&chan->dev_node);
 			dev->nr_chans--;

@@ -414,7 +414,8 @@ u32 lchan_ring_held(const struct lchan_ring *ring, const struct lchan_queue *q)
 }
 
 /* Write one CQE into a claimed slot and publish it.  cq_lock held. */
-void lchan_ring_put_cqe(struct lchan_channel *chan, const struct lchan_cqe *src)
+void lchan_ring_put_cqe(struct lchan_channel *chan,
+			const struct lchan_cqe *src)
 {
 	struct lchan_ring *ring = &chan->ring;
 	struct lchan_cqe *cqe;

@@ -157,7 +157,7 @@ static ssize_t lchan_sysfs_chan_##_name##_show(struct kobject *kobj,	\
 					       struct kobj_attribute *attr,	\
 					       char *buf)			\
 {									\
-	struct lchan_channel *chan = to_lchan_channel(kobj);			\
+	struct lchan_channel *chan = to_lchan_channel(kobj);		\
 									\
 	return sysfs_emit(buf, _fmt "\n", _expr);			\
 }									\

@@ -26,7 +26,8 @@ static u32 lchan_wr_add_buf(struct lchan_channel *chan, struct lchan_wr *wr,
 {
 	struct lchan_region *mr;
 
-	if (len > chan->caps.max_msg_size || len > chan->caps.max_msg_size - wr->length)
+	if (len > chan->caps.max_msg_size ||
+	    len > chan->caps.max_msg_size - wr->length)
 		return LCHAN_CQE_BAD_LEN;
 	mr = lchan_region_lookup(chan->ctx, handle);
 	if (!mr)
@@ -189,8 +190,8 @@ u32 lchan_wr_read_sqe(struct lchan_channel *chan, u32 head, u32 avail,
 
 	memset(wr, 0, offsetof(struct lchan_wr, sge));
 	wr->user_data = READ_ONCE(sqe->user_data);
-	*slots = lchan_wr_slots(num_sge, chan->caps.max_send_sge, LCHAN_SQE_SGES,
-				avail, chan->ring.sq.entries);
+	*slots = lchan_wr_slots(num_sge, chan->caps.max_send_sge,
+				LCHAN_SQE_SGES, avail, chan->ring.sq.entries);
 	if (!*slots)
 		return 0;
 
@@ -277,8 +278,8 @@ u32 lchan_wr_read_rqe(struct lchan_channel *chan, u32 head, u32 avail,
 	wr->user_data = READ_ONCE(rqe->user_data);
 	wr->opcode = LCHAN_CQE_RECV;
 	wr->signaled = true;
-	*slots = lchan_wr_slots(num_sge, chan->caps.max_recv_sge, LCHAN_RQE_SGES,
-				avail, chan->ring.rq.entries);
+	*slots = lchan_wr_slots(num_sge, chan->caps.max_recv_sge,
+				LCHAN_RQE_SGES, avail, chan->ring.rq.entries);
 	if (!*slots)
 		return 0;
 	if (READ_ONCE(rqe->flags))
