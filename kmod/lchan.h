@@ -674,30 +674,6 @@ void lchan_cm_copy_sockaddr(struct sockaddr_storage *dst,
 			    const struct sockaddr *src);
 int lchan_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event);
 
-/* lchan_transport.c */
-extern const struct lchan_transport_ops lchan_transport_ib;
-const struct lchan_transport_ops *lchan_transport_get(struct ib_device *ibdev,
-						      u32 port);
-const char *lchan_transport_name(struct ib_device *ibdev);
-bool lchan_transport_request_wants(struct rdma_cm_id *id,
-				   const struct rdma_conn_param *conn);
-int lchan_transport_hold_port(struct lchan_channel *chan);
-bool lchan_transport_sq_held(const struct lchan_channel *chan);
-bool lchan_transport_opening(const struct lchan_channel *chan);
-
-/* lchan_iwarp_port.c */
-int lchan_iwarp_port_hold(struct lchan_channel *chan);
-int lchan_iwarp_port_pick(struct sockaddr_storage *addr, struct socket **sockp);
-void lchan_iwarp_port_release(struct lchan_channel *chan);
-
-/* lchan_iwarp_sock.c */
-int lchan_iwarp_sock_read(struct lchan_channel *chan);
-
-/* lchan_iwarp.c */
-extern const struct lchan_transport_ops lchan_iwarp_transport;
-void lchan_iwarp_init(struct lchan_channel *chan);
-void lchan_iwarp_stop(struct lchan_channel *chan);
-
 /* lchan_listen.c */
 int lchan_listen_cm_event(struct lchan_listen_point *lst, struct rdma_cm_id *id,
 			  struct rdma_cm_event *event);
@@ -765,6 +741,15 @@ void lchan_quirk_recheck_soon(struct lchan_channel *chan);
 void lchan_quirk_init(struct lchan_channel *chan);
 void lchan_quirk_stop(struct lchan_channel *chan);
 
+/* lchan_poller.c */
+int lchan_poller_init(void);
+void lchan_poller_exit(void);
+void lchan_poller_kick_chan(struct lchan_channel *chan);
+void lchan_poller_member_init(struct lchan_channel *chan);
+void lchan_poller_add_chan(struct lchan_channel *chan);
+void lchan_poller_del_chan(struct lchan_channel *chan);
+int lchan_poller_index(const struct lchan_channel *chan);
+
 /* lchan_keepalive.c */
 void lchan_keepalive_init(struct lchan_channel *chan);
 void lchan_keepalive_set(struct lchan_channel *chan, u32 ms);
@@ -786,13 +771,28 @@ void lchan_direct_init(struct lchan_channel *chan);
 void lchan_direct_drain(struct lchan_channel *chan);
 void lchan_direct_stop(struct lchan_channel *chan);
 
-/* lchan_poller.c */
-int lchan_poller_init(void);
-void lchan_poller_exit(void);
-void lchan_poller_kick_chan(struct lchan_channel *chan);
-void lchan_poller_member_init(struct lchan_channel *chan);
-void lchan_poller_add_chan(struct lchan_channel *chan);
-void lchan_poller_del_chan(struct lchan_channel *chan);
-int lchan_poller_index(const struct lchan_channel *chan);
+/* lchan_iwarp.c */
+extern const struct lchan_transport_ops lchan_iwarp_transport;
+void lchan_iwarp_init(struct lchan_channel *chan);
+void lchan_iwarp_stop(struct lchan_channel *chan);
+
+/* lchan_transport.c */
+extern const struct lchan_transport_ops lchan_transport_ib;
+const struct lchan_transport_ops *lchan_transport_get(struct ib_device *ibdev,
+						      u32 port);
+const char *lchan_transport_name(struct ib_device *ibdev);
+bool lchan_transport_request_wants(struct rdma_cm_id *id,
+				   const struct rdma_conn_param *conn);
+int lchan_transport_hold_port(struct lchan_channel *chan);
+bool lchan_transport_sq_held(const struct lchan_channel *chan);
+bool lchan_transport_opening(const struct lchan_channel *chan);
+
+/* lchan_iwarp_port.c */
+int lchan_iwarp_port_hold(struct lchan_channel *chan);
+int lchan_iwarp_port_pick(struct sockaddr_storage *addr, struct socket **sockp);
+void lchan_iwarp_port_release(struct lchan_channel *chan);
+
+/* lchan_iwarp_sock.c */
+int lchan_iwarp_sock_read(struct lchan_channel *chan);
 
 #endif /* LCHAN_H */
