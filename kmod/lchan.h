@@ -753,14 +753,14 @@ int lchan_poller_index(const struct lchan_channel *chan);
 /* lchan_keepalive.c */
 void lchan_keepalive_init(struct lchan_channel *chan);
 void lchan_keepalive_set(struct lchan_channel *chan, u32 ms);
+void lchan_keepalive_start(struct lchan_channel *chan);
+void lchan_keepalive_stop(struct lchan_channel *chan);
 
 /* A completion came: the peer is there.  Any context, every completion. */
 static inline void lchan_keepalive_heard(struct lchan_channel *chan)
 {
 	WRITE_ONCE(chan->ka.heard, jiffies);
 }
-void lchan_keepalive_start(struct lchan_channel *chan);
-void lchan_keepalive_stop(struct lchan_channel *chan);
 
 /* lchan_direct.c */
 void lchan_direct_poll(struct lchan_channel *chan);

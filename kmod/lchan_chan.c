@@ -56,7 +56,6 @@ struct lchan_channel *lchan_chan_alloc(struct lchan_context *ctx)
 	return chan;
 }
 
-
 void lchan_chan_put(struct lchan_channel *chan)
 {
 	kobject_put(&chan->kobj);

@@ -257,12 +257,12 @@ static int lchan_connect_bind_dev(struct lchan_channel *chan,
 	chan->tp = lchan_transport_get(ibdev, chan->conn.port_num);
 	chan->caps.max_msg_size = attr.max_msg_sz;
 	chan->caps.max_send_sge = min_t(u32, ibdev->attrs.max_send_sge,
-				   LCHAN_MAX_SGE);
+					LCHAN_MAX_SGE);
 	chan->caps.max_recv_sge = min_t(u32, ibdev->attrs.max_recv_sge,
-				   LCHAN_MAX_SGE);
+					LCHAN_MAX_SGE);
 	/* iWARP reads into one buffer only. */
 	chan->caps.max_read_sge = clamp_t(u32, ibdev->attrs.max_sge_rd, 1,
-				     chan->caps.max_send_sge);
+					  chan->caps.max_send_sge);
 	chan->caps.features = LCHAN_FEATURES & ~chan->tp->features_off;
 	if (ibdev->attrs.atomic_cap == IB_ATOMIC_NONE)
 		chan->caps.features &= ~LCHAN_FEATURE_ATOMIC;
