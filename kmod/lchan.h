@@ -561,8 +561,10 @@ static inline struct lchan_dev *to_lchan_dev(struct kobject *kobj)
 	return container_of(kobj, struct lchan_dev, kobj);
 }
 
-/* lchan_main.c */
+/* lchan_wq.c */
 extern struct workqueue_struct *lchan_wq;
+int lchan_wq_init(void);
+void lchan_wq_exit(void);
 
 /* lchan_dev.c */
 struct lchan_dev *lchan_dev_alloc(struct ib_device *ibdev);

@@ -15,8 +15,6 @@
 #define CREATE_TRACE_POINTS
 #include "lchan_trace.h"
 
-struct workqueue_struct *lchan_wq;
-
 static struct ib_client lchan_main_client;
 
 static int lchan_main_dev_add(struct ib_device *ibdev)
@@ -119,9 +117,9 @@ static int __init lchan_main_init(void)
 
 	lchan_main_check_abi();
 
-	lchan_wq = alloc_workqueue("lchan", WQ_UNBOUND, 0);
-	if (!lchan_wq)
-		return -ENOMEM;
+	ret = lchan_wq_init();
+	if (ret)
+		return ret;
 
 	ret = lchan_sysfs_init();
 	if (ret)
@@ -148,7 +146,7 @@ err_poller:
 err_sysfs:
 	lchan_sysfs_exit();
 err_destroy_wq:
-	destroy_workqueue(lchan_wq);
+	lchan_wq_exit();
 	return ret;
 }
 
@@ -159,7 +157,7 @@ static void __exit lchan_main_exit(void)
 	flush_workqueue(lchan_wq);	/* MR releases still queued */
 	ib_unregister_client(&lchan_main_client);
 	lchan_poller_exit();
-	destroy_workqueue(lchan_wq);
+	lchan_wq_exit();
 	lchan_sysfs_exit();
 }
 
