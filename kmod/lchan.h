@@ -8,7 +8,7 @@
  *   dev->lock		mutex	dev->chans, lsts, pds, nr_chans, dying; the
  *				MR list of each PD on it and the release of
  *				its ib_pd and ib_mr objects
- *   ctx->lock		mutex	ctx->pds, setup_done, has_chans, poller_mode
+ *   ctx->lock		mutex	ctx->pds, setup_done, has_chans, mode
  *   chan->lock		mutex	cm_id, iwport, cq, qp, posting from the
  *				rings (the kernel's SQ/RQ heads, WR slots
  *				taken), establish and teardown
@@ -147,6 +147,17 @@ enum lchan_step {
 };
 
 /*
+ * How a channel's rings reach the device: ENTER rings the doorbell, a pool
+ * thread polls the rings (the context's choice, lchan_poller.c), or the
+ * caller polls a CQ without events (the channel's, lchan_direct.c).
+ */
+enum lchan_mode {
+	LCHAN_MODE_DOORBELL = 0,
+	LCHAN_MODE_POLLER,
+	LCHAN_MODE_DIRECT,
+};
+
+/*
  * What one RDMA driver needs of lchan that the verbs do not say, an entry
  * of lchan_quirk.c's table.
  */
@@ -156,7 +167,7 @@ struct lchan_quirk {
 	enum ib_poll_context cq_poll;	/* how our CQs are polled */
 };
 
-struct lchan_chan;
+struct lchan_channel;
 
 /*
  * What a transport does beyond the generic path, chosen when a channel
@@ -171,25 +182,25 @@ struct lchan_transport_ops {
 	/* Whether a listener's connection request asks for the exchange. */
 	bool (*request_wants)(const struct rdma_conn_param *conn);
 	/* Before the QP: what connect's @flags ask of it.  lock held. */
-	void (*choose)(struct lchan_chan *chan, u32 flags);
+	void (*choose)(struct lchan_channel *chan, u32 flags);
 	/* The QP is made and nothing is posted yet.  lock held. */
-	int (*prepare_qp)(struct lchan_chan *chan);
+	int (*prepare_qp)(struct lchan_channel *chan);
 	/* Connect's and accept's connection parameters. */
-	void (*conn_param)(struct lchan_chan *chan,
+	void (*conn_param)(struct lchan_channel *chan,
 			   struct rdma_conn_param *param);
 	/* ESTABLISHED: 0 when the peer's reply suits.  cm handler. */
-	int (*check_reply)(struct lchan_chan *chan,
+	int (*check_reply)(struct lchan_channel *chan,
 			   const struct rdma_conn_param *conn);
 	/* The channel is connected.  cm handler. */
-	void (*connected)(struct lchan_chan *chan);
+	void (*connected)(struct lchan_channel *chan);
 	/* A submit on a connected channel, before the SQ.  lock held. */
-	void (*submit)(struct lchan_chan *chan);
+	void (*submit)(struct lchan_channel *chan);
 	/* Whether the SQ waits for the transport; changes under lock. */
-	bool (*sq_held)(const struct lchan_chan *chan);
+	bool (*sq_held)(const struct lchan_channel *chan);
 	/* Connect and establish, once connected: until the SQ opens. */
-	int (*wait_open)(struct lchan_chan *chan, unsigned long deadline);
+	int (*wait_open)(struct lchan_channel *chan, unsigned long deadline);
 	/* A connecting id resolved: hold its local port.  lock held. */
-	int (*hold_port)(struct lchan_chan *chan);
+	int (*hold_port)(struct lchan_channel *chan);
 };
 
 /* An RDMA device as lchan sees it: /sys/kernel/lchan/devices/<name>. */
@@ -207,10 +218,13 @@ struct lchan_dev {
 	bool post_bh_off;		/* post with BHs disabled (lchan_compat.h) */
 };
 
-/* The /dev/lchan file: owner of PDs and MRs. */
-struct lchan_ctx {
+/*
+ * A process's context (lchan_ctx.c), behind its /dev/lchan file
+ * (lchan_ctl.c): owner of PDs and MRs.
+ */
+struct lchan_context {
 	struct kref ref;
-	bool poller_mode;		/* set once, before chans */
+	enum lchan_mode mode;		/* doorbell or poller; before chans */
 	u32 poll_idle_ms;		/* poller mode: spin after work */
 	bool setup_done;		/* under lock */
 	bool has_chans;			/* under lock */
@@ -218,13 +232,13 @@ struct lchan_ctx {
 	pid_t tgid;
 	struct mutex lock;		/* pds */
 	struct list_head pds;
-	struct xarray mrs;		/* handle -> struct lchan_mr */
+	struct xarray mrs;		/* handle -> struct lchan_region */
 };
 
 /* One protection domain per (context, device). */
 struct lchan_pd {
 	struct kref ref;		/* ctx list + each MR + each chan */
-	struct lchan_ctx *ctx;		/* not counted: ctx outlives it */
+	struct lchan_context *ctx;	/* not counted: ctx outlives it */
 	struct lchan_dev *dev;		/* counted */
 	struct ib_pd *ibpd;		/* NULL once the device is gone */
 	struct list_head ctx_node;	/* ctx->pds */
@@ -232,7 +246,7 @@ struct lchan_pd {
 	struct list_head mrs;		/* under dev->lock */
 };
 
-struct lchan_mr {
+struct lchan_region {
 	struct kref ref;		/* handle table + work in flight */
 	struct lchan_pd *pd;		/* counted */
 	struct ib_mr *ibmr;		/* NULL once revoked */
@@ -270,7 +284,7 @@ struct lchan_wr {
 		struct ib_recv_wr recv;
 	};
 	struct ib_sge *sge;		/* in ring.post_sge until posted */
-	struct lchan_mr *mr[LCHAN_MAX_SGE];	/* references while posted */
+	struct lchan_region *mr[LCHAN_MAX_SGE];	/* references while posted */
 };
 
 /*
@@ -327,12 +341,92 @@ enum lchan_cm_kind {
 	LCHAN_CM_LISTENER,
 };
 
-struct lchan_chan {
+/*
+ * The connection as the connect pipeline (lchan_connect.c) sets it up and
+ * the cm handler (lchan_cm.c) reports on it.
+ */
+struct lchan_conn {
+	bool passive;			/* accepted, not connected */
+	bool established_once;
+	bool was_connected;		/* ESTABLISHED came; before done */
+	/* Set-up handshake with the cm handler. */
+	struct completion done;
+	int status;			/* written before complete() */
+	u32 remote_qpn;
+	struct sockaddr_storage local, remote;
+	u32 port_num;
+	/* In force on IB/RoCE, 0 on iWARP; under lock, READ_ONCE in sysfs. */
+	u8 ack_timeout;
+	u8 retry_count;
+};
+
+/* What the device offers the channel, fixed when it binds. */
+struct lchan_caps {
+	u32 max_msg_size;
+	u32 max_send_sge, max_recv_sge, max_read_sge;
+	u32 empty_lkey;			/* the PD's: a zero-length READ's SGE */
+	u64 features;			/* LCHAN_FEATURE_* on this device */
+};
+
+/*
+ * A channel's parts.  Each is set up by its file's lchan_<file>_init() and
+ * stopped by its lchan_<file>_stop(), both called from lchan_parts.c only;
+ * no other file touches its members, but for sysfs, which reads them.
+ */
+
+/*
+ * Keepalive (lchan_keepalive.c).  ms is set before the channel connects
+ * and read lockless; heard is written by every completion and read by the
+ * keepalive work, a plain stamp.
+ */
+struct lchan_keepalive {
+	u32 ms;				/* 0: off */
+	unsigned long heard;		/* jiffies; READ/WRITE_ONCE */
+	unsigned long looked;		/* jiffies of the last look; work */
+	bool probing;			/* a probe is out: release/acquire */
+	unsigned long flags;		/* LCHAN_KA_* bits */
+	u64 probes;			/* under lock, read lockless */
+	struct ib_cqe cqe;
+	struct delayed_work work;
+};
+
+/* iWARP opening exchange (lchan_iwarp.c); cqe for all of it. */
+struct lchan_iwarp_open {
+	bool exchange;			/* runs it; set before the QP */
+	struct ib_cqe cqe;
+	bool to_send;			/* active: first SEND unposted; lock */
+	bool heard;			/* the peer's first: release/acquire */
+	bool sq_held;			/* SQ waits for the exchange; lock */
+	u32 reads;			/* passive: reads that found data */
+	struct delayed_work look_work;	/* passive: reads the socket */
+};
+
+/* Direct polling (lchan_direct.c). */
+struct lchan_direct {
+	struct delayed_work look_work;	/* polls while poll(2) waits */
+};
+
+/* A CQ that may drop events (lchan_quirk.c). */
+struct lchan_cq_recheck {
+	struct delayed_work work;
+	u32 handled;			/* completions */
+	u32 mark;			/* handled when the work was queued */
+};
+
+/* Membership of the poller pool (lchan_poller.c). */
+struct lchan_pool_member {
+	struct lchan_poller *poller;	/* pool thread; READ/WRITE_ONCE */
+	struct list_head node;		/* poller->chans */
+	u64 ns;				/* pool CPU time; READ/WRITE_ONCE */
+	u32 sq_seen, rq_seen;		/* heads at the pool's last look */
+};
+
+struct lchan_channel {
 	enum lchan_cm_kind kind;	/* first: id->context dispatch */
 	struct kobject kobj;		/* lifetime; sysfs channels/<id> */
 	u32 id;
 	bool sysfs_added;
-	struct lchan_ctx *ctx;		/* counted */
+	struct lchan_context *ctx;	/* counted */
 	struct lchan_dev *dev;		/* counted, once known */
 	struct lchan_pd *pd;		/* counted, once known */
 	const struct lchan_transport_ops *tp;	/* the device's, once bound */
@@ -345,59 +439,22 @@ struct lchan_chan {
 	struct ib_cq *cq;
 	struct ib_qp *qp;
 	int state;			/* enum lchan_state; READ/WRITE_ONCE */
-	bool passive;			/* accepted, not connected */
-	bool established_once;
-	bool was_connected;		/* ESTABLISHED came; before cm_done */
+	enum lchan_mode mode;		/* the context's; direct before the CQ */
+	struct lchan_conn conn;
+	struct lchan_caps caps;
 
-	/* Connection set-up handshake with the cm handler. */
-	struct completion cm_done;
-	int cm_status;			/* written before complete() */
-	u32 remote_qpn;
-	struct sockaddr_storage local, remote;
-	u32 port_num;
-	/* In force on IB/RoCE, 0 on iWARP; under lock, READ_ONCE in sysfs. */
-	u8 ack_timeout;
-	u8 retry_count;
-	/*
-	 * Keepalive (lchan_keepalive.c).  keepalive_ms is set before the
-	 * channel connects and read lockless; heard is written by every
-	 * completion and read by the keepalive work, a plain stamp.
-	 */
-	u32 keepalive_ms;		/* 0: off */
-	unsigned long heard;		/* jiffies; READ/WRITE_ONCE */
-	unsigned long ka_looked;	/* jiffies of the last look; work only */
-	bool ka_probing;		/* a probe is out: release/acquire */
-	unsigned long ka_flags;		/* LCHAN_KA_* bits */
-	u64 ka_probes;			/* under lock, read lockless */
-	struct ib_cqe ka_cqe;
-	struct delayed_work ka_work;
+	/* The channel's parts, each the business of its own file. */
+	struct lchan_keepalive ka;
+	struct lchan_iwarp_open iw;
+	struct lchan_direct direct;
+	struct lchan_cq_recheck recheck;
+	struct lchan_pool_member pool;
 
 	wait_queue_head_t wq;
 	spinlock_t cq_lock;
-	bool direct;			/* LCHAN_DIRECT_POLL; set before the CQ */
-	struct delayed_work direct_work;	/* lchan_direct.c */
 	struct work_struct repost_work;	/* posts SQEs that waited */
-	struct delayed_work cq_recheck_work;	/* lchan_quirk.c */
-	u32 cq_handled;			/* cq_recheck devices: completions */
-	u32 cq_recheck_mark;		/* cq_handled when it was queued */
-	/* iWARP opening exchange (lchan_iwarp.c); rtr_cqe for all of it. */
-	bool open_exchange;		/* runs it; set before the QP */
-	struct ib_cqe rtr_cqe;
-	bool rtr_to_send;		/* active: first SEND not posted; lock */
-	bool rtr_heard;			/* the peer's first: release/acquire */
-	bool sq_held;			/* SQ waits for the exchange; lock */
-	u32 rtr_read;			/* passive: reads that found data */
-	struct delayed_work rtr_look_work;	/* passive: reads the socket */
 	struct lchan_ring ring;
 	struct lchan_stats stats;	/* under cq_lock, read lockless */
-	u32 max_msg_size;
-	u32 max_send_sge, max_recv_sge, max_read_sge;
-	u32 empty_lkey;			/* the PD's: a zero-length READ's SGE */
-	u64 features;			/* LCHAN_FEATURE_* on this device */
-	struct lchan_poller *poller;	/* pool thread; READ/WRITE_ONCE */
-	struct list_head poll_node;	/* poller->chans */
-	u64 poll_ns;			/* pool CPU time; READ/WRITE_ONCE */
-	u32 poll_sq_seen, poll_rq_seen;	/* heads at the pool's last look */
 };
 
 /* A pending connection request waiting in a listener's backlog. */
@@ -409,10 +466,10 @@ struct lchan_conn_req {
 	bool dead;			/* peer gave up: destroy on accept */
 };
 
-struct lchan_listener {
+struct lchan_listen_point {
 	enum lchan_cm_kind kind;	/* first: id->context dispatch */
 	struct kref ref;
-	struct lchan_ctx *ctx;		/* counted */
+	struct lchan_context *ctx;	/* counted */
 	struct mutex mutex;		/* cm_id: close vs device removal */
 	struct rdma_cm_id *cm_id;
 	struct lchan_dev *dev;		/* bound device, counted, or NULL */
@@ -425,11 +482,13 @@ struct lchan_listener {
 };
 
 /*
- * One ioctl call as its handler sees it (lchan_ioctl.c).  A handler is
- * lchan_ioctl_<command>() and sits in the file of the object it works on:
- * the one exception to the rule that a function's prefix names its file,
- * so that a uapi struct, a kernel handler and a library call never share
- * a name.
+ * One ioctl call as its handler sees it (lchan_ioctl.c).  A command has
+ * one name: its handler is lchan_ioctl_<command>(), its argument check
+ * lchan_ioctl_<command>_check() and its outcome hook
+ * lchan_ioctl_<command>_done(), and they sit in the file of the object
+ * the command works on: the one exception to the rule that a function's
+ * prefix names its file, so that a uapi struct, a kernel handler and a
+ * library call never share a name.
  */
 struct lchan_ucmd {
 	struct file *file;		/* the file the ioctl came on */
@@ -492,9 +551,9 @@ struct lchan_ioctl_op {
 #define lchan_dbg_chan(chan, fmt, ...) \
 	pr_debug("CHAN[%u] %s: " fmt, (chan)->id, __func__, ##__VA_ARGS__)
 
-static inline struct lchan_chan *to_lchan_chan(struct kobject *kobj)
+static inline struct lchan_channel *to_lchan_channel(struct kobject *kobj)
 {
-	return container_of(kobj, struct lchan_chan, kobj);
+	return container_of(kobj, struct lchan_channel, kobj);
 }
 
 static inline struct lchan_dev *to_lchan_dev(struct kobject *kobj)
@@ -502,75 +561,111 @@ static inline struct lchan_dev *to_lchan_dev(struct kobject *kobj)
 	return container_of(kobj, struct lchan_dev, kobj);
 }
 
-/* lchan_main.c */
+/* lchan_wq.c */
 extern struct workqueue_struct *lchan_wq;
+int lchan_wq_init(void);
+void lchan_wq_exit(void);
 
 /* lchan_dev.c */
-int lchan_dev_init(void);
-void lchan_dev_exit(void);
-void lchan_dev_free(struct kobject *kobj);
+struct lchan_dev *lchan_dev_alloc(struct ib_device *ibdev);
+void lchan_dev_publish(struct lchan_dev *dev);
+void lchan_dev_retire(struct lchan_dev *dev);
 struct lchan_dev *lchan_dev_get(struct ib_device *ibdev);
 void lchan_dev_put(struct lchan_dev *dev);
+int lchan_dev_add_chan(struct lchan_dev *dev, struct lchan_channel *chan,
+		       struct lchan_pd *pd);
+void lchan_dev_del_chan(struct lchan_channel *chan);
 
 /* lchan_ioctl.c */
 long lchan_ioctl_dispatch(struct file *file, unsigned int cmd,
 			  unsigned long arg, const struct lchan_ioctl_op *ops,
-			  size_t nr_ops, struct lchan_ctx *owner);
+			  size_t nr_ops, struct lchan_context *owner);
 long lchan_ioctl_respond(struct lchan_ucmd *ucmd);
 
 /* lchan_sysfs.c */
-extern const struct kobj_type lchan_dev_ktype;
-extern const struct kobj_type lchan_chan_ktype;
 int lchan_sysfs_init(void);
 void lchan_sysfs_exit(void);
 int lchan_sysfs_add_dev(struct lchan_dev *dev);
 void lchan_sysfs_del_dev(struct lchan_dev *dev);
-int lchan_sysfs_add_chan(struct lchan_chan *chan);
-void lchan_sysfs_del_chan(struct lchan_chan *chan);
+int lchan_sysfs_add_chan(struct lchan_channel *chan);
+void lchan_sysfs_del_chan(struct lchan_channel *chan);
 const char *lchan_sysfs_state_name(int state);
 
 /* lchan_ctx.c */
-extern const struct file_operations lchan_ctx_fops;
-void lchan_ctx_put(struct lchan_ctx *ctx);
-bool lchan_ctx_owned(const struct lchan_ctx *ctx);
-struct lchan_pd *lchan_ctx_get_pd(struct lchan_ctx *ctx, struct lchan_dev *dev);
+struct lchan_context *lchan_ctx_new(void);
+void lchan_ctx_put(struct lchan_context *ctx);
+bool lchan_ctx_owned(const struct lchan_context *ctx);
+struct lchan_pd *lchan_ctx_get_pd(struct lchan_context *ctx,
+				  struct lchan_dev *dev);
 void lchan_ctx_put_pd(struct lchan_pd *pd);
 void lchan_ctx_revoke_pds(struct lchan_dev *dev);
+void lchan_ctx_mode(struct lchan_context *ctx, enum lchan_mode *mode,
+		    u32 *idle_ms);
+int lchan_ctx_set_mode(struct lchan_context *ctx, enum lchan_mode mode,
+		       u32 idle_ms);
+enum lchan_mode lchan_ctx_fix_mode(struct lchan_context *ctx);
+
+/* lchan_ctl.c */
+extern const struct file_operations lchan_ctl_fops;
 long lchan_ioctl_info(struct lchan_ucmd *ucmd);
 long lchan_ioctl_ctx_setup(struct lchan_ucmd *ucmd);
 
+/* lchan_region.c */
+void lchan_region_put(struct lchan_region *mr);
+struct lchan_region *lchan_region_lookup(struct lchan_context *ctx,
+					 u32 handle);
+void lchan_region_drop_all(struct lchan_context *ctx);
+void lchan_region_revoke_pd(struct lchan_pd *pd);
+
 /* lchan_mr.c */
-int lchan_mr_check_reg(const struct lchan_ucmd *ucmd);
+int lchan_ioctl_mr_reg_check(const struct lchan_ucmd *ucmd);
 long lchan_ioctl_mr_reg(struct lchan_ucmd *ucmd);
-void lchan_mr_trace_reg(const struct lchan_ucmd *ucmd, long ret);
-void lchan_mr_put(struct lchan_mr *mr);
-struct lchan_mr *lchan_mr_lookup(struct lchan_ctx *ctx, u32 handle);
-int lchan_mr_check_dereg(const struct lchan_ucmd *ucmd);
+void lchan_ioctl_mr_reg_done(const struct lchan_ucmd *ucmd, long ret);
+int lchan_ioctl_mr_dereg_check(const struct lchan_ucmd *ucmd);
 long lchan_ioctl_mr_dereg(struct lchan_ucmd *ucmd);
-void lchan_mr_drop_all(struct lchan_ctx *ctx);
-void lchan_mr_revoke_pd(struct lchan_pd *pd);
 
 /* lchan_chan.c */
-extern const struct file_operations lchan_chan_fops;
-struct lchan_chan *lchan_chan_alloc(struct lchan_ctx *ctx);
-void lchan_chan_free(struct kobject *kobj);
-void lchan_chan_put(struct lchan_chan *chan);
-void lchan_chan_queue_delayed(struct lchan_chan *chan,
+struct lchan_channel *lchan_chan_alloc(struct lchan_context *ctx);
+void lchan_chan_put(struct lchan_channel *chan);
+void lchan_chan_queue_delayed(struct lchan_channel *chan,
 			      struct delayed_work *dwork, unsigned int ms);
-void lchan_chan_set_state(struct lchan_chan *chan, int state);
-int lchan_chan_bind_dev(struct lchan_chan *chan, struct ib_device *ibdev);
-int lchan_chan_create_qp(struct lchan_chan *chan,
-			 const struct lchan_ring_sizes *sizes);
-void lchan_chan_teardown(struct lchan_chan *chan);
-void lchan_chan_abort(struct lchan_chan *chan);
-void lchan_chan_kill_dev(struct lchan_dev *dev);
-bool lchan_chan_wait_over(struct lchan_chan *chan, u32 min);
-size_t lchan_chan_kmem_bytes(const struct lchan_chan *chan);
+void lchan_chan_set_state(struct lchan_channel *chan, int state);
+bool lchan_chan_done(struct lchan_channel *chan);
+bool lchan_chan_settled(struct lchan_channel *chan);
+bool lchan_chan_wait_over(struct lchan_channel *chan, u32 min);
+
+/* lchan_parts.c */
+void lchan_parts_init(struct lchan_channel *chan);
+void lchan_parts_attach(struct lchan_channel *chan);
+void lchan_parts_detach(struct lchan_channel *chan);
+void lchan_parts_stop(struct lchan_channel *chan);
+
+/* lchan_qp.c */
+int lchan_qp_create(struct lchan_channel *chan,
+		    const struct lchan_ring_sizes *sizes);
+void lchan_qp_teardown(struct lchan_channel *chan);
+void lchan_qp_kill_dev(struct lchan_dev *dev);
+
+/* lchan_file.c */
+void lchan_file_abort(struct lchan_channel *chan);
 long lchan_ioctl_chan_info(struct lchan_ucmd *ucmd);
 long lchan_ioctl_enter(struct lchan_ucmd *ucmd);
+struct lchan_channel *lchan_file_chan(int fd, struct fd *f);
+int lchan_file_install(struct lchan_channel *chan, u32 flags);
+
+/* lchan_connect.c */
+struct lchan_channel *lchan_connect_new(struct lchan_context *ctx);
+int lchan_connect_check_fd_flags(u32 flags, u32 allowed);
+int lchan_connect_check_open(u32 flags, const struct lchan_ring_sizes *rings,
+			     const struct lchan_rc_params *rc);
+int lchan_connect_open(struct lchan_channel *chan,
+		       const struct lchan_ring_sizes *rings,
+		       const struct lchan_rc_params *rc, u32 flags,
+		       const unsigned long *deadline);
+int lchan_ioctl_establish_check(const struct lchan_ucmd *ucmd);
 long lchan_ioctl_establish(struct lchan_ucmd *ucmd);
-struct lchan_chan *lchan_chan_from_fd(int fd, struct fd *f);
-int lchan_chan_install_fd(struct lchan_chan *chan, u32 flags);
+int lchan_ioctl_connect_check(const struct lchan_ucmd *ucmd);
+long lchan_ioctl_connect(struct lchan_ucmd *ucmd);
 
 /* lchan_cm.c */
 int lchan_cm_addr_to_sockaddr(const struct lchan_addr *a,
@@ -580,17 +675,108 @@ void lchan_cm_sockaddr_to_addr(const struct sockaddr_storage *ss,
 void lchan_cm_copy_sockaddr(struct sockaddr_storage *dst,
 			    const struct sockaddr *src);
 int lchan_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event);
-int lchan_cm_establish(struct lchan_chan *chan, u32 timeout_ms,
-		       bool nonblock);
-int lchan_cm_check_fd_flags(u32 flags, u32 allowed);
-int lchan_cm_check_open(u32 flags, const struct lchan_ring_sizes *rings,
-			const struct lchan_rc_params *rc);
-int lchan_cm_open_chan(struct lchan_chan *chan,
-		       const struct lchan_ring_sizes *rings,
-		       const struct lchan_rc_params *rc, u32 flags,
-		       const unsigned long *deadline);
-int lchan_cm_check_connect(const struct lchan_ucmd *ucmd);
-long lchan_ioctl_connect(struct lchan_ucmd *ucmd);
+
+/* lchan_listen.c */
+int lchan_listen_cm_event(struct lchan_listen_point *lst, struct rdma_cm_id *id,
+			  struct rdma_cm_event *event);
+void lchan_listen_kill_dev(struct lchan_dev *dev);
+int lchan_ioctl_accept_check(const struct lchan_ucmd *ucmd);
+long lchan_ioctl_accept(struct lchan_ucmd *ucmd);
+int lchan_ioctl_listen_check(const struct lchan_ucmd *ucmd);
+long lchan_ioctl_listen(struct lchan_ucmd *ucmd);
+
+/* lchan_ring.c */
+int lchan_ring_sizes_check(const struct lchan_ring_sizes *sizes);
+int lchan_ring_alloc(struct lchan_channel *chan,
+		     const struct lchan_ring_sizes *sizes);
+void lchan_ring_free(struct lchan_ring *ring);
+size_t lchan_ring_kmem_bytes(const struct lchan_ring *ring);
+int lchan_ring_mmap(struct lchan_channel *chan, struct vm_area_struct *vma);
+bool lchan_ring_is_mapping(const struct vm_area_struct *vma);
+s64 lchan_ring_pending(u32 tail, u32 head_k, u32 entries);
+u32 lchan_ring_cq_ready(struct lchan_channel *chan);
+u32 lchan_ring_held(const struct lchan_ring *ring, const struct lchan_queue *q);
+void lchan_ring_put_cqe(struct lchan_channel *chan,
+			const struct lchan_cqe *src);
+void lchan_ring_wake(struct lchan_channel *chan);
+void lchan_ring_reject(struct lchan_channel *chan, u8 opcode, u64 user_data,
+		       u32 status);
+
+/* lchan_wr.c */
+void lchan_wr_put_mrs(struct lchan_wr *wr);
+u32 lchan_wr_read_sqe(struct lchan_channel *chan, u32 head, u32 avail,
+		      struct lchan_wr *wr, u32 *slots);
+u32 lchan_wr_read_rqe(struct lchan_channel *chan, u32 head, u32 avail,
+		      struct lchan_wr *wr, u32 *slots);
+
+/* lchan_flow.c */
+u32 lchan_flow_claim_cq(struct lchan_channel *chan, u32 want);
+void lchan_flow_unclaim_cq(struct lchan_channel *chan, u32 count);
+struct lchan_wr *lchan_flow_get_wr(struct lchan_channel *chan,
+				   struct lchan_queue *q);
+bool lchan_flow_recv_done(struct lchan_channel *chan, struct lchan_wr *wr);
+bool lchan_flow_send_owned(struct lchan_channel *chan,
+			   const struct lchan_wr *wr);
+bool lchan_flow_send_done(struct lchan_channel *chan, struct lchan_wr *wr,
+			  bool quiet);
+void lchan_flow_retire_all(struct lchan_channel *chan);
+
+/* WR slots of @q in use: posted and not yet freed. */
+static inline u32 lchan_flow_outstanding(const struct lchan_queue *q)
+{
+	return READ_ONCE(q->wr_post) - READ_ONCE(q->wr_done);
+}
+
+/* lchan_post.c */
+void lchan_post_kick(struct lchan_channel *chan);
+void lchan_post_init(struct lchan_channel *chan);
+void lchan_post_stop(struct lchan_channel *chan);
+void lchan_post_break(struct lchan_channel *chan);
+int lchan_post_submit(struct lchan_channel *chan, u32 *sq_done, u32 *rq_done);
+bool lchan_post_has_work(struct lchan_channel *chan);
+int lchan_post_own_send(struct lchan_channel *chan,
+			const struct ib_send_wr *wr);
+
+/* lchan_quirk.c */
+const struct lchan_quirk *lchan_quirk_get(const struct ib_device *ibdev);
+void lchan_quirk_recheck_soon(struct lchan_channel *chan);
+void lchan_quirk_init(struct lchan_channel *chan);
+void lchan_quirk_stop(struct lchan_channel *chan);
+
+/* lchan_poller.c */
+int lchan_poller_init(void);
+void lchan_poller_exit(void);
+void lchan_poller_kick_chan(struct lchan_channel *chan);
+void lchan_poller_member_init(struct lchan_channel *chan);
+void lchan_poller_add_chan(struct lchan_channel *chan);
+void lchan_poller_del_chan(struct lchan_channel *chan);
+int lchan_poller_index(const struct lchan_channel *chan);
+
+/* lchan_keepalive.c */
+void lchan_keepalive_init(struct lchan_channel *chan);
+void lchan_keepalive_set(struct lchan_channel *chan, u32 ms);
+void lchan_keepalive_start(struct lchan_channel *chan);
+void lchan_keepalive_stop(struct lchan_channel *chan);
+
+/* A completion came: the peer is there.  Any context, every completion. */
+static inline void lchan_keepalive_heard(struct lchan_channel *chan)
+{
+	WRITE_ONCE(chan->ka.heard, jiffies);
+}
+
+/* lchan_direct.c */
+void lchan_direct_poll(struct lchan_channel *chan);
+int lchan_direct_wait(struct lchan_channel *chan, u32 min, bool timed,
+		      u64 timeout_ns);
+void lchan_direct_poll_wait(struct lchan_channel *chan);
+void lchan_direct_init(struct lchan_channel *chan);
+void lchan_direct_drain(struct lchan_channel *chan);
+void lchan_direct_stop(struct lchan_channel *chan);
+
+/* lchan_iwarp.c */
+extern const struct lchan_transport_ops lchan_iwarp_transport;
+void lchan_iwarp_init(struct lchan_channel *chan);
+void lchan_iwarp_stop(struct lchan_channel *chan);
 
 /* lchan_transport.c */
 extern const struct lchan_transport_ops lchan_transport_ib;
@@ -599,98 +785,16 @@ const struct lchan_transport_ops *lchan_transport_get(struct ib_device *ibdev,
 const char *lchan_transport_name(struct ib_device *ibdev);
 bool lchan_transport_request_wants(struct rdma_cm_id *id,
 				   const struct rdma_conn_param *conn);
-int lchan_transport_hold_port(struct lchan_chan *chan);
-bool lchan_transport_sq_held(const struct lchan_chan *chan);
-bool lchan_transport_opening(const struct lchan_chan *chan);
+int lchan_transport_hold_port(struct lchan_channel *chan);
+bool lchan_transport_sq_held(const struct lchan_channel *chan);
+bool lchan_transport_opening(const struct lchan_channel *chan);
 
 /* lchan_iwarp_port.c */
-int lchan_iwarp_port_hold(struct lchan_chan *chan);
+int lchan_iwarp_port_hold(struct lchan_channel *chan);
 int lchan_iwarp_port_pick(struct sockaddr_storage *addr, struct socket **sockp);
-void lchan_iwarp_port_release(struct lchan_chan *chan);
+void lchan_iwarp_port_release(struct lchan_channel *chan);
 
 /* lchan_iwarp_sock.c */
-int lchan_iwarp_sock_read(struct lchan_chan *chan);
-
-/* lchan_iwarp.c */
-extern const struct lchan_transport_ops lchan_iwarp_transport;
-void lchan_iwarp_look(struct work_struct *work);
-
-/* lchan_listen.c */
-int lchan_listen_cm_event(struct lchan_listener *lst, struct rdma_cm_id *id,
-			  struct rdma_cm_event *event);
-void lchan_listen_kill_dev(struct lchan_dev *dev);
-int lchan_listen_check_accept(const struct lchan_ucmd *ucmd);
-long lchan_ioctl_accept(struct lchan_ucmd *ucmd);
-int lchan_listen_check_listen(const struct lchan_ucmd *ucmd);
-long lchan_ioctl_listen(struct lchan_ucmd *ucmd);
-
-/* lchan_ring.c */
-int lchan_ring_sizes_check(const struct lchan_ring_sizes *sizes);
-int lchan_ring_alloc(struct lchan_chan *chan,
-		     const struct lchan_ring_sizes *sizes);
-void lchan_ring_free(struct lchan_ring *ring);
-size_t lchan_ring_kmem_bytes(const struct lchan_ring *ring);
-int lchan_ring_mmap(struct lchan_chan *chan, struct vm_area_struct *vma);
-s64 lchan_ring_pending(u32 tail, u32 head_k, u32 entries);
-u32 lchan_ring_cq_ready(struct lchan_chan *chan);
-u32 lchan_ring_held(const struct lchan_ring *ring, const struct lchan_queue *q);
-void lchan_ring_put_cqe(struct lchan_chan *chan, const struct lchan_cqe *src);
-void lchan_ring_wake(struct lchan_chan *chan);
-void lchan_ring_reject(struct lchan_chan *chan, u8 opcode, u64 user_data,
-		       u32 status);
-
-/* lchan_wr.c */
-void lchan_wr_put_mrs(struct lchan_wr *wr);
-u32 lchan_wr_read_sqe(struct lchan_chan *chan, u32 head, u32 avail,
-		      struct lchan_wr *wr, u32 *slots);
-u32 lchan_wr_read_rqe(struct lchan_chan *chan, u32 head, u32 avail,
-		      struct lchan_wr *wr, u32 *slots);
-
-/* lchan_flow.c */
-u32 lchan_flow_claim_cq(struct lchan_chan *chan, u32 want);
-void lchan_flow_unclaim_cq(struct lchan_chan *chan, u32 count);
-struct lchan_wr *lchan_flow_get_wr(struct lchan_chan *chan,
-				   struct lchan_queue *q);
-void lchan_flow_recv_done(struct lchan_chan *chan, struct lchan_wr *wr);
-bool lchan_flow_send_owned(struct lchan_chan *chan, const struct lchan_wr *wr);
-void lchan_flow_send_done(struct lchan_chan *chan, struct lchan_wr *wr,
-			  bool quiet);
-void lchan_flow_retire_all(struct lchan_chan *chan);
-u32 lchan_flow_outstanding(const struct lchan_queue *q);
-
-/* lchan_post.c */
-void lchan_post_kick(struct lchan_chan *chan);
-void lchan_post_repost_work(struct work_struct *work);
-void lchan_post_break(struct lchan_chan *chan);
-int lchan_post_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done);
-bool lchan_post_has_work(struct lchan_chan *chan);
-int lchan_post_own_send(struct lchan_chan *chan, const struct ib_send_wr *wr);
-
-/* lchan_quirk.c */
-const struct lchan_quirk *lchan_quirk_get(const struct ib_device *ibdev);
-void lchan_quirk_recheck_soon(struct lchan_chan *chan);
-void lchan_quirk_cq_recheck(struct work_struct *work);
-
-/* lchan_keepalive.c */
-void lchan_keepalive_work(struct work_struct *work);
-void lchan_keepalive_start(struct lchan_chan *chan);
-void lchan_keepalive_stop(struct lchan_chan *chan);
-
-/* lchan_direct.c */
-void lchan_direct_poll(struct lchan_chan *chan);
-int lchan_direct_wait(struct lchan_chan *chan, u32 min, bool timed,
-		      u64 timeout_ns);
-void lchan_direct_poll_wait(struct lchan_chan *chan);
-void lchan_direct_look(struct work_struct *work);
-void lchan_direct_drain(struct lchan_chan *chan);
-void lchan_direct_stop(struct lchan_chan *chan);
-
-/* lchan_poller.c */
-int lchan_poller_init(void);
-void lchan_poller_exit(void);
-void lchan_poller_kick(struct lchan_poller *poller);
-void lchan_poller_add_chan(struct lchan_chan *chan);
-void lchan_poller_del_chan(struct lchan_chan *chan);
-int lchan_poller_index(const struct lchan_chan *chan);
+int lchan_iwarp_sock_read(struct lchan_channel *chan);
 
 #endif /* LCHAN_H */

@@ -1,22 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The /dev/lchan file: a context that owns protection domains (one per RDMA
- * device it uses) and the table of memory regions.
+ * The context: what a process opened /dev/lchan for (lchan_ctl.c), owner
+ * of protection domains (one per RDMA device it uses), of the table of
+ * memory regions and of its channels' submission mode.
  */
-#include <linux/fs.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
-#include <linux/cpumask.h>
 
 #include "lchan.h"
 
-static int lchan_ctx_file_open(struct inode *inode, struct file *file)
+/* A context for the calling process, its owner. */
+struct lchan_context *lchan_ctx_new(void)
 {
-	struct lchan_ctx *ctx;
+	struct lchan_context *ctx;
 
 	ctx = kzalloc(sizeof(*ctx), LCHAN_GFP_USER);
 	if (!ctx)
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	kref_init(&ctx->ref);
 	mutex_init(&ctx->lock);
 	INIT_LIST_HEAD(&ctx->pds);
@@ -25,16 +25,15 @@ static int lchan_ctx_file_open(struct inode *inode, struct file *file)
 	ctx->mm = current->mm;
 	mmgrab(ctx->mm);
 	ctx->tgid = task_tgid_vnr(current);
-	file->private_data = ctx;
-	return 0;
+	return ctx;
 }
 
 static void lchan_ctx_release_ref(struct kref *ref)
 {
-	struct lchan_ctx *ctx = container_of(ref, struct lchan_ctx, ref);
+	struct lchan_context *ctx = container_of(ref, struct lchan_context, ref);
 	struct lchan_pd *pd, *next;
 
-	lchan_mr_drop_all(ctx);
+	lchan_region_drop_all(ctx);
 	xa_destroy(&ctx->mrs);
 
 	mutex_lock(&ctx->lock);
@@ -48,7 +47,7 @@ static void lchan_ctx_release_ref(struct kref *ref)
 	kfree(ctx);
 }
 
-void lchan_ctx_put(struct lchan_ctx *ctx)
+void lchan_ctx_put(struct lchan_context *ctx)
 {
 	kref_put(&ctx->ref, lchan_ctx_release_ref);
 }
@@ -59,15 +58,50 @@ void lchan_ctx_put(struct lchan_ctx *ctx)
  * a child that inherits one, or a process it is passed to, cannot act on
  * the owner's channels or memory.
  */
-bool lchan_ctx_owned(const struct lchan_ctx *ctx)
+bool lchan_ctx_owned(const struct lchan_context *ctx)
 {
 	return current->mm == ctx->mm;
 }
 
-static int lchan_ctx_release(struct inode *inode, struct file *file)
+/*
+ * The submission mode of @ctx's channels and, in poller mode, how long
+ * the pool spins after work.
+ */
+void lchan_ctx_mode(struct lchan_context *ctx, enum lchan_mode *mode,
+		    u32 *idle_ms)
 {
-	lchan_ctx_put(file->private_data);
+	mutex_lock(&ctx->lock);
+	*mode = ctx->mode;
+	*idle_ms = ctx->poll_idle_ms;
+	mutex_unlock(&ctx->lock);
+}
+
+/* Set the mode, once and before the first channel; else -EBUSY. */
+int lchan_ctx_set_mode(struct lchan_context *ctx, enum lchan_mode mode,
+		       u32 idle_ms)
+{
+	mutex_lock(&ctx->lock);
+	if (ctx->setup_done || ctx->has_chans) {
+		mutex_unlock(&ctx->lock);
+		return -EBUSY;
+	}
+	ctx->setup_done = true;
+	ctx->mode = mode;
+	ctx->poll_idle_ms = idle_ms;
+	mutex_unlock(&ctx->lock);
 	return 0;
+}
+
+/* A channel is made: the mode is fixed from now on.  Returns it. */
+enum lchan_mode lchan_ctx_fix_mode(struct lchan_context *ctx)
+{
+	enum lchan_mode mode;
+
+	mutex_lock(&ctx->lock);
+	ctx->has_chans = true;
+	mode = ctx->mode;
+	mutex_unlock(&ctx->lock);
+	return mode;
 }
 
 static void lchan_ctx_pd_release(struct kref *ref)
@@ -92,7 +126,8 @@ void lchan_ctx_put_pd(struct lchan_pd *pd)
 }
 
 /* The context's PD on @dev, allocated on first use; returns a reference. */
-struct lchan_pd *lchan_ctx_get_pd(struct lchan_ctx *ctx, struct lchan_dev *dev)
+struct lchan_pd *lchan_ctx_get_pd(struct lchan_context *ctx,
+				  struct lchan_dev *dev)
 {
 	struct lchan_pd *pd;
 	struct ib_pd *ibpd;
@@ -150,7 +185,7 @@ out_unlock:
 /*
  * The device is going: release every MR and PD on it now.  Channels on the
  * device were destroyed first, so no work is in flight.  The lchan_pd and
- * lchan_mr objects stay until their users drop them, with NULL verbs
+ * lchan_region objects stay until their users drop them, with NULL verbs
  * objects.
  */
 void lchan_ctx_revoke_pds(struct lchan_dev *dev)
@@ -159,7 +194,7 @@ void lchan_ctx_revoke_pds(struct lchan_dev *dev)
 
 	mutex_lock(&dev->lock);
 	list_for_each_entry(pd, &dev->pds, dev_node) {
-		lchan_mr_revoke_pd(pd);
+		lchan_region_revoke_pd(pd);
 		if (pd->ibpd) {
 			ib_dealloc_pd(pd->ibpd);
 			WRITE_ONCE(pd->ibpd, NULL);
@@ -167,118 +202,3 @@ void lchan_ctx_revoke_pds(struct lchan_dev *dev)
 	}
 	mutex_unlock(&dev->lock);
 }
-
-long lchan_ioctl_info(struct lchan_ucmd *ucmd)
-{
-	struct lchan_info *info = ucmd->cmd;
-
-	if (info->flags)
-		return -EINVAL;
-	info->abi_version = LCHAN_ABI_VERSION;
-	info->max_entries = LCHAN_MAX_ENTRIES;
-	info->features = LCHAN_FEATURES;
-	return lchan_ioctl_respond(ucmd);
-}
-
-static int lchan_ctx_check_setup(const struct lchan_ucmd *ucmd)
-{
-	const struct lchan_ctx_setup_args *req = ucmd->cmd;
-
-	if ((req->flags & ~LCHAN_CTX_POLLER) || req->resv ||
-	    req->idle_ms > LCHAN_MAX_TIMEOUT_MS)
-		return -EINVAL;
-	/* A CPU the caller may run on; the pool decides where it polls. */
-	if (req->cpu < -1 || (req->cpu >= 0 && (req->cpu >= nr_cpu_ids ||
-						!cpu_online(req->cpu) ||
-						!cpumask_test_cpu(req->cpu,
-							current->cpus_ptr))))
-		return -EINVAL;
-	if (req->attach_fd != -1 && !(req->flags & LCHAN_CTX_POLLER))
-		return -EINVAL;
-	return 0;
-}
-
-/*
- * Poller mode puts the context's channels on the administrator's pool of
- * poller threads (lchan_poller.c): no thread is made or pinned here.
- * idle_ms is capped by the default, the threads being shared; cpu is only
- * checked.
- */
-long lchan_ioctl_ctx_setup(struct lchan_ucmd *ucmd)
-{
-	struct lchan_ctx *ctx = ucmd->file->private_data;
-	const struct lchan_ctx_setup_args *req = ucmd->cmd;
-	bool poller = req->flags & LCHAN_CTX_POLLER;
-	u32 idle_ms = min_t(u32, req->idle_ms ?: LCHAN_POLLER_IDLE_MS,
-			    LCHAN_POLLER_IDLE_MS);
-
-	if (poller && req->attach_fd != -1) {
-		struct fd f = fdget(req->attach_fd);
-		struct lchan_ctx *other;
-
-		if (!fd_file(f))
-			return -EBADF;
-		if (fd_file(f)->f_op != &lchan_ctx_fops) {
-			fdput(f);
-			return -EINVAL;
-		}
-		other = fd_file(f)->private_data;
-		/* Only the caller's own contexts lend their settings. */
-		if (!lchan_ctx_owned(other)) {
-			fdput(f);
-			return -EPERM;
-		}
-		mutex_lock(&other->lock);
-		poller = other->poller_mode;
-		idle_ms = other->poll_idle_ms;
-		mutex_unlock(&other->lock);
-		fdput(f);
-		if (!poller)
-			return -EINVAL;
-	}
-
-	mutex_lock(&ctx->lock);
-	if (ctx->setup_done || ctx->has_chans) {
-		mutex_unlock(&ctx->lock);
-		return -EBUSY;
-	}
-	ctx->setup_done = true;
-	ctx->poller_mode = poller;
-	ctx->poll_idle_ms = idle_ms;
-	mutex_unlock(&ctx->lock);
-	return 0;
-}
-
-static const struct lchan_ioctl_op lchan_ctx_ioctl_ops[] = {
-	LCHAN_IOCTL_OP(LCHAN_IOC_INFO, lchan_ioctl_info, struct lchan_info,
-		       features),
-	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_MR_REG, lchan_mr_check_reg,
-			     lchan_ioctl_mr_reg, struct lchan_mr_reg_args, rkey,
-			     .done = lchan_mr_trace_reg),
-	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_MR_DEREG, lchan_mr_check_dereg,
-			     lchan_ioctl_mr_dereg, struct lchan_mr_dereg_args, resv),
-	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_LISTEN, lchan_listen_check_listen,
-			     lchan_ioctl_listen, struct lchan_listen_args, resv),
-	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_CONNECT, lchan_cm_check_connect,
-			     lchan_ioctl_connect, struct lchan_connect_args, resv),
-	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_CTX_SETUP, lchan_ctx_check_setup,
-			     lchan_ioctl_ctx_setup, struct lchan_ctx_setup_args,
-			     resv),
-};
-
-static long lchan_ctx_ioctl(struct file *file, unsigned int cmd,
-			    unsigned long arg)
-{
-	return lchan_ioctl_dispatch(file, cmd, arg, lchan_ctx_ioctl_ops,
-				    ARRAY_SIZE(lchan_ctx_ioctl_ops),
-				    file->private_data);
-}
-
-const struct file_operations lchan_ctx_fops = {
-	.owner = THIS_MODULE,
-	.open = lchan_ctx_file_open,
-	.release = lchan_ctx_release,
-	.unlocked_ioctl = lchan_ctx_ioctl,
-	.compat_ioctl = compat_ptr_ioctl,
-	.llseek = noop_llseek,
-};

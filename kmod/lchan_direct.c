@@ -20,16 +20,16 @@
 #include "lchan.h"
 
 /* Completions handled per poll: a ring's worth, then the caller moves on. */
-static int lchan_direct_budget(const struct lchan_chan *chan)
+static int lchan_direct_budget(const struct lchan_channel *chan)
 {
 	return chan->ring.cq_entries;
 }
 
 /* Poll the CQ into the ring.  chan->lock held. */
-void lchan_direct_poll(struct lchan_chan *chan)
+void lchan_direct_poll(struct lchan_channel *chan)
 {
 	lockdep_assert_held(&chan->lock);
-	if (chan->direct && chan->cq)
+	if (chan->mode == LCHAN_MODE_DIRECT && chan->cq)
 		ib_process_cq_direct(chan->cq, lchan_direct_budget(chan));
 }
 
@@ -38,7 +38,7 @@ void lchan_direct_poll(struct lchan_chan *chan)
  * nothing more can complete, without sleeping.  0 when the wait ended,
  * -ETIME at @timeout_ns (when @timed), -ERESTARTSYS on a signal.
  */
-int lchan_direct_wait(struct lchan_chan *chan, u32 min, bool timed,
+int lchan_direct_wait(struct lchan_channel *chan, u32 min, bool timed,
 		      u64 timeout_ns)
 {
 	ktime_t end = ktime_add_ns(ktime_get(), timed ? timeout_ns : 0);
@@ -58,15 +58,15 @@ int lchan_direct_wait(struct lchan_chan *chan, u32 min, bool timed,
 }
 
 /* Run the look in a tick, unless queued; a queued work holds a reference. */
-static void lchan_direct_look_soon(struct lchan_chan *chan)
+static void lchan_direct_look_soon(struct lchan_channel *chan)
 {
 	kobject_get(&chan->kobj);
-	if (!queue_delayed_work(lchan_wq, &chan->direct_work, 1))
+	if (!queue_delayed_work(lchan_wq, &chan->direct.look_work, 1))
 		lchan_chan_put(chan);
 }
 
 /* poll(2) is about to wait on a direct channel: poll the CQ for it. */
-void lchan_direct_poll_wait(struct lchan_chan *chan)
+void lchan_direct_poll_wait(struct lchan_channel *chan)
 {
 	/* Someone who holds the lock (ENTER, teardown) polls anyway. */
 	if (mutex_trylock(&chan->lock)) {
@@ -78,11 +78,11 @@ void lchan_direct_poll_wait(struct lchan_chan *chan)
 }
 
 /* Once a tick while a process waits in poll(2): its completions. */
-void lchan_direct_look(struct work_struct *work)
+static void lchan_direct_look(struct work_struct *work)
 {
-	struct lchan_chan *chan = container_of(to_delayed_work(work),
-					       struct lchan_chan,
-					       direct_work);
+	struct lchan_channel *chan = container_of(to_delayed_work(work),
+					       struct lchan_channel,
+					       direct.look_work);
 	bool again;
 
 	mutex_lock(&chan->lock);
@@ -95,10 +95,15 @@ void lchan_direct_look(struct work_struct *work)
 	lchan_chan_put(chan);
 }
 
-/* Stop the looks; the channel is torn down already. */
-void lchan_direct_stop(struct lchan_chan *chan)
+void lchan_direct_init(struct lchan_channel *chan)
 {
-	if (cancel_delayed_work_sync(&chan->direct_work))
+	INIT_DELAYED_WORK(&chan->direct.look_work, lchan_direct_look);
+}
+
+/* Stop the looks; the channel is torn down already. */
+void lchan_direct_stop(struct lchan_channel *chan)
+{
+	if (cancel_delayed_work_sync(&chan->direct.look_work))
 		lchan_chan_put(chan);
 }
 
@@ -120,7 +125,7 @@ static void lchan_direct_mark_done(struct ib_cq *cq, struct ib_wc *wc)
  * device's flush costs.  What was posted completes (flushed) into the CQ
  * ring through the normal handlers on the way.  lock held.
  */
-void lchan_direct_drain(struct lchan_chan *chan)
+void lchan_direct_drain(struct lchan_channel *chan)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	struct lchan_direct_mark sq = { .cqe.done = lchan_direct_mark_done };

@@ -49,7 +49,7 @@ static struct lchan_wr *lchan_flow_slot(struct lchan_queue *q, u32 idx)
 }
 
 /* Claim up to @want CQ slots for future CQEs.  Returns how many. */
-u32 lchan_flow_claim_cq(struct lchan_chan *chan, u32 want)
+u32 lchan_flow_claim_cq(struct lchan_channel *chan, u32 want)
 {
 	struct lchan_ring *ring = &chan->ring;
 	u32 used, got = 0;
@@ -66,7 +66,7 @@ u32 lchan_flow_claim_cq(struct lchan_chan *chan, u32 want)
 }
 
 /* Give back @count claims that no CQE will use. */
-void lchan_flow_unclaim_cq(struct lchan_chan *chan, u32 count)
+void lchan_flow_unclaim_cq(struct lchan_channel *chan, u32 count)
 {
 	if (!count)
 		return;
@@ -97,7 +97,7 @@ static struct lchan_wr *lchan_flow_free_wr(struct lchan_queue *q)
  * completion freeing a slot either is seen here or sees the mark.  The
  * caller fills the slot, then counts it in wr_post.  chan->lock held.
  */
-struct lchan_wr *lchan_flow_get_wr(struct lchan_chan *chan,
+struct lchan_wr *lchan_flow_get_wr(struct lchan_channel *chan,
 				   struct lchan_queue *q)
 {
 	struct lchan_wr *wr = lchan_flow_free_wr(q);
@@ -112,14 +112,16 @@ struct lchan_wr *lchan_flow_get_wr(struct lchan_chan *chan,
 	return wr;
 }
 
-/* Slots freed on a starved queue: submit from process context.  cq_lock held. */
-static void lchan_flow_kick_starved(struct lchan_chan *chan,
-				    struct lchan_queue *q)
+/*
+ * Whether slots were freed on a starved queue: then the caller has what
+ * waited submitted from process context.  cq_lock held.
+ */
+static bool lchan_flow_unstarve(struct lchan_queue *q)
 {
 	if (!q->starved || !lchan_flow_free_wr(q))
-		return;
+		return false;
 	q->starved = false;
-	lchan_post_kick(chan);
+	return true;
 }
 
 /*
@@ -135,7 +137,7 @@ static void lchan_flow_advance(struct lchan_queue *q)
 }
 
 /* An unsignaled request known to be done: account it without a CQE. */
-static void lchan_flow_retire_quiet(struct lchan_chan *chan,
+static void lchan_flow_retire_quiet(struct lchan_channel *chan,
 				    struct lchan_wr *wr)
 {
 	chan->stats.send_ops++;
@@ -145,14 +147,17 @@ static void lchan_flow_retire_quiet(struct lchan_chan *chan,
 	wr->completed = true;
 }
 
-/* A receive completed and its CQE is written.  cq_lock held. */
-void lchan_flow_recv_done(struct lchan_chan *chan, struct lchan_wr *wr)
+/*
+ * A receive completed and its CQE is written.  True when what waited for
+ * a slot is to be submitted now.  cq_lock held.
+ */
+bool lchan_flow_recv_done(struct lchan_channel *chan, struct lchan_wr *wr)
 {
 	struct lchan_queue *q = &chan->ring.rq;
 
 	lchan_wr_put_mrs(wr);
 	smp_store_release(&q->wr_done, q->wr_done + 1);	/* taker acquire */
-	lchan_flow_kick_starved(chan, q);
+	return lchan_flow_unstarve(q);
 }
 
 /*
@@ -166,7 +171,8 @@ void lchan_flow_recv_done(struct lchan_chan *chan, struct lchan_wr *wr)
  * stands for its one flush completion, written from the slot.  The
  * acquire on wr_post pairs with the taker's release.  cq_lock held.
  */
-bool lchan_flow_send_owned(struct lchan_chan *chan, const struct lchan_wr *wr)
+bool lchan_flow_send_owned(struct lchan_channel *chan,
+			   const struct lchan_wr *wr)
 {
 	struct lchan_queue *q = &chan->ring.sq;
 	u32 off = ((u32)(wr - q->wr) - q->wr_done) & (q->entries - 1);
@@ -177,9 +183,10 @@ bool lchan_flow_send_owned(struct lchan_chan *chan, const struct lchan_wr *wr)
 
 /*
  * A send completed; @quiet: without a CQE, so its claim goes back.  The
- * unsignaled SENDs and WRITEs before it are done too.  cq_lock held.
+ * unsignaled SENDs and WRITEs before it are done too.  True when what
+ * waited for a slot is to be submitted now.  cq_lock held.
  */
-void lchan_flow_send_done(struct lchan_chan *chan, struct lchan_wr *wr,
+bool lchan_flow_send_done(struct lchan_channel *chan, struct lchan_wr *wr,
 			  bool quiet)
 {
 	struct lchan_queue *q = &chan->ring.sq;
@@ -199,14 +206,14 @@ void lchan_flow_send_done(struct lchan_chan *chan, struct lchan_wr *wr,
 			lchan_flow_retire_quiet(chan, old);
 	}
 	lchan_flow_advance(q);
-	lchan_flow_kick_starved(chan, q);
+	return lchan_flow_unstarve(q);
 }
 
 /*
  * After the drain marker completed, sends still unretired (unsignaled ones
  * at the end) are complete too.  Teardown only, chan->lock held.
  */
-void lchan_flow_retire_all(struct lchan_chan *chan)
+void lchan_flow_retire_all(struct lchan_channel *chan)
 {
 	struct lchan_queue *q = &chan->ring.sq;
 	u32 i;
@@ -222,10 +229,4 @@ void lchan_flow_retire_all(struct lchan_chan *chan)
 	}
 	lchan_flow_advance(q);
 	spin_unlock_bh(&chan->cq_lock);
-}
-
-/* WR slots of @q in use: posted and not yet freed. */
-u32 lchan_flow_outstanding(const struct lchan_queue *q)
-{
-	return READ_ONCE(q->wr_post) - READ_ONCE(q->wr_done);
 }

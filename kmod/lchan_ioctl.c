@@ -21,7 +21,7 @@
  */
 long lchan_ioctl_dispatch(struct file *file, unsigned int cmd,
 			  unsigned long arg, const struct lchan_ioctl_op *ops,
-			  size_t nr_ops, struct lchan_ctx *owner)
+			  size_t nr_ops, struct lchan_context *owner)
 {
 	struct lchan_ucmd ucmd = {
 		.file = file,

@@ -81,21 +81,20 @@ static bool lchan_iwarp_request_wants(const struct rdma_conn_param *conn)
 }
 
 /*
- * Before the QP exists: whether a connecting channel runs the exchange
- * (its application asked with @flags).  An accepting one took the answer
- * from the request.  lock held.
+ * Before the QP exists: whether the channel runs the exchange.  A
+ * connecting one's application asked with @flags; an accepting one's
+ * @flags carry the request's answer (lchan_listen.c).  lock held.
  */
-static void lchan_iwarp_choose(struct lchan_chan *chan, u32 flags)
+static void lchan_iwarp_choose(struct lchan_channel *chan, u32 flags)
 {
-	if (!chan->passive)
-		chan->open_exchange = flags & LCHAN_OPEN_EXCHANGE;
+	chan->iw.exchange = flags & LCHAN_OPEN_EXCHANGE;
 }
 
 /* The connection parameters carry the hello when the exchange runs. */
-static void lchan_iwarp_conn_param(struct lchan_chan *chan,
+static void lchan_iwarp_conn_param(struct lchan_channel *chan,
 				   struct rdma_conn_param *param)
 {
-	if (!chan->open_exchange)
+	if (!chan->iw.exchange)
 		return;
 	param->private_data = &lchan_iwarp_hello;
 	param->private_data_len = sizeof(lchan_iwarp_hello);
@@ -106,10 +105,10 @@ static void lchan_iwarp_conn_param(struct lchan_chan *chan,
  * a peer that will not run the exchange, and a SEND of ours would land in
  * a receive of its application.  0 or -EPROTONOSUPPORT.  Handler.
  */
-static int lchan_iwarp_check_reply(struct lchan_chan *chan,
+static int lchan_iwarp_check_reply(struct lchan_channel *chan,
 				   const struct rdma_conn_param *conn)
 {
-	if (chan->passive || !chan->open_exchange ||
+	if (chan->conn.passive || !chan->iw.exchange ||
 	    lchan_iwarp_hello_ok(conn->private_data, conn->private_data_len))
 		return 0;
 	lchan_dbg_chan(chan, "the peer did not answer the hello\n");
@@ -118,8 +117,8 @@ static int lchan_iwarp_check_reply(struct lchan_chan *chan,
 
 static void lchan_iwarp_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct lchan_chan *chan = container_of(wc->wr_cqe, struct lchan_chan,
-					       rtr_cqe);
+	struct lchan_channel *chan = container_of(wc->wr_cqe,
+						  struct lchan_channel, iw.cqe);
 
 	lchan_quirk_recheck_soon(chan);
 	/*
@@ -136,66 +135,78 @@ static void lchan_iwarp_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	if (wc->status || !(wc->opcode & IB_WC_RECV))
 		return;
-	smp_store_release(&chan->rtr_heard, true);	/* step acquire */
+	smp_store_release(&chan->iw.heard, true);	/* step acquire */
 	lchan_post_kick(chan);
 }
 
 /* The accepting side is connected: look at the socket.  Handler. */
-static void lchan_iwarp_connected(struct lchan_chan *chan)
+static void lchan_iwarp_connected(struct lchan_channel *chan)
 {
-	if (chan->passive)
-		lchan_chan_queue_delayed(chan, &chan->rtr_look_work, 0);
+	if (chan->conn.passive)
+		lchan_chan_queue_delayed(chan, &chan->iw.look_work, 0);
 }
 
 /* Whether the accepting side should look at its socket again. */
-static bool lchan_iwarp_look_again(struct lchan_chan *chan, int found)
+static bool lchan_iwarp_look_again(struct lchan_channel *chan, int found)
 {
 	if (READ_ONCE(chan->state) != LCHAN_STATE_CONNECTED)
 		return false;
-	if (chan->open_exchange)
-		return READ_ONCE(chan->sq_held) &&
-		       !smp_load_acquire(&chan->rtr_heard); /* done release */
+	if (chan->iw.exchange)
+		return READ_ONCE(chan->iw.sq_held) &&
+		       !smp_load_acquire(&chan->iw.heard); /* done release */
 	/* Found data: the QP may not have taken it (a busy QP leaves it). */
 	return found > 0 || found == -EBUSY;
 }
 
 /* Have the QP read what waits in its socket.  Work. */
-void lchan_iwarp_look(struct work_struct *work)
+static void lchan_iwarp_look(struct work_struct *work)
 {
-	struct lchan_chan *chan = container_of(to_delayed_work(work),
-					       struct lchan_chan,
-					       rtr_look_work);
+	struct lchan_channel *chan = container_of(to_delayed_work(work),
+					       struct lchan_channel,
+					       iw.look_work);
 	int found;
 
 	mutex_lock(&chan->lock);
 	if (READ_ONCE(chan->state) == LCHAN_STATE_CONNECTED) {
 		found = lchan_iwarp_sock_read(chan);
 		if (found > 0)
-			WRITE_ONCE(chan->rtr_read, chan->rtr_read + 1);
+			WRITE_ONCE(chan->iw.reads, chan->iw.reads + 1);
 		if (lchan_iwarp_look_again(chan, found))
-			lchan_chan_queue_delayed(chan, &chan->rtr_look_work,
+			lchan_chan_queue_delayed(chan, &chan->iw.look_work,
 						 LCHAN_PEER_FIRST_LOOK_MS);
 	}
 	mutex_unlock(&chan->lock);
 	lchan_chan_put(chan);
 }
 
+void lchan_iwarp_init(struct lchan_channel *chan)
+{
+	INIT_DELAYED_WORK(&chan->iw.look_work, lchan_iwarp_look);
+}
+
+/* No look after this; the channel's QP is gone already. */
+void lchan_iwarp_stop(struct lchan_channel *chan)
+{
+	if (cancel_delayed_work_sync(&chan->iw.look_work))
+		lchan_chan_put(chan);
+}
+
 /*
  * At QP creation, before anything else is posted: the receives for the
  * peer's SENDs of the exchange, ahead of the application's.  lock held.
  */
-static int lchan_iwarp_prepare(struct lchan_chan *chan)
+static int lchan_iwarp_prepare(struct lchan_channel *chan)
 {
-	struct ib_recv_wr wr = { .wr_cqe = &chan->rtr_cqe };
+	struct ib_recv_wr wr = { .wr_cqe = &chan->iw.cqe };
 	int ret;
 
-	if (!chan->open_exchange)
+	if (!chan->iw.exchange)
 		return 0;
-	chan->rtr_cqe.done = lchan_iwarp_done;
-	WRITE_ONCE(chan->sq_held, true);
-	WRITE_ONCE(chan->rtr_to_send, !chan->passive);
+	chan->iw.cqe.done = lchan_iwarp_done;
+	WRITE_ONCE(chan->iw.sq_held, true);
+	WRITE_ONCE(chan->iw.to_send, !chan->conn.passive);
 	ret = ib_post_recv(chan->qp, &wr, NULL);
-	if (ret || !chan->passive)
+	if (ret || !chan->conn.passive)
 		return ret;
 	return ib_post_recv(chan->qp, &wr, NULL);
 }
@@ -205,10 +216,10 @@ static int lchan_iwarp_prepare(struct lchan_chan *chan)
  * the channel: opening the SQ without it would put the application's
  * first SEND into the receive the peer posted for it.  lock held.
  */
-static int lchan_iwarp_send(struct lchan_chan *chan, const char *which)
+static int lchan_iwarp_send(struct lchan_channel *chan, const char *which)
 {
 	struct ib_send_wr wr = {
-		.wr_cqe = &chan->rtr_cqe,
+		.wr_cqe = &chan->iw.cqe,
 		.opcode = IB_WR_SEND,
 		.send_flags = IB_SEND_SIGNALED,
 	};
@@ -225,36 +236,36 @@ static int lchan_iwarp_send(struct lchan_chan *chan, const char *which)
 }
 
 /* Move the exchange on, on a connected channel.  lock held. */
-static void lchan_iwarp_step(struct lchan_chan *chan)
+static void lchan_iwarp_step(struct lchan_channel *chan)
 {
-	if (!chan->open_exchange)
+	if (!chan->iw.exchange)
 		return;
-	if (READ_ONCE(chan->rtr_to_send)) {
-		WRITE_ONCE(chan->rtr_to_send, false);
+	if (READ_ONCE(chan->iw.to_send)) {
+		WRITE_ONCE(chan->iw.to_send, false);
 		if (lchan_iwarp_send(chan, "first"))
 			return;
 	}
-	if (!READ_ONCE(chan->sq_held) ||
-	    !smp_load_acquire(&chan->rtr_heard))	/* done release */
+	if (!READ_ONCE(chan->iw.sq_held) ||
+	    !smp_load_acquire(&chan->iw.heard))	/* done release */
 		return;
-	if (lchan_iwarp_send(chan, chan->passive ? "acknowledging" :
+	if (lchan_iwarp_send(chan, chan->conn.passive ? "acknowledging" :
 			     "second"))
 		return;
-	WRITE_ONCE(chan->sq_held, false);
+	WRITE_ONCE(chan->iw.sq_held, false);
 	/* Connect waits for it (lchan_iwarp_wait_open), poll too. */
 	lchan_ring_wake(chan);
 }
 
 /* Whether the exchange holds the SQ; it changes under chan->lock. */
-static bool lchan_iwarp_sq_held(const struct lchan_chan *chan)
+static bool lchan_iwarp_sq_held(const struct lchan_channel *chan)
 {
-	return READ_ONCE(chan->sq_held);
+	return READ_ONCE(chan->iw.sq_held);
 }
 
 /* A connecting side whose SQ the exchange still holds. */
-static bool lchan_iwarp_pending(const struct lchan_chan *chan)
+static bool lchan_iwarp_pending(const struct lchan_channel *chan)
 {
-	return !chan->passive && lchan_iwarp_sq_held(chan);
+	return !chan->conn.passive && lchan_iwarp_sq_held(chan);
 }
 
 /*
@@ -262,7 +273,7 @@ static bool lchan_iwarp_pending(const struct lchan_chan *chan)
  * that an application never finds its first SQEs held.  0, -EINTR (still
  * in progress), -ETIMEDOUT at @deadline, or -ECONNRESET.
  */
-static int lchan_iwarp_wait_open(struct lchan_chan *chan,
+static int lchan_iwarp_wait_open(struct lchan_channel *chan,
 				 unsigned long deadline)
 {
 	long left = max_t(long, (long)(deadline - jiffies), 1);

@@ -49,7 +49,7 @@ static int lchan_iwarp_port_bind(struct sockaddr *addr, struct socket **sockp)
  * A port TCP will not bind for another reason is left to the device, as
  * if unchecked.  chan->lock held.
  */
-int lchan_iwarp_port_hold(struct lchan_chan *chan)
+int lchan_iwarp_port_hold(struct lchan_channel *chan)
 {
 	int ret;
 
@@ -86,7 +86,7 @@ int lchan_iwarp_port_pick(struct sockaddr_storage *addr, struct socket **sockp)
 }
 
 /* The device has bound its own socket, or will not.  chan->lock held. */
-void lchan_iwarp_port_release(struct lchan_chan *chan)
+void lchan_iwarp_port_release(struct lchan_channel *chan)
 {
 	if (chan->iwport) {
 		sock_release(chan->iwport);

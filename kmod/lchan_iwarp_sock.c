@@ -59,7 +59,7 @@ static struct sock *lchan_iwarp_sock_lookup(struct rdma_cm_id *id)
  * caller looks again later), -ENOENT without a connected socket.
  * chan->lock held.
  */
-int lchan_iwarp_sock_read(struct lchan_chan *chan)
+int lchan_iwarp_sock_read(struct lchan_channel *chan)
 {
 	void (*data_ready)(struct sock *sk);
 	struct sock *sk;

@@ -3,7 +3,7 @@
  * Keepalive of a channel (uapi lchan_rc_params.keepalive_ms): a peer that
  * vanished while the channel was idle is found in a bounded time.
  *
- * Traffic pays nothing but one store per completion (chan->heard).  One
+ * Traffic pays nothing but one store per completion (chan->ka.heard).  One
  * delayed work per channel looks every keepalive_ms: with a completion
  * since its last look it only re-arms; without one it sends a probe that
  * only a live peer can answer.  A zero-length RDMA WRITE serves on IB and
@@ -28,9 +28,9 @@ enum {
 };
 
 /* The peer is taken for gone: error state, one CQE, waiters woken. */
-static void lchan_keepalive_report(struct lchan_chan *chan)
+static void lchan_keepalive_report(struct lchan_channel *chan)
 {
-	if (test_and_set_bit(LCHAN_KA_REPORTED, &chan->ka_flags))
+	if (test_and_set_bit(LCHAN_KA_REPORTED, &chan->ka.flags))
 		return;
 	lchan_chan_set_state(chan, LCHAN_STATE_ERROR);
 	/* A full ring gets no CQE: the state tells all the same. */
@@ -42,23 +42,23 @@ static void lchan_keepalive_report(struct lchan_chan *chan)
 
 static void lchan_keepalive_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct lchan_chan *chan = container_of(wc->wr_cqe, struct lchan_chan,
-					       ka_cqe);
+	struct lchan_channel *chan = container_of(wc->wr_cqe,
+						  struct lchan_channel, ka.cqe);
 
 	/* A flush is the channel going down for another reason. */
 	if (wc->status && wc->status != IB_WC_WR_FLUSH_ERR)
 		lchan_keepalive_report(chan);
-	smp_store_release(&chan->ka_probing, false);	/* work acquire */
+	smp_store_release(&chan->ka.probing, false);	/* work acquire */
 	lchan_quirk_recheck_soon(chan);
 }
 
 /* Post one probe.  lock held, QP connected. */
-static void lchan_keepalive_probe(struct lchan_chan *chan)
+static void lchan_keepalive_probe(struct lchan_channel *chan)
 {
 	struct ib_sge sge = { .lkey = chan->qp->pd->local_dma_lkey };
 	struct ib_rdma_wr wr = {
 		.wr = {
-			.wr_cqe = &chan->ka_cqe,
+			.wr_cqe = &chan->ka.cqe,
 			.opcode = IB_WR_RDMA_WRITE,
 			.send_flags = IB_SEND_SIGNALED,
 		},
@@ -71,25 +71,25 @@ static void lchan_keepalive_probe(struct lchan_chan *chan)
 		wr.wr.sg_list = &sge;
 		wr.wr.num_sge = 1;
 	}
-	chan->ka_cqe.done = lchan_keepalive_done;
-	WRITE_ONCE(chan->ka_probes, chan->ka_probes + 1);
+	chan->ka.cqe.done = lchan_keepalive_done;
+	WRITE_ONCE(chan->ka.probes, chan->ka.probes + 1);
 	/* Set before the post: the completion may come at once. */
-	WRITE_ONCE(chan->ka_probing, true);
+	WRITE_ONCE(chan->ka.probing, true);
 	ret = lchan_post_own_send(chan, &wr.wr);
 	/* Only a QP in error refuses it; the channel is going down. */
 	if (ret) {
 		lchan_dbg_chan(chan, "keepalive probe not posted: %d\n", ret);
-		WRITE_ONCE(chan->ka_probing, false);
+		WRITE_ONCE(chan->ka.probing, false);
 	}
 }
 
 /* No answer for a whole period.  lock held. */
-static void lchan_keepalive_expire(struct lchan_chan *chan)
+static void lchan_keepalive_expire(struct lchan_channel *chan)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 
 	lchan_dbg_chan(chan, "no answer to the keepalive probe in %u ms\n",
-		       READ_ONCE(chan->keepalive_ms));
+		       READ_ONCE(chan->ka.ms));
 	lchan_keepalive_report(chan);
 	/* Flush what is posted now, then tell the peer if it can hear. */
 	ib_modify_qp(chan->qp, &attr, IB_QP_STATE);
@@ -97,18 +97,18 @@ static void lchan_keepalive_expire(struct lchan_chan *chan)
 }
 
 /* Queue the next look; the queued work holds a channel reference. */
-static void lchan_keepalive_arm(struct lchan_chan *chan)
+static void lchan_keepalive_arm(struct lchan_channel *chan)
 {
 	kobject_get(&chan->kobj);
-	if (!queue_delayed_work(lchan_wq, &chan->ka_work,
-				msecs_to_jiffies(READ_ONCE(chan->keepalive_ms))))
+	if (!queue_delayed_work(lchan_wq, &chan->ka.work,
+				msecs_to_jiffies(READ_ONCE(chan->ka.ms))))
 		lchan_chan_put(chan);
 }
 
-void lchan_keepalive_work(struct work_struct *work)
+static void lchan_keepalive_work(struct work_struct *work)
 {
-	struct lchan_chan *chan = container_of(to_delayed_work(work),
-					       struct lchan_chan, ka_work);
+	struct lchan_channel *chan = container_of(to_delayed_work(work),
+					       struct lchan_channel, ka.work);
 	unsigned long now = jiffies;
 	bool again = false;
 
@@ -118,16 +118,16 @@ void lchan_keepalive_work(struct work_struct *work)
 		goto out;
 	/* A direct channel's completions, the probe's among them. */
 	lchan_direct_poll(chan);
-	if (smp_load_acquire(&chan->ka_probing)) {	/* done release */
+	if (smp_load_acquire(&chan->ka.probing)) {	/* done release */
 		lchan_keepalive_expire(chan);
 		goto out;
 	}
 	again = true;
 	/* The iWARP opening exchange goes first on the SQ. */
-	if (!time_after(READ_ONCE(chan->heard), chan->ka_looked) &&
+	if (!time_after(READ_ONCE(chan->ka.heard), chan->ka.looked) &&
 	    !lchan_transport_sq_held(chan))
 		lchan_keepalive_probe(chan);
-	chan->ka_looked = now;
+	chan->ka.looked = now;
 out:
 	mutex_unlock(&chan->lock);
 	if (again)
@@ -135,19 +135,30 @@ out:
 	lchan_chan_put(chan);
 }
 
-/* The channel is connected: the first look, if asked for.  Any context. */
-void lchan_keepalive_start(struct lchan_chan *chan)
+void lchan_keepalive_init(struct lchan_channel *chan)
 {
-	if (!READ_ONCE(chan->keepalive_ms))
+	INIT_DELAYED_WORK(&chan->ka.work, lchan_keepalive_work);
+}
+
+/* The period connect or accept asked for, 0 for none; before connecting. */
+void lchan_keepalive_set(struct lchan_channel *chan, u32 ms)
+{
+	WRITE_ONCE(chan->ka.ms, ms);
+}
+
+/* The channel is connected: the first look, if asked for.  Any context. */
+void lchan_keepalive_start(struct lchan_channel *chan)
+{
+	if (!READ_ONCE(chan->ka.ms))
 		return;
-	WRITE_ONCE(chan->heard, jiffies);
-	chan->ka_looked = jiffies;
+	WRITE_ONCE(chan->ka.heard, jiffies);
+	chan->ka.looked = jiffies;
 	lchan_keepalive_arm(chan);
 }
 
 /* No look after this; the channel's QP is gone already. */
-void lchan_keepalive_stop(struct lchan_chan *chan)
+void lchan_keepalive_stop(struct lchan_channel *chan)
 {
-	if (cancel_delayed_work_sync(&chan->ka_work))
+	if (cancel_delayed_work_sync(&chan->ka.work))
 		lchan_chan_put(chan);
 }

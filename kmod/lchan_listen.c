@@ -20,7 +20,7 @@
 static const struct file_operations lchan_listen_fops;
 
 static struct lchan_conn_req *
-lchan_listen_backlog_find(struct lchan_listener *lst,
+lchan_listen_backlog_find(struct lchan_listen_point *lst,
 			  struct rdma_cm_id *id)
 {
 	struct lchan_conn_req *req;
@@ -36,7 +36,7 @@ lchan_listen_backlog_find(struct lchan_listener *lst,
  * the listener as context until accept hands them to a channel).  A
  * non-zero return makes rdma_cm destroy the new id.
  */
-int lchan_listen_cm_event(struct lchan_listener *lst,
+int lchan_listen_cm_event(struct lchan_listen_point *lst,
 			  struct rdma_cm_id *id,
 			  struct rdma_cm_event *event)
 {
@@ -93,15 +93,16 @@ int lchan_listen_cm_event(struct lchan_listener *lst,
 
 static void lchan_listen_free(struct kref *ref)
 {
-	struct lchan_listener *lst = container_of(ref, struct lchan_listener,
-						  ref);
+	struct lchan_listen_point *lst = container_of(ref,
+						      struct lchan_listen_point,
+						      ref);
 
 	lchan_ctx_put(lst->ctx);
 	kfree(lst);
 }
 
 /* Stop listening and refuse whoever waits in the backlog. */
-static void lchan_listen_shutdown(struct lchan_listener *lst)
+static void lchan_listen_shutdown(struct lchan_listen_point *lst)
 {
 	struct lchan_conn_req *req, *next;
 	LIST_HEAD(pending);
@@ -125,7 +126,7 @@ static void lchan_listen_shutdown(struct lchan_listener *lst)
 	wake_up(&lst->wq);
 }
 
-static void lchan_listen_unbind_dev(struct lchan_listener *lst)
+static void lchan_listen_unbind_dev(struct lchan_listen_point *lst)
 {
 	struct lchan_dev *dev = lst->dev;
 
@@ -138,7 +139,7 @@ static void lchan_listen_unbind_dev(struct lchan_listener *lst)
 
 static int lchan_listen_release(struct inode *inode, struct file *file)
 {
-	struct lchan_listener *lst = file->private_data;
+	struct lchan_listen_point *lst = file->private_data;
 
 	lchan_listen_shutdown(lst);
 	lchan_listen_unbind_dev(lst);
@@ -150,12 +151,13 @@ static int lchan_listen_release(struct inode *inode, struct file *file)
 /* Device removal: listeners bound to an address on @dev stop. */
 void lchan_listen_kill_dev(struct lchan_dev *dev)
 {
-	struct lchan_listener *lst;
+	struct lchan_listen_point *lst;
 
 	for (;;) {
 		mutex_lock(&dev->lock);
 		lst = list_first_entry_or_null(&dev->lsts,
-					       struct lchan_listener, dev_node);
+					       struct lchan_listen_point,
+					       dev_node);
 		if (lst) {
 			list_del_init(&lst->dev_node);
 			kref_get(&lst->ref);
@@ -171,7 +173,7 @@ void lchan_listen_kill_dev(struct lchan_dev *dev)
 /* As a channel's: EPOLLERR alone for a process other than the owner. */
 static __poll_t lchan_listen_poll(struct file *file, poll_table *wait)
 {
-	struct lchan_listener *lst = file->private_data;
+	struct lchan_listen_point *lst = file->private_data;
 	__poll_t mask = 0;
 
 	if (!lchan_ctx_owned(lst->ctx))
@@ -187,7 +189,7 @@ static __poll_t lchan_listen_poll(struct file *file, poll_table *wait)
 }
 
 static struct lchan_conn_req *
-lchan_listen_backlog_pop(struct lchan_listener *lst)
+lchan_listen_backlog_pop(struct lchan_listen_point *lst)
 {
 	struct lchan_conn_req *req;
 
@@ -204,11 +206,12 @@ lchan_listen_backlog_pop(struct lchan_listener *lst)
 
 /*
  * Next live request, waiting unless @nonblock; what it says goes to
- * @chan.
+ * @chan, and to @open_flags whether it asks for the opening exchange.
  */
-static struct rdma_cm_id *lchan_listen_next(struct lchan_listener *lst,
+static struct rdma_cm_id *lchan_listen_next(struct lchan_listen_point *lst,
 					    bool nonblock,
-					    struct lchan_chan *chan)
+					    struct lchan_channel *chan,
+					    u32 *open_flags)
 {
 	struct lchan_conn_req *req;
 	struct rdma_cm_id *id;
@@ -234,8 +237,8 @@ static struct rdma_cm_id *lchan_listen_next(struct lchan_listener *lst,
 		rdma_lock_handler(id);
 		dead = req->dead;
 		rdma_unlock_handler(id);
-		chan->remote_qpn = req->remote_qpn;
-		chan->open_exchange = req->open_exchange;
+		chan->conn.remote_qpn = req->remote_qpn;
+		*open_flags = req->open_exchange ? LCHAN_OPEN_EXCHANGE : 0;
 		kfree(req);
 		if (!dead)
 			return id;
@@ -243,31 +246,33 @@ static struct rdma_cm_id *lchan_listen_next(struct lchan_listener *lst,
 	}
 }
 
-int lchan_listen_check_accept(const struct lchan_ucmd *ucmd)
+int lchan_ioctl_accept_check(const struct lchan_ucmd *ucmd)
 {
 	const struct lchan_accept_args *req = ucmd->cmd;
 
 	/* The connecting side asks for the exchange; a request says so. */
 	if (req->flags & LCHAN_OPEN_EXCHANGE)
 		return -EINVAL;
-	return lchan_cm_check_open(req->flags, &req->rings, &req->rc);
+	return lchan_connect_check_open(req->flags, &req->rings, &req->rc);
 }
 
 long lchan_ioctl_accept(struct lchan_ucmd *ucmd)
 {
 	struct file *file = ucmd->file;
-	struct lchan_listener *lst = file->private_data;
+	struct lchan_listen_point *lst = file->private_data;
 	struct lchan_accept_args *req = ucmd->cmd;
 	struct rdma_cm_id *id;
-	struct lchan_chan *chan;
+	struct lchan_channel *chan;
+	u32 open_flags = 0;
 	long ret;
 
-	chan = lchan_chan_alloc(lst->ctx);
+	chan = lchan_connect_new(lst->ctx);
 	if (IS_ERR(chan))
 		return PTR_ERR(chan);
-	chan->passive = true;
+	chan->conn.passive = true;
 
-	id = lchan_listen_next(lst, file->f_flags & O_NONBLOCK, chan);
+	id = lchan_listen_next(lst, file->f_flags & O_NONBLOCK, chan,
+			       &open_flags);
 	if (IS_ERR(id)) {
 		ret = PTR_ERR(id);
 		goto err_abort;
@@ -278,34 +283,35 @@ long lchan_ioctl_accept(struct lchan_ucmd *ucmd)
 	rdma_lock_handler(id);
 	id->context = &chan->kind;	/* from now on events are ours */
 	rdma_unlock_handler(id);
-	lchan_cm_copy_sockaddr(&chan->remote, (struct sockaddr *)
+	lchan_cm_copy_sockaddr(&chan->conn.remote, (struct sockaddr *)
 			       &id->route.addr.dst_addr);
 	mutex_unlock(&chan->lock);
-	ret = lchan_cm_open_chan(chan, &req->rings, &req->rc, req->flags,
-				 NULL);
+	/* The request's answer to the exchange stands for the caller's. */
+	ret = lchan_connect_open(chan, &req->rings, &req->rc,
+				 req->flags | open_flags, NULL);
 	if (ret)
 		goto err_abort;
 
-	lchan_cm_sockaddr_to_addr(&chan->remote, &req->peer);
+	lchan_cm_sockaddr_to_addr(&chan->conn.remote, &req->peer);
 	ret = lchan_ioctl_respond(ucmd);
 	if (ret)
 		goto err_abort;
-	return lchan_chan_install_fd(chan, req->flags);
+	return lchan_file_install(chan, req->flags);
 
 err_abort:
-	lchan_chan_abort(chan);
+	lchan_file_abort(chan);
 	return ret;
 }
 
 static const struct lchan_ioctl_op lchan_listen_ioctl_ops[] = {
-	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_ACCEPT, lchan_listen_check_accept,
+	LCHAN_IOCTL_OWNER_OP(LCHAN_IOC_ACCEPT, lchan_ioctl_accept_check,
 			     lchan_ioctl_accept, struct lchan_accept_args, rings),
 };
 
 static long lchan_listen_ioctl(struct file *file, unsigned int cmd,
 			       unsigned long arg)
 {
-	struct lchan_listener *lst = file->private_data;
+	struct lchan_listen_point *lst = file->private_data;
 
 	return lchan_ioctl_dispatch(file, cmd, arg, lchan_listen_ioctl_ops,
 				    ARRAY_SIZE(lchan_listen_ioctl_ops),
@@ -321,7 +327,7 @@ static const struct file_operations lchan_listen_fops = {
 	.llseek = noop_llseek,
 };
 
-static int lchan_listen_bind_dev(struct lchan_listener *lst,
+static int lchan_listen_bind_dev(struct lchan_listen_point *lst,
 				 struct ib_device *ibdev)
 {
 	struct lchan_dev *dev = lchan_dev_get(ibdev);
@@ -340,14 +346,14 @@ static int lchan_listen_bind_dev(struct lchan_listener *lst,
 	return 0;
 }
 
-int lchan_listen_check_listen(const struct lchan_ucmd *ucmd)
+int lchan_ioctl_listen_check(const struct lchan_ucmd *ucmd)
 {
 	const struct lchan_listen_args *req = ucmd->cmd;
 	struct sockaddr_storage ss;
 	int ret;
 
-	ret = lchan_cm_check_fd_flags(req->flags, LCHAN_FD_CLOEXEC |
-				      LCHAN_FD_NONBLOCK);
+	ret = lchan_connect_check_fd_flags(req->flags, LCHAN_FD_CLOEXEC |
+					   LCHAN_FD_NONBLOCK);
 	if (ret)
 		return ret;
 	if (req->resv || req->backlog > LCHAN_MAX_BACKLOG)
@@ -360,7 +366,7 @@ int lchan_listen_check_listen(const struct lchan_ucmd *ucmd)
  * its own port space; when TCP has that port (lchan_iwarp_port.c), listen
  * again on one TCP chooses.  The address stays, and so does the device.
  */
-static int lchan_listen_again(struct lchan_listener *lst,
+static int lchan_listen_again(struct lchan_listen_point *lst,
 			      struct sockaddr_storage *ss)
 {
 	struct rdma_cm_id *cm_id;
@@ -396,15 +402,15 @@ static int lchan_listen_again(struct lchan_listener *lst,
 
 long lchan_ioctl_listen(struct lchan_ucmd *ucmd)
 {
-	struct lchan_ctx *ctx = ucmd->file->private_data;
+	struct lchan_context *ctx = ucmd->file->private_data;
 	struct lchan_listen_args *req = ucmd->cmd;
 	struct sockaddr_storage ss;
-	struct lchan_listener *lst;
+	struct lchan_listen_point *lst;
 	struct rdma_cm_id *cm_id;
 	long ret;
 	int fd;
 
-	/* lchan_listen_check_listen() found the address good. */
+	/* lchan_ioctl_listen_check() found the address good. */
 	lchan_cm_addr_to_sockaddr(&req->addr, &ss);
 
 	lst = kzalloc(sizeof(*lst), LCHAN_GFP_USER);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * lchan: module entry and exit, the /dev/lchan misc device and the ABI
+ * lchan: module entry and exit, the ib_client that tells lchan of RDMA
+ * devices as they come and go, the /dev/lchan misc device and the ABI
  * layout checks.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -14,12 +15,71 @@
 #define CREATE_TRACE_POINTS
 #include "lchan_trace.h"
 
-struct workqueue_struct *lchan_wq;
+static struct ib_client lchan_main_client;
+
+static int lchan_main_dev_add(struct ib_device *ibdev)
+{
+	struct lchan_dev *dev;
+	int ret;
+
+	dev = lchan_dev_alloc(ibdev);
+	if (IS_ERR(dev))
+		return PTR_ERR(dev);
+	ret = lchan_sysfs_add_dev(dev);
+	if (ret)
+		goto err_put;
+
+	lchan_dev_publish(dev);
+	ib_set_client_data(ibdev, &lchan_main_client, dev);
+	pr_debug("device %s added\n", dev_name(&ibdev->dev));
+	return 0;
+
+err_put:
+	lchan_dev_put(dev);
+	return ret;
+}
+
+/*
+ * ib_core calls this before rdma_cm's own removal (clients go in LIFO
+ * order), so every channel and listener on the device still has its
+ * cm_id, QP and CQ, and lchan releases them itself.  Nothing here may wait
+ * for user space.
+ */
+static void lchan_main_dev_remove(struct ib_device *ibdev, void *client_data)
+{
+	struct lchan_dev *dev = client_data;
+
+	lchan_dev_retire(dev);
+
+	lchan_qp_kill_dev(dev);
+	lchan_listen_kill_dev(dev);
+	lchan_ctx_revoke_pds(dev);
+
+	lchan_sysfs_del_dev(dev);
+	pr_debug("device %s removed\n", dev_name(&ibdev->dev));
+	lchan_dev_put(dev);
+}
+
+static void lchan_main_dev_rename(struct ib_device *ibdev, void *client_data)
+{
+	struct lchan_dev *dev = client_data;
+
+	if (kobject_rename(&dev->kobj, dev_name(&ibdev->dev)))
+		pr_warn("cannot rename sysfs entry of %s\n",
+			dev_name(&ibdev->dev));
+}
+
+static struct ib_client lchan_main_client = {
+	.name = "lchan",
+	.add = lchan_main_dev_add,
+	.remove = lchan_main_dev_remove,
+	.rename = lchan_main_dev_rename,
+};
 
 static struct miscdevice lchan_miscdev = {
 	.minor = MISC_DYNAMIC_MINOR,
 	.name = "lchan",
-	.fops = &lchan_ctx_fops,
+	.fops = &lchan_ctl_fops,
 	.mode = 0666,
 };
 
@@ -57,9 +117,9 @@ static int __init lchan_main_init(void)
 
 	lchan_main_check_abi();
 
-	lchan_wq = alloc_workqueue("lchan", WQ_UNBOUND, 0);
-	if (!lchan_wq)
-		return -ENOMEM;
+	ret = lchan_wq_init();
+	if (ret)
+		return ret;
 
 	ret = lchan_sysfs_init();
 	if (ret)
@@ -69,7 +129,7 @@ static int __init lchan_main_init(void)
 	if (ret)
 		goto err_sysfs;
 
-	ret = lchan_dev_init();
+	ret = ib_register_client(&lchan_main_client);
 	if (ret)
 		goto err_poller;
 
@@ -80,13 +140,13 @@ static int __init lchan_main_init(void)
 	return 0;
 
 err_unregister_client:
-	lchan_dev_exit();
+	ib_unregister_client(&lchan_main_client);
 err_poller:
 	lchan_poller_exit();
 err_sysfs:
 	lchan_sysfs_exit();
 err_destroy_wq:
-	destroy_workqueue(lchan_wq);
+	lchan_wq_exit();
 	return ret;
 }
 
@@ -95,9 +155,9 @@ static void __exit lchan_main_exit(void)
 {
 	misc_deregister(&lchan_miscdev);
 	flush_workqueue(lchan_wq);	/* MR releases still queued */
-	lchan_dev_exit();
+	ib_unregister_client(&lchan_main_client);
 	lchan_poller_exit();
-	destroy_workqueue(lchan_wq);
+	lchan_wq_exit();
 	lchan_sysfs_exit();
 }
 

@@ -57,7 +57,7 @@ static int lchan_mr_check_vmas(u64 addr, u64 length)
 
 	mmap_read_lock(current->mm);
 	for_each_vma_range(vmi, vma, addr + length) {
-		if (vma->vm_file && vma->vm_file->f_op == &lchan_chan_fops) {
+		if (lchan_ring_is_mapping(vma)) {
 			ret = -EINVAL;
 			break;
 		}
@@ -66,7 +66,7 @@ static int lchan_mr_check_vmas(u64 addr, u64 length)
 	return ret;
 }
 
-int lchan_mr_check_reg(const struct lchan_ucmd *ucmd)
+int lchan_ioctl_mr_reg_check(const struct lchan_ucmd *ucmd)
 {
 	const struct lchan_mr_reg_args *req = ucmd->cmd;
 
@@ -85,17 +85,17 @@ int lchan_mr_check_reg(const struct lchan_ucmd *ucmd)
 
 long lchan_ioctl_mr_reg(struct lchan_ucmd *ucmd)
 {
-	struct lchan_ctx *ctx = ucmd->file->private_data;
+	struct lchan_context *ctx = ucmd->file->private_data;
 	struct lchan_mr_reg_args *req = ucmd->cmd;
-	struct lchan_chan *chan;
+	struct lchan_channel *chan;
 	struct lchan_pd *pd;
-	struct lchan_mr *mr;
+	struct lchan_region *mr;
 	struct ib_mr *ibmr;
 	struct fd f;
 	u32 handle;
 	long ret;
 
-	chan = lchan_chan_from_fd(req->chan_fd, &f);
+	chan = lchan_file_chan(req->chan_fd, &f);
 	if (!chan)
 		return -EBADF;
 	if (chan->ctx != ctx) {
@@ -170,7 +170,7 @@ err_unpublish:
 	if (xa_cmpxchg(&ctx->mrs, handle, mr, NULL, 0) != mr)
 		goto err_fdput;
 err_put_mr:
-	lchan_mr_put(mr);	/* and with it the PD */
+	lchan_region_put(mr);	/* and with it the PD */
 	goto err_fdput;
 err_unlock:
 	mutex_unlock(&pd->dev->lock);
@@ -183,58 +183,16 @@ err_fdput:
 }
 
 /* Every registration that got past the argument copy is traced. */
-void lchan_mr_trace_reg(const struct lchan_ucmd *ucmd, long ret)
+void lchan_ioctl_mr_reg_done(const struct lchan_ucmd *ucmd, long ret)
 {
-	const struct lchan_ctx *ctx = ucmd->file->private_data;
+	const struct lchan_context *ctx = ucmd->file->private_data;
 	const struct lchan_mr_reg_args *req = ucmd->cmd;
 
 	trace_lchan_mr_reg(ctx->tgid, ret ? 0 : req->handle, req->length,
 			   req->access, ret);
 }
 
-static void lchan_mr_free_work(struct work_struct *work)
-{
-	struct lchan_mr *mr = container_of(work, struct lchan_mr, free_work);
-	struct lchan_pd *pd = mr->pd;
-
-	mutex_lock(&pd->dev->lock);
-	list_del(&mr->pd_node);
-	if (mr->ibmr)
-		ib_dereg_mr(mr->ibmr);
-	mutex_unlock(&pd->dev->lock);
-	lchan_ctx_put_pd(pd);
-	kfree_rcu(mr, rcu);
-}
-
-static void lchan_mr_release(struct kref *ref)
-{
-	struct lchan_mr *mr = container_of(ref, struct lchan_mr, ref);
-
-	/* The last put may come from a completion handler (softirq). */
-	INIT_WORK(&mr->free_work, lchan_mr_free_work);
-	queue_work(lchan_wq, &mr->free_work);
-}
-
-void lchan_mr_put(struct lchan_mr *mr)
-{
-	if (mr)
-		kref_put(&mr->ref, lchan_mr_release);
-}
-
-/* A counted reference to the MR named @handle in @ctx, or NULL. */
-struct lchan_mr *lchan_mr_lookup(struct lchan_ctx *ctx, u32 handle)
-{
-	struct lchan_mr *mr;
-
-	rcu_read_lock();
-	mr = xa_load(&ctx->mrs, handle);
-	if (mr && !kref_get_unless_zero(&mr->ref))
-		mr = NULL;
-	rcu_read_unlock();
-	return mr;
-}
-
-int lchan_mr_check_dereg(const struct lchan_ucmd *ucmd)
+int lchan_ioctl_mr_dereg_check(const struct lchan_ucmd *ucmd)
 {
 	const struct lchan_mr_dereg_args *req = ucmd->cmd;
 
@@ -243,39 +201,15 @@ int lchan_mr_check_dereg(const struct lchan_ucmd *ucmd)
 
 long lchan_ioctl_mr_dereg(struct lchan_ucmd *ucmd)
 {
-	struct lchan_ctx *ctx = ucmd->file->private_data;
+	struct lchan_context *ctx = ucmd->file->private_data;
 	const struct lchan_mr_dereg_args *req = ucmd->cmd;
-	struct lchan_mr *mr;
+	struct lchan_region *mr;
 
 	mr = xa_erase(&ctx->mrs, req->handle);
 	trace_lchan_mr_dereg(ctx->tgid, req->handle, mr ? 0 : -ENOENT);
 	if (!mr)
 		return -ENOENT;
 	/* Work in flight holds its own references. */
-	lchan_mr_put(mr);
+	lchan_region_put(mr);
 	return 0;
-}
-
-void lchan_mr_drop_all(struct lchan_ctx *ctx)
-{
-	struct lchan_mr *mr;
-	unsigned long index;
-
-	xa_for_each(&ctx->mrs, index, mr) {
-		xa_erase(&ctx->mrs, index);
-		lchan_mr_put(mr);
-	}
-}
-
-/* Called with pd->dev->lock held, after the device's QPs are gone. */
-void lchan_mr_revoke_pd(struct lchan_pd *pd)
-{
-	struct lchan_mr *mr;
-
-	list_for_each_entry(mr, &pd->mrs, pd_node) {
-		if (mr->ibmr) {
-			ib_dereg_mr(mr->ibmr);
-			mr->ibmr = NULL;
-		}
-	}
 }

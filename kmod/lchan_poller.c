@@ -127,10 +127,10 @@ static enum lchan_pool_rule lchan_pool_rule;	/* pool lock; READ_ONCE */
 /* Set every ring's flags word; the longest idle time of the channels. */
 static u32 lchan_poller_set_flags(struct lchan_poller *p, u32 flags)
 {
-	struct lchan_chan *chan;
+	struct lchan_channel *chan;
 	u32 idle_ms = 0;
 
-	list_for_each_entry(chan, &p->chans, poll_node) {
+	list_for_each_entry(chan, &p->chans, pool.node) {
 		u32 *word = chan->ring.mem + chan->ring.info.sq_off.flags;
 
 		WRITE_ONCE(*word, flags);
@@ -140,13 +140,13 @@ static u32 lchan_poller_set_flags(struct lchan_poller *p, u32 flags)
 }
 
 /* Whether @chan's queues moved since the last look.  chan->lock held. */
-static bool lchan_poller_chan_moved(struct lchan_chan *chan)
+static bool lchan_poller_chan_moved(struct lchan_channel *chan)
 {
 	u32 sq = chan->ring.sq.head_k, rq = chan->ring.rq.head_k;
-	bool moved = sq != chan->poll_sq_seen || rq != chan->poll_rq_seen;
+	bool moved = sq != chan->pool.sq_seen || rq != chan->pool.rq_seen;
 
-	chan->poll_sq_seen = sq;
-	chan->poll_rq_seen = rq;
+	chan->pool.sq_seen = sq;
+	chan->pool.rq_seen = rq;
 	return moved;
 }
 
@@ -157,11 +157,11 @@ static bool lchan_poller_chan_moved(struct lchan_chan *chan)
 static bool lchan_poller_round(struct lchan_poller *p, u32 *idle_ms)
 {
 	u64 start = local_clock(), share;
-	struct lchan_chan *chan;
+	struct lchan_channel *chan;
 	u32 sq_done, rq_done;
 	bool did = false;
 
-	list_for_each_entry(chan, &p->chans, poll_node) {
+	list_for_each_entry(chan, &p->chans, pool.node) {
 		/* Whoever holds the lock (ENTER, teardown) does the work. */
 		if (!mutex_trylock(&chan->lock))
 			continue;
@@ -176,16 +176,16 @@ static bool lchan_poller_round(struct lchan_poller *p, u32 *idle_ms)
 	if (!p->nr_chans)
 		return did;
 	share = div_u64(local_clock() - start, p->nr_chans);
-	list_for_each_entry(chan, &p->chans, poll_node)
-		WRITE_ONCE(chan->poll_ns, chan->poll_ns + share);
+	list_for_each_entry(chan, &p->chans, pool.node)
+		WRITE_ONCE(chan->pool.ns, chan->pool.ns + share);
 	return did;
 }
 
 static bool lchan_poller_any_work(struct lchan_poller *p)
 {
-	struct lchan_chan *chan;
+	struct lchan_channel *chan;
 
-	list_for_each_entry(chan, &p->chans, poll_node)
+	list_for_each_entry(chan, &p->chans, pool.node)
 		if (lchan_post_has_work(chan))
 			return true;
 	return false;
@@ -336,13 +336,19 @@ static int lchan_poller_fn(void *data)
 	return 0;
 }
 
-void lchan_poller_kick(struct lchan_poller *p)
+static void lchan_poller_kick(struct lchan_poller *p)
 {
 	/* Asleep for a busy CPU: the kicker's ENTER did the work. */
 	if (!p || READ_ONCE(p->probing))
 		return;
 	WRITE_ONCE(p->wake, true);
 	wake_up(&p->wq);
+}
+
+/* The thread that serves @chan, if any, has work: ENTER's doorbell. */
+void lchan_poller_kick_chan(struct lchan_channel *chan)
+{
+	lchan_poller_kick(READ_ONCE(chan->pool.poller));
 }
 
 /* The running thread with the fewest channels.  Pool lock held. */
@@ -374,18 +380,18 @@ static struct lchan_poller *lchan_poller_most_loaded(void)
  */
 static struct lchan_poller *lchan_poller_of_dev(const struct lchan_dev *dev)
 {
-	struct lchan_chan *chan;
+	struct lchan_channel *chan;
 	unsigned int i;
 
 	for (i = 0; i < lchan_pool_running; i++)
-		list_for_each_entry(chan, &lchan_pollers[i].chans, poll_node)
+		list_for_each_entry(chan, &lchan_pollers[i].chans, pool.node)
 			if (chan->dev == dev)
 				return &lchan_pollers[i];
 	return NULL;
 }
 
 /* The thread @chan goes to by the administrator's rule.  Pool lock held. */
-static struct lchan_poller *lchan_poller_pick(const struct lchan_chan *chan)
+static struct lchan_poller *lchan_poller_pick(const struct lchan_channel *chan)
 {
 	struct lchan_poller *p = NULL;
 
@@ -395,26 +401,27 @@ static struct lchan_poller *lchan_poller_pick(const struct lchan_chan *chan)
 }
 
 /* @chan joins @p and @p looks at it.  Pool lock held. */
-static void lchan_poller_link(struct lchan_poller *p, struct lchan_chan *chan)
+static void lchan_poller_link(struct lchan_poller *p,
+			      struct lchan_channel *chan)
 {
 	u32 *word = chan->ring.mem + chan->ring.info.sq_off.flags;
 
 	mutex_lock(&p->lock);
-	list_add_tail(&chan->poll_node, &p->chans);
+	list_add_tail(&chan->pool.node, &p->chans);
 	WRITE_ONCE(p->nr_chans, p->nr_chans + 1);
 	/* A thread that will not be kicked leaves the work to ENTER. */
 	WRITE_ONCE(*word, p->probing ? LCHAN_SQ_NEED_WAKEUP : 0);
-	WRITE_ONCE(chan->poller, p);
+	WRITE_ONCE(chan->pool.poller, p);
 	mutex_unlock(&p->lock);
 	lchan_poller_kick(p);
 }
 
-static void lchan_poller_unlink(struct lchan_chan *chan)
+static void lchan_poller_unlink(struct lchan_channel *chan)
 {
-	struct lchan_poller *p = chan->poller;
+	struct lchan_poller *p = chan->pool.poller;
 
 	mutex_lock(&p->lock);
-	list_del_init(&chan->poll_node);
+	list_del_init(&chan->pool.node);
 	WRITE_ONCE(p->nr_chans, p->nr_chans - 1);
 	mutex_unlock(&p->lock);
 }
@@ -425,12 +432,12 @@ static void lchan_poller_balance(void)
 	for (;;) {
 		struct lchan_poller *from = lchan_poller_most_loaded();
 		struct lchan_poller *to = lchan_poller_least_loaded();
-		struct lchan_chan *chan;
+		struct lchan_channel *chan;
 
 		if (from->nr_chans <= to->nr_chans + 1)
 			return;
-		chan = list_last_entry(&from->chans, struct lchan_chan,
-				       poll_node);
+		chan = list_last_entry(&from->chans, struct lchan_channel,
+				       pool.node);
 		lchan_poller_unlink(chan);
 		lchan_poller_link(to, chan);
 	}
@@ -440,17 +447,17 @@ static void lchan_poller_balance(void)
 static void lchan_poller_regroup(void)
 {
 	LIST_HEAD(all);
-	struct lchan_chan *chan, *next;
+	struct lchan_channel *chan, *next;
 	unsigned int i;
 
 	for (i = 0; i < lchan_pool_running; i++)
 		list_for_each_entry_safe(chan, next, &lchan_pollers[i].chans,
-					 poll_node) {
+					 pool.node) {
 			lchan_poller_unlink(chan);
-			list_add_tail(&chan->poll_node, &all);
+			list_add_tail(&chan->pool.node, &all);
 		}
-	list_for_each_entry_safe(chan, next, &all, poll_node) {
-		list_del_init(&chan->poll_node);
+	list_for_each_entry_safe(chan, next, &all, pool.node) {
+		list_del_init(&chan->pool.node);
 		lchan_poller_link(lchan_poller_pick(chan), chan);
 	}
 }
@@ -509,10 +516,10 @@ static int lchan_poller_resize(unsigned int n)
 
 		/* Its channels go to the threads that stay. */
 		while (p->nr_chans) {
-			struct lchan_chan *chan;
+			struct lchan_channel *chan;
 
-			chan = list_first_entry(&p->chans, struct lchan_chan,
-						poll_node);
+			chan = list_first_entry(&p->chans, struct lchan_channel,
+						pool.node);
 			lchan_poller_unlink(chan);
 			lchan_poller_link(lchan_poller_least_loaded(), chan);
 		}
@@ -522,8 +529,13 @@ static int lchan_poller_resize(unsigned int n)
 	return ret;
 }
 
+void lchan_poller_member_init(struct lchan_channel *chan)
+{
+	INIT_LIST_HEAD(&chan->pool.node);
+}
+
 /* A new channel of a poller context: a thread of the pool takes it. */
-void lchan_poller_add_chan(struct lchan_chan *chan)
+void lchan_poller_add_chan(struct lchan_channel *chan)
 {
 	kobject_get(&chan->kobj);
 	mutex_lock(&lchan_pool_lock);
@@ -532,25 +544,25 @@ void lchan_poller_add_chan(struct lchan_chan *chan)
 }
 
 /* The number N of the thread (lchan-poll/N) that serves @chan, or -1. */
-int lchan_poller_index(const struct lchan_chan *chan)
+int lchan_poller_index(const struct lchan_channel *chan)
 {
-	struct lchan_poller *p = READ_ONCE(chan->poller);
+	struct lchan_poller *p = READ_ONCE(chan->pool.poller);
 
 	return p ? p - lchan_pollers : -1;
 }
 
 /* The channel leaves before its teardown; never while a thread uses it. */
-void lchan_poller_del_chan(struct lchan_chan *chan)
+void lchan_poller_del_chan(struct lchan_channel *chan)
 {
 	bool had;
 
-	if (!chan->ctx->poller_mode)
+	if (chan->mode != LCHAN_MODE_POLLER)
 		return;
 	mutex_lock(&lchan_pool_lock);
-	had = chan->poller;
+	had = chan->pool.poller;
 	if (had) {
 		lchan_poller_unlink(chan);
-		WRITE_ONCE(chan->poller, NULL);
+		WRITE_ONCE(chan->pool.poller, NULL);
 	}
 	mutex_unlock(&lchan_pool_lock);
 	if (had)

@@ -10,29 +10,29 @@
  * Where the device's post path runs its request depends on the device and
  * the kernel (lchan_compat.h): with BHs disabled, or as it is.
  */
-static void lchan_post_bh_off(const struct lchan_chan *chan)
+static void lchan_post_bh_off(const struct lchan_channel *chan)
 {
 	if (chan->dev->post_bh_off)
 		local_bh_disable();
 }
 
-static void lchan_post_bh_on(const struct lchan_chan *chan)
+static void lchan_post_bh_on(const struct lchan_channel *chan)
 {
 	if (chan->dev->post_bh_off)
 		local_bh_enable();
 }
 
 /* Submit what waits in the ring from process context, soon. */
-void lchan_post_kick(struct lchan_chan *chan)
+void lchan_post_kick(struct lchan_channel *chan)
 {
 	kobject_get(&chan->kobj);
 	if (!queue_work(lchan_wq, &chan->repost_work))
 		lchan_chan_put(chan);
 }
 
-void lchan_post_repost_work(struct work_struct *work)
+static void lchan_post_repost_work(struct work_struct *work)
 {
-	struct lchan_chan *chan = container_of(work, struct lchan_chan,
+	struct lchan_channel *chan = container_of(work, struct lchan_channel,
 					       repost_work);
 	u32 sq_done, rq_done;
 
@@ -40,6 +40,18 @@ void lchan_post_repost_work(struct work_struct *work)
 	lchan_post_submit(chan, &sq_done, &rq_done);
 	mutex_unlock(&chan->lock);
 	lchan_chan_put(chan);
+}
+
+void lchan_post_init(struct lchan_channel *chan)
+{
+	INIT_WORK(&chan->repost_work, lchan_post_repost_work);
+}
+
+/* No completion can queue a repost any more; a queued one held a ref. */
+void lchan_post_stop(struct lchan_channel *chan)
+{
+	if (cancel_work_sync(&chan->repost_work))
+		lchan_chan_put(chan);
 }
 
 static u8 lchan_post_recv_op(const struct ib_wc *wc)
@@ -51,10 +63,11 @@ static u8 lchan_post_recv_op(const struct ib_wc *wc)
 static void lchan_post_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct lchan_wr *wr = container_of(wc->wr_cqe, struct lchan_wr, cqe);
-	struct lchan_chan *chan = cq->cq_context;	/* ib_alloc_cq()'s */
+	struct lchan_channel *chan = cq->cq_context;	/* ib_alloc_cq()'s */
 	bool is_recv = wr->opcode == LCHAN_CQE_RECV;
 	/* A hidden send that succeeded: the application asked for no CQE. */
 	bool quiet = !is_recv && wr->hidden && !wc->status;
+	bool kick;
 	struct lchan_cqe cqe = {
 		.user_data = wr->user_data,
 		.opcode = wr->opcode,
@@ -64,7 +77,7 @@ static void lchan_post_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 	};
 
 	/* The keepalive's stamp: one store, whatever the channel's setting. */
-	WRITE_ONCE(chan->heard, jiffies);
+	lchan_keepalive_heard(chan);
 	if (is_recv && !wc->status) {
 		cqe.opcode = lchan_post_recv_op(wc);
 		cqe.byte_len = wc->byte_len;
@@ -92,7 +105,7 @@ static void lchan_post_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 			chan->stats.recv_bytes += wc->byte_len;
 		}
 		lchan_ring_put_cqe(chan, &cqe);
-		lchan_flow_recv_done(chan, wr);
+		kick = lchan_flow_recv_done(chan, wr);
 	} else {
 		if (!wc->status) {
 			chan->stats.send_ops++;
@@ -100,8 +113,11 @@ static void lchan_post_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 		}
 		if (!quiet)
 			lchan_ring_put_cqe(chan, &cqe);
-		lchan_flow_send_done(chan, wr, quiet);
+		kick = lchan_flow_send_done(chan, wr, quiet);
 	}
+	/* Slots came free on a starved queue: submit from process context. */
+	if (kick)
+		lchan_post_kick(chan);
 	spin_unlock_bh(&chan->cq_lock);
 	/*
 	 * A request of an RC QP that fails puts the QP in error (a flush is
@@ -130,7 +146,7 @@ static struct lchan_wr *lchan_post_next(struct lchan_wr *wr, bool is_recv)
  * Those requests were the newest, so their slots are returned by moving
  * the post index back; the older ones in flight keep theirs.
  */
-static void lchan_post_fail_chain(struct lchan_chan *chan,
+static void lchan_post_fail_chain(struct lchan_channel *chan,
 				  struct lchan_queue *q, struct lchan_wr *wr)
 {
 	bool is_recv = q == &chan->ring.rq;
@@ -151,7 +167,7 @@ static void lchan_post_fail_chain(struct lchan_chan *chan,
  * state, and every request the device holds comes back flushed through
  * the normal completion path.
  */
-void lchan_post_break(struct lchan_chan *chan)
+void lchan_post_break(struct lchan_channel *chan)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 
@@ -167,7 +183,7 @@ void lchan_post_break(struct lchan_chan *chan)
  * never move again, and only the error state gets them back: as flush
  * completions, through the normal completion path.
  */
-static void lchan_post_failed(struct lchan_chan *chan, struct lchan_queue *q,
+static void lchan_post_failed(struct lchan_channel *chan, struct lchan_queue *q,
 			      struct lchan_wr *first, struct lchan_wr *bad,
 			      int err)
 {
@@ -187,7 +203,7 @@ static void lchan_post_failed(struct lchan_chan *chan, struct lchan_queue *q,
 }
 
 /* Link a checked request, in the next slot of @q, into the chain. */
-static void lchan_post_link(struct lchan_chan *chan, struct lchan_queue *q,
+static void lchan_post_link(struct lchan_channel *chan, struct lchan_queue *q,
 			    struct lchan_wr *wr, struct lchan_wr *last)
 {
 	u32 half = max(q->entries / 2, 1U);
@@ -236,7 +252,7 @@ static void lchan_post_mark_posted(struct lchan_queue *q)
  * device has copied the chain's SGE lists when this returns: post_sge is
  * free again.  Returns the post's error.
  */
-static int lchan_post_chain(struct lchan_chan *chan, struct lchan_queue *q,
+static int lchan_post_chain(struct lchan_channel *chan, struct lchan_queue *q,
 			    struct lchan_wr *first)
 {
 	const struct ib_send_wr *bad_send = NULL;
@@ -270,7 +286,7 @@ static int lchan_post_chain(struct lchan_chan *chan, struct lchan_queue *q,
  * given back after (lchan_flow.c).  Returns the number of entries taken,
  * or -EINVAL for a tail that is not within one ring of the head.
  */
-static int lchan_post_take(struct lchan_chan *chan, struct lchan_queue *q,
+static int lchan_post_take(struct lchan_channel *chan, struct lchan_queue *q,
 			   bool post, u32 tail)
 {
 	bool is_recv = q == &chan->ring.rq;
@@ -347,7 +363,8 @@ static int lchan_post_take(struct lchan_chan *chan, struct lchan_queue *q,
 }
 
 /* Post a request of the kernel's own on the SQ.  lock held. */
-int lchan_post_own_send(struct lchan_chan *chan, const struct ib_send_wr *wr)
+int lchan_post_own_send(struct lchan_channel *chan,
+			const struct ib_send_wr *wr)
 {
 	int ret;
 
@@ -358,7 +375,7 @@ int lchan_post_own_send(struct lchan_chan *chan, const struct ib_send_wr *wr)
 }
 
 /* A channel that is down answers entries with flush errors instead. */
-static bool lchan_post_usable(struct lchan_chan *chan, int state)
+static bool lchan_post_usable(struct lchan_channel *chan, int state)
 {
 	return chan->qp && state != LCHAN_STATE_DISCONNECTED &&
 	       state != LCHAN_STATE_ERROR;
@@ -371,7 +388,7 @@ static bool lchan_post_usable(struct lchan_chan *chan, int state)
  * under chan->lock, so once read it holds for the whole call.  A channel
  * that is down is never gated: its entries are flushed.  lock held.
  */
-static bool lchan_post_sq_gated(struct lchan_chan *chan, int state)
+static bool lchan_post_sq_gated(struct lchan_channel *chan, int state)
 {
 	if (!lchan_post_usable(chan, state))
 		return false;
@@ -382,7 +399,7 @@ static bool lchan_post_sq_gated(struct lchan_chan *chan, int state)
  * Post what the app published.  Called with chan->lock held.  Receives go
  * first so that a request/response exchange finds its buffer posted.
  */
-int lchan_post_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done)
+int lchan_post_submit(struct lchan_channel *chan, u32 *sq_done, u32 *rq_done)
 {
 	int state = READ_ONCE(chan->state);
 	bool usable = lchan_post_usable(chan, state);
@@ -424,7 +441,7 @@ int lchan_post_submit(struct lchan_chan *chan, u32 *sq_done, u32 *rq_done)
 }
 
 /* Published entries not yet taken (the poller's question).  lock held. */
-bool lchan_post_has_work(struct lchan_chan *chan)
+bool lchan_post_has_work(struct lchan_channel *chan)
 {
 	struct lchan_ring *ring = &chan->ring;
 

@@ -55,16 +55,17 @@ const struct lchan_quirk *lchan_quirk_get(const struct ib_device *ibdev)
  * the CQ again a little later, and run it when it has CQEs.  Called at
  * the end of every completion.
  */
-void lchan_quirk_recheck_soon(struct lchan_chan *chan)
+void lchan_quirk_recheck_soon(struct lchan_channel *chan)
 {
 	/* A direct CQ has no events to lose. */
-	if (!chan->dev->quirk->cq_recheck || chan->direct)
+	if (!chan->dev->quirk->cq_recheck ||
+	    chan->mode == LCHAN_MODE_DIRECT)
 		return;
-	WRITE_ONCE(chan->cq_handled, chan->cq_handled + 1);
-	if (delayed_work_pending(&chan->cq_recheck_work))
+	WRITE_ONCE(chan->recheck.handled, chan->recheck.handled + 1);
+	if (delayed_work_pending(&chan->recheck.work))
 		return;
-	WRITE_ONCE(chan->cq_recheck_mark, chan->cq_handled);
-	lchan_chan_queue_delayed(chan, &chan->cq_recheck_work,
+	WRITE_ONCE(chan->recheck.mark, chan->recheck.handled);
+	lchan_chan_queue_delayed(chan, &chan->recheck.work,
 				 LCHAN_CQ_RECHECK_MS);
 }
 
@@ -76,11 +77,11 @@ static bool lchan_quirk_cq_poll_pending(struct ib_cq *cq)
 	return work_pending(&cq->work);
 }
 
-void lchan_quirk_cq_recheck(struct work_struct *work)
+static void lchan_quirk_cq_recheck(struct work_struct *work)
 {
-	struct lchan_chan *chan = container_of(to_delayed_work(work),
-					       struct lchan_chan,
-					       cq_recheck_work);
+	struct lchan_channel *chan = container_of(to_delayed_work(work),
+					       struct lchan_channel,
+					       recheck.work);
 	struct ib_cq *cq;
 
 	mutex_lock(&chan->lock);
@@ -92,8 +93,8 @@ void lchan_quirk_cq_recheck(struct work_struct *work)
 		 * scheduled, ib_core is at work on the CQ anyway; else their
 		 * event was dropped.
 		 */
-		if (READ_ONCE(chan->cq_handled) ==
-		    READ_ONCE(chan->cq_recheck_mark) &&
+		if (READ_ONCE(chan->recheck.handled) ==
+		    READ_ONCE(chan->recheck.mark) &&
 		    !lchan_quirk_cq_poll_pending(cq))
 			WRITE_ONCE(chan->stats.cq_recovered,
 				   chan->stats.cq_recovered + 1);
@@ -104,4 +105,16 @@ void lchan_quirk_cq_recheck(struct work_struct *work)
 	}
 	mutex_unlock(&chan->lock);
 	lchan_chan_put(chan);
+}
+
+void lchan_quirk_init(struct lchan_channel *chan)
+{
+	INIT_DELAYED_WORK(&chan->recheck.work, lchan_quirk_cq_recheck);
+}
+
+/* No completion can queue the recheck any more; a queued one held a ref. */
+void lchan_quirk_stop(struct lchan_channel *chan)
+{
+	if (cancel_delayed_work_sync(&chan->recheck.work))
+		lchan_chan_put(chan);
 }

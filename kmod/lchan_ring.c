@@ -189,7 +189,7 @@ err_free_pages:
 	return -ENOMEM;
 }
 
-int lchan_ring_alloc(struct lchan_chan *chan,
+int lchan_ring_alloc(struct lchan_channel *chan,
 		     const struct lchan_ring_sizes *sizes)
 {
 	struct lchan_ring *ring = &chan->ring;
@@ -312,7 +312,7 @@ static int lchan_ring_vm_access(struct vm_area_struct *vma,
 				unsigned long addr, void *buf, int len,
 				int write)
 {
-	struct lchan_chan *chan = vma->vm_file->private_data;
+	struct lchan_channel *chan = vma->vm_file->private_data;
 	struct lchan_ring *ring = &chan->ring;
 	unsigned long off = addr - vma->vm_start +
 		((vma->vm_pgoff - (LCHAN_OFF_RINGS >> PAGE_SHIFT)) << PAGE_SHIFT);
@@ -332,6 +332,12 @@ static const struct vm_operations_struct lchan_ring_vm_ops = {
 	.access = lchan_ring_vm_access,
 };
 
+/* Whether @vma maps a channel's rings: only lchan_ring_mmap() makes one. */
+bool lchan_ring_is_mapping(const struct vm_area_struct *vma)
+{
+	return vma->vm_ops == &lchan_ring_vm_ops;
+}
+
 /*
  * The mapping holds a reference to the channel file (vm_file), so the
  * channel and its ring memory outlive every mapping: munmap after close
@@ -347,7 +353,7 @@ static const struct vm_operations_struct lchan_ring_vm_ops = {
  * lchan_mr.c's check and the device's pin, and no pin outlives the
  * channel.  The ring frees its pages only when the last mapping is gone.
  */
-int lchan_ring_mmap(struct lchan_chan *chan, struct vm_area_struct *vma)
+int lchan_ring_mmap(struct lchan_channel *chan, struct vm_area_struct *vma)
 {
 	struct lchan_ring *ring = &chan->ring;
 	unsigned int i;
@@ -392,7 +398,7 @@ static u32 lchan_ring_cq_used(struct lchan_ring *ring, u32 tail_k)
 	return used > ring->cq_entries ? ring->cq_entries : used;
 }
 
-u32 lchan_ring_cq_ready(struct lchan_chan *chan)
+u32 lchan_ring_cq_ready(struct lchan_channel *chan)
 {
 	return lchan_ring_cq_used(&chan->ring, READ_ONCE(chan->ring.cq_tail_k));
 }
@@ -408,7 +414,8 @@ u32 lchan_ring_held(const struct lchan_ring *ring, const struct lchan_queue *q)
 }
 
 /* Write one CQE into a claimed slot and publish it.  cq_lock held. */
-void lchan_ring_put_cqe(struct lchan_chan *chan, const struct lchan_cqe *src)
+void lchan_ring_put_cqe(struct lchan_channel *chan,
+			const struct lchan_cqe *src)
 {
 	struct lchan_ring *ring = &chan->ring;
 	struct lchan_cqe *cqe;
@@ -426,15 +433,15 @@ void lchan_ring_put_cqe(struct lchan_chan *chan, const struct lchan_cqe *src)
 	smp_store_release(ring->cq_tail, ring->cq_tail_k);
 }
 
-/* After a CQE: wq_has_sleeper() pairs with the smp_mb() in lchan_chan_poll. */
-void lchan_ring_wake(struct lchan_chan *chan)
+/* After a CQE: wq_has_sleeper() pairs with the smp_mb() in lchan_file_poll. */
+void lchan_ring_wake(struct lchan_channel *chan)
 {
 	if (wq_has_sleeper(&chan->wq))
 		wake_up(&chan->wq);
 }
 
 /* An error CQE for an entry that never reached the device. */
-void lchan_ring_reject(struct lchan_chan *chan, u8 opcode, u64 user_data,
+void lchan_ring_reject(struct lchan_channel *chan, u8 opcode, u64 user_data,
 		       u32 status)
 {
 	struct lchan_cqe cqe = {

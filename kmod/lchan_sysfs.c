@@ -39,6 +39,12 @@ static const struct attribute_group lchan_root_group = {
 	.attrs = lchan_root_attrs,
 };
 
+static const char * const lchan_sysfs_mode_names[] = {
+	[LCHAN_MODE_DOORBELL] = "doorbell",
+	[LCHAN_MODE_POLLER] = "poller",
+	[LCHAN_MODE_DIRECT] = "direct",
+};
+
 /* devices/<name>/ */
 
 static ssize_t lchan_sysfs_transport_show(struct kobject *kobj,
@@ -95,16 +101,23 @@ static struct attribute *lchan_dev_attrs[] = {
 };
 ATTRIBUTE_GROUPS(lchan_dev);
 
-const struct kobj_type lchan_dev_ktype = {
-	.release = lchan_dev_free,
-	.sysfs_ops = &kobj_sysfs_ops,
-	.default_groups = lchan_dev_groups,
-};
-
+/*
+ * The object's files own their kobject types (lifetime only); the
+ * attributes are added here, right after the directory, as a type's
+ * default groups would be.
+ */
 int lchan_sysfs_add_dev(struct lchan_dev *dev)
 {
-	return kobject_add(&dev->kobj, lchan_devices_kobj, "%s",
-			   dev_name(&dev->ibdev->dev));
+	int ret;
+
+	ret = kobject_add(&dev->kobj, lchan_devices_kobj, "%s",
+			  dev_name(&dev->ibdev->dev));
+	if (ret)
+		return ret;
+	ret = sysfs_create_groups(&dev->kobj, lchan_dev_groups);
+	if (ret)
+		kobject_del(&dev->kobj);
+	return ret;
 }
 
 void lchan_sysfs_del_dev(struct lchan_dev *dev)
@@ -129,12 +142,22 @@ const char *lchan_sysfs_state_name(int state)
 	return "unknown";
 }
 
+/*
+ * lchan's own kernel memory for @chan: the object and its rings.  The
+ * device's QP and CQ and rdma_cm's id are not counted: their size is the
+ * driver's business.
+ */
+static size_t lchan_sysfs_kmem_bytes(const struct lchan_channel *chan)
+{
+	return sizeof(*chan) + lchan_ring_kmem_bytes(&chan->ring);
+}
+
 #define LCHAN_CHAN_ATTR(_name, _fmt, _expr)				\
 static ssize_t lchan_sysfs_chan_##_name##_show(struct kobject *kobj,	\
 					       struct kobj_attribute *attr,	\
 					       char *buf)			\
 {									\
-	struct lchan_chan *chan = to_lchan_chan(kobj);			\
+	struct lchan_channel *chan = to_lchan_channel(kobj);		\
 									\
 	return sysfs_emit(buf, _fmt "\n", _expr);			\
 }									\
@@ -161,7 +184,7 @@ static u16 lchan_sysfs_port_of(const struct sockaddr_storage *ss)
 static ssize_t lchan_sysfs_chan_local_addr_show(struct kobject *kobj,
 						struct kobj_attribute *attr, char *buf)
 {
-	return lchan_sysfs_show_addr(&to_lchan_chan(kobj)->local, buf);
+	return lchan_sysfs_show_addr(&to_lchan_channel(kobj)->conn.local, buf);
 }
 static struct kobj_attribute chan_local_addr_attr =
 	__ATTR(local_addr, 0444, lchan_sysfs_chan_local_addr_show, NULL);
@@ -169,7 +192,7 @@ static struct kobj_attribute chan_local_addr_attr =
 static ssize_t lchan_sysfs_chan_remote_addr_show(struct kobject *kobj,
 						 struct kobj_attribute *attr, char *buf)
 {
-	return lchan_sysfs_show_addr(&to_lchan_chan(kobj)->remote, buf);
+	return lchan_sysfs_show_addr(&to_lchan_channel(kobj)->conn.remote, buf);
 }
 static struct kobj_attribute chan_remote_addr_attr =
 	__ATTR(remote_addr, 0444, lchan_sysfs_chan_remote_addr_show, NULL);
@@ -177,7 +200,7 @@ static struct kobj_attribute chan_remote_addr_attr =
 static ssize_t lchan_sysfs_chan_device_show(struct kobject *kobj,
 					    struct kobj_attribute *attr, char *buf)
 {
-	struct lchan_chan *chan = to_lchan_chan(kobj);
+	struct lchan_channel *chan = to_lchan_channel(kobj);
 
 	/* dev is set once, before the directory appears; the name is ours. */
 	return sysfs_emit(buf, "%s\n", chan->dev ? kobject_name(&chan->dev->kobj)
@@ -187,11 +210,11 @@ static struct kobj_attribute chan_device_attr =
 	__ATTR(device, 0444, lchan_sysfs_chan_device_show, NULL);
 
 LCHAN_CHAN_ATTR(state, "%s", lchan_sysfs_state_name(READ_ONCE(chan->state)));
-LCHAN_CHAN_ATTR(port, "%u", chan->port_num);
-LCHAN_CHAN_ATTR(local_port, "%u", lchan_sysfs_port_of(&chan->local));
-LCHAN_CHAN_ATTR(remote_port, "%u", lchan_sysfs_port_of(&chan->remote));
+LCHAN_CHAN_ATTR(port, "%u", chan->conn.port_num);
+LCHAN_CHAN_ATTR(local_port, "%u", lchan_sysfs_port_of(&chan->conn.local));
+LCHAN_CHAN_ATTR(remote_port, "%u", lchan_sysfs_port_of(&chan->conn.remote));
 LCHAN_CHAN_ATTR(local_qpn, "%u", chan->ring.info.local_qpn);
-LCHAN_CHAN_ATTR(remote_qpn, "%u", READ_ONCE(chan->remote_qpn));
+LCHAN_CHAN_ATTR(remote_qpn, "%u", READ_ONCE(chan->conn.remote_qpn));
 LCHAN_CHAN_ATTR(sq_entries, "%u", chan->ring.sq.entries);
 LCHAN_CHAN_ATTR(rq_entries, "%u", chan->ring.rq.entries);
 LCHAN_CHAN_ATTR(cq_entries, "%u", chan->ring.cq_entries);
@@ -201,9 +224,9 @@ LCHAN_CHAN_ATTR(sq_held, "%u", lchan_ring_held(&chan->ring, &chan->ring.sq));
 LCHAN_CHAN_ATTR(rq_held, "%u", lchan_ring_held(&chan->ring, &chan->ring.rq));
 LCHAN_CHAN_ATTR(sq_starved, "%d", READ_ONCE(chan->ring.sq.starved));
 LCHAN_CHAN_ATTR(rq_starved, "%d", READ_ONCE(chan->ring.rq.starved));
-LCHAN_CHAN_ATTR(open_exchange, "%d", chan->open_exchange);
-LCHAN_CHAN_ATTR(peer_first_wait, "%d", READ_ONCE(chan->sq_held));
-LCHAN_CHAN_ATTR(peer_first_reads, "%u", READ_ONCE(chan->rtr_read));
+LCHAN_CHAN_ATTR(open_exchange, "%d", chan->iw.exchange);
+LCHAN_CHAN_ATTR(peer_first_wait, "%d", READ_ONCE(chan->iw.sq_held));
+LCHAN_CHAN_ATTR(peer_first_reads, "%u", READ_ONCE(chan->iw.reads));
 LCHAN_CHAN_ATTR(cq_recovered, "%llu", READ_ONCE(chan->stats.cq_recovered));
 LCHAN_CHAN_ATTR(cq_inflight, "%u", READ_ONCE(chan->ring.inflight));
 LCHAN_CHAN_ATTR(send_ops, "%llu", READ_ONCE(chan->stats.send_ops));
@@ -213,16 +236,15 @@ LCHAN_CHAN_ATTR(recv_bytes, "%llu", READ_ONCE(chan->stats.recv_bytes));
 LCHAN_CHAN_ATTR(errors, "%llu", READ_ONCE(chan->stats.err_cqes));
 LCHAN_CHAN_ATTR(enters, "%llu", READ_ONCE(chan->stats.enters));
 LCHAN_CHAN_ATTR(pid, "%d", chan->tgid);
-LCHAN_CHAN_ATTR(ack_timeout, "%u", READ_ONCE(chan->ack_timeout));
-LCHAN_CHAN_ATTR(retry_count, "%u", READ_ONCE(chan->retry_count));
-LCHAN_CHAN_ATTR(keepalive_ms, "%u", READ_ONCE(chan->keepalive_ms));
-LCHAN_CHAN_ATTR(keepalive_probes, "%llu", READ_ONCE(chan->ka_probes));
-LCHAN_CHAN_ATTR(mode, "%s", chan->ctx->poller_mode ? "poller" :
-		chan->direct ? "direct" : "doorbell");
-LCHAN_CHAN_ATTR(poller_ns, "%llu", READ_ONCE(chan->poll_ns));
+LCHAN_CHAN_ATTR(ack_timeout, "%u", READ_ONCE(chan->conn.ack_timeout));
+LCHAN_CHAN_ATTR(retry_count, "%u", READ_ONCE(chan->conn.retry_count));
+LCHAN_CHAN_ATTR(keepalive_ms, "%u", READ_ONCE(chan->ka.ms));
+LCHAN_CHAN_ATTR(keepalive_probes, "%llu", READ_ONCE(chan->ka.probes));
+LCHAN_CHAN_ATTR(mode, "%s", lchan_sysfs_mode_names[chan->mode]);
+LCHAN_CHAN_ATTR(poller_ns, "%llu", READ_ONCE(chan->pool.ns));
 LCHAN_CHAN_ATTR(poller, "%d", lchan_poller_index(chan));
-LCHAN_CHAN_ATTR(features, "0x%llx", (unsigned long long)chan->features);
-LCHAN_CHAN_ATTR(kmem_bytes, "%zu", lchan_chan_kmem_bytes(chan));
+LCHAN_CHAN_ATTR(features, "0x%llx", (unsigned long long)chan->caps.features);
+LCHAN_CHAN_ATTR(kmem_bytes, "%zu", lchan_sysfs_kmem_bytes(chan));
 
 static struct attribute *lchan_chan_attrs[] = {
 	&chan_state_attr.attr,
@@ -268,26 +290,24 @@ static struct attribute *lchan_chan_attrs[] = {
 };
 ATTRIBUTE_GROUPS(lchan_chan);
 
-const struct kobj_type lchan_chan_ktype = {
-	.release = lchan_chan_free,
-	.sysfs_ops = &kobj_sysfs_ops,
-	.default_groups = lchan_chan_groups,
-};
-
-/* Idempotent: establish adds it early, else lchan_chan_install_fd(). */
-int lchan_sysfs_add_chan(struct lchan_chan *chan)
+/* The connect pipeline's publish stage (lchan_connect.c). */
+int lchan_sysfs_add_chan(struct lchan_channel *chan)
 {
 	int ret;
 
-	if (chan->sysfs_added)
-		return 0;
 	ret = kobject_add(&chan->kobj, lchan_channels_kobj, "%u", chan->id);
-	if (!ret)
-		chan->sysfs_added = true;
-	return ret;
+	if (ret)
+		return ret;
+	ret = sysfs_create_groups(&chan->kobj, lchan_chan_groups);
+	if (ret) {
+		kobject_del(&chan->kobj);
+		return ret;
+	}
+	chan->sysfs_added = true;
+	return 0;
 }
 
-void lchan_sysfs_del_chan(struct lchan_chan *chan)
+void lchan_sysfs_del_chan(struct lchan_channel *chan)
 {
 	if (chan->sysfs_added)
 		kobject_del(&chan->kobj);

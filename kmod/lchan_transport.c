@@ -55,7 +55,7 @@ bool lchan_transport_request_wants(struct rdma_cm_id *id,
  * port if it needs to.  -EADDRINUSE when the port is taken.  chan->lock
  * held.
  */
-int lchan_transport_hold_port(struct lchan_chan *chan)
+int lchan_transport_hold_port(struct lchan_channel *chan)
 {
 	struct rdma_cm_id *id = chan->cm_id;
 	const struct lchan_transport_ops *tp;
@@ -67,7 +67,7 @@ int lchan_transport_hold_port(struct lchan_chan *chan)
 }
 
 /* Whether the transport holds the channel's SQ. */
-bool lchan_transport_sq_held(const struct lchan_chan *chan)
+bool lchan_transport_sq_held(const struct lchan_channel *chan)
 {
 	return chan->tp->sq_held && chan->tp->sq_held(chan);
 }
@@ -76,7 +76,7 @@ bool lchan_transport_sq_held(const struct lchan_chan *chan)
  * A connecting channel whose SQ the transport still holds: connect and
  * establish have not returned yet, and poll says nothing of EPOLLOUT.
  */
-bool lchan_transport_opening(const struct lchan_chan *chan)
+bool lchan_transport_opening(const struct lchan_channel *chan)
 {
-	return !chan->passive && lchan_transport_sq_held(chan);
+	return !chan->conn.passive && lchan_transport_sq_held(chan);
 }

@@ -14,34 +14,35 @@ void lchan_wr_put_mrs(struct lchan_wr *wr)
 	u8 i;
 
 	for (i = 0; i < wr->num_sge; i++) {
-		lchan_mr_put(wr->mr[i]);
+		lchan_region_put(wr->mr[i]);
 		wr->mr[i] = NULL;
 	}
 	wr->num_sge = 0;
 }
 
 /* Append one checked buffer to @wr.  0 or a CQE status. */
-static u32 lchan_wr_add_buf(struct lchan_chan *chan, struct lchan_wr *wr,
+static u32 lchan_wr_add_buf(struct lchan_channel *chan, struct lchan_wr *wr,
 			    u32 handle, u64 addr, u32 len, bool need_write)
 {
-	struct lchan_mr *mr;
+	struct lchan_region *mr;
 
-	if (len > chan->max_msg_size || len > chan->max_msg_size - wr->length)
+	if (len > chan->caps.max_msg_size ||
+	    len > chan->caps.max_msg_size - wr->length)
 		return LCHAN_CQE_BAD_LEN;
-	mr = lchan_mr_lookup(chan->ctx, handle);
+	mr = lchan_region_lookup(chan->ctx, handle);
 	if (!mr)
 		return LCHAN_CQE_BAD_MR;
 	if (mr->pd != chan->pd || !READ_ONCE(mr->ibmr)) {
-		lchan_mr_put(mr);
+		lchan_region_put(mr);
 		return LCHAN_CQE_BAD_MR;
 	}
 	if (addr < mr->addr || addr - mr->addr > mr->length ||
 	    len > mr->length - (addr - mr->addr)) {
-		lchan_mr_put(mr);
+		lchan_region_put(mr);
 		return LCHAN_CQE_BAD_RANGE;
 	}
 	if (need_write && !(mr->access & LCHAN_ACCESS_LOCAL_WRITE)) {
-		lchan_mr_put(mr);
+		lchan_region_put(mr);
 		return LCHAN_CQE_BAD_ACCESS;
 	}
 	wr->mr[wr->num_sge] = mr;
@@ -54,7 +55,7 @@ static u32 lchan_wr_add_buf(struct lchan_chan *chan, struct lchan_wr *wr,
 }
 
 /* The inline buffer: none when mr is 0, which needs len and addr 0. */
-static u32 lchan_wr_first_buf(struct lchan_chan *chan, struct lchan_wr *wr,
+static u32 lchan_wr_first_buf(struct lchan_channel *chan, struct lchan_wr *wr,
 			      u32 handle, u64 addr, u32 len, u8 num_sge,
 			      bool need_write)
 {
@@ -70,8 +71,8 @@ static u32 lchan_wr_first_buf(struct lchan_chan *chan, struct lchan_wr *wr,
  * The continuation slots of a multi-SGE entry: @extra buffers, @per_slot
  * to a slot starting at ring index @idx.  Unused places must be zero.
  */
-static u32 lchan_wr_more_bufs(struct lchan_chan *chan, struct lchan_wr *wr,
-			      const struct lchan_sge *(*slot_of)(struct lchan_chan *, u32),
+static u32 lchan_wr_more_bufs(struct lchan_channel *chan, struct lchan_wr *wr,
+			      const struct lchan_sge *(*slot_of)(struct lchan_channel *, u32),
 			      u32 idx, u32 extra, u32 per_slot, bool need_write)
 {
 	u32 i, status;
@@ -98,7 +99,7 @@ static u32 lchan_wr_more_bufs(struct lchan_chan *chan, struct lchan_wr *wr,
 	return 0;
 }
 
-static const struct lchan_sge *lchan_wr_sq_sges(struct lchan_chan *chan,
+static const struct lchan_sge *lchan_wr_sq_sges(struct lchan_channel *chan,
 						u32 idx)
 {
 	struct lchan_ring *ring = &chan->ring;
@@ -107,7 +108,7 @@ static const struct lchan_sge *lchan_wr_sq_sges(struct lchan_chan *chan,
 		&ring->sqes[idx & (ring->sq.entries - 1)];
 }
 
-static const struct lchan_sge *lchan_wr_rq_sges(struct lchan_chan *chan,
+static const struct lchan_sge *lchan_wr_rq_sges(struct lchan_channel *chan,
 						u32 idx)
 {
 	struct lchan_ring *ring = &chan->ring;
@@ -167,7 +168,7 @@ static const struct lchan_op_desc lchan_ops[LCHAN_OP_MAX] = {
  * CQE status; *slots is how many slots the entry took, 0 when it must wait
  * for the rest of its slots.
  */
-u32 lchan_wr_read_sqe(struct lchan_chan *chan, u32 head, u32 avail,
+u32 lchan_wr_read_sqe(struct lchan_channel *chan, u32 head, u32 avail,
 		      struct lchan_wr *wr, u32 *slots)
 {
 	const struct lchan_sqe *sqe = &chan->ring.sqes[head &
@@ -189,8 +190,8 @@ u32 lchan_wr_read_sqe(struct lchan_chan *chan, u32 head, u32 avail,
 
 	memset(wr, 0, offsetof(struct lchan_wr, sge));
 	wr->user_data = READ_ONCE(sqe->user_data);
-	*slots = lchan_wr_slots(num_sge, chan->max_send_sge, LCHAN_SQE_SGES,
-				avail, chan->ring.sq.entries);
+	*slots = lchan_wr_slots(num_sge, chan->caps.max_send_sge,
+				LCHAN_SQE_SGES, avail, chan->ring.sq.entries);
 	if (!*slots)
 		return 0;
 
@@ -209,15 +210,15 @@ u32 lchan_wr_read_sqe(struct lchan_chan *chan, u32 head, u32 avail,
 	    (opcode != LCHAN_OP_SEND_IMM && opcode != LCHAN_OP_WRITE_IMM &&
 	     imm))
 		return LCHAN_CQE_BAD_RESV;
-	if (!(chan->features & op->feature))
+	if (!(chan->caps.features & op->feature))
 		return LCHAN_CQE_UNSUPPORTED;
-	if (num_sge > chan->max_send_sge || (num_sge > 1 && *slots == 1))
+	if (num_sge > chan->caps.max_send_sge || (num_sge > 1 && *slots == 1))
 		return LCHAN_CQE_BAD_SGE;
 	if (opcode == LCHAN_OP_READ) {
-		if (num_sge > chan->max_read_sge)
+		if (num_sge > chan->caps.max_read_sge)
 			return LCHAN_CQE_BAD_SGE;
 		if ((flags & LCHAN_SQE_FENCE) &&
-		    !(chan->features & LCHAN_FEATURE_READ_FENCE))
+		    !(chan->caps.features & LCHAN_FEATURE_READ_FENCE))
 			return LCHAN_CQE_UNSUPPORTED;
 	}
 	if (op->atomic && (num_sge > 1 || len != 8 || (addr & 7) ||
@@ -236,7 +237,7 @@ u32 lchan_wr_read_sqe(struct lchan_chan *chan, u32 head, u32 avail,
 		return LCHAN_CQE_BAD_ALIGN;
 	/* iWARP names a READ's sink by exactly one SGE: an empty one here. */
 	if (opcode == LCHAN_OP_READ && !wr->num_sge) {
-		wr->sge[0] = (struct ib_sge){ .lkey = chan->empty_lkey };
+		wr->sge[0] = (struct ib_sge){ .lkey = chan->caps.empty_lkey };
 		wr->mr[0] = NULL;
 		wr->num_sge = 1;
 	}
@@ -262,7 +263,7 @@ u32 lchan_wr_read_sqe(struct lchan_chan *chan, u32 head, u32 avail,
 	return 0;
 }
 
-u32 lchan_wr_read_rqe(struct lchan_chan *chan, u32 head, u32 avail,
+u32 lchan_wr_read_rqe(struct lchan_channel *chan, u32 head, u32 avail,
 		      struct lchan_wr *wr, u32 *slots)
 {
 	const struct lchan_rqe *rqe = &chan->ring.rqes[head &
@@ -277,15 +278,15 @@ u32 lchan_wr_read_rqe(struct lchan_chan *chan, u32 head, u32 avail,
 	wr->user_data = READ_ONCE(rqe->user_data);
 	wr->opcode = LCHAN_CQE_RECV;
 	wr->signaled = true;
-	*slots = lchan_wr_slots(num_sge, chan->max_recv_sge, LCHAN_RQE_SGES,
-				avail, chan->ring.rq.entries);
+	*slots = lchan_wr_slots(num_sge, chan->caps.max_recv_sge,
+				LCHAN_RQE_SGES, avail, chan->ring.rq.entries);
 	if (!*slots)
 		return 0;
 	if (READ_ONCE(rqe->flags))
 		return LCHAN_CQE_BAD_FLAGS;
 	if (READ_ONCE(rqe->resv) || READ_ONCE(rqe->resv0))
 		return LCHAN_CQE_BAD_RESV;
-	if (num_sge > chan->max_recv_sge || (num_sge > 1 && *slots == 1))
+	if (num_sge > chan->caps.max_recv_sge || (num_sge > 1 && *slots == 1))
 		return LCHAN_CQE_BAD_SGE;
 	status = lchan_wr_first_buf(chan, wr, handle, addr, len, num_sge,
 				    true);
