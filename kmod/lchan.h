@@ -278,6 +278,7 @@ struct lchan_wr {
 	bool hidden;			/* signaled only for reclaim: no CQE */
 	bool completed;			/* CQE written, references dropped */
 	u32 length;			/* bytes over all SGEs */
+	u32 ring_idx;			/* its first entry's index in the ring */
 	union {
 		struct ib_rdma_wr rdma;	/* .wr is the ib_send_wr of any op */
 		struct ib_atomic_wr atomic;
@@ -297,6 +298,12 @@ struct lchan_queue {
 	u32 *posted;			/* in the mapping; RQ only, else NULL */
 	u32 entries;
 	u32 head_k;			/* kernel copy of *head; under chan->lock */
+	u32 answered;			/* head_k past this take's last reject */
+	/*
+	 * Flushes wait for the device's completions of this queue: set by a
+	 * taker under cq_lock, cleared under chan->lock once they are written.
+	 */
+	bool deferred;
 	struct lchan_wr *wr;		/* entries slots */
 	u32 wr_post, wr_done;		/* taker, handler; released, acquired */
 	bool starved;			/* under cq_lock: entries wait for slots */
@@ -719,6 +726,8 @@ bool lchan_flow_send_owned(struct lchan_channel *chan,
 			   const struct lchan_wr *wr);
 bool lchan_flow_send_done(struct lchan_channel *chan, struct lchan_wr *wr,
 			  bool quiet);
+bool lchan_flow_defer(struct lchan_channel *chan, struct lchan_queue *q);
+bool lchan_flow_flush_due(struct lchan_channel *chan, struct lchan_queue *q);
 void lchan_flow_retire_all(struct lchan_channel *chan);
 
 /* WR slots of @q in use: posted and not yet freed. */

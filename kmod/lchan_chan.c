@@ -96,12 +96,17 @@ bool lchan_chan_done(struct lchan_channel *chan)
 	return state == LCHAN_STATE_DISCONNECTED || state == LCHAN_STATE_ERROR;
 }
 
-/* Nothing more can complete: disconnected and nothing in flight. */
+/*
+ * Nothing more can complete: disconnected, nothing in flight, and no
+ * flush deferred until the device's completions of its queue are in.
+ */
 bool lchan_chan_settled(struct lchan_channel *chan)
 {
 	return lchan_chan_done(chan) &&
 	       !lchan_flow_outstanding(&chan->ring.sq) &&
-	       !lchan_flow_outstanding(&chan->ring.rq);
+	       !lchan_flow_outstanding(&chan->ring.rq) &&
+	       !READ_ONCE(chan->ring.sq.deferred) &&
+	       !READ_ONCE(chan->ring.rq.deferred);
 }
 
 /* A wait for @min CQEs is over: they are in the ring, or none can come. */

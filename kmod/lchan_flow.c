@@ -38,6 +38,13 @@
  * starved, and the completion that frees a slot posts them without waiting
  * for another ENTER: a busy-polling application may never make one.
  *
+ * On a channel that is down, entries are answered with flushes that lchan
+ * writes itself.  Verbs keep one queue's completions in order, and so
+ * does lchan: while the device still owes a queue completions, its
+ * entries wait in the ring (the queue is deferred), and the last of those
+ * completions has the repost work flush them.  A wait reports the
+ * channel settled only after that.
+ *
  * Takers hold chan->lock; the completion handler holds cq_lock.  cq_lock
  * nests inside chan->lock and is never held across a call into the device.
  */
@@ -207,6 +214,59 @@ bool lchan_flow_send_done(struct lchan_channel *chan, struct lchan_wr *wr,
 	}
 	lchan_flow_advance(q);
 	return lchan_flow_unstarve(q);
+}
+
+/*
+ * Whether a completion of @q may still come from the device: a receive
+ * not yet completed, or a signaled send.  A flush lchan writes itself
+ * waits for these, as verbs keep one queue's completions in order.  An
+ * unsignaled send may have succeeded without one; should it be flushed
+ * instead, that flush follows lchan's, which keeps the order too.
+ * cq_lock held.
+ */
+static bool lchan_flow_busy_locked(struct lchan_channel *chan,
+				   struct lchan_queue *q)
+{
+	u32 post = smp_load_acquire(&q->wr_post);	/* taker release */
+	u32 i;
+
+	if (q == &chan->ring.rq || !q->wr)
+		return post != q->wr_done;
+	for (i = q->wr_done; i != post; i++) {
+		struct lchan_wr *wr = lchan_flow_slot(q, i);
+
+		if (wr->signaled && !wr->completed)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A taker's flushes of @q must wait when the device still owes @q
+ * completions: then @q is marked deferred, under cq_lock, so that the
+ * last of those completions sees the mark.  True when they must wait.
+ * chan->lock held.
+ */
+bool lchan_flow_defer(struct lchan_channel *chan, struct lchan_queue *q)
+{
+	bool busy;
+
+	spin_lock_bh(&chan->cq_lock);
+	busy = lchan_flow_busy_locked(chan, q);
+	if (busy)
+		WRITE_ONCE(q->deferred, true);
+	spin_unlock_bh(&chan->cq_lock);
+	return busy;
+}
+
+/*
+ * A completion of @q was handled: true when it was the last the device
+ * owed and flushes were deferred for it, to be written now by the repost
+ * work.  cq_lock held.
+ */
+bool lchan_flow_flush_due(struct lchan_channel *chan, struct lchan_queue *q)
+{
+	return READ_ONCE(q->deferred) && !lchan_flow_busy_locked(chan, q);
 }
 
 /*

@@ -115,6 +115,10 @@ static void lchan_post_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 			lchan_ring_put_cqe(chan, &cqe);
 		kick = lchan_flow_send_done(chan, wr, quiet);
 	}
+	/* The device owes this queue nothing more: flush what waits. */
+	if (!kick)
+		kick = lchan_flow_flush_due(chan, is_recv ? &chan->ring.rq :
+							    &chan->ring.sq);
 	/* Slots came free on a starved queue: submit from process context. */
 	if (kick)
 		lchan_post_kick(chan);
@@ -142,24 +146,38 @@ static struct lchan_wr *lchan_post_next(struct lchan_wr *wr, bool is_recv)
 }
 
 /*
- * After a failed post: the unposted rest of the chain gets flush errors.
- * Those requests were the newest, so their slots are returned by moving
- * the post index back; the older ones in flight keep theirs.
+ * After a failed post: the unposted rest of the chain, from @wr, are the
+ * newest requests, so their slots are returned by moving the post index
+ * back; the older ones in flight keep theirs.  Their flushes may not come
+ * before completions the device still owes the queue: then the entries
+ * go back into the ring, to be flushed after those (lchan_post_take()),
+ * and a channel still up is broken, so that they are not posted again and
+ * the device flushes what it holds.  Returns the number given back.
  */
-static void lchan_post_fail_chain(struct lchan_channel *chan,
-				  struct lchan_queue *q, struct lchan_wr *wr)
+static u32 lchan_post_fail_chain(struct lchan_channel *chan,
+				 struct lchan_queue *q, struct lchan_wr *wr)
 {
 	bool is_recv = q == &chan->ring.rq;
+	struct lchan_wr *bad = wr;
+	u32 back = 0;
 
-	while (wr) {
-		struct lchan_wr *next = lchan_post_next(wr, is_recv);
-
+	for (; wr; wr = lchan_post_next(wr, is_recv)) {
 		lchan_wr_put_mrs(wr);
 		WRITE_ONCE(q->wr_post, q->wr_post - 1);
+		back++;
+	}
+	/* Not over an entry this take answered already. */
+	if ((s32)(bad->ring_idx - q->answered) >= 0 &&
+	    lchan_flow_defer(chan, q)) {
+		q->head_k = bad->ring_idx;
+		if (!lchan_chan_done(chan))
+			lchan_post_break(chan);
+		return back;
+	}
+	for (wr = bad; wr; wr = lchan_post_next(wr, is_recv))
 		lchan_ring_reject(chan, wr->opcode, wr->user_data,
 				  LCHAN_CQE_WR_FLUSH_ERR);
-		wr = next;
-	}
+	return 0;
 }
 
 /*
@@ -183,9 +201,9 @@ void lchan_post_break(struct lchan_channel *chan)
  * never move again, and only the error state gets them back: as flush
  * completions, through the normal completion path.
  */
-static void lchan_post_failed(struct lchan_channel *chan, struct lchan_queue *q,
-			      struct lchan_wr *first, struct lchan_wr *bad,
-			      int err)
+static u32 lchan_post_failed(struct lchan_channel *chan, struct lchan_queue *q,
+			     struct lchan_wr *first, struct lchan_wr *bad,
+			     int err)
 {
 	bool is_recv = q == &chan->ring.rq;
 	struct lchan_wr *wr;
@@ -194,12 +212,12 @@ static void lchan_post_failed(struct lchan_channel *chan, struct lchan_queue *q,
 		if (wr == bad) {
 			lchan_dbg_chan(chan, "%s post refused (%d)\n",
 				       is_recv ? "receive" : "send", err);
-			lchan_post_fail_chain(chan, q, bad);
-			return;
+			return lchan_post_fail_chain(chan, q, bad);
 		}
 	}
 	lchan_dbg_chan(chan, "post failed (%d) without a bad request\n", err);
 	lchan_post_break(chan);
+	return 0;
 }
 
 /* Link a checked request, in the next slot of @q, into the chain. */
@@ -248,12 +266,13 @@ static void lchan_post_mark_posted(struct lchan_queue *q)
 }
 
 /*
- * Post the chain from @first; what the device refused is answered.  The
+ * Post the chain from @first; what the device refused is answered, or
+ * given back to the ring (*@back entries, lchan_post_fail_chain()).  The
  * device has copied the chain's SGE lists when this returns: post_sge is
  * free again.  Returns the post's error.
  */
 static int lchan_post_chain(struct lchan_channel *chan, struct lchan_queue *q,
-			    struct lchan_wr *first)
+			    struct lchan_wr *first, u32 *back)
 {
 	const struct ib_send_wr *bad_send = NULL;
 	const struct ib_recv_wr *bad_recv = NULL;
@@ -271,15 +290,15 @@ static int lchan_post_chain(struct lchan_channel *chan, struct lchan_queue *q,
 					      rdma.wr) : NULL;
 	}
 	lchan_post_bh_on(chan);
-	if (ret)
-		lchan_post_failed(chan, q, first, bad, ret);
+	*back = ret ? lchan_post_failed(chan, q, first, bad, ret) : 0;
 	return ret;
 }
 
 /*
  * Take published entries of queue @q, post the good ones as one chain (or
  * more, when their SGE lists outgrow post_sge).  @post false: answer every
- * entry with a flush error instead (the channel is not connected).  Each
+ * entry with a flush error instead (the channel is not connected), once
+ * the device owes the queue no completion (lchan_flow.c).  Each
  * entry is read into a local first: a bad one is answered at once even
  * when the queue is full, a good one waits in the ring until a WR slot
  * frees.  CQ slots are claimed for the whole batch first and the spares
@@ -292,15 +311,23 @@ static int lchan_post_take(struct lchan_channel *chan, struct lchan_queue *q,
 	bool is_recv = q == &chan->ring.rq;
 	struct lchan_wr *first = NULL, *last = NULL;
 	struct lchan_wr local;
-	u32 taken = 0, claimed, pending, sges = 0;
+	u32 taken = 0, claimed, pending, sges = 0, back;
 	s64 published;
 
 	published = lchan_ring_pending(tail, q->head_k, q->entries);
 	if (published < 0)
 		return -EINVAL;
+	/*
+	 * A queue's completions stay in order: on a channel that is down the
+	 * entries wait while the device still owes this queue completions,
+	 * and the last of those kicks the repost work to flush them.
+	 */
+	if (!post && published && lchan_flow_defer(chan, q))
+		return 0;
 	pending = published;
 	/* An entry takes one slot or more: @pending claims are enough. */
 	claimed = lchan_flow_claim_cq(chan, pending);
+	q->answered = q->head_k;
 
 	while (pending && taken < claimed) {
 		struct lchan_wr *wr = NULL;
@@ -308,8 +335,9 @@ static int lchan_post_take(struct lchan_channel *chan, struct lchan_queue *q,
 
 		/* Room for the longest SGE list, or post what is linked. */
 		if (sges > LCHAN_POST_SGES - LCHAN_MAX_SGE) {
-			int ret = lchan_post_chain(chan, q, first);
+			int ret = lchan_post_chain(chan, q, first, &back);
 
+			taken -= back;
 			first = NULL;
 			last = NULL;
 			sges = 0;
@@ -332,6 +360,7 @@ static int lchan_post_take(struct lchan_channel *chan, struct lchan_queue *q,
 			lchan_wr_put_mrs(&local);
 			break;
 		}
+		local.ring_idx = q->head_k;
 		q->head_k += slots;
 		pending -= slots;
 		taken++;
@@ -339,6 +368,7 @@ static int lchan_post_take(struct lchan_channel *chan, struct lchan_queue *q,
 			lchan_wr_put_mrs(&local);
 			lchan_ring_reject(chan, local.opcode, local.user_data,
 					  status);
+			q->answered = q->head_k;
 			continue;
 		}
 
@@ -351,14 +381,21 @@ static int lchan_post_take(struct lchan_channel *chan, struct lchan_queue *q,
 		/* The slot is filled before it counts: handler acquire. */
 		smp_store_release(&q->wr_post, q->wr_post + 1);
 	}
+	/* Before the head moves: a refused request may go back. */
+	if (first) {
+		lchan_post_chain(chan, q, first, &back);
+		taken -= back;
+	}
 	lchan_flow_unclaim_cq(chan, claimed - taken);
 
 	/* The slots are read: give them back.  Pairs with app acquire. */
 	smp_store_release(q->head, q->head_k);
-
-	if (first)
-		lchan_post_chain(chan, q, first);
 	lchan_post_mark_posted(q);
+	/* What waited is flushed: a waiter may be settled now. */
+	if (!post && READ_ONCE(q->deferred)) {
+		WRITE_ONCE(q->deferred, false);
+		lchan_ring_wake(chan);
+	}
 	return taken;
 }
 

@@ -100,6 +100,8 @@ err_free_ring:
  */
 void lchan_qp_teardown(struct lchan_channel *chan)
 {
+	u32 sq_done, rq_done;
+
 	if (chan->cm_id && chan->qp) {
 		rdma_disconnect(chan->cm_id);
 		trace_lchan_chan_step(chan->id, LCHAN_STEP_DISCONNECTED);
@@ -123,6 +125,8 @@ void lchan_qp_teardown(struct lchan_channel *chan)
 		chan->cm_id = NULL;
 	}
 	lchan_iwarp_port_release(chan);
+	/* No QP: what still waits in the ring is flushed now. */
+	lchan_post_submit(chan, &sq_done, &rq_done);
 }
 
 /*
