@@ -334,4 +334,93 @@ TEST_F_TIMEOUT(life, epoll_reports_completion_and_hangup, 60)
 	close(ep);
 }
 
+/*
+ * One round on a new pair: the server sends NRECV messages, sees each
+ * complete and closes at once, while the client reposts receives and
+ * submits in a tight loop.  Every message completes before any flush of
+ * the client's receives (lchan_t_reap() checks a queue's order).
+ * @direct: both ends poll in ENTER, and the client waits for the
+ * disconnect before its first ENTER, so the messages' completions still
+ * wait in the device's CQ when a new receive on the down channel is
+ * answered: an answer written at once would come before them.
+ */
+static void order_round(struct __test_metadata *_metadata,
+			struct lchan_t_ep *srv, struct lchan_t_ep *cli,
+			const char *host, bool direct)
+{
+	struct lchan_opts opts = { .flags = direct ? LCHAN_DIRECT_POLL : 0 };
+	unsigned ok = 0, flushed = 0, next = NRECV, i;
+	char path[200], buf[32] = "";
+	struct lchan_cqe cqe;
+	double end;
+	int ret;
+
+	lchan_t_ep_close(cli);
+	lchan_t_ep_close(srv);
+	ret = lchan_t_ep_pair(srv, cli, host, &opts);
+	ASSERT_EQ(0, ret) TH_LOG("pair: %s", strerror(-ret));
+	send_some(_metadata, srv, NRECV);
+	for (i = 0; i < NRECV; i++) {
+		ASSERT_EQ(0, lchan_t_reap(srv, &cqe, 10000));
+		ASSERT_EQ(LCHAN_CQE_OK, cqe.status);
+	}
+	ASSERT_EQ(0, lchan_chan_close(&srv->chan));
+	if (direct) {
+		/* sysfs, not ENTER: ENTER would poll the CQ. */
+		chan_dir(path, sizeof(path), &cli->chan);
+		strcat(path, "/state");
+		end = lchan_t_now() + 10;
+		while (!lchan_t_read_sysfs(path, buf, sizeof(buf)) &&
+		       strcmp(buf, "disconnected") && lchan_t_now() < end)
+			usleep(1000);
+		ASSERT_STREQ("disconnected", buf);
+	}
+	end = lchan_t_now() + 20;
+	while (ok < NRECV || !flushed) {
+		ASSERT_LT(lchan_t_now(), end)
+			TH_LOG("%u of %u messages, %u flushes", ok, NRECV,
+			       flushed);
+		if (!lchan_t_post_recv(cli, next))
+			next++;
+		ASSERT_LE(0, lchan_submit(&cli->chan));
+		ret = lchan_t_reap(cli, &cqe, direct ? 1000 : 0);
+		if (ret == -ETIMEDOUT)
+			continue;
+		ASSERT_EQ(0, ret) TH_LOG("message %u: %s", ok, strerror(-ret));
+		if (cqe.status == LCHAN_CQE_WR_FLUSH_ERR) {
+			flushed++;
+			continue;
+		}
+		ASSERT_EQ(LCHAN_CQE_OK, cqe.status);
+		ASSERT_EQ(ok, cqe.user_data);
+		ASSERT_EQ(-1, lchan_t_check(lchan_t_recv_slot(cli, ok), ok,
+					    256));
+		ok++;
+	}
+}
+
+TEST_F_TIMEOUT(life, peer_close_completes_before_flushing, 300)
+{
+	unsigned rounds = lchan_t_count(40), r;
+
+	for (r = 0; r < rounds; r++) {
+		order_round(_metadata, &self->srv, &self->cli, self->d.addr,
+			    false);
+	}
+	TH_LOG("%u rounds", r);
+}
+
+TEST_F_TIMEOUT(life, peer_close_completes_before_flushing_direct, 300)
+{
+	unsigned rounds = lchan_t_count(10), r;
+
+	if (!strcmp(variant->kind, "siw"))
+		SKIP(return, "iWARP has no direct polling");
+	for (r = 0; r < rounds; r++) {
+		order_round(_metadata, &self->srv, &self->cli, self->d.addr,
+			    true);
+	}
+	TH_LOG("%u rounds", r);
+}
+
 TEST_HARNESS_MAIN

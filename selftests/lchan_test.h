@@ -763,6 +763,7 @@ struct lchan_t_ep {
 	unsigned access;	/* MR access; LOCAL_WRITE when 0 */
 	bool publish_only;	/* prepare publishes the receives, no ENTER */
 	unsigned long long recv_posted;
+	bool flushed[2];	/* a flush was reaped: [0] SQ, [1] RQ */
 };
 
 static inline uint8_t *lchan_t_recv_slot(struct lchan_t_ep *ep, unsigned i)
@@ -794,6 +795,9 @@ static inline int lchan_t_ep_prepare(struct lchan_ctx *ctx,
 	size_t len = ep->slot * (ep->nrecv + ep->nsend);
 	unsigned i;
 	int ret;
+
+	/* A new channel: the order check starts afresh. */
+	ep->flushed[0] = ep->flushed[1] = false;
 
 	if (!ep->buf) {
 		ep->buf = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
@@ -845,7 +849,34 @@ static inline void lchan_t_ep_close(struct lchan_t_ep *ep)
 	ep->buf = NULL;
 }
 
-/* Take the next CQE (copied out), waiting up to @timeout_ms. */
+/*
+ * One queue's completions come in order, as verbs keep them: once a
+ * request of a queue was flushed, none of that queue's older requests may
+ * still complete successfully after it.  -EPROTO when one does.
+ */
+static inline int lchan_t_order_check(struct lchan_t_ep *ep,
+				      const struct lchan_cqe *cqe)
+{
+	bool rq = cqe->opcode == LCHAN_CQE_RECV ||
+		  cqe->opcode == LCHAN_CQE_RECV_WRITE_IMM;
+
+	if (cqe->opcode == LCHAN_CQE_KEEPALIVE)
+		return 0;
+	if (cqe->status == LCHAN_CQE_WR_FLUSH_ERR)
+		ep->flushed[rq] = true;
+	else if (cqe->status == LCHAN_CQE_OK && ep->flushed[rq]) {
+		fprintf(stderr, "# %s 0x%llx succeeded after a flush of its queue\n",
+			rq ? "receive" : "send",
+			(unsigned long long)cqe->user_data);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/*
+ * Take the next CQE (copied out), waiting up to @timeout_ms.  -EPROTO
+ * when it breaks its queue's order (lchan_t_order_check()).
+ */
 static inline int lchan_t_reap(struct lchan_t_ep *ep, struct lchan_cqe *out,
 			       int timeout_ms)
 {
@@ -857,7 +888,7 @@ static inline int lchan_t_reap(struct lchan_t_ep *ep, struct lchan_cqe *out,
 		return ret;
 	*out = *cqe;
 	lchan_cqe_seen(&ep->chan);
-	return 0;
+	return lchan_t_order_check(ep, out);
 }
 
 /* The byte at offset @j of test message @i. */

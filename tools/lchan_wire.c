@@ -118,6 +118,8 @@ struct wire {
 	unsigned first_err;
 	unsigned first_err_op;
 	unsigned cause;		/* the first error status that is not a flush */
+	bool q_err[2];		/* an error completion seen: [0] SQ, [1] RQ */
+	uint64_t good_after_err;	/* successes after one: order broken */
 	struct timespec boot_first_err;
 	bool corrupt;
 };
@@ -296,8 +298,27 @@ static bool wire_done(const struct wire *w)
 		w->send_done == w->sent) || w->peer_closed;
 }
 
+/*
+ * A queue's completions come in order: once one of its requests failed or
+ * was flushed, no older one may still succeed.  The keepalive's CQE
+ * belongs to no queue.
+ */
+static void check_order(struct wire *w, const struct lchan_cqe *cqe)
+{
+	bool rq = cqe->opcode == LCHAN_CQE_RECV ||
+		  cqe->opcode == LCHAN_CQE_RECV_WRITE_IMM;
+
+	if (cqe->opcode == LCHAN_CQE_KEEPALIVE)
+		return;
+	if (cqe->status)
+		w->q_err[rq] = true;
+	else if (w->q_err[rq])
+		w->good_after_err++;
+}
+
 static int handle_cqe(struct wire *w, const struct lchan_cqe *cqe)
 {
+	check_order(w, cqe);
 	if (cqe->status) {
 		/* The peer closed once it had everything: not a loss. */
 		if (w->peer_closing) {
@@ -702,6 +723,9 @@ int main(int argc, char **argv)
 		printf("first error at %lld.%03ld (boot clock)\n",
 		       (long long)w.boot_first_err.tv_sec,
 		       w.boot_first_err.tv_nsec / 1000000);
+	if (w.good_after_err)
+		printf("%" PRIu64 " completions after the first error: order broken\n",
+		       w.good_after_err);
 	if (ret && ret != -ETIMEDOUT)
 		fprintf(stderr, "lchan_wire: %s\n", strerror(-ret));
 	t_close = now_s();
@@ -710,7 +734,7 @@ int main(int argc, char **argv)
 	printf("closed in %.3f s\n", now_s() - t_close);
 	free(w.buf);
 
-	if (w.corrupt)
+	if (w.corrupt || w.good_after_err)
 		return 1;
 	if (w.observe)
 		ok = !ret || ret == -ETIMEDOUT;
