@@ -200,6 +200,7 @@ for c in install man man-examples man-sysfs abi-doc lchanctl bench-readme tools 
 done
 host_check_tap headers
 host_check_tap readme
+host_check_tap link-wire
 
 # ---------------------------------------------------------------- per kernel
 # run_harness JOB: boot it, leave the runner's output in $L/JOB.log
