@@ -25,6 +25,15 @@
  *   lchan_pool_lock	mutex	the poller threads, their CPUs, which thread
  *				serves which channel (lchan_poller.c)
  *   poller->lock	mutex	poller->chans and the rings' flags words
+ *   lchan_link_svc.lock mutex	the link service's cm id, the links
+ *				parameter's effect (lchan_link_cm.c)
+ *   lchan_links_lock	mutex	the table of links (lchan_link.c)
+ *   link->mutex	mutex	a link's cm id, PD, CQ, QP, buffers, device
+ *				binding and sysfs directory
+ *   link->lock		spin	a link's state, error, pending requests,
+ *				request ids, send buffers, counters and
+ *				rate; always _bh (the link's CQ handlers
+ *				may run in softirq)
  * and rdma_cm's handler lock of each cm_id (rdma_lock_handler(), held
  * while our cm handler runs; rdma_destroy_id() waits for it).
  *
@@ -42,10 +51,25 @@
  *         socket lock			binding and releasing chan->iwport
  *         socket spinlock, BHs off	lchan_iwarp_sock_read(), and under it
  *					what siw's receive path takes
+ *         lchan_links_lock		connect asks for a link
  *   lst->mutex
  *     rdma_cm handler lock		rdma_destroy_id() of the listening id
- * The cm handlers take no mutex: teardown calls rdma_destroy_id() with
- * chan->lock held.  A channel's works take chan->lock, so they are
+ *   lchan_link_svc.lock
+ *     rdma_cm handler lock		rdma_destroy_id() of the service's id
+ *       lchan_links_lock		a peer's link request
+ *         link->lock			a link it replaces goes down
+ *   link->mutex
+ *     rdma_cm handler lock		connect, accept, rdma_destroy_id()
+ *       link->lock			the link's cm handler
+ *     lchan_devices_lock		binding to the device
+ *       dev->lock
+ *   Device removal and a link's end take dev->lock, lchan_links_lock and
+ *   link->mutex one after the other, not nested.
+ *   link->lock is innermost: under it only a post to the link's QP.
+ * The cm handlers take no mutex of a channel's or a link's: teardown
+ * calls rdma_destroy_id() with chan->lock or link->mutex held; a link's
+ * works take link->mutex, and are cancelled only without it but for the
+ * look, which never takes it.  A channel's works take chan->lock, so they are
  * cancelled only without it; a poller thread takes poller->lock and
  * chan->lock, so it is stopped only with neither held (it never takes
  * lchan_pool_lock, which is held to stop it).
@@ -69,6 +93,7 @@
 
 #include "../uapi/lchan.h"
 #include "lchan_compat.h"
+#include "lchan_link_wire.h"
 
 /*
  * What a user's call makes the kernel hold is charged to the caller's
@@ -208,10 +233,11 @@ struct lchan_dev {
 	struct kobject kobj;		/* lifetime of this struct */
 	struct ib_device *ibdev;
 	struct list_head node;		/* lchan_devices */
-	struct mutex lock;		/* chans, lsts, pds */
+	struct mutex lock;		/* chans, lsts, pds, links */
 	struct list_head chans;
 	struct list_head lsts;
 	struct list_head pds;
+	struct list_head links;		/* lchan_link.c */
 	bool dying;			/* under lock: no new users */
 	u32 nr_chans;			/* under lock */
 	const struct lchan_quirk *quirk;	/* its driver's (lchan_quirk.c) */
@@ -346,6 +372,8 @@ struct lchan_stats {
 enum lchan_cm_kind {
 	LCHAN_CM_CHAN = 1,
 	LCHAN_CM_LISTENER,
+	LCHAN_CM_LINK,			/* lchan_link_cm.c's handler */
+	LCHAN_CM_LINK_SERVICE,
 };
 
 /*
@@ -489,6 +517,145 @@ struct lchan_listen_point {
 };
 
 /*
+ * Links (Documentation/link.md): one RC connection per local and peer
+ * address between the lchan modules of two machines, for channel set-up.
+ * The bounds of one link's messages, each side's:
+ */
+#define LCHAN_LINK_MAX		1024	/* links of the module, both roles */
+#define LCHAN_LINK_PENDING	32	/* our requests awaiting a reply */
+#define LCHAN_LINK_REPLIES	32	/* our replies in flight */
+#define LCHAN_LINK_SENDS	(LCHAN_LINK_PENDING + LCHAN_LINK_REPLIES)
+/* The peer's requests and replies in flight toward us. */
+#define LCHAN_LINK_RECVS	(LCHAN_LINK_PENDING + LCHAN_LINK_REPLIES)
+#define LCHAN_LINK_BUF		256	/* bytes per send or receive buffer */
+#define LCHAN_LINK_RATE		20000	/* the peer's requests a second */
+#define LCHAN_LINK_BURST	32	/* ... saved up at most */
+#define LCHAN_LINK_LOOK_MS	1000	/* keepalive and idle look */
+/* 4.096 us * 2^15 = 134 ms, sent again 6 times: about 0.94 s. */
+#define LCHAN_LINK_ACK_TIMEOUT	15
+#define LCHAN_LINK_RETRY_COUNT	6
+#define LCHAN_LINK_PORT_DEFAULT	7471	/* rdma_cm's RDMA_PS_IB space */
+#define LCHAN_LINK_IDLE_MS_DEFAULT	600000
+
+/* Forward only, but refused may go down and nothing else comes back. */
+enum lchan_link_state {
+	LCHAN_LINK_RESOLVING = 1,	/* active: address and route */
+	LCHAN_LINK_CONNECTING,		/* active: rdma_connect sent */
+	LCHAN_LINK_ACCEPTING,		/* passive: a peer's request */
+	LCHAN_LINK_UP,
+	LCHAN_LINK_REFUSED,		/* active: the peer cannot; kept */
+	LCHAN_LINK_DOWN,		/* released; leaving the table */
+};
+
+/* One request of ours awaiting its reply (lchan_link_msg.c). */
+struct lchan_link_pending {
+	u64 id;
+	u8 type;			/* the request's */
+	bool done;			/* under link->lock; READ_ONCE to wait */
+	int status;			/* 0: the reply is in reply */
+	u64 sent_ns;
+	struct lchan_link_msg reply;
+};
+
+/* A send or receive buffer of a link: part of one DMA mapping. */
+struct lchan_link_buf {
+	struct ib_cqe cqe;
+	void *va;
+	u64 dma;
+};
+
+/* A link's buffers (lchan_link_msg.c); made and freed under link->mutex. */
+struct lchan_link_ring {
+	void *rx_mem, *tx_mem;
+	u64 rx_dma, tx_dma;
+	bool rx_mapped, tx_mapped;
+	u32 lkey;			/* the link PD's local_dma_lkey */
+	struct lchan_link_buf rx[LCHAN_LINK_RECVS];
+	struct lchan_link_buf tx[LCHAN_LINK_SENDS];
+};
+
+/* Counted under link->lock, read lockless in sysfs. */
+struct lchan_link_stats {
+	u64 setups_done, setups_failed;
+	u64 refused;			/* messages refused, requests not served */
+	u64 stale;			/* replies and cancels that came late */
+};
+
+struct lchan_link {
+	enum lchan_cm_kind kind;	/* first: id->context dispatch */
+	struct kobject kobj;		/* lifetime; sysfs links/<id> */
+	u32 id;				/* in the table, once published */
+	bool active;			/* made here; else accepted */
+	bool published;			/* under lchan_links_lock */
+	int sysfs;			/* under mutex: LCHAN_LINK_SYSFS_* */
+	/* Fixed before the link is published; ports 0. */
+	struct sockaddr_storage local, peer;
+
+	struct mutex mutex;		/* what follows, to the lock */
+	struct rdma_cm_id *cm_id;
+	struct lchan_dev *dev;		/* counted till release; WRITE_ONCE */
+	u32 port_num;			/* READ_ONCE in sysfs */
+	struct list_head dev_node;	/* dev->links, under dev->lock */
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	struct lchan_link_ring *ring;
+
+	spinlock_t lock;		/* _bh; what follows, to the works */
+	int state;			/* enum lchan_link_state; READ_ONCE */
+	int error;			/* why it left up, or 0 */
+	u8 version;			/* the hello's; before up, READ_ONCE */
+	u64 next_id;			/* our next request's id */
+	u64 peer_id;			/* the peer's last request's id */
+	struct lchan_link_pending *pending[LCHAN_LINK_PENDING];
+	u32 nr_pending;
+	struct lchan_link_pending echo;	/* the keepalive's */
+	bool echo_out;			/* echo is pending */
+	DECLARE_BITMAP(tx_busy, LCHAN_LINK_SENDS);
+	u32 tokens;			/* of the peer's request rate */
+	u64 refilled_ns;		/* when the tokens were last refilled */
+	u32 users;			/* our requests in flight */
+	struct lchan_link_stats stats;
+	/* The peer's path, from the link's cm id once up. */
+	u8 peer_gid[16];
+	u16 peer_lid;
+
+	unsigned long used;		/* jiffies of the last use; READ/WRITE_ONCE */
+	unsigned long heard;		/* of the last receive; READ/WRITE_ONCE */
+	bool heard_once;		/* the peer spoke; READ/WRITE_ONCE */
+	unsigned long up_at;		/* jiffies it came up; look only */
+	unsigned long looked;		/* of the last look; look only */
+	unsigned long refused_at;	/* of its refusal; look only */
+	u32 rtt_us;			/* the last echo's; READ/WRITE_ONCE */
+	wait_queue_head_t wq;		/* replies, room, state */
+	unsigned long events;		/* LCHAN_LINK_EV_* for the work */
+	struct work_struct work;	/* steps under mutex */
+	struct delayed_work look;	/* keepalive, idle and refusal expiry */
+};
+
+/* What the link's work is asked to do (link->events bits). */
+enum {
+	LCHAN_LINK_EV_START,		/* active: resolve the peer */
+	LCHAN_LINK_EV_ROUTE,		/* active: route resolved, connect */
+	LCHAN_LINK_EV_ACCEPT,		/* passive: accept the peer's request */
+	LCHAN_LINK_EV_END,		/* refused or down: tear down */
+};
+
+enum {
+	LCHAN_LINK_SYSFS_NONE = 0,
+	LCHAN_LINK_SYSFS_ADDED,
+	LCHAN_LINK_SYSFS_GONE,		/* never again */
+};
+
+#define lchan_dbg_link(link, fmt, ...) \
+	pr_debug("LINK[%u] %s: " fmt, (link)->id, __func__, ##__VA_ARGS__)
+
+static inline struct lchan_link *to_lchan_link(struct kobject *kobj)
+{
+	return container_of(kobj, struct lchan_link, kobj);
+}
+
+/*
  * One ioctl call as its handler sees it (lchan_ioctl.c).  A command has
  * one name: its handler is lchan_ioctl_<command>(), its argument check
  * lchan_ioctl_<command>_check() and its outcome hook
@@ -597,6 +764,8 @@ void lchan_sysfs_del_dev(struct lchan_dev *dev);
 int lchan_sysfs_add_chan(struct lchan_channel *chan);
 void lchan_sysfs_del_chan(struct lchan_channel *chan);
 const char *lchan_sysfs_state_name(int state);
+int lchan_sysfs_add_link(struct lchan_link *link);
+void lchan_sysfs_del_link(struct lchan_link *link);
 
 /* lchan_ctx.c */
 struct lchan_context *lchan_ctx_new(void);
@@ -805,5 +974,48 @@ void lchan_iwarp_port_release(struct lchan_channel *chan);
 
 /* lchan_iwarp_sock.c */
 int lchan_iwarp_sock_read(struct lchan_channel *chan);
+
+/* lchan_link_wire.c: lchan_link_wire.h */
+
+/* lchan_link.c */
+bool lchan_link_enabled(void);
+u16 lchan_link_service_port(void);
+void lchan_link_put(struct lchan_link *link);
+int lchan_link_addr_key(struct sockaddr_storage *key,
+			const struct sockaddr *addr);
+void lchan_link_queue(struct lchan_link *link, int ev);
+bool lchan_link_end(struct lchan_link *link, int err, bool refused);
+void lchan_link_down(struct lchan_link *link, int err);
+void lchan_link_refuse(struct lchan_link *link, int err);
+void lchan_link_established(struct lchan_link *link, struct rdma_cm_id *id,
+			    u8 version);
+int lchan_link_bind(struct lchan_link *link, struct ib_device *ibdev,
+		    u32 port_num);
+struct lchan_link *lchan_link_get(const struct sockaddr *src,
+				  const struct sockaddr *dst);
+struct lchan_link *lchan_link_accepted(struct rdma_cm_id *id, u8 version);
+void lchan_link_want(struct rdma_cm_id *id);
+void lchan_link_kill_dev(struct lchan_dev *dev);
+void lchan_link_init(void);
+void lchan_link_exit(void);
+
+/* lchan_link_cm.c */
+void lchan_link_cm_start(struct lchan_link *link);
+void lchan_link_cm_connect(struct lchan_link *link);
+void lchan_link_cm_accept(struct lchan_link *link);
+void lchan_link_cm_disconnect(struct lchan_link *link);
+void lchan_link_cm_destroy(struct lchan_link *link);
+int lchan_link_cm_service(bool on);
+int lchan_link_cm_init(bool on);
+void lchan_link_cm_exit(void);
+
+/* lchan_link_msg.c */
+void lchan_link_msg_fail(struct lchan_link *link, int err);
+int lchan_link_send(struct lchan_link *link, const struct lchan_link_msg *msg);
+int lchan_link_echo(struct lchan_link *link);
+int lchan_link_call(struct lchan_link *link, struct lchan_link_msg *msg,
+		    struct lchan_link_msg *reply, unsigned long deadline);
+int lchan_link_msg_create(struct lchan_link *link);
+void lchan_link_msg_destroy(struct lchan_link *link);
 
 #endif /* LCHAN_H */

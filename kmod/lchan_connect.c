@@ -591,6 +591,13 @@ long lchan_ioctl_connect(struct lchan_ucmd *ucmd)
 					 deadline);
 	if (ret)
 		goto err_abort;
+	/* The link to this peer is made meanwhile, for later connects. */
+	if (lchan_link_enabled()) {
+		mutex_lock(&chan->lock);
+		if (chan->cm_id)
+			lchan_link_want(chan->cm_id);
+		mutex_unlock(&chan->lock);
+	}
 	ret = lchan_connect_open(chan, &req->rings, &req->rc, req->flags,
 				 &deadline);
 	if (ret && ret != -EINPROGRESS)

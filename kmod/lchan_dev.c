@@ -98,6 +98,7 @@ struct lchan_dev *lchan_dev_alloc(struct ib_device *ibdev)
 	INIT_LIST_HEAD(&dev->chans);
 	INIT_LIST_HEAD(&dev->lsts);
 	INIT_LIST_HEAD(&dev->pds);
+	INIT_LIST_HEAD(&dev->links);
 	kobject_init(&dev->kobj, &lchan_dev_ktype);
 	return dev;
 }

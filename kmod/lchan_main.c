@@ -41,9 +41,10 @@ err_put:
 
 /*
  * ib_core calls this before rdma_cm's own removal (clients go in LIFO
- * order), so every channel and listener on the device still has its
- * cm_id, QP and CQ, and lchan releases them itself.  Nothing here may wait
- * for user space.
+ * order), so every channel, listener and link on the device still has
+ * its cm_id, QP and CQ, and lchan releases them itself.  Links go first:
+ * their pending set-ups fail, and no channel is set up over them after.
+ * Nothing here may wait for user space.
  */
 static void lchan_main_dev_remove(struct ib_device *ibdev, void *client_data)
 {
@@ -51,6 +52,7 @@ static void lchan_main_dev_remove(struct ib_device *ibdev, void *client_data)
 
 	lchan_dev_retire(dev);
 
+	lchan_link_kill_dev(dev);
 	lchan_qp_kill_dev(dev);
 	lchan_listen_kill_dev(dev);
 	lchan_ctx_revoke_pds(dev);
@@ -137,6 +139,8 @@ static int __init lchan_main_init(void)
 	if (ret)
 		goto err_unregister_client;
 
+	/* Links are off unless asked for; a service that fails leaves them off. */
+	lchan_link_init();
 	return 0;
 
 err_unregister_client:
@@ -150,11 +154,15 @@ err_destroy_wq:
 	return ret;
 }
 
-/* Every file holds a module reference, so nothing of a user is left here. */
+/*
+ * Every file holds a module reference, so nothing of a user is left here;
+ * links are the module's own, and end first.
+ */
 static void __exit lchan_main_exit(void)
 {
 	misc_deregister(&lchan_miscdev);
-	flush_workqueue(lchan_wq);	/* MR releases still queued */
+	lchan_link_exit();
+	flush_workqueue(lchan_wq);	/* MR releases, links' last works */
 	ib_unregister_client(&lchan_main_client);
 	lchan_poller_exit();
 	lchan_wq_exit();

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * /sys/kernel/lchan: the ABI version, the RDMA devices lchan sees and one
- * directory per channel.  One ASCII value per file.
+ * /sys/kernel/lchan: the ABI version, the RDMA devices lchan sees, one
+ * directory per channel and one per link.  One ASCII value per file.
  */
 #include <linux/slab.h>
 #include <linux/sysfs.h>
@@ -12,6 +12,7 @@
 static struct kobject *lchan_root_kobj;
 static struct kobject *lchan_devices_kobj;
 static struct kobject *lchan_channels_kobj;
+static struct kobject *lchan_links_kobj;
 
 static ssize_t lchan_sysfs_abi_version_show(struct kobject *kobj,
 					    struct kobj_attribute *attr, char *buf)
@@ -314,6 +315,115 @@ void lchan_sysfs_del_chan(struct lchan_channel *chan)
 	chan->sysfs_added = false;
 }
 
+/* links/<id>/ */
+
+static const char * const lchan_sysfs_link_states[] = {
+	[LCHAN_LINK_RESOLVING] = "resolving",
+	[LCHAN_LINK_CONNECTING] = "connecting",
+	[LCHAN_LINK_ACCEPTING] = "accepting",
+	[LCHAN_LINK_UP] = "up",
+	[LCHAN_LINK_REFUSED] = "refused",
+	[LCHAN_LINK_DOWN] = "down",
+};
+
+static const char *lchan_sysfs_link_state(const struct lchan_link *link)
+{
+	int state = READ_ONCE(link->state);
+
+	if (state < 0 || state >= ARRAY_SIZE(lchan_sysfs_link_states) ||
+	    !lchan_sysfs_link_states[state])
+		return "unknown";
+	return lchan_sysfs_link_states[state];
+}
+
+#define LCHAN_LINK_ATTR(_name, _fmt, _expr)				\
+static ssize_t lchan_sysfs_link_##_name##_show(struct kobject *kobj,	\
+					       struct kobj_attribute *attr,	\
+					       char *buf)			\
+{									\
+	struct lchan_link *link = to_lchan_link(kobj);			\
+									\
+	return sysfs_emit(buf, _fmt "\n", _expr);			\
+}									\
+static struct kobj_attribute link_##_name##_attr =			\
+	__ATTR(_name, 0444, lchan_sysfs_link_##_name##_show, NULL)
+
+static ssize_t lchan_sysfs_link_peer_show(struct kobject *kobj,
+					  struct kobj_attribute *attr, char *buf)
+{
+	return lchan_sysfs_show_addr(&to_lchan_link(kobj)->peer, buf);
+}
+static struct kobj_attribute link_peer_attr =
+	__ATTR(peer, 0444, lchan_sysfs_link_peer_show, NULL);
+
+static ssize_t lchan_sysfs_link_local_show(struct kobject *kobj,
+					   struct kobj_attribute *attr, char *buf)
+{
+	return lchan_sysfs_show_addr(&to_lchan_link(kobj)->local, buf);
+}
+static struct kobj_attribute link_local_attr =
+	__ATTR(local, 0444, lchan_sysfs_link_local_show, NULL);
+
+static ssize_t lchan_sysfs_link_device_show(struct kobject *kobj,
+					    struct kobj_attribute *attr, char *buf)
+{
+	/* Set once, counted till the link's release; the name is ours. */
+	struct lchan_dev *dev = READ_ONCE(to_lchan_link(kobj)->dev);
+
+	return sysfs_emit(buf, "%s\n", dev ? kobject_name(&dev->kobj) : "none");
+}
+static struct kobj_attribute link_device_attr =
+	__ATTR(device, 0444, lchan_sysfs_link_device_show, NULL);
+
+LCHAN_LINK_ATTR(port, "%u", READ_ONCE(link->port_num));
+LCHAN_LINK_ATTR(role, "%s", link->active ? "active" : "passive");
+LCHAN_LINK_ATTR(state, "%s", lchan_sysfs_link_state(link));
+LCHAN_LINK_ATTR(version, "%u", READ_ONCE(link->version));
+LCHAN_LINK_ATTR(setups_done, "%llu", READ_ONCE(link->stats.setups_done));
+LCHAN_LINK_ATTR(setups_failed, "%llu", READ_ONCE(link->stats.setups_failed));
+LCHAN_LINK_ATTR(refused, "%llu", READ_ONCE(link->stats.refused));
+LCHAN_LINK_ATTR(stale, "%llu", READ_ONCE(link->stats.stale));
+LCHAN_LINK_ATTR(rtt_us, "%u", READ_ONCE(link->rtt_us));
+LCHAN_LINK_ATTR(idle_ms, "%u",
+		jiffies_to_msecs(jiffies - READ_ONCE(link->used)));
+
+static struct attribute *lchan_link_attrs[] = {
+	&link_peer_attr.attr,
+	&link_local_attr.attr,
+	&link_device_attr.attr,
+	&link_port_attr.attr,
+	&link_role_attr.attr,
+	&link_state_attr.attr,
+	&link_version_attr.attr,
+	&link_setups_done_attr.attr,
+	&link_setups_failed_attr.attr,
+	&link_refused_attr.attr,
+	&link_stale_attr.attr,
+	&link_rtt_us_attr.attr,
+	&link_idle_ms_attr.attr,
+	NULL,
+};
+ATTRIBUTE_GROUPS(lchan_link);
+
+/* A link in the table gets its directory (lchan_link.c).  link->mutex. */
+int lchan_sysfs_add_link(struct lchan_link *link)
+{
+	int ret;
+
+	ret = kobject_add(&link->kobj, lchan_links_kobj, "%u", link->id);
+	if (ret)
+		return ret;
+	ret = sysfs_create_groups(&link->kobj, lchan_link_groups);
+	if (ret)
+		kobject_del(&link->kobj);
+	return ret;
+}
+
+void lchan_sysfs_del_link(struct lchan_link *link)
+{
+	kobject_del(&link->kobj);
+}
+
 int lchan_sysfs_init(void)
 {
 	int ret = -ENOMEM;
@@ -328,11 +438,16 @@ int lchan_sysfs_init(void)
 						     lchan_root_kobj);
 	if (!lchan_channels_kobj)
 		goto err_put_devices;
+	lchan_links_kobj = kobject_create_and_add("links", lchan_root_kobj);
+	if (!lchan_links_kobj)
+		goto err_put_channels;
 	ret = sysfs_create_group(lchan_root_kobj, &lchan_root_group);
 	if (ret)
-		goto err_put_channels;
+		goto err_put_links;
 	return 0;
 
+err_put_links:
+	kobject_put(lchan_links_kobj);
 err_put_channels:
 	kobject_put(lchan_channels_kobj);
 err_put_devices:
@@ -345,6 +460,7 @@ err_put_root:
 void lchan_sysfs_exit(void)
 {
 	sysfs_remove_group(lchan_root_kobj, &lchan_root_group);
+	kobject_put(lchan_links_kobj);
 	kobject_put(lchan_channels_kobj);
 	kobject_put(lchan_devices_kobj);
 	kobject_put(lchan_root_kobj);

@@ -76,10 +76,11 @@ tap_done() { # SUMMARY [FAIL-SUMMARY]
 	echo "$CHECK: $1"
 }
 
-# The sysfs attributes of kmod/lchan_sysfs.c, "<root|dev|chan>/NAME RO|RW"
-# a line, from the entries of its attribute arrays and their __ATTR(),
-# __ATTR_RO() or LCHAN_CHAN_ATTR() definitions; "error: ..." lines for
-# what does not parse.
+# The sysfs attributes of kmod/lchan_sysfs.c,
+# "<root|dev|chan|link>/NAME RO|RW" a line, from the entries of its
+# attribute arrays and their __ATTR(), __ATTR_RO(), LCHAN_CHAN_ATTR() or
+# LCHAN_LINK_ATTR() definitions; "error: ..." lines for what does not
+# parse.
 check_sysfs_defined() {
 	perl -0777 -ne '
 	my %name;	# C variable -> [sysfs name, mode]
@@ -89,7 +90,9 @@ check_sysfs_defined() {
 		$name{$var} = [$attr, $perm =~ /^0[0-4]{3}$/ ? "RO" : "RW"];
 	}
 	while (/^LCHAN_CHAN_ATTR\((\w+),/mg) { $name{"chan_$1_attr"} = [$1, "RO"] }
-	my %kind = (lchan_root_attrs => "root", lchan_dev_attrs => "dev", lchan_chan_attrs => "chan");
+	while (/^LCHAN_LINK_ATTR\((\w+),/mg) { $name{"link_$1_attr"} = [$1, "RO"] }
+	my %kind = (lchan_root_attrs => "root", lchan_dev_attrs => "dev", lchan_chan_attrs => "chan",
+		    lchan_link_attrs => "link");
 	while (/static struct attribute \*(\w+)\[\]\s*=\s*\{(.*?)\};/sg) {
 		my ($arr, $body) = ($1, $2);
 		next unless $kind{$arr};
@@ -117,6 +120,7 @@ check_sysfs_documented() {
 			if ($w =~ m{^/sys/kernel/lchan/([^/<]+)$}) { $k = "root/$1" }
 			elsif ($w =~ m{^/sys/kernel/lchan/devices/<dev>/([^/]+)$}) { $k = "dev/$1" }
 			elsif ($w =~ m{^/sys/kernel/lchan/channels/<id>/([^/]+)$}) { $k = "chan/$1" }
+			elsif ($w =~ m{^/sys/kernel/lchan/links/<n>/([^/]+)$}) { $k = "link/$1" }
 			else { print "error: unexpected What: $w\n"; next }
 			print "$k ", ($mode // "?"), "\n";
 		}

@@ -2,9 +2,10 @@
 /*
  * The sysfs tree matches its documentation, both ways: every file under
  * /sys/kernel/lchan (the root, a device directory, a live channel's
- * directory) has a What: entry in Documentation/ABI/testing/
- * sysfs-kernel-lchan, and every documented attribute exists.  Each is
- * read-only, documented as (RO), and holds one value on one line.
+ * directory, a live link's if there is one) has a What: entry in
+ * Documentation/ABI/testing/sysfs-kernel-lchan, and every documented
+ * attribute exists.  Each is read-only, documented as (RO), and holds one
+ * value on one line.
  *
  * The selftests build copies the document to data/ beside the test
  * programs; LCHAN_SYSFS_DOC names another copy.
@@ -26,7 +27,7 @@ struct names {
 
 /* What the document says, split by directory. */
 struct doc {
-	struct names root, dev, chan;	/* attribute files */
+	struct names root, dev, chan, link;	/* attribute files */
 	struct names dirs;		/* directories: "", "devices", ... */
 	struct names ro;		/* "<kind>/<name>" documented (RO) */
 	char path[PATH_MAX];
@@ -65,8 +66,8 @@ static void doc_path(char *buf, size_t len)
 
 /*
  * Sort one What: path into @d.  Returns the "<kind>/<name>" key of an
- * attribute in @key (kind root, dev or chan), "" for a directory, or -1
- * for a path outside /sys/kernel/lchan or of an unknown shape.
+ * attribute in @key (kind root, dev, chan or link), "" for a directory,
+ * or -1 for a path outside /sys/kernel/lchan or of an unknown shape.
  */
 static int doc_what(struct doc *d, const char *what, char *key, size_t len)
 {
@@ -83,7 +84,8 @@ static int doc_what(struct doc *d, const char *what, char *key, size_t len)
 		names_add(&d->dirs, "");
 		return 0;
 	}
-	if (!strcmp(rest, "devices/") || !strcmp(rest, "channels/")) {
+	if (!strcmp(rest, "devices/") || !strcmp(rest, "channels/") ||
+	    !strcmp(rest, "links/")) {
 		snprintf(name, sizeof(name), "%.*s", (int)strlen(rest) - 1,
 			 rest);
 		names_add(&d->dirs, name);
@@ -104,6 +106,12 @@ static int doc_what(struct doc *d, const char *what, char *key, size_t len)
 	    rest[14]) {
 		names_add(&d->chan, rest + 14);
 		snprintf(key, len, "chan/%s", rest + 14);
+		return 0;
+	}
+	if (!strncmp(rest, "links/<n>/", 10) && !strchr(rest + 10, '/') &&
+	    rest[10]) {
+		names_add(&d->link, rest + 10);
+		snprintf(key, len, "link/%s", rest + 10);
 		return 0;
 	}
 	return -1;
@@ -315,11 +323,11 @@ static int compare_dir(struct __test_metadata *_metadata, const char *dir,
 
 TEST_F(sysfs_doc, document_is_well_formed)
 {
-	static const char *const dirs[] = { "", "devices", "channels" };
+	static const char *const dirs[] = { "", "devices", "channels", "links" };
 	unsigned i;
 
 	ASSERT_TRUE(self->doc_ok) TH_LOG("%s", self->err);
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 4; i++) {
 		int found = names_has(&self->doc.dirs, dirs[i]);
 
 		if (!found)
@@ -329,11 +337,13 @@ TEST_F(sysfs_doc, document_is_well_formed)
 	EXPECT_GE(self->doc.root.n, 1);
 	EXPECT_GE(self->doc.dev.n, 1);
 	EXPECT_GE(self->doc.chan.n, 1);
+	EXPECT_GE(self->doc.link.n, 1);
 }
 
 TEST_F(sysfs_doc, root_matches)
 {
-	static const char *const subdirs[] = { "devices", "channels", NULL };
+	static const char *const subdirs[] = { "devices", "channels", "links",
+					       NULL };
 
 	ASSERT_TRUE(self->doc_ok) TH_LOG("%s", self->err);
 	EXPECT_EQ(0, compare_dir(_metadata, ROOT, &self->doc.root, subdirs,
@@ -368,6 +378,32 @@ TEST_F(sysfs_doc, channel_dirs_match)
 		EXPECT_EQ(0, compare_dir(_metadata, dir, &self->doc.chan, NULL,
 					 &self->doc, "chan"));
 	}
+}
+
+/*
+ * Every link's directory, when links are on and one exists (the suite
+ * runs with links off; lchan_link_test makes them): the directory
+ * itself is always there and documented.
+ */
+TEST_F(sysfs_doc, link_dirs_match)
+{
+	char dir[PATH_MAX];
+	struct dirent *de;
+	int diffs = 0;
+	DIR *d;
+
+	ASSERT_TRUE(self->doc_ok) TH_LOG("%s", self->err);
+	d = opendir(ROOT "/links");
+	ASSERT_NE(NULL, d) TH_LOG(ROOT "/links: %s", strerror(errno));
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(dir, sizeof(dir), ROOT "/links/%s", de->d_name);
+		diffs += compare_dir(_metadata, dir, &self->doc.link, NULL,
+				     &self->doc, "link");
+	}
+	closedir(d);
+	EXPECT_EQ(0, diffs);
 }
 
 TEST_HARNESS_MAIN
