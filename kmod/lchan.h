@@ -608,7 +608,7 @@ struct lchan_link {
 	u64 next_id;			/* our next request's id */
 	u64 peer_id;			/* the peer's last request's id */
 	struct lchan_link_pending *pending[LCHAN_LINK_PENDING];
-	u32 nr_pending;
+	u32 nr_pending;			/* WRITE_ONCE: waiters read it */
 	struct lchan_link_pending echo;	/* the keepalive's */
 	bool echo_out;			/* echo is pending */
 	DECLARE_BITMAP(tx_busy, LCHAN_LINK_SENDS);

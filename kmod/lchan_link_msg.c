@@ -52,7 +52,7 @@ static int lchan_link_msg_pend(struct lchan_link *link,
 	p->id = id;
 	p->done = false;
 	link->pending[lchan_link_msg_slot(id)] = p;
-	link->nr_pending++;
+	WRITE_ONCE(link->nr_pending, link->nr_pending + 1);
 	return 0;
 }
 
@@ -65,7 +65,7 @@ static void lchan_link_msg_unpend(struct lchan_link *link,
 	if (link->pending[slot] != p)
 		return;
 	link->pending[slot] = NULL;
-	link->nr_pending--;
+	WRITE_ONCE(link->nr_pending, link->nr_pending - 1);
 	if (p == &link->echo)
 		link->echo_out = false;
 	WRITE_ONCE(p->done, true);	/* the waiter reads it, then the lock */
