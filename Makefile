@@ -235,11 +235,12 @@ dkms-uninstall:
 # pkg-config, man pages, lchanctl on a made-up sysfs tree, the installed
 # headers in C and C++, README.md and the examples it shows, the tools'
 # command lines and exit statuses, every selftest skipping without devices,
-# a newcomer's build, the link's wire format.
+# a newcomer's build, the socket semantics selftest against the host's
+# TCP, the link's wire format.
 HOST_CHECKS = rig/check-dkms.sh rig/check-install.sh rig/check-man.sh \
 	rig/check-abi-doc.sh rig/check-lchanctl.sh rig/check-headers.sh \
 	rig/check-readme.sh rig/check-tools.sh rig/check-skips.sh \
-	rig/check-build.sh rig/check-link-wire.sh
+	rig/check-build.sh rig/check-socket.sh rig/check-link-wire.sh
 
 # kselftest's exit status of a skip.
 KSFT_SKIP = 4

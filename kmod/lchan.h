@@ -226,6 +226,11 @@ struct lchan_transport_ops {
 	int (*wait_open)(struct lchan_channel *chan, unsigned long deadline);
 	/* A connecting id resolved: hold its local port.  lock held. */
 	int (*hold_port)(struct lchan_channel *chan);
+	/*
+	 * The cm cannot withdraw a request in flight: the id's teardown
+	 * waits until the provider answers it.
+	 */
+	bool request_held;
 };
 
 /* An RDMA device as lchan sees it: /sys/kernel/lchan/devices/<name>. */
@@ -384,6 +389,12 @@ struct lchan_conn {
 	bool passive;			/* accepted, not connected */
 	bool established_once;
 	bool was_connected;		/* ESTABLISHED came; before done */
+	/*
+	 * rdma_connect or rdma_accept is out and the cm handler has not
+	 * reported how it went; cleared before chan->wq is woken.
+	 */
+	bool in_flight;
+	struct work_struct end_work;	/* the end, once the request is answered */
 	/* Set-up handshake with the cm handler. */
 	struct completion done;
 	int status;			/* written before complete() */
@@ -831,6 +842,7 @@ int lchan_file_install(struct lchan_channel *chan, u32 flags);
 
 /* lchan_connect.c */
 struct lchan_channel *lchan_connect_new(struct lchan_context *ctx);
+bool lchan_connect_held(struct lchan_channel *chan);
 int lchan_connect_check_fd_flags(u32 flags, u32 allowed);
 int lchan_connect_check_open(u32 flags, const struct lchan_ring_sizes *rings,
 			     const struct lchan_rc_params *rc);

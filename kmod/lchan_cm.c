@@ -76,7 +76,9 @@ void lchan_cm_copy_sockaddr(struct sockaddr_storage *dst,
 static void lchan_cm_report(struct lchan_channel *chan, int status)
 {
 	WRITE_ONCE(chan->conn.status, status);
+	WRITE_ONCE(chan->conn.in_flight, false);
 	complete(&chan->conn.done);
+	wake_up(&chan->wq);	/* a channel's end that waits for the answer */
 }
 
 static int lchan_cm_errno(struct rdma_cm_event *event, int fallback)
@@ -136,6 +138,12 @@ static int lchan_cm_chan_event(struct lchan_channel *chan,
 		lchan_cm_report(chan, lchan_cm_errno(event, -EHOSTUNREACH));
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
+		/* Given up while the request was out (lchan_connect_wait()). */
+		if (lchan_chan_done(chan)) {
+			rdma_disconnect(id);
+			lchan_cm_report(chan, -ETIMEDOUT);
+			break;
+		}
 		ret = chan->tp->check_reply ?
 		      chan->tp->check_reply(chan, &event->param.conn) : 0;
 		if (ret) {

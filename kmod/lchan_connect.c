@@ -145,6 +145,8 @@ static int lchan_connect_request(struct lchan_channel *chan)
 	lchan_post_submit(chan, &sq_done, &rq_done);
 	reinit_completion(&chan->conn.done);
 	lchan_connect_conn_param(chan, &param);
+	/* Before the request: the handler may answer before it returns. */
+	WRITE_ONCE(chan->conn.in_flight, true);
 	if (chan->conn.passive) {
 		rdma_lock_handler(chan->cm_id);
 		ret = rdma_accept(chan->cm_id, &param);
@@ -154,6 +156,8 @@ static int lchan_connect_request(struct lchan_channel *chan)
 		/* The device's socket has the port now, or never will. */
 		lchan_iwarp_port_release(chan);
 	}
+	if (ret)
+		WRITE_ONCE(chan->conn.in_flight, false);
 	mutex_unlock(&chan->lock);
 	if (ret) {
 		lchan_dbg_chan(chan, "%s: %d\n", chan->conn.passive ?
@@ -194,9 +198,28 @@ static int lchan_connect_wait(struct lchan_channel *chan,
 		ret = chan->tp->wait_open(chan, deadline);
 	if (ret == -EINTR)
 		return ret;	/* still in progress: poll for EPOLLOUT */
+	/*
+	 * A request the transport cannot withdraw: the caller's timeout ends
+	 * the wait, and the QP goes when the channel ends
+	 * (lchan_connect_held()), not before the answer.
+	 */
+	if (ret == -ETIMEDOUT && lchan_connect_held(chan)) {
+		lchan_chan_set_state(chan, LCHAN_STATE_DISCONNECTED);
+		return ret;
+	}
 	if (ret)
 		lchan_connect_fail(chan);
 	return ret;
+}
+
+/*
+ * Whether the channel's request is out, unanswered, and the transport
+ * cannot withdraw it (request_held): tearing the channel down now would
+ * wait for the answer.
+ */
+bool lchan_connect_held(struct lchan_channel *chan)
+{
+	return chan->tp->request_held && READ_ONCE(chan->conn.in_flight);
 }
 
 int lchan_connect_check_fd_flags(u32 flags, u32 allowed)

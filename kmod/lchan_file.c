@@ -13,7 +13,7 @@
 #include "lchan_trace.h"
 
 /* The last user is gone: free everything.  Process context. */
-static void lchan_file_destroy(struct lchan_channel *chan)
+static void lchan_file_end(struct lchan_channel *chan)
 {
 	lchan_dbg_chan(chan, "destroy in state %s\n",
 		       lchan_sysfs_state_name(READ_ONCE(chan->state)));
@@ -32,6 +32,39 @@ static void lchan_file_destroy(struct lchan_channel *chan)
 	lchan_ctx_put(chan->ctx);
 	trace_lchan_chan_step(chan->id, LCHAN_STEP_DESTROYED);
 	lchan_chan_put(chan);
+}
+
+/*
+ * The end of a channel whose request the transport cannot withdraw:
+ * bounded by the provider's own timeout for the exchange.  The module's
+ * exit flushes the workqueue before the devices go.
+ */
+static void lchan_file_end_work(struct work_struct *work)
+{
+	struct lchan_channel *chan = container_of(work, struct lchan_channel,
+						  conn.end_work);
+
+	wait_event(chan->wq, !READ_ONCE(chan->conn.in_flight));
+	lchan_file_end(chan);
+}
+
+/*
+ * Neither a close nor a failed connect waits for a request's answer
+ * (lchan_connect_held()): the channel leaves sysfs now and ends in the
+ * background, still counted in its device's channels.
+ */
+static void lchan_file_destroy(struct lchan_channel *chan)
+{
+	if (!lchan_connect_held(chan)) {
+		lchan_file_end(chan);
+		return;
+	}
+	lchan_dbg_chan(chan, "ends once its request is answered\n");
+	/* A late ESTABLISHED disconnects at once (lchan_cm.c). */
+	lchan_chan_set_state(chan, LCHAN_STATE_DISCONNECTED);
+	lchan_sysfs_del_chan(chan);
+	INIT_WORK(&chan->conn.end_work, lchan_file_end_work);
+	queue_work(lchan_wq, &chan->conn.end_work);
 }
 
 /* For connect/accept failures before a file exists. */

@@ -306,6 +306,8 @@ const struct lchan_transport_ops lchan_iwarp_transport = {
 	 * peer's response (lchan_keepalive.c).
 	 */
 	.probe_by_read = true,
+	/* iw_cm lets the id go only once the MPA exchange has ended. */
+	.request_held = true,
 	.request_wants = lchan_iwarp_request_wants,
 	.choose = lchan_iwarp_choose,
 	.prepare_qp = lchan_iwarp_prepare,

@@ -123,6 +123,8 @@ void lchan_qp_teardown(struct lchan_channel *chan)
 	if (chan->cm_id) {
 		rdma_destroy_id(chan->cm_id);
 		chan->cm_id = NULL;
+		/* No answer comes any more. */
+		WRITE_ONCE(chan->conn.in_flight, false);
 	}
 	lchan_iwarp_port_release(chan);
 	/* No QP: what still waits in the ring is flushed now. */

@@ -8,7 +8,8 @@
 # environment, as on a machine with no device named.  No test may
 # fail: a test body that ran after its fixture's setup skipped would (it
 # has no device), and 6.1's harness runs it unless setup leaves through
-# LCHAN_T_SETUP_SKIP.  The tests without a fixture may pass.
+# LCHAN_T_SETUP_SKIP.  The tests that need no device (those without a
+# fixture, lchan_socket_test's) may pass.
 CHECK=skips
 # shellcheck source-path=SCRIPTDIR source=checklib.sh
 . "$(dirname "$0")/checklib.sh"
@@ -45,4 +46,4 @@ if [ "$bad" != - ]; then
 	done
 	check_fail "without devices, tests failed in: $bad"
 fi
-echo "$CHECK: $progs programs without devices: $skipped tests skipped, $passed passed (no fixture), none failed"
+echo "$CHECK: $progs programs without devices: $skipped tests skipped, $passed passed (no device needed), none failed"

@@ -12,7 +12,8 @@
 #                depend on a kernel: make install, man pages, sysfs ABI
 #                document, lchanctl, bench/README.md, the tools' command
 #                lines, the installed headers in C and C++, README.md and
-#                the examples it shows, a newcomer's build (rig/check-*.sh),
+#                the examples it shows, a newcomer's build, the socket
+#                semantics selftest against the host's TCP (rig/check-*.sh),
 #                once
 # then for each kernel K (its runs in build/runs/<job>-K, logs in
 # build/check/K/):
@@ -139,7 +140,8 @@ done
 # Packaging and documentation (rig/check-*.sh): DKMS, make install and
 # pkg-config, man pages, the sysfs ABI document, lchanctl's output,
 # bench/README.md against the committed benchmark data, the tools' command
-# lines and exit statuses, the build in a fresh copy of the tree.  Each
+# lines and exit statuses, the build in a fresh copy of the tree,
+# lchan_socket_test (it needs no module) against the host's TCP.  Each
 # prints its verdict as its last line; exit status $ksft_skip is a skip.
 host_check() { # NAME [TAP-PREFIX]
 	local rc=0 log=$L/check-$1.log last
@@ -195,7 +197,7 @@ host_check_tap() { # NAME
 phase "host checks"
 # Whatever they build, they build for the first kernel, which setup readied.
 use_kernel "${kernels[0]}"
-for c in install man man-examples man-sysfs abi-doc lchanctl bench-readme tools build; do
+for c in install man man-examples man-sysfs abi-doc lchanctl bench-readme tools build socket; do
 	host_check "$c"
 done
 host_check_tap headers
@@ -218,10 +220,11 @@ show_run() {
 
 # PREEMPT_RT changes how the kernel schedules and locks, not how user space
 # runs: the programs whose subject is user-space code alone (the libfabric
-# provider, Open MPI over it, lchanctl, the examples, the installed files)
-# run on the check lane's kernels, and the kernel paths they take are the
-# other programs' subject on every kernel.
-RT_USER_ONLY="lchan_fabric_test lchan_fabric_api_test lchan_mpi_test lchan_ctl_test lchan_examples_test lchan_install_test"
+# provider, Open MPI over it, lchanctl, the examples, the installed files,
+# the socket semantics a TCP-carrying layer keeps) run on the check lane's
+# kernels, and the kernel paths they take are the other programs' subject
+# on every kernel.
+RT_USER_ONLY="lchan_fabric_test lchan_fabric_api_test lchan_mpi_test lchan_ctl_test lchan_examples_test lchan_install_test lchan_socket_test"
 declare -A source_done=()
 check_kernel() { # K
 	local k=$1 p=$1: target built rc run s warn_tap warn_pass_log smoke_ok src

@@ -577,6 +577,8 @@ TEST_F_TIMEOUT(abi, accept_rings_too_large, 90)
 		EXPECT_EQ(-EINVAL,
 			  abi_ioctl(self->lst.fd, LCHAN_IOC_ACCEPT, &req));
 	}
+	/* The request is refused with the listener: no wait for the timeout. */
+	lchan_listener_close(&self->lst);
 	pthread_join(thr, NULL);
 	lchan_ctx_close(&peer.ctx);
 	ASSERT_EQ(1, ready) TH_LOG("no connection request arrived");

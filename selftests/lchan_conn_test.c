@@ -186,6 +186,72 @@ TEST_F_TIMEOUT(conn, unreachable_bounded, 60)
 	lchan_ctx_close(&ctx);
 }
 
+/* The device's channels count (devices/<dev>/channels). */
+static long dev_channels(const char *dev)
+{
+	char path[160], buf[32];
+
+	snprintf(path, sizeof(path), "/sys/kernel/lchan/devices/%s/channels",
+		 dev);
+	if (lchan_t_read_sysfs(path, buf, sizeof(buf)))
+		return -1;
+	return strtol(buf, NULL, 10);
+}
+
+/*
+ * A listener that never accepts: the connect's timeout ends the call and
+ * a close of a channel still connecting returns at once, although on
+ * iWARP the request stays out until the provider's own timeout or the
+ * peer's answer.  The channels end once answered.
+ */
+TEST_F_TIMEOUT(conn, timeout_and_close_do_not_wait_for_an_answer, 90)
+{
+	struct lchan_opts opts = { .timeout_ms = 1000 };
+	struct lchan_opts nb = { .flags = LCHAN_FD_NONBLOCK };
+	struct lchan_listener lst;
+	struct lchan_ctx ctx, sctx;
+	struct lchan_chan chan;
+	long before, now = -1;
+	double t0, took, end;
+	char port[16];
+	int ret;
+
+	ASSERT_EQ(0, lchan_ctx_open(&sctx));
+	ASSERT_EQ(0, lchan_ctx_open(&ctx));
+	snprintf(port, sizeof(port), "%u", lchan_t_port());
+	ASSERT_EQ(0, lchan_listen(&sctx, self->d.addr, port, 4, 0, &lst));
+	before = dev_channels(self->d.dev);
+	ASSERT_LE(0, before);
+
+	t0 = lchan_t_now();
+	ret = lchan_connect(&ctx, self->d.addr, port, &opts, &chan);
+	took = lchan_t_now() - t0;
+	EXPECT_EQ(-ETIMEDOUT, ret) TH_LOG("got %d %s", ret, strerror(-ret));
+	/* One second for timer ticks and emulation. */
+	EXPECT_LT(took, 2.0) TH_LOG("a 1 s connect took %.1f s", took);
+
+	ret = lchan_connect(&ctx, self->d.addr, port, &nb, &chan);
+	ASSERT_EQ(-EINPROGRESS, ret) TH_LOG("got %d %s", ret, strerror(-ret));
+	usleep(200000);
+	t0 = lchan_t_now();
+	EXPECT_EQ(0, lchan_chan_close(&chan));
+	took = lchan_t_now() - t0;
+	EXPECT_LT(took, 1.0) TH_LOG("closing a connecting channel took %.1f s",
+				    took);
+
+	/* Refused with the listener: both requests are answered. */
+	lchan_listener_close(&lst);
+	for (end = lchan_t_now() + 20; lchan_t_now() < end; usleep(20000)) {
+		now = dev_channels(self->d.dev);
+		if (now == before)
+			break;
+	}
+	EXPECT_EQ(before, now) TH_LOG("%s still counts %ld channels, %ld before",
+				      self->d.dev, now, before);
+	lchan_ctx_close(&ctx);
+	lchan_ctx_close(&sctx);
+}
+
 TEST_F_TIMEOUT(conn, connect_defaults_and_nonblocking_accept, 60)
 {
 	struct lchan_ctx ctx;

@@ -95,6 +95,8 @@ TEST_F_TIMEOUT(poller, hundred_thousand_ops_no_syscall, 600)
 				  .access = LCHAN_ACCESS_ALL };
 	struct lchan_t_ep cli = { .slot = 4096, .nrecv = 4, .nsend = 64 };
 	const unsigned total = lchan_t_count(100000), every = 64;
+	/* Every 64th and the last signal: the loop ends once all landed. */
+	const unsigned signals = (total + every - 1) / every;
 	char sleeps0[64], sleeps1[64];
 	unsigned long long enters0;
 	unsigned posted = 0, cqes = 0;
@@ -113,7 +115,7 @@ TEST_F_TIMEOUT(poller, hundred_thousand_ops_no_syscall, 600)
 	pool_sleeps(sleeps0, sizeof(sleeps0));
 	stall = lchan_t_now();
 	/* Busy-poll the CQ ring: the only way to the kernel is the ring. */
-	while (cqes < total / every) {
+	while (cqes < signals) {
 		struct lchan_sqe *sqe;
 		struct lchan_cqe *c;
 		int n = 0;
@@ -125,7 +127,7 @@ TEST_F_TIMEOUT(poller, hundred_thousand_ops_no_syscall, 600)
 			lchan_prep_write(sqe, &cli.mr, p, 64,
 					 (uintptr_t)(dst + (posted % 64) * 64),
 					 srv.mr.rkey, posted);
-			if ((posted + 1) % every)
+			if ((posted + 1) % every && posted + 1 < total)
 				sqe->flags |= LCHAN_SQE_UNSIGNALED;
 			posted++;
 			n++;

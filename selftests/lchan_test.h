@@ -35,6 +35,7 @@
 #include <grp.h>
 
 #include "liblchan.h"
+#include "lchan_ksft.h"
 
 struct lchan_t_dev {
 	char kind[8];		/* "rxe" or "siw" */
@@ -84,30 +85,6 @@ static inline int lchan_t_dev_lookup(const char *kind, struct lchan_t_dev *d)
 	FIXTURE_VARIANT(fixture) { const char *kind; };	\
 	FIXTURE_VARIANT_ADD(fixture, rxe) { .kind = "rxe" }; \
 	FIXTURE_VARIANT_ADD(fixture, siw) { .kind = "siw" }
-
-/*
- * SKIP from a fixture's setup: the test's body does not run, nor does the
- * teardown (setup undoes its own work first).  Newer harnesses
- * (FIXTURE_TEARDOWN_PARENT) end the test after setup by themselves;
- * 6.1's runs the body after a SKIP in setup unless setup leaves by the
- * harness's own jump.
- */
-#ifdef FIXTURE_TEARDOWN_PARENT
-#define LCHAN_T_SETUP_SKIP(fmt, ...) SKIP(return, fmt, ##__VA_ARGS__)
-#else
-#define LCHAN_T_SETUP_SKIP(fmt, ...)					\
-	SKIP(longjmp(_metadata->env, 1), fmt, ##__VA_ARGS__)
-#endif
-
-/*
- * Whether the running test has failed so far, for a teardown that shows
- * more on failure: newer harnesses keep an exit code, 6.1's a flag.
- */
-#ifdef FIXTURE_TEARDOWN_PARENT
-#define LCHAN_T_FAILED(m) ((m)->exit_code == KSFT_FAIL)
-#else
-#define LCHAN_T_FAILED(m) (!(m)->passed)
-#endif
 
 /* Setup that SKIPs without the device. */
 #define LCHAN_T_NEED_DEV(d, kind) do {					\
