@@ -234,10 +234,12 @@ static void lchan_link_msg_echo_req(struct lchan_link *link,
 }
 
 /*
- * A peer's SETUP_REQ, on a passive link only, from the link's own path.
- * This module sets no channel up over a link yet: it answers every
- * request it may serve with UNSUPPORTED, which sends the peer's connect
- * through rdma_cm.
+ * A peer's SETUP_REQ, on a passive link only, from the link's own path:
+ * the GID and LID the peer sends as its own are the source of the path,
+ * which the passive side's path record holds as its destination (on
+ * RoCE the LID is 0).  This module sets no channel up over a link yet:
+ * it answers every request it may serve with UNSUPPORTED, which sends
+ * the peer's connect through rdma_cm.
  */
 static void lchan_link_msg_setup_req(struct lchan_link *link,
 				     const struct lchan_link_msg *msg)
@@ -260,6 +262,14 @@ static void lchan_link_msg_setup_req(struct lchan_link *link,
 		     msg->setup.lid != link->peer_lid))
 		ret = -EXDEV;
 	spin_unlock_bh(&link->lock);
+	if (ret == -EXDEV) {
+		/* The peer's path is written once, before the link is up. */
+		lchan_link_msg_count(link, &link->stats.refused);
+		lchan_dbg_link(link, "refused: set-up request from GID %pI6c LID %u, the link's peer is GID %pI6c LID %u\n",
+			       msg->setup.gid, msg->setup.lid,
+			       link->peer_gid, link->peer_lid);
+		return;
+	}
 	if (!ret)
 		ret = lchan_link_send(link, &rep);
 	if (ret) {

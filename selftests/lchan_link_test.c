@@ -476,8 +476,17 @@ static int peer_connect(struct peer *p, const char *addr, const void *hello,
 	if (ret != RDMA_CM_EVENT_ROUTE_RESOLVED)
 		return ret < 0 ? ret : -EHOSTUNREACH;
 	if (p->id->route.num_paths > 0) {
+		struct ibv_port_attr port_attr;
+
+		if (ibv_query_port(p->id->verbs, p->id->port_num, &port_attr))
+			return -EIO;
 		memcpy(p->gid, p->id->route.path_rec[0].sgid.raw, 16);
-		p->lid = ntohs(p->id->route.path_rec[0].slid);
+		/*
+		 * RoCE has no LIDs, and a RoCE path record's LID fields do
+		 * not hold one: the wire's LID is 0 there.
+		 */
+		p->lid = port_attr.link_layer == IBV_LINK_LAYER_ETHERNET ? 0 :
+			 ntohs(p->id->route.path_rec[0].slid);
 		p->have_path = 1;
 	}
 	p->pd = ibv_alloc_pd(p->id->verbs);
@@ -750,6 +759,7 @@ TEST_F(hostile, malformed_and_unexpected_messages_are_refused)
 		{ "a set-up from another GID", W_SETUP_REQ_LEN },
 		{ "a set-up with a reserved byte", W_SETUP_REQ_LEN },
 		{ "a set-up request of QPN 1", W_SETUP_REQ_LEN },
+		{ "a set-up from another LID", W_SETUP_REQ_LEN },
 	};
 
 	if (strcmp(variant->kind, "rxe"))
@@ -786,6 +796,10 @@ TEST_F(hostile, malformed_and_unexpected_messages_are_refused)
 			put_setup(p, m, id, 1);
 			put_be(m + W_HDR, 4, 1);
 			break;
+		case 13:
+			put_setup(p, m, id, 1);
+			m[W_HDR + 29] ^= 1;
+			break;
 		}
 		before = link_num(self->link, "refused");
 		ASSERT_EQ(0, peer_send(p, m, cases[i].len));
@@ -804,6 +818,7 @@ TEST_F(hostile, a_setup_request_is_answered)
 	struct peer *p = &self->p;
 	uint8_t m[P_SLOT];
 	uint64_t id = p->next_id++;
+	char gid[INET6_ADDRSTRLEN];
 	unsigned status;
 	int len;
 
@@ -813,16 +828,23 @@ TEST_F(hostile, a_setup_request_is_answered)
 		SKIP(return, "no path record to take the GID from");
 	/* Port 1: nobody listens there. */
 	put_setup(p, m, id, 1);
+	inet_ntop(AF_INET6, p->gid, gid, sizeof(gid));
 	ASSERT_EQ(0, peer_send(p, m, W_SETUP_REQ_LEN));
 	do {
 		len = peer_recv(p, m, 3000);
-		ASSERT_LT(0, len);
+		ASSERT_LT(0, len)
+			TH_LOG("no reply to a set-up from GID %s LID %u: "
+			       "refused %llu, setups_failed %llu", gid, p->lid,
+			       link_num(self->link, "refused"),
+			       link_num(self->link, "setups_failed"));
 	} while (m[5] != W_SETUP_REP);
 	ASSERT_EQ(W_SETUP_REP_LEN, len);
 	EXPECT_EQ(id, get_be(m + 16, 8));
 	status = get_be(m + W_HDR, 4);
 	EXPECT_TRUE(status == W_ST_UNSUPPORTED || status == W_ST_NO_LISTENER)
 		TH_LOG("status %u", status);
+	/* The kernel counts a set-up after its reply, before the next. */
+	ASSERT_EQ(0, peer_echo(p));
 	EXPECT_EQ(1, link_num(self->link, "setups_failed"));
 	EXPECT_EQ(0, link_num(self->link, "refused"));
 	/* The same id again is a replay. */
