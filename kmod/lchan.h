@@ -757,6 +757,8 @@ void lchan_dev_publish(struct lchan_dev *dev);
 void lchan_dev_retire(struct lchan_dev *dev);
 struct lchan_dev *lchan_dev_get(struct ib_device *ibdev);
 void lchan_dev_put(struct lchan_dev *dev);
+int lchan_dev_join(struct lchan_dev *dev, struct list_head *node,
+		   struct list_head *list);
 int lchan_dev_add_chan(struct lchan_dev *dev, struct lchan_channel *chan,
 		       struct lchan_pd *pd);
 void lchan_dev_del_chan(struct lchan_channel *chan);

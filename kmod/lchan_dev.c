@@ -48,6 +48,21 @@ void lchan_dev_put(struct lchan_dev *dev)
 		kobject_put(&dev->kobj);
 }
 
+/* Add @node to @list, one of @dev's, unless the device is going (-ENODEV). */
+int lchan_dev_join(struct lchan_dev *dev, struct list_head *node,
+		   struct list_head *list)
+{
+	int ret = 0;
+
+	mutex_lock(&dev->lock);
+	if (dev->dying)
+		ret = -ENODEV;
+	else
+		list_add_tail(node, list);
+	mutex_unlock(&dev->lock);
+	return ret;
+}
+
 /*
  * Count @chan among @dev's channels, which device removal ends, unless the
  * device is going (-ENODEV).  The channel's PD @pd lives while the device

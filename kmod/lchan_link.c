@@ -324,24 +324,19 @@ int lchan_link_bind(struct lchan_link *link, struct ib_device *ibdev,
 		    u32 port_num)
 {
 	struct lchan_dev *dev;
+	int ret;
 
 	if (link->dev)
 		return -EINVAL;
 	dev = lchan_dev_get(ibdev);
 	if (!dev)
 		return -ENODEV;
-	if (dev->quirk->cq_recheck) {
+	ret = dev->quirk->cq_recheck ? -EOPNOTSUPP :
+	      lchan_dev_join(dev, &link->dev_node, &dev->links);
+	if (ret) {
 		lchan_dev_put(dev);
-		return -EOPNOTSUPP;
+		return ret;
 	}
-	mutex_lock(&dev->lock);
-	if (dev->dying) {
-		mutex_unlock(&dev->lock);
-		lchan_dev_put(dev);
-		return -ENODEV;
-	}
-	list_add_tail(&link->dev_node, &dev->links);
-	mutex_unlock(&dev->lock);
 	WRITE_ONCE(link->port_num, port_num);
 	WRITE_ONCE(link->dev, dev);	/* counted till the link's release */
 	return 0;

@@ -331,17 +331,15 @@ static int lchan_listen_bind_dev(struct lchan_listen_point *lst,
 				 struct ib_device *ibdev)
 {
 	struct lchan_dev *dev = lchan_dev_get(ibdev);
+	int ret;
 
 	if (!dev)
 		return -ENODEV;
-	mutex_lock(&dev->lock);
-	if (dev->dying) {
-		mutex_unlock(&dev->lock);
+	ret = lchan_dev_join(dev, &lst->dev_node, &dev->lsts);
+	if (ret) {
 		lchan_dev_put(dev);
-		return -ENODEV;
+		return ret;
 	}
-	list_add_tail(&lst->dev_node, &dev->lsts);
-	mutex_unlock(&dev->lock);
 	lst->dev = dev;
 	return 0;
 }
