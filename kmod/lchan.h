@@ -746,6 +746,12 @@ static inline struct lchan_dev *to_lchan_dev(struct kobject *kobj)
 	return container_of(kobj, struct lchan_dev, kobj);
 }
 
+/* lchan_cq.c */
+void lchan_cq_free(struct ib_cq *cq);
+void lchan_cq_wait_frees(void);
+int lchan_cq_init(void);
+void lchan_cq_exit(void);
+
 /* lchan_wq.c */
 extern struct workqueue_struct *lchan_wq;
 int lchan_wq_init(void);

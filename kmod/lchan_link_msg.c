@@ -681,7 +681,7 @@ void lchan_link_msg_destroy(struct lchan_link *link)
 		link->qp = NULL;
 	}
 	if (link->cq) {
-		ib_free_cq(link->cq);
+		lchan_cq_free(link->cq);
 		link->cq = NULL;
 	}
 	lchan_link_msg_ring_free(link);

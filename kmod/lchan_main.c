@@ -55,6 +55,8 @@ static void lchan_main_dev_remove(struct ib_device *ibdev, void *client_data)
 	lchan_link_kill_dev(dev);
 	lchan_qp_kill_dev(dev);
 	lchan_listen_kill_dev(dev);
+	/* The driver's CQs must be gone before it is. */
+	lchan_cq_wait_frees();
 	lchan_ctx_revoke_pds(dev);
 
 	lchan_sysfs_del_dev(dev);
@@ -123,9 +125,13 @@ static int __init lchan_main_init(void)
 	if (ret)
 		return ret;
 
-	ret = lchan_sysfs_init();
+	ret = lchan_cq_init();
 	if (ret)
 		goto err_destroy_wq;
+
+	ret = lchan_sysfs_init();
+	if (ret)
+		goto err_cq;
 
 	ret = lchan_poller_init();
 	if (ret)
@@ -149,6 +155,8 @@ err_poller:
 	lchan_poller_exit();
 err_sysfs:
 	lchan_sysfs_exit();
+err_cq:
+	lchan_cq_exit();
 err_destroy_wq:
 	lchan_wq_exit();
 	return ret;
@@ -165,6 +173,7 @@ static void __exit lchan_main_exit(void)
 	flush_workqueue(lchan_wq);	/* MR releases, links' last works */
 	ib_unregister_client(&lchan_main_client);
 	lchan_poller_exit();
+	lchan_cq_exit();
 	lchan_wq_exit();
 	lchan_sysfs_exit();
 }

@@ -86,7 +86,7 @@ err_destroy_qp:
 	rdma_destroy_qp(chan->cm_id);
 	chan->qp = NULL;
 err_free_cq:
-	ib_free_cq(chan->cq);
+	lchan_cq_free(chan->cq);
 	chan->cq = NULL;
 err_free_ring:
 	lchan_ring_free(ring);
@@ -117,7 +117,7 @@ void lchan_qp_teardown(struct lchan_channel *chan)
 		chan->qp = NULL;
 	}
 	if (chan->cq) {
-		ib_free_cq(chan->cq);
+		lchan_cq_free(chan->cq);
 		chan->cq = NULL;
 	}
 	if (chan->cm_id) {

@@ -17,10 +17,10 @@
 #                once
 # then for each kernel K (its runs in build/runs/<job>-K, logs in
 # build/check/K/):
-#   K host checks  checkpatch (K's linux-source), sparse and W=1 against K's
-#                headers, DKMS add/build/install/remove for them
 #   K build      module, lib, selftests, tools (KDIR = K's headers), siw.ko,
-#                initramfs
+#                initramfs; on the first kernel, DKMS add/build/install/remove
+#   K host checks  checkpatch (K's linux-source), sparse and W=1 against K's
+#                headers: beside K's guests, at the lowest priority
 #   K boot/selftest  the rig checks itself on K: it must catch a failing
 #                test, a kernel WARNING and a panic, and its RDMA devices
 #                must work
@@ -158,13 +158,11 @@ host_check() { # NAME [TAP-PREFIX]
 	esac
 }
 
-# A host check that prints TAP lines of its own (rig/check-headers.sh,
-# rig/check-readme.sh): each
-# becomes one of ours, with the comment lines it prints; a failure without
-# a failed line fails on its last line.
-host_check_tap() { # NAME
-	local rc=0 log=$L/check-$1.log line desc bad=0 lines=0
-	"$REPO/rig/check-$1.sh" >"$log" 2>&1 || rc=$?
+# TAP lines a check printed (rig/check-headers.sh, rig/check-readme.sh, a
+# kernel's host checks): each becomes one of ours, with the comment lines
+# beside them; a failure without a failed line fails on the log's last line.
+tap_replay() { # LOG RC
+	local log=$1 rc=$2 line desc bad=0 lines=0
 	while IFS= read -r line; do
 		case $line in
 		'not ok '*)
@@ -191,6 +189,11 @@ host_check_tap() { # NAME
 		echo "# log: $log"
 		tail -n 30 "$log" | sed 's/^/#   /'
 	fi
+}
+host_check_tap() { # NAME
+	local rc=0 log=$L/check-$1.log
+	"$REPO/rig/check-$1.sh" >"$log" 2>&1 || rc=$?
+	tap_replay "$log" "$rc"
 }
 
 # ---------------------------------------------------------------- host checks
@@ -225,20 +228,17 @@ show_run() {
 # kernels, and the kernel paths they take are the other programs' subject
 # on every kernel.
 RT_USER_ONLY="lchan_fabric_test lchan_fabric_api_test lchan_mpi_test lchan_ctl_test lchan_examples_test lchan_install_test lchan_socket_test"
-declare -A source_done=()
-check_kernel() { # K
-	local k=$1 p=$1: target built rc run s warn_tap warn_pass_log smoke_ok src
-	use_kernel "$k"
-	L=$B/check/$k
-	mkdir -p "$L"
-	echo "# kernel $k: $KVER, KDIR $KDIR"
-
-	phase "$k host checks"
-	# checkpatch and the host's skips depend on the kernel source alone
-	# (its checkpatch.pl, its kselftest harness): once per source.
+# K's host checks: checkpatch and the host's skips once per kernel source
+# (its checkpatch.pl, its kselftest harness), sparse and W=1 against K's
+# headers.  They print TAP lines.
+kernel_host_checks() { # K SOURCE-CHECKED-UNDER
+	local k=$1 under=$2 p=$1: src
+	ok() { echo "ok - $*"; }
+	notok() { echo "not ok - $*"; }
+	skip() { echo "ok - $1 # SKIP $2"; }
 	src=$(rig_kernel_field "$k" source)
-	if [ -n "${source_done[$src]:-}" ]; then
-		echo "# $p checkpatch, skips: checked with $src's source under ${source_done[$src]}"
+	if [ -n "$under" ]; then
+		echo "# $p checkpatch, skips: checked with $src's source under $under"
 	elif logged "$L/checkpatch.log" "$RIG_DIR/checkpatch.sh"; then
 		ok "$p checkpatch: $(tail -n1 "$L/checkpatch.log" | sed 's/^checkpatch: //')"
 	else
@@ -249,13 +249,42 @@ check_kernel() { # K
 	else
 		notok "$p sparse: module has sparse warnings or does not build"
 	fi
-	# DKMS's packaging is the same for every kernel, and the build it
-	# runs is `make module` for K below: once, on the first kernel.
-	[ "$k" != "${kernels[0]}" ] || host_check dkms "$p "
-	if [ -z "${source_done[$src]:-}" ]; then
-		host_check skips "$p "
-		source_done[$src]=$k
-	fi
+	[ -n "$under" ] || host_check skips "$p "
+}
+
+# They read K's headers and source and write their own logs and build
+# directories only, so they run beside K's guests, at the lowest CPU and
+# I/O priority: the guests keep what they use, the checks take the rest.
+# Their lines join the count once K's guests are done.
+host_checks_pid=
+host_checks_start() { # K
+	local under=${source_done[$(rig_kernel_field "$1" source)]:-}
+	[ -n "$under" ] || source_done[$(rig_kernel_field "$1" source)]=$1
+	host_checks_t0=$(rig_now)
+	(
+		renice -n 19 -p "$BASHPID" >/dev/null || true
+		ionice -c 3 -p "$BASHPID" 2>/dev/null || true
+		kernel_host_checks "$1" "$under"
+	) >"$L/host-checks.tap" 2>&1 &
+	host_checks_pid=$!
+}
+host_checks_collect() { # K
+	local rc=0
+	[ -n "$host_checks_pid" ] || return 0
+	wait "$host_checks_pid" || rc=$?
+	host_checks_pid=
+	echo "# $1 host checks, beside its guests: $(($(rig_now) - host_checks_t0))s"
+	tap_replay "$L/host-checks.tap" "$rc"
+}
+
+declare -A source_done=()
+check_kernel() { # K
+	local k=$1 p=$1: target built rig_built rc run s warn_tap warn_pass_log smoke_ok src
+	use_kernel "$k"
+	L=$B/check/$k
+	mkdir -p "$L"
+	echo "# kernel $k: $KVER, KDIR $KDIR"
+	src=$(rig_kernel_field "$k" source)
 
 	phase "$k build"
 	built=1
@@ -270,12 +299,19 @@ check_kernel() { # K
 	done
 	# shellcheck disable=SC2317 # called through logged
 	build_rig() { "$RIG_DIR/siw.sh" && "$RIG_DIR/selftest/build.sh" && "$RIG_DIR/initramfs.sh"; }
+	rig_built=1
 	if logged "$L/build-rig.log" build_rig; then
 		ok "$p build: siw.ko, rig self-test pieces, initramfs"
 	else
 		notok "$p build: siw.ko, rig self-test pieces, initramfs"
-		return 0
+		rig_built=0
 	fi
+	# DKMS's packaging is the same for every kernel, and it runs `make
+	# module` in the tree: once, on the first kernel, before any guest
+	# copies kmod/lchan.ko.
+	[ "$k" != "${kernels[0]}" ] || host_check dkms "$p "
+	host_checks_start "$k"
+	[ "$rig_built" = 1 ] || return 0
 
 	phase "$k boot/selftest"
 	# Reading a failed test is the harness's TAP: once per kernel source.
@@ -383,6 +419,7 @@ check_kernel() { # K
 for k in "${kernels[@]}"; do
 	p0=$passed f0=$failed s0=$skipped
 	check_kernel "$k"
+	host_checks_collect "$k"
 	kernel_summary+=("$k ($KVER): $((passed - p0)) passed, $((failed - f0)) failed, $((skipped - s0)) skipped")
 done
 
