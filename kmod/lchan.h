@@ -414,7 +414,6 @@ struct lchan_conn {
 	bool over_link;
 	u32 flags;			/* connect's: for a deferred establish */
 	struct lchan_link *link;	/* counted until established, or NULL */
-	u64 link_req;			/* passive: the peer's SETUP_REQ id */
 	u32 psn;			/* over a link: our starting PSN */
 	u8 retry, rnr_retry, rd_atomic;	/* over a link: for RTS */
 	u32 sq_room, rq_room;		/* requests the QP was made for */
@@ -525,7 +524,7 @@ struct lchan_conn_req {
 	struct list_head node;
 	struct rdma_cm_id *cm_id;	/* NULL for a channel over a link */
 	struct lchan_channel *chan;	/* set up over a link: in RTR */
-	struct lchan_link *link;	/* its link, compared only */
+	struct lchan_link *link;	/* its link, counted */
 	u64 link_req;			/* the peer's request id */
 	u32 remote_qpn;			/* from the request (IB/RoCE) */
 	bool open_exchange;		/* iWARP: the request has the hello */

@@ -39,6 +39,14 @@ lchan_listen_backlog_find(struct lchan_listen_point *lst,
 	return NULL;
 }
 
+/* A backlog entry goes, and with it what it holds of its link. */
+static void lchan_listen_req_free(struct lchan_conn_req *req)
+{
+	if (req->link)
+		lchan_link_put(req->link);
+	kfree(req);
+}
+
 /*
  * Events of the listening id and of new ids not yet accepted (they carry
  * the listener as context until accept hands them to a channel).  A
@@ -136,7 +144,7 @@ static void lchan_listen_shutdown(struct lchan_listen_point *lst)
 			lchan_file_abort(req->chan);
 		else
 			rdma_destroy_id(req->cm_id);
-		kfree(req);
+		lchan_listen_req_free(req);
 	}
 	wake_up(&lst->wq);
 }
@@ -251,7 +259,7 @@ static struct rdma_cm_id *lchan_listen_next(struct lchan_listen_point *lst,
 		if (req->chan) {
 			/* Set up over a link; its device may have gone. */
 			*ready = req->chan;
-			kfree(req);
+			lchan_listen_req_free(req);
 			if (!lchan_chan_done(*ready))
 				return NULL;
 			lchan_file_abort(*ready);
@@ -506,9 +514,9 @@ void lchan_listen_link_setup(struct lchan_link *link,
 		chan = NULL;
 		goto out_unreserve;
 	}
-	chan->conn.link_req = msg->req_id;
 	req->chan = chan;
 	req->remote_qpn = msg->setup.qpn;
+	kobject_get(&link->kobj);	/* a cancel names it */
 	req->link = link;
 	req->link_req = msg->req_id;
 	goto out_reply;
@@ -534,7 +542,8 @@ out_reply:
 	else
 		wake_up(&lst->wq);
 out_put:
-	kfree(req);
+	if (req)
+		lchan_listen_req_free(req);
 	if (lst)
 		kref_put(&lst->ref, lchan_listen_free);
 }
@@ -568,7 +577,7 @@ bool lchan_listen_link_cancel(struct lchan_link *link, u64 req_id)
 	if (!found)
 		return false;
 	lchan_file_abort(found->chan);
-	kfree(found);
+	lchan_listen_req_free(found);
 	return true;
 }
 
