@@ -412,7 +412,6 @@ struct lchan_conn {
 	 * channel has no cm id once connected.  Fixed before sysfs shows it.
 	 */
 	bool over_link;
-	u32 flags;			/* connect's: for a deferred establish */
 	struct lchan_link *link;	/* counted until established, or NULL */
 	u32 psn;			/* over a link: our starting PSN */
 	u8 retry, rnr_retry, rd_atomic;	/* over a link: for RTS */
@@ -868,6 +867,7 @@ int lchan_qp_create_bare(struct lchan_channel *chan, u32 sq, u32 rq);
 int lchan_qp_add_ring(struct lchan_channel *chan,
 		      const struct lchan_ring_sizes *sizes);
 int lchan_qp_remake(struct lchan_channel *chan);
+int lchan_qp_init(struct lchan_channel *chan, struct lchan_link *link);
 int lchan_qp_ready(struct lchan_channel *chan, struct lchan_link *link,
 		   const struct lchan_qp_peer *peer);
 int lchan_qp_link_mtu(struct lchan_link *link, enum ib_mtu *mtu);
@@ -1076,8 +1076,8 @@ void lchan_link_cm_exit(void);
 /* lchan_link_chan.c */
 int lchan_link_chan_reach(struct lchan_channel *chan, u32 flags,
 			  unsigned long deadline);
-int lchan_link_chan_establish(struct lchan_channel *chan,
-			      unsigned long deadline);
+int lchan_link_chan_connect(struct lchan_channel *chan,
+			    unsigned long deadline);
 int lchan_link_chan_leave(struct lchan_channel *chan);
 struct lchan_channel *lchan_link_chan_build(struct lchan_listen_point *lst,
 					    struct lchan_link *link,

@@ -6,10 +6,14 @@
  *
  *   new        the object and its parts		lchan_connect_new()
  *   reach      a cm id on a device: connect resolves an address and a
- *              route (lchan_connect_resolve_port()), accept takes a
- *              request of a listener's backlog (lchan_listen.c)
+ *              route (lchan_connect_resolve_port()) and, with links on,
+ *              finds the link to the peer's machine (lchan_link_chan.c);
+ *              accept takes a request of a listener's backlog
+ *              (lchan_listen.c), or a channel a peer set up over a link
  *   bind       the device: its PD, transport, RC timing and the mode
- *   create     QP, CQ and rings (lchan_qp.c)
+ *   create     QP, CQ and rings (lchan_qp.c); over a link, the set-up
+ *              with the peer's kernel, whether establish is deferred or
+ *              not, or on to rdma_cm when the peer cannot
  *   establish  rdma_connect or rdma_accept, and the wait for the peer;
  *              deferred to the ESTABLISH command when asked
  *   publish    the channel's sysfs directory, while the peer answers
@@ -120,8 +124,7 @@ static void lchan_connect_fail(struct lchan_channel *chan)
  * request is out; else why not, and on a failed request the channel is
  * torn down and left in an error state.
  */
-static int lchan_connect_request(struct lchan_channel *chan, u32 flags,
-				 unsigned long deadline)
+static int lchan_connect_request(struct lchan_channel *chan)
 {
 	struct rdma_conn_param param;
 	u32 sq_done, rq_done;
@@ -138,22 +141,10 @@ static int lchan_connect_request(struct lchan_channel *chan, u32 flags,
 		goto out_unlock;
 	}
 	chan->conn.established_once = true;
+	/* Over a link the channel was connected before its file existed. */
 	if (chan->conn.over_link) {
-		mutex_unlock(&chan->lock);
-		ret = lchan_link_chan_establish(chan, deadline);
-		if (ret != -EOPNOTSUPP || (flags & LCHAN_CONNECT_LINK_ONLY)) {
-			if (ret)
-				lchan_connect_fail(chan);
-			return ret;
-		}
-		/* The peer cannot: through rdma_cm, from the route. */
-		mutex_lock(&chan->lock);
-		ret = lchan_link_chan_leave(chan);
-		if (ret) {
-			mutex_unlock(&chan->lock);
-			lchan_connect_fail(chan);
-			return ret;
-		}
+		ret = 0;
+		goto out_unlock;
 	}
 	/*
 	 * Receives published before this call must be on the QP before the
@@ -409,6 +400,25 @@ static int lchan_connect_create(struct lchan_channel *chan,
 }
 
 /*
+ * Connect's reach stage found a link to the peer: the channel is set up
+ * over it now, or, where the peer cannot and @flags allow it, goes on
+ * through rdma_cm.
+ */
+static int lchan_connect_link(struct lchan_channel *chan, u32 flags,
+			      unsigned long deadline)
+{
+	int ret;
+
+	ret = lchan_link_chan_connect(chan, deadline);
+	if (ret != -EOPNOTSUPP || (flags & LCHAN_CONNECT_LINK_ONLY))
+		return ret;
+	mutex_lock(&chan->lock);
+	ret = lchan_link_chan_leave(chan);
+	mutex_unlock(&chan->lock);
+	return ret;
+}
+
+/*
  * The stages after reach, the same for connect and accept: bind, create,
  * then establish and publish, or only publish when @flags defer the
  * connection to ESTABLISH.  @deadline ends connect as a whole; without
@@ -439,8 +449,13 @@ int lchan_connect_open(struct lchan_channel *chan,
 		timeout_ms = left > 0 ? jiffies_to_msecs(left) : 1;
 	}
 	establish_by = jiffies + msecs_to_jiffies(timeout_ms);
+	if (chan->conn.link) {
+		ret = lchan_connect_link(chan, flags, establish_by);
+		if (ret)
+			return ret;
+	}
 	if (establish) {
-		ret = lchan_connect_request(chan, flags, establish_by);
+		ret = lchan_connect_request(chan);
 		if (ret)
 			return ret;
 	}
@@ -480,7 +495,7 @@ long lchan_ioctl_establish(struct lchan_ucmd *ucmd)
 	unsigned long deadline = jiffies + msecs_to_jiffies(timeout_ms);
 	int ret;
 
-	ret = lchan_connect_request(chan, chan->conn.flags, deadline);
+	ret = lchan_connect_request(chan);
 	if (ret)
 		return ret;
 	if (!chan->conn.passive && (ucmd->file->f_flags & O_NONBLOCK))
@@ -646,7 +661,6 @@ long lchan_ioctl_connect(struct lchan_ucmd *ucmd)
 	if (ret)
 		goto err_abort;
 	/* Over the link to the peer's machine where one can serve. */
-	chan->conn.flags = req->flags;
 	ret = lchan_link_chan_reach(chan, req->flags, deadline);
 	if (ret)
 		goto err_abort;

@@ -5,8 +5,12 @@
  * brought to RTR when the peer's request comes and finished by accept.
  * Once set up it is an ordinary channel with no cm id (lchan_qp.c).
  *
- * The connecting side keeps the cm id of its route resolution until the
- * peer has answered: a peer that cannot set the channel up over its link
+ * The connecting side sets the channel up before connect returns, also
+ * when the connect defers its establish: a peer's SEND that comes before
+ * a receive is posted waits in RNR retries, which are unbounded on IB
+ * and RoCE, and nothing posted has to be undone when the connect leaves
+ * the link.  It keeps the cm id of its route resolution until the peer
+ * has answered: a peer that cannot set the channel up over its link
  * (UNSUPPORTED) sends the connect on through rdma_cm from where it is.
  */
 #include <linux/in.h>
@@ -169,7 +173,7 @@ static void lchan_link_chan_connected(struct lchan_channel *chan)
 	lchan_link_chan_report(chan, 0);
 }
 
-/* The SETUP_REQ of @chan, its QP made, for @link.  lock held. */
+/* The SETUP_REQ of @chan, its QP in INIT, for @link.  lock held. */
 static int lchan_link_chan_setup_msg(struct lchan_channel *chan,
 				     struct lchan_link *link,
 				     struct lchan_link_msg *msg)
@@ -202,14 +206,16 @@ static int lchan_link_chan_setup_msg(struct lchan_channel *chan,
 }
 
 /*
- * Establish over the link, the connecting side: SETUP_REQ, and with the
- * peer's QP in the reply our QP to RTR and RTS; the route's cm id goes.
- * 0 once connected; -EOPNOTSUPP when the peer cannot, and the caller goes
- * on through rdma_cm; else why it failed, reported to the waits as a cm
- * step's end would be.
+ * The connecting side's set-up over the link, once the channel's QP is
+ * made and before anything can be posted on it, whether or not the
+ * connect defers its establish: INIT, SETUP_REQ, and with the peer's QP
+ * in the reply RTR and RTS; the route's cm id goes.  0 once connected;
+ * -EOPNOTSUPP when the link cannot serve after all or the peer cannot,
+ * and the caller may go on through rdma_cm; else why it failed, reported
+ * to the waits as a cm step's end would be.
  */
-static int lchan_link_chan_request(struct lchan_channel *chan,
-				   unsigned long deadline)
+int lchan_link_chan_connect(struct lchan_channel *chan,
+			    unsigned long deadline)
 {
 	struct lchan_link *link = chan->conn.link;
 	struct lchan_link_msg msg = {}, rep;
@@ -219,7 +225,9 @@ static int lchan_link_chan_request(struct lchan_channel *chan,
 
 	reinit_completion(&chan->conn.done);
 	mutex_lock(&chan->lock);
-	ret = lchan_link_chan_setup_msg(chan, link, &msg);
+	ret = lchan_qp_init(chan, link);
+	if (!ret)
+		ret = lchan_link_chan_setup_msg(chan, link, &msg);
 	mutex_unlock(&chan->lock);
 	if (ret)
 		return -EOPNOTSUPP;	/* the link went down meanwhile */
@@ -227,6 +235,10 @@ static int lchan_link_chan_request(struct lchan_channel *chan,
 	ret = lchan_link_call(link, &msg, &rep, deadline);
 	if (ret == -EOPNOTSUPP)
 		return ret;
+	/* The link ended under the request: rdma_cm's way, if allowed. */
+	if (ret && ret != -ETIMEDOUT && ret != -EINTR &&
+	    READ_ONCE(link->state) != LCHAN_LINK_UP)
+		return -EOPNOTSUPP;
 	if (ret == -ETIMEDOUT || ret == -EINTR)
 		lchan_link_chan_cancel(link, msg.req_id);
 	if (ret)
@@ -266,19 +278,6 @@ out_cancel:
 out_report:
 	lchan_link_chan_report(chan, ret);
 	return ret;
-}
-
-/*
- * Establish of a channel set up over a link: the connecting side's
- * request, or nothing on the accepting side, connected at accept.
- * -EOPNOTSUPP: go on through rdma_cm (the caller checks the flags).
- */
-int lchan_link_chan_establish(struct lchan_channel *chan,
-			      unsigned long deadline)
-{
-	if (chan->conn.passive)
-		return 0;
-	return lchan_link_chan_request(chan, deadline);
 }
 
 /*
@@ -370,6 +369,9 @@ struct lchan_channel *lchan_link_chan_build(struct lchan_listen_point *lst,
 		goto out_unlock;
 	room = lchan_link_chan_room(ibdev, s);
 	ret = lchan_qp_create_bare(chan, room, room);
+	if (ret)
+		goto out_unlock;
+	ret = lchan_qp_init(chan, link);
 	if (ret)
 		goto out_unlock;
 	ret = lchan_qp_link_mtu(link, &mtu);

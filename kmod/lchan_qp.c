@@ -198,19 +198,13 @@ int lchan_qp_remake(struct lchan_channel *chan)
 }
 
 /*
- * INIT and RTR of a QP made without a cm id, on @link's port, toward the
- * peer's QP @peer: the P_Key index, port and path (its address vector,
- * on RoCE with the source GID attribute) are the link's, from its cm id;
- * the QP number, PSN, MTU and READ depth the peer's.  The address vector
- * rdma_init_qp_attr() copies holds no reference of its own, ib_modify_qp()
- * takes one for the QP: the link's id must stay until the modify returns,
- * hence link->mutex across both.  -ENOTCONN when the link is not up.
- * chan->lock held.
+ * INIT of a QP made without a cm id, on @link's port: its P_Key index
+ * and port from the link's cm id.  Receives may be posted from now on.
+ * -ENOTCONN when the link is not up.  chan->lock held.
  */
-int lchan_qp_ready(struct lchan_channel *chan, struct lchan_link *link,
-		   const struct lchan_qp_peer *peer)
+int lchan_qp_init(struct lchan_channel *chan, struct lchan_link *link)
 {
-	struct ib_qp_attr attr = {};
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_INIT };
 	int mask, ret;
 
 	mutex_lock(&link->mutex);
@@ -218,7 +212,6 @@ int lchan_qp_ready(struct lchan_channel *chan, struct lchan_link *link,
 		ret = -ENOTCONN;
 		goto out_unlock;
 	}
-	attr.qp_state = IB_QPS_INIT;
 	ret = rdma_init_qp_attr(link->cm_id, &attr, &mask);
 	if (ret)
 		goto out_unlock;
@@ -226,11 +219,31 @@ int lchan_qp_ready(struct lchan_channel *chan, struct lchan_link *link,
 	attr.qp_access_flags = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ |
 			       IB_ACCESS_REMOTE_ATOMIC;
 	ret = ib_modify_qp(chan->qp, &attr, mask);
-	if (ret)
-		goto out_unlock;
+out_unlock:
+	mutex_unlock(&link->mutex);
+	return ret;
+}
 
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IB_QPS_RTR;
+/*
+ * RTR of a QP in INIT toward the peer's QP @peer: the path (its address
+ * vector, on RoCE with the source GID attribute) is @link's, from its cm
+ * id; the QP number, PSN, MTU and READ depth the peer's.  The address
+ * vector rdma_init_qp_attr() copies holds no reference of its own,
+ * ib_modify_qp() takes one for the QP: the link's id must stay until the
+ * modify returns, hence link->mutex across both.  -ENOTCONN when the
+ * link is not up.  chan->lock held.
+ */
+int lchan_qp_ready(struct lchan_channel *chan, struct lchan_link *link,
+		   const struct lchan_qp_peer *peer)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_RTR };
+	int mask, ret;
+
+	mutex_lock(&link->mutex);
+	if (!link->cm_id || READ_ONCE(link->state) != LCHAN_LINK_UP) {
+		ret = -ENOTCONN;
+		goto out_unlock;
+	}
 	ret = rdma_init_qp_attr(link->cm_id, &attr, &mask);
 	if (ret)
 		goto out_unlock;
@@ -241,7 +254,8 @@ int lchan_qp_ready(struct lchan_channel *chan, struct lchan_link *link,
 	attr.min_rnr_timer = 0;
 	mask |= IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN |
 		IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER;
-	mask &= ~(IB_QP_ALT_PATH);
+	/* A link has no alternate path; a channel takes none of it. */
+	mask &= ~IB_QP_ALT_PATH;
 	ret = ib_modify_qp(chan->qp, &attr, mask);
 out_unlock:
 	mutex_unlock(&link->mutex);
