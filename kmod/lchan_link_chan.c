@@ -85,11 +85,13 @@ static int lchan_link_chan_wait_up(struct lchan_link *link,
 
 /*
  * Connect's reach stage for a link, once chan->cm_id has resolved its
- * route: with the link to the peer up (made now if there is none, waited
- * for until @deadline unless the connect is non-blocking), chan->conn.link
- * holds it and the channel is set up over it.  0 also when the connect
- * goes through rdma_cm; with LCHAN_CONNECT_LINK_ONLY, -EOPNOTSUPP when no
- * link can serve and -ETIMEDOUT when it is not up in time.
+ * route: with the link to the peer up, chan->conn.link holds it and the
+ * channel is set up over it.  A link still on its way (made now if there
+ * is none) is waited for until half the time left to @deadline, so that
+ * rdma_cm keeps the other half; a non-blocking connect does not wait.
+ * 0 also when the connect goes through rdma_cm.  LCHAN_CONNECT_LINK_ONLY
+ * waits until @deadline, and fails with -EOPNOTSUPP when no link can
+ * serve and -ETIMEDOUT when it is not up in time.
  */
 int lchan_link_chan_reach(struct lchan_channel *chan, u32 flags,
 			  unsigned long deadline)
@@ -117,6 +119,8 @@ int lchan_link_chan_reach(struct lchan_channel *chan, u32 flags,
 	mutex_unlock(&chan->lock);
 	if (IS_ERR(link))
 		return only ? -EOPNOTSUPP : 0;
+	if (!only)
+		deadline = jiffies + (long)(deadline - jiffies) / 2;
 	ret = lchan_link_chan_wait_up(link, deadline,
 				      only || !(flags & LCHAN_FD_NONBLOCK));
 	dev = READ_ONCE(link->dev);
