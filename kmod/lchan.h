@@ -69,6 +69,8 @@
  *       link->lock			the link's cm handler
  *     lchan_devices_lock		binding to the device
  *       dev->lock
+ *     ctx->lock			an accepting channel's PD
+ *       dev->lock
  *   Device removal and a link's end take dev->lock, lchan_links_lock and
  *   link->mutex one after the other, not nested.
  *   link->lock is innermost: under it only a post to the link's QP.

@@ -316,6 +316,26 @@ static u32 lchan_link_chan_status(int err)
 	return LCHAN_LINK_ST_NO_RESOURCES;
 }
 
+/*
+ * Bind an accepting channel to @link's device and port.  No cm id holds
+ * the device: link->mutex does, as device removal ends the device's
+ * links first, under that mutex, and takes the channels after; once the
+ * channel is among the device's, removal waits for chan->lock, held
+ * until the channel is built.  chan->lock held.
+ */
+static int lchan_link_chan_bind(struct lchan_channel *chan,
+				struct lchan_link *link)
+{
+	int ret = -ENOTCONN;
+
+	mutex_lock(&link->mutex);
+	if (link->cm_id && link->dev && READ_ONCE(link->state) == LCHAN_LINK_UP)
+		ret = lchan_connect_bind_dev(chan, link->dev->ibdev,
+					     link->port_num);
+	mutex_unlock(&link->mutex);
+	return ret;
+}
+
 /* The rooms of an accepting channel's queues: what the request hints. */
 static u32 lchan_link_chan_room(struct ib_device *ibdev,
 				const struct lchan_link_setup *s)
@@ -341,18 +361,12 @@ struct lchan_channel *lchan_link_chan_build(struct lchan_listen_point *lst,
 {
 	struct mem_cgroup *memcg, *old_memcg;
 	struct lchan_channel *chan;
-	struct lchan_dev *dev = READ_ONCE(link->dev);
 	struct lchan_qp_peer peer;
 	struct ib_device *ibdev;
 	enum ib_mtu mtu;
 	u32 room;
 	int ret;
 
-	if (!dev) {
-		r->status = LCHAN_LINK_ST_NO_RESOURCES;
-		return ERR_PTR(-ENOTCONN);
-	}
-	ibdev = dev->ibdev;
 	memcg = get_mem_cgroup_from_mm(lst->ctx->mm);
 	old_memcg = set_active_memcg(memcg);
 	chan = lchan_connect_new(lst->ctx);
@@ -368,9 +382,10 @@ struct lchan_channel *lchan_link_chan_build(struct lchan_listen_point *lst,
 	lchan_link_chan_set_port(&chan->conn.remote, s->src_port);
 
 	mutex_lock(&chan->lock);
-	ret = lchan_connect_bind_dev(chan, ibdev, READ_ONCE(link->port_num));
+	ret = lchan_link_chan_bind(chan, link);
 	if (ret)
 		goto out_unlock;
+	ibdev = chan->dev->ibdev;
 	room = lchan_link_chan_room(ibdev, s);
 	ret = lchan_qp_create_bare(chan, room, room);
 	if (ret)

@@ -414,8 +414,22 @@ static bool lchan_listen_wildcard(const struct sockaddr_storage *addr)
 }
 
 /*
- * The listener on @local (a link's key: port 0) port @port, one on the
- * family's wildcard address if none is on @local itself: a counted
+ * Whether an IPv6 wildcard listener hears IPv4 peers too: rdma_cm binds
+ * it so unless the initial namespace's bindv6only says otherwise (lchan
+ * never sets afonly on a listener).
+ */
+static bool lchan_listen_v6_hears_v4(void)
+{
+#if IS_ENABLED(CONFIG_IPV6)
+	return !READ_ONCE(init_net.ipv6.sysctl.bindv6only);
+#else
+	return false;
+#endif
+}
+
+/*
+ * The listener on @local (a link's key: port 0) port @port, else one on
+ * a wildcard address that hears it as rdma_cm's would: a counted
  * reference, or NULL.
  */
 static struct lchan_listen_point *
@@ -423,20 +437,24 @@ lchan_listen_find(const struct sockaddr_storage *local, u16 port)
 {
 	struct lchan_listen_point *lst, *found = NULL;
 	struct sockaddr_storage key;
+	bool same;
 
 	spin_lock(&lchan_listen_table_lock);
 	list_for_each_entry(lst, &lchan_listen_table, table_node) {
-		if (lst->addr.ss_family != local->ss_family ||
-		    lchan_link_addr_port(&lst->addr) != port ||
+		if (lchan_link_addr_port(&lst->addr) != port ||
 		    READ_ONCE(lst->dead))
 			continue;
-		if (lchan_link_addr_key(&key, (struct sockaddr *)&lst->addr))
-			continue;
-		if (!memcmp(&key, local, sizeof(key))) {
+		same = lst->addr.ss_family == local->ss_family;
+		if (same && !lchan_link_addr_key(&key, (struct sockaddr *)
+						 &lst->addr) &&
+		    !memcmp(&key, local, sizeof(key))) {
 			found = lst;
 			break;
 		}
-		if (!found && lchan_listen_wildcard(&lst->addr))
+		if (found || !lchan_listen_wildcard(&lst->addr))
+			continue;
+		if (same || (lst->addr.ss_family == AF_INET6 &&
+			     lchan_listen_v6_hears_v4()))
 			found = lst;
 	}
 	if (found)
