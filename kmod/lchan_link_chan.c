@@ -229,6 +229,11 @@ int lchan_link_chan_connect(struct lchan_channel *chan,
 
 	reinit_completion(&chan->conn.done);
 	mutex_lock(&chan->lock);
+	/* Device removal takes the QP whenever chan->lock is free. */
+	if (!chan->qp) {
+		mutex_unlock(&chan->lock);
+		return -ENODEV;
+	}
 	ret = lchan_qp_init(chan, link);
 	if (!ret)
 		ret = lchan_link_chan_setup_msg(chan, link, &msg);
@@ -257,7 +262,7 @@ int lchan_link_chan_connect(struct lchan_channel *chan,
 	peer.rd_in = msg.setup.rd_resp;
 
 	mutex_lock(&chan->lock);
-	ret = lchan_qp_ready(chan, link, &peer);
+	ret = chan->qp ? lchan_qp_ready(chan, link, &peer) : -ENODEV;
 	if (!ret)
 		ret = lchan_qp_send_ready(chan, chan->conn.psn, msg.setup.retry,
 					  msg.setup.rnr_retry,
@@ -449,7 +454,7 @@ int lchan_link_chan_accept(struct lchan_channel *chan,
 		return -EOPNOTSUPP;
 	chan->tgid = task_tgid_vnr(current);
 	mutex_lock(&chan->lock);
-	ret = lchan_connect_set_rc(chan, rc);
+	ret = chan->qp ? lchan_connect_set_rc(chan, rc) : -ENODEV;
 	if (!ret)
 		ret = lchan_qp_add_ring(chan, rings);
 	if (!ret)
