@@ -659,6 +659,7 @@ struct lchan_link {
 	u64 refilled_ns;		/* when the tokens were last refilled */
 	u32 users;			/* our requests in flight */
 	u32 inreqs;			/* the peer's set-ups in process here */
+	struct list_head inreq_list;	/* ... waiting for inreq_work */
 	struct lchan_link_stats stats;
 	/* The peer's path, from the link's cm id once up. */
 	u8 peer_gid[16];
@@ -675,6 +676,8 @@ struct lchan_link {
 	unsigned long events;		/* LCHAN_LINK_EV_* for the work */
 	struct work_struct work;	/* steps under mutex */
 	struct delayed_work look;	/* keepalive, idle and refusal expiry */
+	/* The peer's set-ups and cancels, in their order (lchan_link_msg.c). */
+	struct work_struct inreq_work;
 };
 
 /* What the link's work is asked to do (link->events bits). */
@@ -1091,6 +1094,7 @@ int lchan_link_chan_accept(struct lchan_channel *chan,
 
 /* lchan_link_msg.c */
 void lchan_link_msg_count(struct lchan_link *link, u64 *counter);
+void lchan_link_msg_inreq_work(struct work_struct *work);
 void lchan_link_msg_fail(struct lchan_link *link, int err);
 int lchan_link_send(struct lchan_link *link, const struct lchan_link_msg *msg);
 int lchan_link_echo(struct lchan_link *link);

@@ -185,6 +185,8 @@ static struct lchan_link *lchan_link_alloc(bool active,
 	init_waitqueue_head(&link->wq);
 	INIT_WORK(&link->work, lchan_link_work);
 	INIT_DELAYED_WORK(&link->look, lchan_link_look);
+	INIT_LIST_HEAD(&link->inreq_list);
+	INIT_WORK(&link->inreq_work, lchan_link_msg_inreq_work);
 	return link;
 }
 

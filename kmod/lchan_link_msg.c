@@ -237,33 +237,43 @@ static void lchan_link_msg_echo_req(struct lchan_link *link,
 /*
  * A peer's set-up request or cancel in process here: the listener's
  * side needs process context (lchan_listen.c), so the receive queues it
- * to a work of its own, at most LCHAN_LINK_INREQS of a link at once.
+ * to the link's inreq work, at most LCHAN_LINK_INREQS at once.  One work
+ * per link takes them in the order they came, so that a cancel finds
+ * the channel its set-up made.
  */
 struct lchan_link_inreq {
-	struct work_struct work;
-	struct lchan_link *link;	/* counted */
+	struct list_head node;		/* link->inreq_list */
 	struct lchan_link_msg msg;
 };
 
-static void lchan_link_msg_inreq_work(struct work_struct *work)
+void lchan_link_msg_inreq_work(struct work_struct *work)
 {
-	struct lchan_link_inreq *in = container_of(work,
-						   struct lchan_link_inreq,
-						   work);
-	struct lchan_link *link = in->link;
+	struct lchan_link *link = container_of(work, struct lchan_link,
+					       inreq_work);
+	struct lchan_link_inreq *in;
 
-	if (in->msg.type == LCHAN_LINK_SETUP_REQ)
-		lchan_listen_link_setup(link, &in->msg);
-	else if (!lchan_listen_link_cancel(link, in->msg.req_id))
-		lchan_link_msg_count(link, &link->stats.stale);
-	spin_lock_bh(&link->lock);
-	link->inreqs--;
-	spin_unlock_bh(&link->lock);
-	lchan_link_put(link);
-	kfree(in);
+	for (;;) {
+		spin_lock_bh(&link->lock);
+		in = list_first_entry_or_null(&link->inreq_list,
+					      struct lchan_link_inreq, node);
+		if (in)
+			list_del(&in->node);
+		spin_unlock_bh(&link->lock);
+		if (!in)
+			break;
+		if (in->msg.type == LCHAN_LINK_SETUP_REQ)
+			lchan_listen_link_setup(link, &in->msg);
+		else if (!lchan_listen_link_cancel(link, in->msg.req_id))
+			lchan_link_msg_count(link, &link->stats.stale);
+		spin_lock_bh(&link->lock);
+		link->inreqs--;
+		spin_unlock_bh(&link->lock);
+		kfree(in);
+	}
+	lchan_link_put(link);		/* the queued work's */
 }
 
-/* Queue @msg's work: -EBUSY when the link has as many as it may.  Any context. */
+/* Queue @msg for the inreq work: -EBUSY when the link has as many as it may. */
 static int lchan_link_msg_inreq(struct lchan_link *link,
 				const struct lchan_link_msg *msg)
 {
@@ -272,6 +282,7 @@ static int lchan_link_msg_inreq(struct lchan_link *link,
 	in = kmalloc(sizeof(*in), GFP_ATOMIC);
 	if (!in)
 		return -ENOMEM;
+	in->msg = *msg;
 	spin_lock_bh(&link->lock);
 	if (link->inreqs >= LCHAN_LINK_INREQS) {
 		spin_unlock_bh(&link->lock);
@@ -279,12 +290,11 @@ static int lchan_link_msg_inreq(struct lchan_link *link,
 		return -EBUSY;
 	}
 	link->inreqs++;
+	list_add_tail(&in->node, &link->inreq_list);
 	spin_unlock_bh(&link->lock);
-	INIT_WORK(&in->work, lchan_link_msg_inreq_work);
 	kobject_get(&link->kobj);
-	in->link = link;
-	in->msg = *msg;
-	queue_work(lchan_wq, &in->work);
+	if (!queue_work(lchan_wq, &link->inreq_work))
+		lchan_link_put(link);
 	return 0;
 }
 
