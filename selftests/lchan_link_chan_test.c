@@ -526,8 +526,9 @@ static int backlog_full(const char *host, unsigned flags)
 	if (ret)
 		goto out_cctx;
 	snprintf(port, sizeof(port), "%u", lst.addr.port);
+	/* Through rdma_cm it is still connecting: -EINPROGRESS. */
 	ret = lchan_connect(&cctx, host, port, &first, &c1);
-	if (ret)
+	if (ret && ret != -EINPROGRESS)
 		goto out_lst;
 	pfd.fd = lst.fd;
 	pfd.events = POLLIN;
