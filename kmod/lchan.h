@@ -22,6 +22,8 @@
  *   lst->mutex		mutex	lst->cm_id: close and device removal both
  *				shut the listener down
  *   lst->lock		spin	the backlog of connection requests
+ *   lchan_listen_table_lock spin	the listeners set-ups over links
+ *				look in (lchan_listen.c)
  *   lchan_pool_lock	mutex	the poller threads, their CPUs, which thread
  *				serves which channel (lchan_poller.c)
  *   poller->lock	mutex	poller->chans and the rings' flags words
@@ -52,8 +54,12 @@
  *         socket spinlock, BHs off	lchan_iwarp_sock_read(), and under it
  *					what siw's receive path takes
  *         lchan_links_lock		connect asks for a link
+ *         link->mutex			a QP made without a cm id goes to
+ *					RTR on the link's path (lchan_qp.c)
  *   lst->mutex
  *     rdma_cm handler lock		rdma_destroy_id() of the listening id
+ *   lchan_listen_table_lock
+ *     lst->lock			a peer's cancel of a set-up over a link
  *   lchan_link_svc.lock
  *     rdma_cm handler lock		rdma_destroy_id() of the service's id
  *       lchan_links_lock		a peer's link request
@@ -62,6 +68,8 @@
  *     rdma_cm handler lock		connect, accept, rdma_destroy_id()
  *       link->lock			the link's cm handler
  *     lchan_devices_lock		binding to the device
+ *       dev->lock
+ *     ctx->lock			an accepting channel's PD
  *       dev->lock
  *   Device removal and a link's end take dev->lock, lchan_links_lock and
  *   link->mutex one after the other, not nested.
@@ -401,6 +409,15 @@ struct lchan_conn {
 	u32 remote_qpn;
 	struct sockaddr_storage local, remote;
 	u32 port_num;
+	/*
+	 * Set up over a link, not through rdma_cm (lchan_link_chan.c): the
+	 * channel has no cm id once connected.  Fixed before sysfs shows it.
+	 */
+	bool over_link;
+	struct lchan_link *link;	/* counted until established, or NULL */
+	u32 psn;			/* over a link: our starting PSN */
+	u8 retry, rnr_retry, rd_atomic;	/* over a link: for RTS */
+	u32 sq_room, rq_room;		/* requests the QP was made for */
 	/* In force on IB/RoCE, 0 on iWARP; under lock, READ_ONCE in sysfs. */
 	u8 ack_timeout;
 	u8 retry_count;
@@ -506,7 +523,10 @@ struct lchan_channel {
 /* A pending connection request waiting in a listener's backlog. */
 struct lchan_conn_req {
 	struct list_head node;
-	struct rdma_cm_id *cm_id;
+	struct rdma_cm_id *cm_id;	/* NULL for a channel over a link */
+	struct lchan_channel *chan;	/* set up over a link: in RTR */
+	struct lchan_link *link;	/* its link, counted */
+	u64 link_req;			/* the peer's request id */
 	u32 remote_qpn;			/* from the request (IB/RoCE) */
 	bool open_exchange;		/* iWARP: the request has the hello */
 	bool dead;			/* peer gave up: destroy on accept */
@@ -525,6 +545,17 @@ struct lchan_listen_point {
 	u32 nr_backlog, max_backlog;
 	bool dead;			/* device gone or closing */
 	wait_queue_head_t wq;
+	/* In the table set-ups over links look in (lchan_listen.c). */
+	struct list_head table_node;
+	struct sockaddr_storage addr;	/* bound: address and port */
+};
+
+/* What a channel set up over a link knows of the peer's QP. */
+struct lchan_qp_peer {
+	u32 qpn;
+	u32 psn;			/* its starting send PSN */
+	u8 mtu;				/* enum ib_mtu */
+	u8 rd_in;			/* READs it may have toward us */
 };
 
 /*
@@ -534,6 +565,7 @@ struct lchan_listen_point {
  */
 #define LCHAN_LINK_MAX		1024	/* links of the module, both roles */
 #define LCHAN_LINK_PENDING	32	/* our requests awaiting a reply */
+#define LCHAN_LINK_INREQS	32	/* the peer's set-ups in process */
 #define LCHAN_LINK_REPLIES	32	/* our replies in flight */
 #define LCHAN_LINK_SENDS	(LCHAN_LINK_PENDING + LCHAN_LINK_REPLIES)
 /* The peer's requests and replies in flight toward us. */
@@ -626,6 +658,8 @@ struct lchan_link {
 	u32 tokens;			/* of the peer's request rate */
 	u64 refilled_ns;		/* when the tokens were last refilled */
 	u32 users;			/* our requests in flight */
+	u32 inreqs;			/* the peer's set-ups in process here */
+	struct list_head inreq_list;	/* ... waiting for inreq_work */
 	struct lchan_link_stats stats;
 	/* The peer's path, from the link's cm id once up. */
 	u8 peer_gid[16];
@@ -642,6 +676,8 @@ struct lchan_link {
 	unsigned long events;		/* LCHAN_LINK_EV_* for the work */
 	struct work_struct work;	/* steps under mutex */
 	struct delayed_work look;	/* keepalive, idle and refusal expiry */
+	/* The peer's set-ups and cancels, in their order (lchan_link_msg.c). */
+	struct work_struct inreq_work;
 };
 
 /* What the link's work is asked to do (link->events bits). */
@@ -838,6 +874,17 @@ void lchan_parts_stop(struct lchan_channel *chan);
 /* lchan_qp.c */
 int lchan_qp_create(struct lchan_channel *chan,
 		    const struct lchan_ring_sizes *sizes);
+int lchan_qp_create_bare(struct lchan_channel *chan, u32 sq, u32 rq);
+int lchan_qp_add_ring(struct lchan_channel *chan,
+		      const struct lchan_ring_sizes *sizes);
+int lchan_qp_remake(struct lchan_channel *chan);
+int lchan_qp_init(struct lchan_channel *chan, struct lchan_link *link);
+int lchan_qp_ready(struct lchan_channel *chan, struct lchan_link *link,
+		   const struct lchan_qp_peer *peer);
+int lchan_qp_link_mtu(struct lchan_link *link, enum ib_mtu *mtu);
+int lchan_qp_send_ready(struct lchan_channel *chan, u32 psn, u8 retry,
+			u8 rnr_retry, u8 rd_atomic);
+u32 lchan_qp_new_psn(void);
 void lchan_qp_teardown(struct lchan_channel *chan);
 void lchan_qp_kill_dev(struct lchan_dev *dev);
 
@@ -850,6 +897,10 @@ int lchan_file_install(struct lchan_channel *chan, u32 flags);
 
 /* lchan_connect.c */
 struct lchan_channel *lchan_connect_new(struct lchan_context *ctx);
+int lchan_connect_bind_dev(struct lchan_channel *chan, struct ib_device *ibdev,
+			   u32 port_num);
+int lchan_connect_set_rc(struct lchan_channel *chan,
+			 const struct lchan_rc_params *rc);
 bool lchan_connect_held(struct lchan_channel *chan);
 int lchan_connect_check_fd_flags(u32 flags, u32 allowed);
 int lchan_connect_check_open(u32 flags, const struct lchan_ring_sizes *rings,
@@ -880,6 +931,9 @@ int lchan_ioctl_accept_check(const struct lchan_ucmd *ucmd);
 long lchan_ioctl_accept(struct lchan_ucmd *ucmd);
 int lchan_ioctl_listen_check(const struct lchan_ucmd *ucmd);
 long lchan_ioctl_listen(struct lchan_ucmd *ucmd);
+void lchan_listen_link_setup(struct lchan_link *link,
+			     const struct lchan_link_msg *msg);
+bool lchan_listen_link_cancel(struct lchan_link *link, u64 req_id);
 
 /* lchan_ring.c */
 int lchan_ring_sizes_check(const struct lchan_ring_sizes *sizes);
@@ -1003,6 +1057,7 @@ u16 lchan_link_service_port(void);
 void lchan_link_put(struct lchan_link *link);
 int lchan_link_addr_key(struct sockaddr_storage *key,
 			const struct sockaddr *addr);
+u16 lchan_link_addr_port(const struct sockaddr_storage *addr);
 void lchan_link_queue(struct lchan_link *link, int ev);
 bool lchan_link_end(struct lchan_link *link, int err, bool refused);
 void lchan_link_down(struct lchan_link *link, int err);
@@ -1014,7 +1069,7 @@ int lchan_link_bind(struct lchan_link *link, struct ib_device *ibdev,
 struct lchan_link *lchan_link_get(const struct sockaddr *src,
 				  const struct sockaddr *dst);
 struct lchan_link *lchan_link_accepted(struct rdma_cm_id *id, u8 version);
-void lchan_link_want(struct rdma_cm_id *id);
+int lchan_link_path_src(struct lchan_link *link, u8 *gid, u16 *lid);
 void lchan_link_kill_dev(struct lchan_dev *dev);
 void lchan_link_init(void);
 void lchan_link_exit(void);
@@ -1029,7 +1084,23 @@ int lchan_link_cm_service(bool on);
 int lchan_link_cm_init(bool on);
 void lchan_link_cm_exit(void);
 
+/* lchan_link_chan.c */
+int lchan_link_chan_reach(struct lchan_channel *chan, u32 flags,
+			  unsigned long deadline);
+int lchan_link_chan_connect(struct lchan_channel *chan,
+			    unsigned long deadline);
+int lchan_link_chan_leave(struct lchan_channel *chan);
+struct lchan_channel *lchan_link_chan_build(struct lchan_listen_point *lst,
+					    struct lchan_link *link,
+					    const struct lchan_link_setup *s,
+					    struct lchan_link_reply *r);
+int lchan_link_chan_accept(struct lchan_channel *chan,
+			   const struct lchan_ring_sizes *rings,
+			   const struct lchan_rc_params *rc, u32 flags);
+
 /* lchan_link_msg.c */
+void lchan_link_msg_count(struct lchan_link *link, u64 *counter);
+void lchan_link_msg_inreq_work(struct work_struct *work);
 void lchan_link_msg_fail(struct lchan_link *link, int err);
 int lchan_link_send(struct lchan_link *link, const struct lchan_link_msg *msg);
 int lchan_link_echo(struct lchan_link *link);

@@ -6,10 +6,14 @@
  *
  *   new        the object and its parts		lchan_connect_new()
  *   reach      a cm id on a device: connect resolves an address and a
- *              route (lchan_connect_resolve_port()), accept takes a
- *              request of a listener's backlog (lchan_listen.c)
+ *              route (lchan_connect_resolve_port()) and, with links on,
+ *              finds the link to the peer's machine (lchan_link_chan.c);
+ *              accept takes a request of a listener's backlog
+ *              (lchan_listen.c), or a channel a peer set up over a link
  *   bind       the device: its PD, transport, RC timing and the mode
- *   create     QP, CQ and rings (lchan_qp.c)
+ *   create     QP, CQ and rings (lchan_qp.c); over a link, the set-up
+ *              with the peer's kernel, whether establish is deferred or
+ *              not, or on to rdma_cm when the peer cannot
  *   establish  rdma_connect or rdma_accept, and the wait for the peer;
  *              deferred to the ESTABLISH command when asked
  *   publish    the channel's sysfs directory, while the peer answers
@@ -94,7 +98,8 @@ static int lchan_connect_result(struct lchan_channel *chan)
 
 	if (state == LCHAN_STATE_CONNECTED)
 		return lchan_transport_opening(chan) ? -EALREADY : -EISCONN;
-	if (!chan->cm_id || !completion_done(&chan->conn.done))
+	if ((!chan->cm_id && !chan->conn.over_link) ||
+	    !completion_done(&chan->conn.done))
 		return state == LCHAN_STATE_CONNECTING ? -EALREADY :
 		       -ENOTCONN;
 	status = READ_ONCE(chan->conn.status);
@@ -126,7 +131,7 @@ static int lchan_connect_request(struct lchan_channel *chan)
 	int ret;
 
 	mutex_lock(&chan->lock);
-	if (!chan->cm_id || !chan->qp) {
+	if (!chan->qp || (!chan->cm_id && !chan->conn.over_link)) {
 		ret = READ_ONCE(chan->state) == LCHAN_STATE_CONNECTED ?
 			-EISCONN : -ENOTCONN;
 		goto out_unlock;
@@ -136,6 +141,11 @@ static int lchan_connect_request(struct lchan_channel *chan)
 		goto out_unlock;
 	}
 	chan->conn.established_once = true;
+	/* Over a link the channel was connected before its file existed. */
+	if (chan->conn.over_link) {
+		ret = 0;
+		goto out_unlock;
+	}
 	/*
 	 * Receives published before this call must be on the QP before the
 	 * peer can send: on iWARP a SEND that finds none ends the connection.
@@ -254,9 +264,12 @@ int lchan_connect_check_open(u32 flags, const struct lchan_ring_sizes *rings,
 	return lchan_ring_sizes_check(rings);
 }
 
-/* Attach the channel to the device its cm_id resolved to. */
-static int lchan_connect_bind_dev(struct lchan_channel *chan,
-				  struct ib_device *ibdev)
+/*
+ * Attach the channel to port @port_num of @ibdev: the device its cm_id
+ * resolved to, or a link's.
+ */
+int lchan_connect_bind_dev(struct lchan_channel *chan, struct ib_device *ibdev,
+			   u32 port_num)
 {
 	struct ib_port_attr attr;
 	struct lchan_dev *dev;
@@ -273,10 +286,10 @@ static int lchan_connect_bind_dev(struct lchan_channel *chan,
 		return PTR_ERR(pd);
 	}
 
-	ret = ib_query_port(ibdev, chan->cm_id->port_num, &attr);
+	ret = ib_query_port(ibdev, port_num, &attr);
 	if (ret)
 		goto err_put;
-	chan->conn.port_num = chan->cm_id->port_num;
+	chan->conn.port_num = port_num;
 	chan->tp = lchan_transport_get(ibdev, chan->conn.port_num);
 	chan->caps.max_msg_size = attr.max_msg_sz;
 	chan->caps.max_send_sge = min_t(u32, ibdev->attrs.max_send_sge,
@@ -311,8 +324,8 @@ err_put:
  * count goes out in the connection parameters.  iWARP has neither.  The
  * keepalive is lchan's own, on every device.
  */
-static int lchan_connect_set_rc(struct lchan_channel *chan,
-				const struct lchan_rc_params *rc)
+int lchan_connect_set_rc(struct lchan_channel *chan,
+			 const struct lchan_rc_params *rc)
 {
 	/* Every device: the keepalive is lchan's own (lchan_keepalive.c). */
 	lchan_keepalive_set(chan, rc->keepalive_ms);
@@ -323,6 +336,9 @@ static int lchan_connect_set_rc(struct lchan_channel *chan,
 		   rc->ack_timeout ?: LCHAN_ACK_TIMEOUT_DEFAULT);
 	WRITE_ONCE(chan->conn.retry_count,
 		   rc->retry_count ?: LCHAN_RETRY_COUNT_DEFAULT);
+	/* Without a cm id the ACK timeout reaches the QP at RTS. */
+	if (!chan->cm_id)
+		return 0;
 	return rdma_set_ack_timeout(chan->cm_id, chan->conn.ack_timeout);
 }
 
@@ -354,7 +370,8 @@ static int lchan_connect_bind(struct lchan_channel *chan,
 
 	if (!chan->cm_id)
 		return -ENODEV;
-	ret = lchan_connect_bind_dev(chan, chan->cm_id->device);
+	ret = lchan_connect_bind_dev(chan, chan->cm_id->device,
+				     chan->cm_id->port_num);
 	if (ret)
 		return ret;
 	ret = lchan_connect_set_rc(chan, rc);
@@ -380,6 +397,25 @@ static int lchan_connect_create(struct lchan_channel *chan,
 	lchan_cm_copy_sockaddr(&chan->conn.local, (struct sockaddr *)
 			       &chan->cm_id->route.addr.src_addr);
 	return 0;
+}
+
+/*
+ * Connect's reach stage found a link to the peer: the channel is set up
+ * over it now, or, where the peer cannot and @flags allow it, goes on
+ * through rdma_cm.
+ */
+static int lchan_connect_link(struct lchan_channel *chan, u32 flags,
+			      unsigned long deadline)
+{
+	int ret;
+
+	ret = lchan_link_chan_connect(chan, deadline);
+	if (ret != -EOPNOTSUPP || (flags & LCHAN_CONNECT_LINK_ONLY))
+		return ret;
+	mutex_lock(&chan->lock);
+	ret = lchan_link_chan_leave(chan);
+	mutex_unlock(&chan->lock);
+	return ret;
 }
 
 /*
@@ -413,6 +449,11 @@ int lchan_connect_open(struct lchan_channel *chan,
 		timeout_ms = left > 0 ? jiffies_to_msecs(left) : 1;
 	}
 	establish_by = jiffies + msecs_to_jiffies(timeout_ms);
+	if (chan->conn.link) {
+		ret = lchan_connect_link(chan, flags, establish_by);
+		if (ret)
+			return ret;
+	}
 	if (establish) {
 		ret = lchan_connect_request(chan);
 		if (ret)
@@ -468,10 +509,15 @@ int lchan_ioctl_connect_check(const struct lchan_ucmd *ucmd)
 	struct sockaddr_storage dst, src;
 	int ret;
 
-	ret = lchan_connect_check_open(req->flags, &req->rings, &req->rc);
+	ret = lchan_connect_check_open(req->flags & ~(LCHAN_CONNECT_CM_ONLY |
+						      LCHAN_CONNECT_LINK_ONLY),
+				       &req->rings, &req->rc);
 	if (ret)
 		return ret;
 	if (req->resv || req->timeout_ms > LCHAN_MAX_TIMEOUT_MS)
+		return -EINVAL;
+	if ((req->flags & LCHAN_CONNECT_CM_ONLY) &&
+	    (req->flags & LCHAN_CONNECT_LINK_ONLY))
 		return -EINVAL;
 	ret = lchan_cm_addr_to_sockaddr(&req->dst, &dst);
 	if (ret)
@@ -614,13 +660,10 @@ long lchan_ioctl_connect(struct lchan_ucmd *ucmd)
 					 deadline);
 	if (ret)
 		goto err_abort;
-	/* The link to this peer is made meanwhile, for later connects. */
-	if (lchan_link_enabled()) {
-		mutex_lock(&chan->lock);
-		if (chan->cm_id)
-			lchan_link_want(chan->cm_id);
-		mutex_unlock(&chan->lock);
-	}
+	/* Over the link to the peer's machine where one can serve. */
+	ret = lchan_link_chan_reach(chan, req->flags, deadline);
+	if (ret)
+		goto err_abort;
 	ret = lchan_connect_open(chan, &req->rings, &req->rc, req->flags,
 				 &deadline);
 	if (ret && ret != -EINPROGRESS)

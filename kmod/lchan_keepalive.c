@@ -91,9 +91,14 @@ static void lchan_keepalive_expire(struct lchan_channel *chan)
 	lchan_dbg_chan(chan, "no answer to the keepalive probe in %u ms\n",
 		       READ_ONCE(chan->ka.ms));
 	lchan_keepalive_report(chan);
-	/* Flush what is posted now, then tell the peer if it can hear. */
+	/*
+	 * Flush what is posted now, then tell the peer if it can hear.  A
+	 * channel set up over a link has no CM to tell it: the peer finds
+	 * the QP in error by its own keepalive or retries.
+	 */
 	ib_modify_qp(chan->qp, &attr, IB_QP_STATE);
-	rdma_disconnect(chan->cm_id);
+	if (chan->cm_id)
+		rdma_disconnect(chan->cm_id);
 }
 
 /* Queue the next look; the queued work holds a channel reference. */

@@ -146,6 +146,14 @@ int lchan_link_addr_key(struct sockaddr_storage *key,
 	return -EAFNOSUPPORT;
 }
 
+/* The port of @addr, host order. */
+u16 lchan_link_addr_port(const struct sockaddr_storage *addr)
+{
+	if (addr->ss_family == AF_INET)
+		return ntohs(((const struct sockaddr_in *)addr)->sin_port);
+	return ntohs(((const struct sockaddr_in6 *)addr)->sin6_port);
+}
+
 static bool lchan_link_addr_eq(const struct sockaddr_storage *a,
 			       const struct sockaddr_storage *b)
 {
@@ -177,6 +185,8 @@ static struct lchan_link *lchan_link_alloc(bool active,
 	init_waitqueue_head(&link->wq);
 	INIT_WORK(&link->work, lchan_link_work);
 	INIT_DELAYED_WORK(&link->look, lchan_link_look);
+	INIT_LIST_HEAD(&link->inreq_list);
+	INIT_WORK(&link->inreq_work, lchan_link_msg_inreq_work);
 	return link;
 }
 
@@ -573,26 +583,29 @@ struct lchan_link *lchan_link_accepted(struct rdma_cm_id *id, u8 version)
 }
 
 /*
- * A connect resolved @id to its device: with links on, ask for the link
- * to its peer, in the background, where a link can serve (an IB or RoCE
- * port, the initial network namespace).  The connect goes on through
- * rdma_cm as before.  Process context.
+ * The source GID and LID of @link's path, which a set-up message names
+ * as its sender's (LID 0 but on InfiniBand).  -ENOTCONN once the link
+ * has no cm id.
  */
-void lchan_link_want(struct rdma_cm_id *id)
+int lchan_link_path_src(struct lchan_link *link, u8 *gid, u16 *lid)
 {
-	struct lchan_link *link;
+	struct sa_path_rec *path;
+	struct rdma_cm_id *id;
+	int ret = 0;
 
-	if (!lchan_link_enabled() || !id->device ||
-	    !net_eq(id->route.addr.dev_addr.net, &init_net) ||
-	    rdma_protocol_iwarp(id->device, id->port_num))
-		return;
-	link = lchan_link_get((struct sockaddr *)&id->route.addr.src_addr,
-			      (struct sockaddr *)&id->route.addr.dst_addr);
-	if (IS_ERR(link)) {
-		pr_debug("lchan: no link: %ld\n", PTR_ERR(link));
-		return;
+	mutex_lock(&link->mutex);
+	id = link->cm_id;
+	path = id && id->route.num_pri_alt_paths > 0 ? id->route.path_rec :
+	       NULL;
+	if (path) {
+		memcpy(gid, path->sgid.raw, 16);
+		*lid = rdma_protocol_ib(id->device, id->port_num) ?
+		       be32_to_cpu(sa_path_get_slid(path)) : 0;
+	} else {
+		ret = -ENOTCONN;
 	}
-	lchan_link_put(link);
+	mutex_unlock(&link->mutex);
+	return ret;
 }
 
 /* End @link for @err and release it now.  Process context, no lock held. */

@@ -86,7 +86,8 @@ void lchan_link_msg_fail(struct lchan_link *link, int err)
 	}
 }
 
-static void lchan_link_msg_count(struct lchan_link *link, u64 *counter)
+/* One more of @link's counter @counter (link->stats).  Any context. */
+void lchan_link_msg_count(struct lchan_link *link, u64 *counter)
 {
 	spin_lock_bh(&link->lock);
 	WRITE_ONCE(*counter, *counter + 1);
@@ -234,21 +235,78 @@ static void lchan_link_msg_echo_req(struct lchan_link *link,
 }
 
 /*
+ * A peer's set-up request or cancel in process here: the listener's
+ * side needs process context (lchan_listen.c), so the receive queues it
+ * to the link's inreq work, at most LCHAN_LINK_INREQS at once.  One work
+ * per link takes them in the order they came, so that a cancel finds
+ * the channel its set-up made.
+ */
+struct lchan_link_inreq {
+	struct list_head node;		/* link->inreq_list */
+	struct lchan_link_msg msg;
+};
+
+void lchan_link_msg_inreq_work(struct work_struct *work)
+{
+	struct lchan_link *link = container_of(work, struct lchan_link,
+					       inreq_work);
+	struct lchan_link_inreq *in;
+
+	for (;;) {
+		spin_lock_bh(&link->lock);
+		in = list_first_entry_or_null(&link->inreq_list,
+					      struct lchan_link_inreq, node);
+		if (in)
+			list_del(&in->node);
+		spin_unlock_bh(&link->lock);
+		if (!in)
+			break;
+		if (in->msg.type == LCHAN_LINK_SETUP_REQ)
+			lchan_listen_link_setup(link, &in->msg);
+		else if (!lchan_listen_link_cancel(link, in->msg.req_id))
+			lchan_link_msg_count(link, &link->stats.stale);
+		spin_lock_bh(&link->lock);
+		link->inreqs--;
+		spin_unlock_bh(&link->lock);
+		kfree(in);
+	}
+	lchan_link_put(link);		/* the queued work's */
+}
+
+/* Queue @msg for the inreq work: -EBUSY when the link has as many as it may. */
+static int lchan_link_msg_inreq(struct lchan_link *link,
+				const struct lchan_link_msg *msg)
+{
+	struct lchan_link_inreq *in;
+
+	in = kmalloc(sizeof(*in), GFP_ATOMIC);
+	if (!in)
+		return -ENOMEM;
+	in->msg = *msg;
+	spin_lock_bh(&link->lock);
+	if (link->inreqs >= LCHAN_LINK_INREQS) {
+		spin_unlock_bh(&link->lock);
+		kfree(in);
+		return -EBUSY;
+	}
+	link->inreqs++;
+	list_add_tail(&in->node, &link->inreq_list);
+	spin_unlock_bh(&link->lock);
+	kobject_get(&link->kobj);
+	if (!queue_work(lchan_wq, &link->inreq_work))
+		lchan_link_put(link);
+	return 0;
+}
+
+/*
  * A peer's SETUP_REQ, on a passive link only, from the link's own path:
  * the GID and LID the peer sends as its own are the source of the path,
  * which the passive side's path record holds as its destination (on
- * RoCE the LID is 0).  This module sets no channel up over a link yet:
- * it answers every request it may serve with UNSUPPORTED, which sends
- * the peer's connect through rdma_cm.
+ * RoCE the LID is 0).  The listener's side answers it, in its work.
  */
 static void lchan_link_msg_setup_req(struct lchan_link *link,
 				     const struct lchan_link_msg *msg)
 {
-	struct lchan_link_msg rep = {
-		.type = LCHAN_LINK_SETUP_REP,
-		.req_id = msg->req_id,
-		.reply.status = LCHAN_LINK_ST_UNSUPPORTED,
-	};
 	int ret;
 
 	if (link->active) {
@@ -271,15 +329,15 @@ static void lchan_link_msg_setup_req(struct lchan_link *link,
 		return;
 	}
 	if (!ret)
-		ret = lchan_link_send(link, &rep);
-	if (ret) {
+		ret = lchan_link_msg_inreq(link, msg);
+	if (ret)
 		lchan_link_msg_refuse(link, ret, "set-up request");
-		return;
-	}
-	lchan_link_msg_count(link, &link->stats.setups_failed);
 }
 
-/* A peer withdraws a set-up: none is in process here, each is answered. */
+/*
+ * A peer withdraws a set-up: the channel made for it goes, if it still
+ * waits for accept; else the cancel came late, and counts as stale.
+ */
 static void lchan_link_msg_cancel(struct lchan_link *link,
 				  const struct lchan_link_msg *msg)
 {
@@ -292,10 +350,12 @@ static void lchan_link_msg_cancel(struct lchan_link *link,
 	spin_lock_bh(&link->lock);
 	known = msg->req_id <= link->peer_id;
 	spin_unlock_bh(&link->lock);
-	if (known)
-		lchan_link_msg_count(link, &link->stats.stale);
-	else
+	if (!known) {
 		lchan_link_msg_refuse(link, -ENOENT, "cancel of no request");
+		return;
+	}
+	if (lchan_link_msg_inreq(link, msg))
+		lchan_link_msg_count(link, &link->stats.stale);
 }
 
 /*

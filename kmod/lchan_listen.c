@@ -12,12 +12,20 @@
 #include <linux/slab.h>
 #include <linux/net.h>
 #include <linux/nsproxy.h>
+#include <net/ipv6.h>
 #include <net/net_namespace.h>
 
 #include "lchan.h"
 #include "lchan_trace.h"
 
 static const struct file_operations lchan_listen_fops;
+
+/*
+ * Listeners of the initial namespace by address, where a peer's set-up
+ * over a link looks for one (lchan_listen_link_setup()).
+ */
+static LIST_HEAD(lchan_listen_table);
+static DEFINE_SPINLOCK(lchan_listen_table_lock);
 
 static struct lchan_conn_req *
 lchan_listen_backlog_find(struct lchan_listen_point *lst,
@@ -29,6 +37,14 @@ lchan_listen_backlog_find(struct lchan_listen_point *lst,
 		if (req->cm_id == id)
 			return req;
 	return NULL;
+}
+
+/* A backlog entry goes, and with it what it holds of its link. */
+static void lchan_listen_req_free(struct lchan_conn_req *req)
+{
+	if (req->link)
+		lchan_link_put(req->link);
+	kfree(req);
 }
 
 /*
@@ -107,6 +123,9 @@ static void lchan_listen_shutdown(struct lchan_listen_point *lst)
 	struct lchan_conn_req *req, *next;
 	LIST_HEAD(pending);
 
+	spin_lock(&lchan_listen_table_lock);
+	list_del_init(&lst->table_node);
+	spin_unlock(&lchan_listen_table_lock);
 	mutex_lock(&lst->mutex);
 	WRITE_ONCE(lst->dead, true);
 	if (lst->cm_id) {
@@ -120,8 +139,12 @@ static void lchan_listen_shutdown(struct lchan_listen_point *lst)
 	lst->nr_backlog = 0;
 	spin_unlock(&lst->lock);
 	list_for_each_entry_safe(req, next, &pending, node) {
-		rdma_destroy_id(req->cm_id);
-		kfree(req);
+		/* Over a link the peer learns it from its keepalive. */
+		if (req->chan)
+			lchan_file_abort(req->chan);
+		else
+			rdma_destroy_id(req->cm_id);
+		lchan_listen_req_free(req);
 	}
 	wake_up(&lst->wq);
 }
@@ -211,7 +234,8 @@ lchan_listen_backlog_pop(struct lchan_listen_point *lst)
 static struct rdma_cm_id *lchan_listen_next(struct lchan_listen_point *lst,
 					    bool nonblock,
 					    struct lchan_channel *chan,
-					    u32 *open_flags)
+					    u32 *open_flags,
+					    struct lchan_channel **ready)
 {
 	struct lchan_conn_req *req;
 	struct rdma_cm_id *id;
@@ -230,6 +254,16 @@ static struct rdma_cm_id *lchan_listen_next(struct lchan_listen_point *lst,
 					READ_ONCE(lst->dead));
 			if (ret)
 				return ERR_PTR(-EINTR);
+			continue;
+		}
+		if (req->chan) {
+			/* Set up over a link; its device may have gone. */
+			*ready = req->chan;
+			lchan_listen_req_free(req);
+			if (!lchan_chan_done(*ready))
+				return NULL;
+			lchan_file_abort(*ready);
+			*ready = NULL;
 			continue;
 		}
 		id = req->cm_id;
@@ -261,8 +295,8 @@ long lchan_ioctl_accept(struct lchan_ucmd *ucmd)
 	struct file *file = ucmd->file;
 	struct lchan_listen_point *lst = file->private_data;
 	struct lchan_accept_args *req = ucmd->cmd;
+	struct lchan_channel *chan, *ready = NULL;
 	struct rdma_cm_id *id;
-	struct lchan_channel *chan;
 	u32 open_flags = 0;
 	long ret;
 
@@ -272,10 +306,20 @@ long lchan_ioctl_accept(struct lchan_ucmd *ucmd)
 	chan->conn.passive = true;
 
 	id = lchan_listen_next(lst, file->f_flags & O_NONBLOCK, chan,
-			       &open_flags);
+			       &open_flags, &ready);
 	if (IS_ERR(id)) {
 		ret = PTR_ERR(id);
 		goto err_abort;
+	}
+	if (ready) {
+		/* Set up over a link: the channel waited, built, in RTR. */
+		lchan_file_abort(chan);
+		chan = ready;
+		ret = lchan_link_chan_accept(chan, &req->rings, &req->rc,
+					     req->flags);
+		if (ret)
+			goto err_abort;
+		goto out_respond;
 	}
 
 	mutex_lock(&chan->lock);
@@ -292,6 +336,7 @@ long lchan_ioctl_accept(struct lchan_ucmd *ucmd)
 	if (ret)
 		goto err_abort;
 
+out_respond:
 	lchan_cm_sockaddr_to_addr(&chan->conn.remote, &req->peer);
 	ret = lchan_ioctl_respond(ucmd);
 	if (ret)
@@ -342,6 +387,216 @@ static int lchan_listen_bind_dev(struct lchan_listen_point *lst,
 	}
 	lst->dev = dev;
 	return 0;
+}
+
+/*
+ * Into the table set-ups over links look in, if the listener is in the
+ * initial namespace: links serve no other.
+ */
+static void lchan_listen_publish(struct lchan_listen_point *lst)
+{
+	if (!net_eq(current->nsproxy->net_ns, &init_net))
+		return;
+	lchan_cm_copy_sockaddr(&lst->addr, (struct sockaddr *)
+			       &lst->cm_id->route.addr.src_addr);
+	spin_lock(&lchan_listen_table_lock);
+	list_add_tail(&lst->table_node, &lchan_listen_table);
+	spin_unlock(&lchan_listen_table_lock);
+}
+
+/* Whether @addr is its family's wildcard address. */
+static bool lchan_listen_wildcard(const struct sockaddr_storage *addr)
+{
+	if (addr->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)addr)->sin_addr.s_addr ==
+		       htonl(INADDR_ANY);
+	return ipv6_addr_any(&((const struct sockaddr_in6 *)addr)->sin6_addr);
+}
+
+/*
+ * Whether an IPv6 wildcard listener hears IPv4 peers too: rdma_cm binds
+ * it so unless the initial namespace's bindv6only says otherwise (lchan
+ * never sets afonly on a listener).
+ */
+static bool lchan_listen_v6_hears_v4(void)
+{
+#if IS_ENABLED(CONFIG_IPV6)
+	return !READ_ONCE(init_net.ipv6.sysctl.bindv6only);
+#else
+	return false;
+#endif
+}
+
+/*
+ * The listener on @local (a link's key: port 0) port @port, else one on
+ * a wildcard address that hears it as rdma_cm's would: a counted
+ * reference, or NULL.
+ */
+static struct lchan_listen_point *
+lchan_listen_find(const struct sockaddr_storage *local, u16 port)
+{
+	struct lchan_listen_point *lst, *found = NULL;
+	struct sockaddr_storage key;
+	bool same;
+
+	spin_lock(&lchan_listen_table_lock);
+	list_for_each_entry(lst, &lchan_listen_table, table_node) {
+		if (lchan_link_addr_port(&lst->addr) != port ||
+		    READ_ONCE(lst->dead))
+			continue;
+		same = lst->addr.ss_family == local->ss_family;
+		if (same && !lchan_link_addr_key(&key, (struct sockaddr *)
+						 &lst->addr) &&
+		    !memcmp(&key, local, sizeof(key))) {
+			found = lst;
+			break;
+		}
+		if (found || !lchan_listen_wildcard(&lst->addr))
+			continue;
+		if (same || (lst->addr.ss_family == AF_INET6 &&
+			     lchan_listen_v6_hears_v4()))
+			found = lst;
+	}
+	if (found)
+		kref_get(&found->ref);
+	spin_unlock(&lchan_listen_table_lock);
+	return found;
+}
+
+/*
+ * A place in @lst's backlog for a set-up over a link, taken before the
+ * channel is built: -EBUSY when the backlog is full, -ECONNREFUSED when
+ * the listener is going.
+ */
+static int lchan_listen_reserve(struct lchan_listen_point *lst)
+{
+	int ret = 0;
+
+	spin_lock(&lst->lock);
+	if (READ_ONCE(lst->dead))
+		ret = -ECONNREFUSED;
+	else if (lst->nr_backlog >= lst->max_backlog)
+		ret = -EBUSY;
+	else
+		lst->nr_backlog++;
+	spin_unlock(&lst->lock);
+	return ret;
+}
+
+static void lchan_listen_unreserve(struct lchan_listen_point *lst)
+{
+	spin_lock(&lst->lock);
+	lst->nr_backlog--;
+	spin_unlock(&lst->lock);
+}
+
+/*
+ * A peer's SETUP_REQ @msg on the passive link @link (its set-up work,
+ * lchan_link_msg.c): the listener on the link's address and the
+ * request's port, a place in its backlog as a cm request would take,
+ * the channel in RTR, the reply; once the reply is out, the channel
+ * waits in the backlog for accept.  Each request is answered; a reply
+ * that cannot go leaves nothing behind.  The set-up counts as done or
+ * failed before its reply leaves.  Process context.
+ */
+void lchan_listen_link_setup(struct lchan_link *link,
+			     const struct lchan_link_msg *msg)
+{
+	struct lchan_link_msg rep = {
+		.type = LCHAN_LINK_SETUP_REP,
+		.req_id = msg->req_id,
+	};
+	struct lchan_channel *chan = NULL;
+	struct lchan_listen_point *lst;
+	struct lchan_conn_req *req = NULL;
+	int ret;
+
+	lst = lchan_listen_find(&link->local, msg->setup.dst_port);
+	if (!lst) {
+		rep.reply.status = LCHAN_LINK_ST_NO_LISTENER;
+		goto out_reply;
+	}
+	ret = lchan_listen_reserve(lst);
+	if (ret) {
+		rep.reply.status = ret == -EBUSY ? LCHAN_LINK_ST_BACKLOG_FULL :
+				   LCHAN_LINK_ST_NO_LISTENER;
+		goto out_reply;
+	}
+	req = kzalloc(sizeof(*req), GFP_KERNEL);
+	if (!req) {
+		rep.reply.status = LCHAN_LINK_ST_NO_RESOURCES;
+		goto out_unreserve;
+	}
+	chan = lchan_link_chan_build(lst, link, &msg->setup, &rep.reply);
+	if (IS_ERR(chan)) {
+		chan = NULL;
+		goto out_unreserve;
+	}
+	req->chan = chan;
+	req->remote_qpn = msg->setup.qpn;
+	kobject_get(&link->kobj);	/* a cancel names it */
+	req->link = link;
+	req->link_req = msg->req_id;
+	goto out_reply;
+
+out_unreserve:
+	lchan_listen_unreserve(lst);
+out_reply:
+	lchan_link_msg_count(link, chan ? &link->stats.setups_done :
+			     &link->stats.setups_failed);
+	ret = lchan_link_send(link, &rep);
+	if (!chan)
+		goto out_put;
+	spin_lock(&lst->lock);
+	if (ret || READ_ONCE(lst->dead)) {
+		lst->nr_backlog--;
+	} else {
+		list_add_tail(&req->node, &lst->backlog);
+		req = NULL;
+	}
+	spin_unlock(&lst->lock);
+	if (req)
+		lchan_file_abort(chan);
+	else
+		wake_up(&lst->wq);
+out_put:
+	if (req)
+		lchan_listen_req_free(req);
+	if (lst)
+		kref_put(&lst->ref, lchan_listen_free);
+}
+
+/*
+ * A peer's SETUP_CANCEL on @link for its request @req_id: the channel
+ * still waiting in a backlog for it goes.  False when none waits.
+ */
+bool lchan_listen_link_cancel(struct lchan_link *link, u64 req_id)
+{
+	struct lchan_listen_point *lst;
+	struct lchan_conn_req *req, *found = NULL;
+
+	spin_lock(&lchan_listen_table_lock);
+	list_for_each_entry(lst, &lchan_listen_table, table_node) {
+		spin_lock(&lst->lock);
+		list_for_each_entry(req, &lst->backlog, node) {
+			if (req->chan && req->link == link &&
+			    req->link_req == req_id) {
+				list_del(&req->node);
+				lst->nr_backlog--;
+				found = req;
+				break;
+			}
+		}
+		spin_unlock(&lst->lock);
+		if (found)
+			break;
+	}
+	spin_unlock(&lchan_listen_table_lock);
+	if (!found)
+		return false;
+	lchan_file_abort(found->chan);
+	lchan_listen_req_free(found);
+	return true;
 }
 
 int lchan_ioctl_listen_check(const struct lchan_ucmd *ucmd)
@@ -420,6 +675,7 @@ long lchan_ioctl_listen(struct lchan_ucmd *ucmd)
 	spin_lock_init(&lst->lock);
 	INIT_LIST_HEAD(&lst->backlog);
 	INIT_LIST_HEAD(&lst->dev_node);
+	INIT_LIST_HEAD(&lst->table_node);
 	init_waitqueue_head(&lst->wq);
 	lst->max_backlog = req->backlog ?: LCHAN_DEFAULT_BACKLOG;
 	kref_get(&ctx->ref);
@@ -452,6 +708,7 @@ long lchan_ioctl_listen(struct lchan_ucmd *ucmd)
 	ret = lchan_ioctl_respond(ucmd);
 	if (ret)
 		goto err_unbind;
+	lchan_listen_publish(lst);
 
 	fd = anon_inode_getfd("[lchan-listener]", &lchan_listen_fops, lst,
 			      O_RDWR |

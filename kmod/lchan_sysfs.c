@@ -246,6 +246,7 @@ LCHAN_CHAN_ATTR(poller_ns, "%llu", READ_ONCE(chan->pool.ns));
 LCHAN_CHAN_ATTR(poller, "%d", lchan_poller_index(chan));
 LCHAN_CHAN_ATTR(features, "0x%llx", (unsigned long long)chan->caps.features);
 LCHAN_CHAN_ATTR(kmem_bytes, "%zu", lchan_sysfs_kmem_bytes(chan));
+LCHAN_CHAN_ATTR(setup, "%s", READ_ONCE(chan->conn.over_link) ? "link" : "cm");
 
 static struct attribute *lchan_chan_attrs[] = {
 	&chan_state_attr.attr,
@@ -287,6 +288,7 @@ static struct attribute *lchan_chan_attrs[] = {
 	&chan_poller_attr.attr,
 	&chan_features_attr.attr,
 	&chan_kmem_bytes_attr.attr,
+	&chan_setup_attr.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(lchan_chan);

@@ -142,7 +142,8 @@ struct lchan_opts {
 	unsigned timeout_ms;
 	/*
 	 * LCHAN_FD_*, LCHAN_DEFER_ESTABLISH, LCHAN_DIRECT_POLL,
-	 * LCHAN_OPEN_EXCHANGE (connect only), LCHAN_OPTS_RC,
+	 * LCHAN_OPEN_EXCHANGE, LCHAN_CONNECT_CM_ONLY,
+	 * LCHAN_CONNECT_LINK_ONLY (connect only), LCHAN_OPTS_RC,
 	 * LCHAN_OPTS_KEEPALIVE
 	 */
 	unsigned flags;

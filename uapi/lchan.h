@@ -232,6 +232,22 @@ struct lchan_addr {
 #define LCHAN_OPEN_EXCHANGE	(1U << 10)
 
 /*
+ * CONNECT flags: which way the channel is set up.  With the module's
+ * links on, a connect over an InfiniBand or RoCE port in the initial
+ * network namespace is set up over the link to the peer's machine when
+ * one can serve (one message each way, no CM exchange), else through
+ * rdma_cm; what the application sees is the same either way.
+ * LCHAN_CONNECT_CM_ONLY always takes rdma_cm.  LCHAN_CONNECT_LINK_ONLY
+ * takes the link or fails: EOPNOTSUPP when no link can serve (links off,
+ * an iWARP port, another namespace, a peer without the link service, a
+ * peer that cannot set the channel up over its link), ETIMEDOUT when the
+ * link is not up before the connect's timeout.  Both together: EINVAL.
+ * ACCEPT takes neither (EINVAL).
+ */
+#define LCHAN_CONNECT_CM_ONLY	(1U << 11)
+#define LCHAN_CONNECT_LINK_ONLY	(1U << 12)
+
+/*
  * LCHAN_IOC_LISTEN: returns a listener fd (poll for EPOLLIN).  First
  * released size: 40 (through resv).
  */
@@ -316,7 +332,7 @@ struct lchan_connect_args {
 	__u32 size;
 	/*
 	 * LCHAN_FD_*, LCHAN_DEFER_ESTABLISH, LCHAN_DIRECT_POLL,
-	 * LCHAN_OPEN_EXCHANGE
+	 * LCHAN_OPEN_EXCHANGE, LCHAN_CONNECT_CM_ONLY, LCHAN_CONNECT_LINK_ONLY
 	 */
 	__u32 flags;
 	struct lchan_addr dst;
