@@ -12,7 +12,7 @@
  * preemptible threads.
  *
  * This test makes that interleaving as likely as it can: two processes per
- * CPU each loop, for LCHAN_T_CQFREE_SECS seconds (20 by default) per
+ * CPU each loop, for LCHAN_T_CQFREE_SECS seconds (5 by default) per
  * variant, over a channel pair to the device's own address: bursts of
  * SENDs that the receiver checks and reposts, so that both CQs' polls are
  * busy, then both ends closed right after the last burst's completions,
@@ -387,7 +387,7 @@ static int cqfree_wait(struct cqfree_shared *sh, pid_t *pid, unsigned n,
 
 TEST_F_TIMEOUT(cqfree, close_while_polling, 300)
 {
-	unsigned secs = lchan_t_env_uint("LCHAN_T_CQFREE_SECS", 20);
+	unsigned secs = lchan_t_env_uint("LCHAN_T_CQFREE_SECS", 5);
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned nw, nhog, i, pairs = 0, retries = 0, dirs = 0;
 	int status[MAX_WORKERS] = { 0 }, cqs_before, cqs = 0, ret;
