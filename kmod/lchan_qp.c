@@ -198,6 +198,19 @@ int lchan_qp_remake(struct lchan_channel *chan)
 }
 
 /*
+ * @attr for the state it names, from @link's cm id: -ENOTCONN when the
+ * link is not up.  link->mutex held, and kept until the modify returns.
+ */
+static int lchan_qp_link_attr(struct lchan_link *link, struct ib_qp_attr *attr,
+			      int *mask)
+{
+	lockdep_assert_held(&link->mutex);
+	if (!link->cm_id || READ_ONCE(link->state) != LCHAN_LINK_UP)
+		return -ENOTCONN;
+	return rdma_init_qp_attr(link->cm_id, attr, mask);
+}
+
+/*
  * INIT of a QP made without a cm id, on @link's port: its P_Key index
  * and port from the link's cm id.  Receives may be posted from now on.
  * -ENOTCONN when the link is not up.  chan->lock held.
@@ -208,11 +221,7 @@ int lchan_qp_init(struct lchan_channel *chan, struct lchan_link *link)
 	int mask, ret;
 
 	mutex_lock(&link->mutex);
-	if (!link->cm_id || READ_ONCE(link->state) != LCHAN_LINK_UP) {
-		ret = -ENOTCONN;
-		goto out_unlock;
-	}
-	ret = rdma_init_qp_attr(link->cm_id, &attr, &mask);
+	ret = lchan_qp_link_attr(link, &attr, &mask);
 	if (ret)
 		goto out_unlock;
 	/* The link takes no READ; the channel takes what rdma_cm grants. */
@@ -240,11 +249,7 @@ int lchan_qp_ready(struct lchan_channel *chan, struct lchan_link *link,
 	int mask, ret;
 
 	mutex_lock(&link->mutex);
-	if (!link->cm_id || READ_ONCE(link->state) != LCHAN_LINK_UP) {
-		ret = -ENOTCONN;
-		goto out_unlock;
-	}
-	ret = rdma_init_qp_attr(link->cm_id, &attr, &mask);
+	ret = lchan_qp_link_attr(link, &attr, &mask);
 	if (ret)
 		goto out_unlock;
 	attr.path_mtu = min_t(enum ib_mtu, attr.path_mtu, peer->mtu);

@@ -289,20 +289,6 @@ static void cqfree_hog(int cpu, double end)
 	_exit(0);
 }
 
-static unsigned count_dir(const char *path)
-{
-	DIR *d = opendir(path);
-	struct dirent *de;
-	unsigned n = 0;
-
-	if (!d)
-		return 0;
-	while ((de = readdir(d)))
-		n += de->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
 /* Lines of `rdma resource show cq`: the CQs the devices hold, or -1. */
 static int count_cqs(void)
 {
@@ -327,21 +313,9 @@ static void cqfree_dump(const struct cqfree_shared *sh, unsigned n)
 			"messages\n", i, sh->w[i].phase, sh->w[i].pairs,
 			sh->w[i].msgs);
 	fprintf(stderr, "# cqfree: %u channel directories in sysfs\n",
-		count_dir("/sys/kernel/lchan/channels"));
+		lchan_t_count_dir("/sys/kernel/lchan/channels"));
 	if (system("rdma resource show cq 2>&1 | head -n 40 >&2") < 0)
 		fprintf(stderr, "# cqfree: no rdma tool\n");
-}
-
-static void cqfree_kill(const pid_t *pid, unsigned n)
-{
-	unsigned i;
-
-	for (i = 0; i < n; i++)
-		if (pid[i] > 0)
-			kill(pid[i], SIGKILL);
-	for (i = 0; i < n; i++)
-		if (pid[i] > 0)
-			waitpid(pid[i], NULL, 0);
 }
 
 /*
@@ -376,7 +350,7 @@ static int cqfree_wait(struct cqfree_shared *sh, pid_t *pid, unsigned n,
 			fprintf(stderr, "# cqfree: no progress in %.0f s\n",
 				stall);
 			cqfree_dump(sh, n);
-			cqfree_kill(pid, n);
+			lchan_t_kill_children(pid, n);
 			return -1;
 		}
 		if (left)
@@ -406,7 +380,7 @@ TEST_F_TIMEOUT(cqfree, close_while_polling, 300)
 	nw = 2 * ncpu < MAX_WORKERS ? 2 * ncpu : MAX_WORKERS;
 	nhog = ncpu < MAX_WORKERS ? ncpu : MAX_WORKERS;
 	memset(self->sh, 0, sizeof(*self->sh));
-	base_dirs = count_dir("/sys/kernel/lchan/channels");
+	base_dirs = lchan_t_count_dir("/sys/kernel/lchan/channels");
 	cqs_before = count_cqs();
 
 	t0 = lchan_t_now();
@@ -420,8 +394,8 @@ TEST_F_TIMEOUT(cqfree, close_while_polling, 300)
 	for (i = 0; i < nw; i++) {
 		pid[i] = fork();
 		if (pid[i] < 0) {
-			cqfree_kill(pid, i);
-			cqfree_kill(hog, nhog);
+			lchan_t_kill_children(pid, i);
+			lchan_t_kill_children(hog, nhog);
 			ASSERT_LE(0, pid[i]);
 		}
 		if (!pid[i])
@@ -429,7 +403,7 @@ TEST_F_TIMEOUT(cqfree, close_while_polling, 300)
 					    end));
 	}
 	ret = cqfree_wait(self->sh, pid, nw, status);
-	cqfree_kill(hog, nhog);
+	lchan_t_kill_children(hog, nhog);
 	ASSERT_EQ(0, ret) TH_LOG("the workers stalled");
 	for (i = 0; i < nw; i++) {
 		struct cqfree_worker *w = &self->sh->w[i];
@@ -453,7 +427,7 @@ TEST_F_TIMEOUT(cqfree, close_while_polling, 300)
 	 */
 	wait_end = lchan_t_now() + 10;
 	do {
-		dirs = count_dir("/sys/kernel/lchan/channels");
+		dirs = lchan_t_count_dir("/sys/kernel/lchan/channels");
 		cqs = count_cqs();
 		if (dirs == base_dirs && cqs <= cqs_before)
 			break;

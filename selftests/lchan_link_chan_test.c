@@ -67,23 +67,6 @@ FIXTURE_TEARDOWN(lchan)
 		lchan_t_set_param("links", "1");
 }
 
-/* Entries of the sysfs folder @dir, or -1. */
-static int count_dir(const char *dir)
-{
-	struct dirent *de;
-	int n = 0;
-	DIR *d;
-
-	d = opendir(dir);
-	if (!d)
-		return -1;
-	while ((de = readdir(d)))
-		if (de->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
-}
-
 /* A channel's setup attribute: "link", "cm", or "?" when unreadable. */
 static const char *chan_setup(const struct lchan_chan *chan, char *buf,
 			      size_t len)
@@ -615,8 +598,8 @@ TEST_F(lchan, killed_process_leaves_nothing)
 	ASSERT_EQ(0, pair(self->d.addr, &srv, &cli, &deferred, &deferred));
 	lchan_t_ep_close(&cli);
 	lchan_t_ep_close(&srv);
-	chans = count_dir(CHANS);
-	links = count_dir(LINKS);
+	chans = lchan_t_count_dir(CHANS);
+	links = lchan_t_count_dir(LINKS);
 	ASSERT_LE(0, chans);
 	ASSERT_EQ(0, pipe(p));
 	pid = fork();
@@ -640,14 +623,14 @@ TEST_F(lchan, killed_process_leaves_nothing)
 	close(p[1]);
 	ASSERT_EQ(1, read(p[0], &c, 1)) TH_LOG("the child made no pairs");
 	close(p[0]);
-	EXPECT_EQ(chans + 8, count_dir(CHANS));
+	EXPECT_EQ(chans + 8, lchan_t_count_dir(CHANS));
 	kill(pid, SIGKILL);
 	EXPECT_EQ(128 + SIGKILL, lchan_t_wait_child(pid));
 	t0 = lchan_t_now();
-	while (count_dir(CHANS) != chans && lchan_t_now() - t0 < 5)
+	while (lchan_t_count_dir(CHANS) != chans && lchan_t_now() - t0 < 5)
 		usleep(20000);
-	EXPECT_EQ(chans, count_dir(CHANS));
-	EXPECT_EQ(links, count_dir(LINKS));
+	EXPECT_EQ(chans, lchan_t_count_dir(CHANS));
+	EXPECT_EQ(links, lchan_t_count_dir(LINKS));
 }
 
 /* @n pairs one after the other with connect flags @flags: s per pair. */

@@ -404,20 +404,6 @@ static long long kmem_kb(void)
 	       meminfo_kb("PageTables") + meminfo_kb("KernelStack");
 }
 
-static unsigned count_dir(const char *path)
-{
-	DIR *d = opendir(path);
-	struct dirent *de;
-	unsigned n = 0;
-
-	if (!d)
-		return 0;
-	while ((de = readdir(d)))
-		n += de->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
 /* Lines of `rdma resource show qp`: the QPs the devices hold. */
 static int count_qps(void)
 {
@@ -442,20 +428,7 @@ static void scale_dump(struct scale_shared *sh, unsigned procs)
 	for (i = 0; i < procs; i++)
 		fprintf(stderr, "# scale: process %u: %s\n", i, sh->state[i]);
 	fprintf(stderr, "# scale: %u channel directories in sysfs\n",
-		count_dir("/sys/kernel/lchan/channels"));
-}
-
-/* A failed wait: the children it leaves must not outlive the test. */
-static void scale_end(const pid_t *pid, unsigned procs)
-{
-	unsigned i;
-
-	for (i = 0; i < procs; i++)
-		if (pid[i] > 0)
-			kill(pid[i], SIGKILL);
-	for (i = 0; i < procs; i++)
-		if (pid[i] > 0)
-			waitpid(pid[i], NULL, 0);
+		lchan_t_count_dir("/sys/kernel/lchan/channels"));
 }
 
 /* Wait for the children; on a stall dump and kill them.  0 or -1. */
@@ -509,7 +482,7 @@ TEST_F_TIMEOUT(scale, hold_idle_traffic_close, 1800)
 	double t0;
 
 	qps_before = count_qps();
-	base_dirs = count_dir("/sys/kernel/lchan/channels");
+	base_dirs = lchan_t_count_dir("/sys/kernel/lchan/channels");
 	kb_before = kmem_kb();
 	t0 = lchan_t_now();
 	for (i = 0; i < np; i++) {
@@ -533,13 +506,13 @@ TEST_F_TIMEOUT(scale, hold_idle_traffic_close, 1800)
 			_exit(scale_client(sh, i, self->d.addr, port[i], n));
 	}
 	if (scale_wait(sh, pid, procs, &sh->ready, procs, status)) {
-		scale_end(pid, procs);
+		lchan_t_kill_children(pid, procs);
 		ASSERT_TRUE(false) TH_LOG("set-up did not finish");
 	}
 	/* All connected and idle: what they cost. */
 	usleep(500000);
 	kb_idle = kmem_kb();
-	dirs = count_dir("/sys/kernel/lchan/channels") - base_dirs;
+	dirs = lchan_t_count_dir("/sys/kernel/lchan/channels") - base_dirs;
 	EXPECT_EQ(2 * n * np, dirs);
 	TH_LOG("%u channels (%u processes of %u), set up in %.1f s "
 	       "(client connect loops: %.1f s for %u)", dirs, procs, n,
@@ -551,7 +524,7 @@ TEST_F_TIMEOUT(scale, hold_idle_traffic_close, 1800)
 	__atomic_store_n(&sh->go, 1, __ATOMIC_RELEASE);
 
 	if (scale_wait(sh, pid, procs, NULL, 0, status)) {
-		scale_end(pid, procs);
+		lchan_t_kill_children(pid, procs);
 		ASSERT_TRUE(false) TH_LOG("traffic or close did not finish");
 	}
 	for (i = 0; i < procs; i++)
@@ -561,7 +534,7 @@ TEST_F_TIMEOUT(scale, hold_idle_traffic_close, 1800)
 		       "%.2f s (server)", i, n, sh->close_secs[2 * i],
 		       sh->close_secs[2 * i + 1]);
 	/* Nothing left behind. */
-	EXPECT_EQ(base_dirs, count_dir("/sys/kernel/lchan/channels"));
+	EXPECT_EQ(base_dirs, lchan_t_count_dir("/sys/kernel/lchan/channels"));
 	for (i = 0; i < 100 && count_qps() != qps_before; i++)
 		usleep(100000);
 	qps_after = count_qps();

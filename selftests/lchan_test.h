@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdarg.h>
 #include <fcntl.h>
@@ -292,6 +293,34 @@ static inline int lchan_t_wait_child(pid_t pid)
 		return -1;
 	return WIFEXITED(status) ? WEXITSTATUS(status) :
 	       128 + WTERMSIG(status);
+}
+
+/* A failed wait: the children it leaves (pid > 0) must not outlive it. */
+static inline void lchan_t_kill_children(const pid_t *pid, unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		if (pid[i] > 0)
+			kill(pid[i], SIGKILL);
+	for (i = 0; i < n; i++)
+		if (pid[i] > 0)
+			waitpid(pid[i], NULL, 0);
+}
+
+/* Entries of the folder @path (sysfs: channels, links); 0 without it. */
+static inline unsigned lchan_t_count_dir(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	unsigned n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
 }
 /*
  * Everything a channel can tell about where it stands, on stderr as TAP
