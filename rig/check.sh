@@ -20,7 +20,7 @@
 #   K build      module, lib, selftests, tools (KDIR = K's headers), siw.ko,
 #                initramfs; on the first kernel, DKMS add/build/install/remove
 #   K host checks  checkpatch (K's linux-source), sparse and W=1 against K's
-#                headers: beside K's guests, in the CPU time they leave
+#                headers: beside K's guests, at the lowest priority
 #   K boot/selftest  the rig checks itself on K: it must catch a failing
 #                test, a kernel WARNING and a panic, and its RDMA devices
 #                must work
@@ -253,10 +253,8 @@ kernel_host_checks() { # K SOURCE-CHECKED-UNDER
 }
 
 # They read K's headers and source and write their own logs and build
-# directories only, so they run beside K's guests, under SCHED_IDLE and
-# idle I/O: a guest's vCPU that wakes takes its CPU back at once (at nice
-# 19 the guests' sleep-and-wake tests ran slower), and the checks take
-# only what the guests leave.
+# directories only, so they run beside K's guests, at the lowest CPU and
+# I/O priority: the guests keep what they use, the checks take the rest.
 # Their lines join the count once K's guests are done.
 host_checks_pid=
 host_checks_start() { # K
@@ -264,7 +262,7 @@ host_checks_start() { # K
 	[ -n "$under" ] || source_done[$(rig_kernel_field "$1" source)]=$1
 	host_checks_t0=$(rig_now)
 	(
-		chrt --idle -p 0 "$BASHPID" >/dev/null 2>&1 || true
+		renice -n 19 -p "$BASHPID" >/dev/null || true
 		ionice -c 3 -p "$BASHPID" 2>/dev/null || true
 		kernel_host_checks "$1" "$under"
 	) >"$L/host-checks.tap" 2>&1 &
