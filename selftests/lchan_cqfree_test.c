@@ -289,21 +289,6 @@ static void cqfree_hog(int cpu, double end)
 	_exit(0);
 }
 
-/* Lines of `rdma resource show cq`: the CQs the devices hold, or -1. */
-static int count_cqs(void)
-{
-	FILE *f = popen("rdma resource show cq 2>/dev/null", "r");
-	char line[512];
-	int n = 0;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		n++;
-	pclose(f);
-	return n;
-}
-
 static void cqfree_dump(const struct cqfree_shared *sh, unsigned n)
 {
 	unsigned i;
@@ -381,7 +366,7 @@ TEST_F_TIMEOUT(cqfree, close_while_polling, 300)
 	nhog = ncpu < MAX_WORKERS ? ncpu : MAX_WORKERS;
 	memset(self->sh, 0, sizeof(*self->sh));
 	base_dirs = lchan_t_count_dir("/sys/kernel/lchan/channels");
-	cqs_before = count_cqs();
+	cqs_before = lchan_t_rdma_res_count("cq");
 
 	t0 = lchan_t_now();
 	end = t0 + secs;
@@ -428,7 +413,7 @@ TEST_F_TIMEOUT(cqfree, close_while_polling, 300)
 	wait_end = lchan_t_now() + 10;
 	do {
 		dirs = lchan_t_count_dir("/sys/kernel/lchan/channels");
-		cqs = count_cqs();
+		cqs = lchan_t_rdma_res_count("cq");
 		if (dirs == base_dirs && cqs <= cqs_before)
 			break;
 		usleep(100000);

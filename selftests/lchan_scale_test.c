@@ -404,21 +404,6 @@ static long long kmem_kb(void)
 	       meminfo_kb("PageTables") + meminfo_kb("KernelStack");
 }
 
-/* Lines of `rdma resource show qp`: the QPs the devices hold. */
-static int count_qps(void)
-{
-	char line[512];
-	int n = 0;
-	FILE *f = popen("rdma resource show qp 2>/dev/null", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		n++;
-	pclose(f);
-	return n;
-}
-
 static void scale_dump(struct scale_shared *sh, unsigned procs)
 {
 	unsigned i;
@@ -481,7 +466,7 @@ TEST_F_TIMEOUT(scale, hold_idle_traffic_close, 1800)
 	char port[MAX_PAIRS][16];
 	double t0;
 
-	qps_before = count_qps();
+	qps_before = lchan_t_rdma_res_count("qp");
 	base_dirs = lchan_t_count_dir("/sys/kernel/lchan/channels");
 	kb_before = kmem_kb();
 	t0 = lchan_t_now();
@@ -535,9 +520,12 @@ TEST_F_TIMEOUT(scale, hold_idle_traffic_close, 1800)
 		       sh->close_secs[2 * i + 1]);
 	/* Nothing left behind. */
 	EXPECT_EQ(base_dirs, lchan_t_count_dir("/sys/kernel/lchan/channels"));
-	for (i = 0; i < 100 && count_qps() != qps_before; i++)
+	for (i = 0; i < 100; i++) {
+		if (lchan_t_rdma_res_count("qp") == qps_before)
+			break;
 		usleep(100000);
-	qps_after = count_qps();
+	}
+	qps_after = lchan_t_rdma_res_count("qp");
 	EXPECT_EQ(qps_before, qps_after);
 	kb_after = kmem_kb();
 	TH_LOG("kernel memory after close: %lld KiB (%+lld KiB against before)",

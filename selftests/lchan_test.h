@@ -308,6 +308,26 @@ static inline void lchan_t_kill_children(const pid_t *pid, unsigned n)
 			waitpid(pid[i], NULL, 0);
 }
 
+/*
+ * Lines of `rdma resource show @kind` ("qp", "cq"): the objects of that
+ * kind the devices hold, or -1 without the rdma tool.
+ */
+static inline int lchan_t_rdma_res_count(const char *kind)
+{
+	char cmd[64], line[512];
+	int n = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "rdma resource show %s 2>/dev/null", kind);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n++;
+	pclose(f);
+	return n;
+}
+
 /* Entries of the folder @path (sysfs: channels, links); 0 without it. */
 static inline unsigned lchan_t_count_dir(const char *path)
 {
