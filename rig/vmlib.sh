@@ -187,7 +187,7 @@ vm_qemu() {
 # reasons (why the run failed; empty: it passed).
 vm_judge() {
 	local run=$1 job=$2 qrc=$3 secs=$4 timeout_s=$5 guest_timeout=$6 label=${7:-rig}
-	local tap verdict_line pattern klog kprob leaks guest_results all oks r
+	local tap verdict_line pattern klog kprob kwhere leaks guest_results all oks r
 	tap=$run/tap.txt
 	[ -f "$tap" ] || : >"$tap"
 	reasons=()
@@ -244,6 +244,36 @@ vm_judge() {
 	if [ -n "$kprob" ]; then
 		reasons+=("kernel-log: the kernel log shows problems")
 	fi
+	# The first report's RIP and call chain in one line, so that a run's
+	# tail (all a CI summary may keep) says where the kernel was.
+	kwhere=
+	if [ -n "$kprob" ]; then
+		kwhere=$(printf '%s\n' "$klog" | sed 's/^.*\(\[ *[0-9]*\.[0-9]*\]\)/\1/' |
+			awk -v pat="$pattern" -v user="$user_fault" '
+				!start && $0 ~ pat && $0 !~ user { start = 1 }
+				start && n++ < 80 {
+					if (!rip && match($0, /RIP: [0-9a-z:]+[^ ]*/)) {
+						rip = substr($0, RSTART + 5, RLENGTH - 5)
+						next
+					}
+					if (match($0, /\] +[?]? *[A-Za-z_][A-Za-z0-9_.]*\+0x[0-9a-f]+/)) {
+						f = substr($0, RSTART, RLENGTH)
+						sub(/^\] +/, "", f)
+						sub(/\+0x.*/, "", f)
+						if (f !~ /^[?]/ && calls < 12)
+							chain = chain (calls++ ? " < " : "") f
+					}
+				}
+				END {
+					if (rip != "")
+						out = "RIP " rip
+					if (chain != "")
+						out = out (out != "" ? "; " : "") "calls " chain
+					if (out != "")
+						print out
+				}' |
+			cut -c 1-400)
+	fi
 
 	# kmemleak (debug kernel): what the guest's scan after the job found.  The
 	# boot's own leaks were cleared before the job, so every object counts.
@@ -264,7 +294,7 @@ vm_judge() {
 		# The first finding in the line itself, so that a run's tail
 		# (check.sh's "# failed:" lines) says what the log showed.
 		if [ -n "$kprob" ]; then
-			echo "not ok - $label: kernel log clean (first: $(head -n 1 <<<"$kprob" | cut -c 1-200))"
+			echo "not ok - $label: kernel log clean (first: $(head -n 1 <<<"$kprob" | cut -c 1-200)${kwhere:+; $kwhere})"
 		else
 			echo "ok - $label: kernel log clean"
 		fi
