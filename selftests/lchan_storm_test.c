@@ -28,6 +28,10 @@
 #define NCONN		(NPROC * NTHR)		/* 256 */
 #define BACKLOG		64
 #define CONN_TIMEOUT_MS	20000
+/* An accept this long (seconds) is reported: it held up the others. */
+#define ACCEPT_SLOW_S	2.0
+/* Accepts stalled this long (seconds): where both sides wait is dumped. */
+#define ACCEPT_STALL_S	10.0
 /* Accepted channels a round may see: retries after a failed handshake. */
 #define MAX_ACCEPT	(4 * NCONN)
 
@@ -199,6 +203,7 @@ static void *storm_accept_thread(void *arg)
 {
 	struct storm_server *s = arg;
 	struct pollfd pfd = { .fd = s->lst->fd, .events = POLLIN };
+	double t0;
 	int ret;
 
 	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
@@ -213,7 +218,13 @@ static void *storm_accept_thread(void *arg)
 			s->sh->accept_err = EEXIST;
 			continue;
 		}
+		t0 = lchan_t_now();
 		ret = lchan_accept(s->lst, NULL, &s->chans[s->n]);
+		/* An accept waits for its peer: a long one tells of a stall. */
+		if (lchan_t_now() - t0 > ACCEPT_SLOW_S)
+			fprintf(stderr, "# storm: an accept took %.1f s: %s\n",
+				lchan_t_now() - t0,
+				ret ? strerror(-ret) : "accepted");
 		if (!ret) {
 			s->n++;
 			inc(&s->sh->accepted);
@@ -307,8 +318,9 @@ static int storm_round(struct storm *sh, const char *addr, unsigned backlog,
 		       size_t whylen)
 {
 	struct storm_server srv = { .sh = sh };
-	double stall = lchan_t_stall_secs(), last;
-	unsigned i, prog, base_chans, connected = 0, live;
+	double stall = lchan_t_stall_secs(), last, last_accept;
+	unsigned i, prog, base_chans, connected = 0, live, accepted;
+	bool stacks_shown = false;
 	struct lchan_listener lst;
 	struct lchan_ctx ctx;
 	pid_t pid[NPROC];
@@ -341,7 +353,8 @@ static int storm_round(struct storm *sh, const char *addr, unsigned backlog,
 
 	/* Until every connect is settled, or nothing moves any more. */
 	prog = ld(&sh->progress);
-	last = lchan_t_now();
+	last = last_accept = lchan_t_now();
+	accepted = 0;
 	for (;;) {
 		unsigned settled = 0;
 
@@ -355,6 +368,18 @@ static int storm_round(struct storm *sh, const char *addr, unsigned backlog,
 			break;
 		if (settled == NCONN && lchan_t_now() - last > 5)
 			break;	/* accepted falls short: judged below */
+		if (ld(&sh->accepted) != accepted) {
+			accepted = ld(&sh->accepted);
+			last_accept = lchan_t_now();
+		} else if (settled < NCONN && !stacks_shown &&
+			   lchan_t_now() - last_accept > ACCEPT_STALL_S) {
+			fprintf(stderr, "# storm: no accept for %.0f s, %u "
+				"accepted, %u connects settled\n",
+				ACCEPT_STALL_S, accepted, settled);
+			lchan_t_dump_stacks("storm: server", getpid());
+			lchan_t_dump_stacks("storm: process 0", pid[0]);
+			stacks_shown = true;
+		}
 		if (ld(&sh->progress) != prog) {
 			prog = ld(&sh->progress);
 			last = lchan_t_now();

@@ -410,6 +410,43 @@ static inline void lchan_t_dump_tcp(void)
 }
 
 /*
+ * Where each thread of process @pid waits in the kernel (its
+ * /proc/PID/task/TID/stack; needs root), on stderr as TAP diagnostics.
+ */
+static inline void lchan_t_dump_stacks(const char *who, pid_t pid)
+{
+	char path[320], line[256];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/wchan",
+			 (int)pid, de->d_name);
+		if (lchan_t_read_sysfs(path, line, sizeof(line)))
+			line[0] = 0;
+		fprintf(stderr, "# %s: thread %s waits in %s:\n", who,
+			de->d_name, line[0] ? line : "(running)");
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/stack",
+			 (int)pid, de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			fprintf(stderr, "#   %s", line);
+		fclose(f);
+	}
+	closedir(d);
+}
+
+/*
  * Seconds a test may go without progress before it is a stall (default 30;
  * LCHAN_T_STALL_S overrides, e.g. for the debug kernel).  A stall fails in
  * that time, not at the program's limit, and explains itself.
