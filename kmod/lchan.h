@@ -255,6 +255,11 @@ struct lchan_dev {
 	u32 nr_chans;			/* under lock */
 	const struct lchan_quirk *quirk;	/* its driver's (lchan_quirk.c) */
 	bool post_bh_off;		/* post with BHs disabled (lchan_compat.h) */
+	/*
+	 * Each port's largest message, read once: a port query takes the
+	 * RTNL lock on Ethernet ports and may log, too slow for a connect.
+	 */
+	u32 port_max_msg[];		/* index: port number */
 };
 
 /*

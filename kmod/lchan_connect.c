@@ -271,12 +271,13 @@ int lchan_connect_check_open(u32 flags, const struct lchan_ring_sizes *rings,
 int lchan_connect_bind_dev(struct lchan_channel *chan, struct ib_device *ibdev,
 			   u32 port_num)
 {
-	struct ib_port_attr attr;
 	struct lchan_dev *dev;
 	struct lchan_pd *pd;
 	int ret;
 
 	trace_lchan_chan_step(chan->id, LCHAN_STEP_BIND);
+	if (!rdma_is_port_valid(ibdev, port_num))
+		return -ENODEV;
 	dev = lchan_dev_get(ibdev);
 	if (!dev)
 		return -ENODEV;
@@ -286,12 +287,9 @@ int lchan_connect_bind_dev(struct lchan_channel *chan, struct ib_device *ibdev,
 		return PTR_ERR(pd);
 	}
 
-	ret = ib_query_port(ibdev, port_num, &attr);
-	if (ret)
-		goto err_put;
 	chan->conn.port_num = port_num;
 	chan->tp = lchan_transport_get(ibdev, chan->conn.port_num);
-	chan->caps.max_msg_size = attr.max_msg_sz;
+	chan->caps.max_msg_size = dev->port_max_msg[port_num];
 	chan->caps.max_send_sge = min_t(u32, ibdev->attrs.max_send_sge,
 					LCHAN_MAX_SGE);
 	chan->caps.max_recv_sge = min_t(u32, ibdev->attrs.max_recv_sge,

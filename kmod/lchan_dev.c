@@ -98,15 +98,38 @@ void lchan_dev_del_chan(struct lchan_channel *chan)
 	mutex_unlock(&dev->lock);
 }
 
+/* The largest message of each of @dev's ports. */
+static int lchan_dev_query_ports(struct lchan_dev *dev)
+{
+	struct ib_port_attr attr;
+	u32 port;
+	int ret;
+
+	rdma_for_each_port(dev->ibdev, port) {
+		ret = ib_query_port(dev->ibdev, port, &attr);
+		if (ret)
+			return ret;
+		dev->port_max_msg[port] = attr.max_msg_sz;
+	}
+	return 0;
+}
+
 /* The lchan view of @ibdev, not yet seen by anyone. */
 struct lchan_dev *lchan_dev_alloc(struct ib_device *ibdev)
 {
 	struct lchan_dev *dev;
+	int ret;
 
-	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
+	dev = kzalloc(struct_size(dev, port_max_msg, rdma_end_port(ibdev) + 1),
+		      GFP_KERNEL);
 	if (!dev)
 		return ERR_PTR(-ENOMEM);
 	dev->ibdev = ibdev;
+	ret = lchan_dev_query_ports(dev);
+	if (ret) {
+		kfree(dev);
+		return ERR_PTR(ret);
+	}
 	dev->quirk = lchan_quirk_get(ibdev);
 	dev->post_bh_off = lchan_compat_post_bh_off(ibdev);
 	mutex_init(&dev->lock);
