@@ -125,6 +125,12 @@ if [ "$only" != send ]; then
 		"$CONN" -c "$ADDR" -p "$PORT" -n 200 -P 1
 	profile connect.cmtime "cmtime -b $ADDR -p $PORT -c 200" \
 		cmtime -s "$ADDR" -p "$PORT" -c 200
+	# The same connects over a link (Documentation/link.md): made by the
+	# first connect, used by the rest.
+	echo 1 >/sys/module/lchan/parameters/links
+	profile connect.lchan.link "$CONN -s -a $ADDR -p $PORT -n 200 -P 1" \
+		"$CONN" -c "$ADDR" -p "$PORT" -n 200 -P 1
+	echo 0 >/sys/module/lchan/parameters/links
 	CALLS=
 fi
 if [ "$only" != connect ]; then
