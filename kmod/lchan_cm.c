@@ -81,6 +81,16 @@ static void lchan_cm_report(struct lchan_channel *chan, int status)
 	wake_up(&chan->wq);	/* a channel's end that waits for the answer */
 }
 
+/*
+ * The attempt failed: the reason first, then the state that shows it, so
+ * that whoever sees the end (a poll's POLLHUP) also finds why.
+ */
+static void lchan_cm_fail(struct lchan_channel *chan, int state, int status)
+{
+	lchan_cm_report(chan, status);
+	lchan_chan_set_state(chan, state);
+}
+
 static int lchan_cm_errno(struct rdma_cm_event *event, int fallback)
 {
 	return event->status < 0 ? event->status : fallback;
@@ -147,8 +157,7 @@ static int lchan_cm_chan_event(struct lchan_channel *chan,
 		ret = chan->tp->check_reply ?
 		      chan->tp->check_reply(chan, &event->param.conn) : 0;
 		if (ret) {
-			lchan_chan_set_state(chan, LCHAN_STATE_DISCONNECTED);
-			lchan_cm_report(chan, ret);
+			lchan_cm_fail(chan, LCHAN_STATE_DISCONNECTED, ret);
 			break;
 		}
 		/* The passive side learnt it from the request. */
@@ -168,23 +177,21 @@ static int lchan_cm_chan_event(struct lchan_channel *chan,
 		lchan_cm_report(chan, 0);
 		break;
 	case RDMA_CM_EVENT_REJECTED:
-		lchan_chan_set_state(chan, LCHAN_STATE_DISCONNECTED);
-		lchan_cm_report(chan, -ECONNREFUSED);
+		lchan_cm_fail(chan, LCHAN_STATE_DISCONNECTED, -ECONNREFUSED);
 		break;
 	case RDMA_CM_EVENT_UNREACHABLE:
-		lchan_chan_set_state(chan, LCHAN_STATE_DISCONNECTED);
-		lchan_cm_report(chan, lchan_cm_conn_errno(event, -EHOSTUNREACH));
+		lchan_cm_fail(chan, LCHAN_STATE_DISCONNECTED,
+			      lchan_cm_conn_errno(event, -EHOSTUNREACH));
 		break;
 	case RDMA_CM_EVENT_CONNECT_ERROR:
-		lchan_chan_set_state(chan, LCHAN_STATE_DISCONNECTED);
-		lchan_cm_report(chan, lchan_cm_conn_errno(event, -ECONNRESET));
+		lchan_cm_fail(chan, LCHAN_STATE_DISCONNECTED,
+			      lchan_cm_conn_errno(event, -ECONNRESET));
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		lchan_cm_peer_gone(chan, id);
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		lchan_chan_set_state(chan, LCHAN_STATE_ERROR);
-		lchan_cm_report(chan, -ENODEV);
+		lchan_cm_fail(chan, LCHAN_STATE_ERROR, -ENODEV);
 		break;
 	default:
 		break;

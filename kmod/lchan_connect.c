@@ -89,7 +89,7 @@ static int lchan_connect_wait_cm(struct lchan_channel *chan,
  * How a connection made before ended up, for an ESTABLISH after the
  * first: -EISCONN, -EALREADY while under way, or why it failed or ended.
  * The handler writes conn.status before complete(), which completion_done()
- * orders.  lock held.
+ * orders, and reports a failure before the state shows it.  lock held.
  */
 static int lchan_connect_result(struct lchan_channel *chan)
 {

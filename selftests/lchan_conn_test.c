@@ -1191,6 +1191,42 @@ static void *nb_acceptor(void *p)
 }
 
 /*
+ * A non-blocking connect refused by the peer: whoever sees its end
+ * (POLLHUP) finds why in the result, every time.  The end used to show
+ * before the reason (-ENOTCONN); repeated to catch the window.
+ */
+TEST_F_TIMEOUT(conn, nonblocking_refused_says_why, 120)
+{
+	struct lchan_opts o = { .flags = LCHAN_FD_NONBLOCK };
+	struct lchan_chan chan;
+	struct lchan_ctx ctx;
+	struct pollfd pfd;
+	unsigned i, polled = 0;
+	char port[16];
+	int ret;
+
+	ASSERT_EQ(0, lchan_ctx_open(&ctx));
+	snprintf(port, sizeof(port), "%u", lchan_t_port());
+	for (i = 0; i < 200; i++) {
+		ret = lchan_connect(&ctx, self->d.addr, port, &o, &chan);
+		if (ret != -EINPROGRESS) {
+			ASSERT_EQ(-ECONNREFUSED, ret) TH_LOG("connect %u", i);
+			continue;
+		}
+		pfd = (struct pollfd){ .fd = chan.fd, .events = POLLOUT };
+		ASSERT_EQ(1, poll(&pfd, 1, 20000)) TH_LOG("connect %u", i);
+		ASSERT_TRUE(pfd.revents & POLLHUP) TH_LOG("connect %u", i);
+		ret = lchan_connect_result(&chan);
+		ASSERT_EQ(-ECONNREFUSED, ret)
+			TH_LOG("connect %u: %s", i, strerror(-ret));
+		lchan_chan_close(&chan);
+		polled++;
+	}
+	TH_LOG("200 refused connects, %u seen through poll", polled);
+	lchan_ctx_close(&ctx);
+}
+
+/*
  * A non-blocking connect, as sockets have it: connect returns
  * -EINPROGRESS with a valid channel before the peer accepted; POLLOUT
  * once connected, and the result says 0; data flows.  Against a port
