@@ -351,8 +351,7 @@ check_kernel() { # K
 	else
 		notok "$p harness: rxe0 and siw0 carry RC traffic (IPv4, IPv6)"
 		# The whole section: the probes' own logs say where they stopped.
-		sed -n '/^# selftest: rdma_smoke /,/^# selftest: rdma_smoke exit/p' "$warn_tap" |
-			sed 's/^/#   /' || true
+		sed -n '/^# selftest: rdma_smoke /,/^# selftest: rdma_smoke exit/s/^/#   /p' "$warn_tap" || true
 	fi
 
 	rc=$(run_harness harness-panic)

@@ -187,7 +187,7 @@ vm_qemu() {
 # reasons (why the run failed; empty: it passed).
 vm_judge() {
 	local run=$1 job=$2 qrc=$3 secs=$4 timeout_s=$5 guest_timeout=$6 label=${7:-rig}
-	local tap verdict_line pattern klog kprob kwhere leaks guest_results all oks r
+	local tap verdict_line pattern klog kprob kfirst kwhere leaks guest_results all oks r
 	tap=$run/tap.txt
 	[ -f "$tap" ] || : >"$tap"
 	reasons=()
@@ -244,35 +244,36 @@ vm_judge() {
 	if [ -n "$kprob" ]; then
 		reasons+=("kernel-log: the kernel log shows problems")
 	fi
-	# The first report's RIP and call chain in one line, so that a run's
-	# tail (all a CI summary may keep) says where the kernel was.
+	# The first report whole, from its first line to its end-of-trace
+	# marker (at most 80 lines), and its RIP and call chain in one line, so
+	# that a run's tail (all a CI summary may keep) says where the kernel
+	# was.
+	kfirst=
 	kwhere=
 	if [ -n "$kprob" ]; then
-		kwhere=$(printf '%s\n' "$klog" | sed 's/^.*\(\[ *[0-9]*\.[0-9]*\]\)/\1/' |
-			awk -v pat="$pattern" -v user="$user_fault" '
-				!start && $0 ~ pat && $0 !~ user { start = 1 }
-				start && n++ < 80 {
-					if (!rip && match($0, /RIP: [0-9a-z:]+[^ ]*/)) {
-						rip = substr($0, RSTART + 5, RLENGTH - 5)
-						next
-					}
-					if (match($0, /\] +[?]? *[A-Za-z_][A-Za-z0-9_.]*\+0x[0-9a-f]+/)) {
-						f = substr($0, RSTART, RLENGTH)
-						sub(/^\] +/, "", f)
-						sub(/\+0x.*/, "", f)
-						if (f !~ /^[?]/ && calls < 12)
-							chain = chain (calls++ ? " < " : "") f
-					}
-				}
-				END {
-					if (rip != "")
-						out = "RIP " rip
-					if (chain != "")
-						out = out (out != "" ? "; " : "") "calls " chain
-					if (out != "")
-						print out
-				}' |
-			cut -c 1-400)
+		kfirst=$(awk -v pat="$pattern" -v user="$user_fault" '
+			!on && $0 ~ pat && $0 !~ user { on = 1 }
+			on { print; if (++n >= 80 || /---\[ end (trace|Kernel panic)/) exit }' <<<"$klog" || true)
+		kwhere=$(awk '
+			!rip && match($0, /RIP: [0-9a-z:]+[^ ]*/) {
+				rip = substr($0, RSTART + 5, RLENGTH - 5)
+				next
+			}
+			match($0, /\] +[?]? *[A-Za-z_][A-Za-z0-9_.]*\+0x[0-9a-f]+/) {
+				f = substr($0, RSTART, RLENGTH)
+				sub(/^\] +/, "", f)
+				sub(/\+0x.*/, "", f)
+				if (f !~ /^[?]/ && calls < 12)
+					chain = chain (calls++ ? " < " : "") f
+			}
+			END {
+				if (rip != "")
+					out = "RIP " rip
+				if (chain != "")
+					out = out (out != "" ? "; " : "") "calls " chain
+				if (out != "")
+					print out
+			}' <<<"$kfirst" | cut -c 1-400)
 	fi
 
 	# kmemleak (debug kernel): what the guest's scan after the job found.  The
@@ -353,13 +354,9 @@ vm_judge() {
 	if [ -n "$kprob" ]; then
 		echo "# kernel log problems:"
 		head -n 40 <<<"$kprob" | sed 's/^/#   /'
-		# The first report whole (a CI log may be all there is of it): from
-		# its first line to its end-of-trace marker, at most 80 lines.
+		# The first report whole: a CI log may be all there is of it.
 		echo "# the first report whole:"
-		awk -v pat="$pattern" -v user="$user_fault" '
-			!on && $0 ~ pat && $0 !~ user { on = 1 }
-			on { print; if (++n >= 80 || /---\[ end (trace|Kernel panic)/) exit }' <<<"$klog" |
-			sed 's/^/#   /' || true
+		printf '%s\n' "$kfirst" | sed 's/^/#   /'
 	fi
 	if [ -n "$leaks" ] && [ "$leaks" != 0 ]; then
 		echo "# kmemleak ($run/kmemleak.txt):"

@@ -203,7 +203,7 @@ static void *storm_accept_thread(void *arg)
 {
 	struct storm_server *s = arg;
 	struct pollfd pfd = { .fd = s->lst->fd, .events = POLLIN };
-	double t0;
+	double took;
 	int ret;
 
 	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
@@ -218,13 +218,13 @@ static void *storm_accept_thread(void *arg)
 			s->sh->accept_err = EEXIST;
 			continue;
 		}
-		t0 = lchan_t_now();
+		took = lchan_t_now();
 		ret = lchan_accept(s->lst, NULL, &s->chans[s->n]);
+		took = lchan_t_now() - took;
 		/* An accept waits for its peer: a long one tells of a stall. */
-		if (lchan_t_now() - t0 > ACCEPT_SLOW_S)
+		if (took > ACCEPT_SLOW_S)
 			fprintf(stderr, "# storm: an accept took %.1f s: %s\n",
-				lchan_t_now() - t0,
-				ret ? strerror(-ret) : "accepted");
+				took, ret ? strerror(-ret) : "accepted");
 		if (!ret) {
 			s->n++;
 			inc(&s->sh->accepted);
