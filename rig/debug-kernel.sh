@@ -34,9 +34,12 @@ srcver=$(rig_src_version 6.1)
 tarball=$(rig_src_tarball 6.1)
 [ -n "$srcver" ] && [ -r "$tarball" ] ||
 	rig_die "linux-source-6.1 is not installed (run rig/setup.sh)"
-# Fixes to the 6.1 tree that the checkers need, applied in name order.
-patches=("$RIG_DIR"/debug-patches/*.patch)
-[ -e "${patches[0]}" ] || patches=()
+# Fixes to the 6.1 tree that the checkers need, applied in name order,
+# then the siw fixes every guest's siw.ko carries (rig/siw.sh).
+patches=()
+for p in "$RIG_DIR"/debug-patches/*.patch "$RIG_DIR"/siw-patches/*.patch; do
+	[ -e "$p" ] && patches+=("$p")
+done
 hash=$(cat "$RIG_DIR/debug-kernel.sh" "$config" ${patches[@]+"${patches[@]}"} |
 	sha256sum | cut -c1-12)
 dir=$LCHAN_CACHE/debug-$srcver-$hash

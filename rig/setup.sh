@@ -30,7 +30,7 @@ PKGS=(
 	rdma-core ibverbs-utils ibverbs-providers rdmacm-utils perftest
 	iproute2 libibverbs-dev librdmacm-dev
 	sparse strace qperf sockperf util-linux
-	pkgconf groff-base man-db binutils
+	pkgconf groff-base man-db binutils patch
 	gnuplot-nox linux-perf python3
 	libfabric-dev libfabric-bin openmpi-bin libopenmpi-dev
 )
