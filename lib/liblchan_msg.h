@@ -90,8 +90,22 @@ struct lchan_msg_opts {
 	unsigned buf_size;	/* payload per buffer; bigger messages go by
 				 * RDMA READ; default 8192 */
 	unsigned timeout_ms;	/* connect/establish; 0 = a default */
-	unsigned flags;		/* none defined: must be 0 */
+	unsigned flags;		/* LCHAN_MSG_OPT_* */
 };
+
+/*
+ * Option flag: direct polling (LCHAN_DIRECT_POLL).  The channel's
+ * completions reach its ring only in the calls of this layer, which wait
+ * by polling the device in the kernel: one ENTER both posts what a call
+ * filled and waits for what it needs, and no interrupt or hand-off stands
+ * between a completion and the waiting call.  Every wait then spins, with
+ * LCHAN_MSG_BUSY_POLL or without; a process that waits in poll(2) or
+ * epoll on lchan_msg_fd() sees completions once a scheduler tick, so an
+ * event loop calls lchan_msg_progress().  InfiniBand and RoCE only:
+ * connect and accept fail with -EOPNOTSUPP on iWARP, and with -EINVAL in
+ * a context with a kernel poller.
+ */
+#define LCHAN_MSG_OPT_DIRECT	(1U << 0)
 
 /*
  * Send and receive flags.  BUSY_POLL: the call waits by spinning on the

@@ -129,6 +129,7 @@ struct lchan_msg {
 	bool sq_dirty;			/* SQEs to submit */
 	bool rq_dirty;			/* reposted receives to submit */
 	bool busy_poll;			/* this call: LCHAN_MSG_BUSY_POLL */
+	bool direct;			/* LCHAN_MSG_OPT_DIRECT */
 	bool transfer;			/* waiting for a large message's bytes */
 };
 
@@ -426,6 +427,47 @@ static int spin_cqe(struct lchan_msg *m, long long deadline, int budget_us)
 }
 
 /*
+ * A direct channel's ring shows only what an ENTER polled: one ENTER posts
+ * what is filled and polls until a CQE is there or @deadline (ms, < 0:
+ * none) passes.  It returns with none only when none can come any more.
+ */
+static int wait_cqe_direct(struct lchan_msg *m, long long deadline)
+{
+	long long left_ns = -1;
+	int ret;
+
+	if (deadline >= 0) {
+		left_ns = (deadline - now_ms()) * 1000000LL;
+		if (left_ns < 0)
+			left_ns = 0;
+	}
+	m->sq_dirty = false;
+	m->rq_dirty = false;
+	ret = lchan_submit_and_wait(&m->chan, 1, left_ns);
+	if (ret == -ETIME)
+		return -ETIMEDOUT;
+	if (ret == -EINTR)
+		return ret;
+	if (ret >= 0 && lchan_cq_ready(&m->chan))
+		return 0;
+	msg_fail(m, ret < 0 && ret != -ENOTCONN ? ret : -ECONNRESET);
+	return m->err;
+}
+
+/*
+ * A call that would return -EAGAIN looks at the device once first: on a
+ * direct channel nothing else does.  true when it polled.
+ */
+static bool poll_direct(struct lchan_msg *m)
+{
+	if (!m->direct)
+		return false;
+	m->sq_dirty = true;
+	msg_flush(m);
+	return true;
+}
+
+/*
  * Sleep until a CQE is there or @deadline (ms, < 0: none) passes.
  * -ETIMEDOUT, or the connection's error when nothing can come any more.
  *
@@ -440,6 +482,8 @@ static int wait_cqe(struct lchan_msg *m, long long deadline)
 	struct lchan_cqe *cqe;
 	int ret;
 
+	if (m->direct)
+		return wait_cqe_direct(m, deadline);
 	/* Nothing is left unposted while we wait (a failure is in m->err). */
 	msg_flush(m);
 	if (m->busy_poll) {
@@ -507,6 +551,7 @@ int lchan_msg_describe(const struct lchan_msg *m, char *buf, size_t len)
 
 int lchan_msg_progress(struct lchan_msg *m)
 {
+	poll_direct(m);
 	reap(m);
 	return lchan_msg_poll_events(m);
 }
@@ -637,6 +682,7 @@ static ssize_t msg_send(struct lchan_msg *m, const struct lchan_mr *mr,
 	ssize_t total = iov_total(iov, iovcnt);
 	long long deadline;
 	void *bounce, *buf;
+	bool polled = false;
 	int ret;
 
 	ret = msg_call(m, flags);
@@ -655,8 +701,11 @@ static ssize_t msg_send(struct lchan_msg *m, const struct lchan_mr *mr,
 			return m->err;
 		if (m->hello && m->credits && send_free(m))
 			break;
-		if (!timeout_ms)
+		if (!timeout_ms) {
+			if (!polled && (polled = poll_direct(m)))
+				continue;
 			return -EAGAIN;
+		}
 		ret = wait_cqe(m, deadline);
 		if (ret && ret != -EINTR)
 			return ret;
@@ -774,6 +823,7 @@ static int rx_read(struct lchan_msg *m, const struct lchan_mr *umr,
 static int rx_wait(struct lchan_msg *m, unsigned flags, int timeout_ms)
 {
 	long long deadline = msg_deadline(flags, &timeout_ms);
+	bool polled = false;
 	int ret;
 
 	for (;;) {
@@ -785,8 +835,11 @@ static int rx_wait(struct lchan_msg *m, unsigned flags, int timeout_ms)
 			return 0;
 		if (m->err)
 			return m->err;
-		if (timeout_ms == 0)
+		if (timeout_ms == 0) {
+			if (!polled && (polled = poll_direct(m)))
+				continue;
 			return -EAGAIN;
+		}
 		ret = wait_cqe(m, deadline);
 		if (ret && ret != -EINTR)
 			return ret;
@@ -903,7 +956,8 @@ static int msg_opts_resolve(const struct lchan_msg_opts *o,
 	if (!d->buf_size)
 		d->buf_size = DEFAULT_BUF_SIZE;
 	if (d->max_msg > UINT32_MAX || d->nbufs > MAX_BUFS ||
-	    d->nsend > MAX_BUFS || d->buf_size > MAX_BUF_SIZE || d->flags)
+	    d->nsend > MAX_BUFS || d->buf_size > MAX_BUF_SIZE ||
+	    (d->flags & ~LCHAN_MSG_OPT_DIRECT))
 		return -EINVAL;
 	return 0;
 }
@@ -954,11 +1008,13 @@ static struct lchan_msg *msg_alloc(struct lchan_ctx *ctx,
 	}
 	memset(m->mem, 0, m->mem_len);
 	m->signal_every = m->nsend / 2 ? m->nsend / 2 : 1;
+	m->direct = d.flags & LCHAN_MSG_OPT_DIRECT;
 	*copts = (struct lchan_opts){
 		.sq_entries = m->nsend + READ_SLOTS,
 		.rq_entries = m->nrecv,
 		.timeout_ms = d.timeout_ms,
-		.flags = LCHAN_DEFER_ESTABLISH,
+		.flags = LCHAN_DEFER_ESTABLISH |
+			 (m->direct ? LCHAN_DIRECT_POLL : 0),
 	};
 	return m;
 }

@@ -10,8 +10,9 @@
 #   rig/bench.sh            build, boot, measure, report
 #   rig/bench.sh --report   the reports again from the kept data (no guest)
 #   rig/bench.sh --keep JOB NAME   after a guest run of JOB (pollbench,
-#                 poolbench): its rows.tsv as NAME.tsv, what ran in
-#                 NAME-info.txt, then bench/README.md again
+#                 poolbench): its rows.tsv as NAME.tsv (msg.tsv, if any,
+#                 as NAME-msg.tsv), what ran in NAME-info.txt, then
+#                 bench/README.md again
 # Knobs (bench/README.md, "Running them"): LCHAN_BENCH_TIMEOUT (guest time
 # limit, default 2400 s), LCHAN_BENCH_QUICK=1, LCHAN_BENCH_ROUNDS=N,
 # LCHAN_BENCH_ONLY=connect|fabric|2node (those rows alone; a whole run
@@ -146,6 +147,11 @@ rc=0
 if [ "${1:-}" = --keep ]; then
 	run=$(rig_run_dir "$2")
 	keep "$run/$2/rows.tsv" "$3" "$run" || exit 1
+	# The message rows of a job that has them (pollbench).
+	if [ -s "$run/$2/msg.tsv" ]; then
+		cp "$run/$2/msg.tsv" "$dest/$3-msg.tsv"
+		rig_log "kept: $dest/$3-msg.tsv"
+	fi
 	readme
 	exit
 fi

@@ -597,7 +597,7 @@ static void *pester(void *p)
  */
 TEST_F_TIMEOUT(msg, failures_leave_handles_empty_and_timeouts_are_total, 120)
 {
-	struct lchan_msg_opts bad_opts = { .flags = 1 };
+	struct lchan_msg_opts bad_opts = { .flags = 1u << 31 };
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct lchan_msg *m = (struct lchan_msg *)&m, *srv, *cli;
 	struct lchan_msg_listener *l = (void *)&l;
@@ -913,6 +913,127 @@ TEST_F_TIMEOUT(msg, one_enter_one_cqe_per_answered_message, 180)
 	/* The server's count may include the warm-up's answer. */
 	EXPECT_LE(enters[0], n);
 	EXPECT_LE(enters[1], n + 1);
+	EXPECT_EQ(0, lchan_msg_close(cli));
+	EXPECT_EQ(0, lchan_msg_close(srv));
+}
+
+struct direct_echo {
+	struct lchan_msg *m;
+	unsigned n;
+	int ret;
+	char why[96];
+};
+
+/* Answers each message whole, busy polling on odd ones. */
+static void *direct_echo_back(void *p)
+{
+	struct direct_echo *e = p;
+	uint8_t *buf = malloc(MAX_MSG);
+	unsigned i;
+
+	if (!buf) {
+		e->ret = -ENOMEM;
+		return NULL;
+	}
+	for (i = 0; i < e->n && !e->ret; i++) {
+		unsigned flags = i & 1 ? LCHAN_MSG_BUSY_POLL : 0;
+		ssize_t n = lchan_msg_recv(e->m, buf, MAX_MSG, flags, 20000);
+
+		if (n < 0) {
+			e->ret = (int)n;
+			snprintf(e->why, sizeof(e->why), "recv %u: %s", i,
+				 strerror((int)-n));
+		} else if (lchan_msg_send(e->m, buf, n, flags) != n) {
+			e->ret = -EIO;
+			snprintf(e->why, sizeof(e->why), "send %u", i);
+		}
+	}
+	free(buf);
+	return NULL;
+}
+
+/*
+ * LCHAN_MSG_OPT_DIRECT: every message byte-checked both ways, READ-sized
+ * ones among them, busy and not; a DONTWAIT receive finds what arrived
+ * although nothing else polls the device; one ENTER posts and waits, so
+ * a small round trip costs at most two per side (the send's, the wait's).
+ * iWARP refuses the option.
+ */
+TEST_F_TIMEOUT(msg, direct_polling_checked_two_enters_per_round_trip, 300)
+{
+	const struct lchan_msg_opts opts = { .flags = LCHAN_MSG_OPT_DIRECT };
+	struct lchan_msg *srv = NULL, *cli = NULL;
+	const unsigned n = lchan_t_count(400), small = 200;
+	struct direct_echo e = { 0 };
+	unsigned long long enters[2];
+	uint8_t *src, *buf;
+	pthread_t thr;
+	double t0;
+	unsigned i;
+	ssize_t got;
+	int ret;
+
+	ret = msg_pairs(self, &opts, &srv, &cli, 1);
+	if (!strcmp(variant->kind, "siw")) {
+		EXPECT_EQ(-EOPNOTSUPP, ret) TH_LOG("iWARP: %s", strerror(-ret));
+		return;
+	}
+	ASSERT_EQ(0, ret) TH_LOG("pair: %s", strerror(-ret));
+	EXPECT_TRUE(lchan_msg_chan(cli)->info.chan_flags & LCHAN_CHAN_DIRECT);
+	EXPECT_TRUE(lchan_msg_chan(srv)->info.chan_flags & LCHAN_CHAN_DIRECT);
+	src = src_buf();
+	buf = malloc(MAX_MSG);
+	ASSERT_TRUE(src && buf);
+
+	/* Nothing but the DONTWAIT calls themselves polls for the answer. */
+	ASSERT_EQ(3, lchan_msg_send(cli, "dw", 3, 0));
+	ASSERT_EQ(3, lchan_msg_recv(srv, buf, MAX_MSG, 0, 20000));
+	ASSERT_EQ(3, lchan_msg_send(srv, "DW", 3, 0));
+	t0 = lchan_t_now();
+	do {
+		got = lchan_msg_recv(cli, buf, MAX_MSG, LCHAN_MSG_DONTWAIT, 0);
+	} while (got == -EAGAIN && lchan_t_now() - t0 < 10);
+	ASSERT_EQ(3, got) TH_LOG("DONTWAIT receive: %s",
+				 got < 0 ? strerror((int)-got) : "short");
+	EXPECT_EQ(0, memcmp(buf, "DW", 3));
+
+	e.m = srv;
+	e.n = small + n;
+	ASSERT_EQ(0, pthread_create(&thr, NULL, direct_echo_back, &e));
+	enters[0] = lchan_t_chan_attr(lchan_msg_chan(cli), "enters");
+	enters[1] = lchan_t_chan_attr(lchan_msg_chan(srv), "enters");
+	for (i = 0; i < small; i++) {
+		memcpy(buf, src + i, 48);
+		ASSERT_EQ(48, lchan_msg_send(cli, buf, 48, LCHAN_MSG_BUSY_POLL));
+		memset(buf, 0, 48);
+		got = lchan_msg_recv(cli, buf, MAX_MSG, LCHAN_MSG_BUSY_POLL,
+				     20000);
+		ASSERT_EQ(48, got) TH_LOG("round trip %u: %zd", i, got);
+		ASSERT_EQ(0, memcmp(buf, src + i, 48)) TH_LOG("round trip %u", i);
+	}
+	enters[0] = lchan_t_chan_attr(lchan_msg_chan(cli), "enters") -
+		    enters[0];
+	enters[1] = lchan_t_chan_attr(lchan_msg_chan(srv), "enters") -
+		    enters[1];
+	for (i = 0; i < n; i++) {
+		size_t len = msg_size(i, 7), off = msg_off(i);
+
+		ASSERT_EQ((ssize_t)len, lchan_msg_send(cli, src + off, len,
+						       i & 2 ? LCHAN_MSG_BUSY_POLL : 0));
+		got = lchan_msg_recv(cli, buf, MAX_MSG, 0, 20000);
+		ASSERT_EQ((ssize_t)len, got) TH_LOG("message %u: %zd", i, got);
+		ASSERT_EQ(0, memcmp(buf, src + off, len))
+			TH_LOG("message %u of %zu bytes differs", i, len);
+	}
+	pthread_join(thr, NULL);
+	EXPECT_EQ(0, e.ret) TH_LOG("echo: %s", e.why);
+	TH_LOG("%u small round trips: ENTERs client %llu, server %llu",
+	       small, enters[0], enters[1]);
+	/* The server's count may include the warm-up's answer. */
+	EXPECT_LE(enters[0], 2 * small);
+	EXPECT_LE(enters[1], 2 * small + 2);
+	free(buf);
+	free(src);
 	EXPECT_EQ(0, lchan_msg_close(cli));
 	EXPECT_EQ(0, lchan_msg_close(srv));
 }

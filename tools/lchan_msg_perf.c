@@ -279,6 +279,7 @@ static void msg_opts(struct mp *p, struct lchan_msg_opts *o, size_t max)
 	o->nbufs = p->o.nbufs;
 	o->nsend = p->o.nbufs;
 	o->timeout_ms = p->o.timeout_s * 1000;
+	o->flags = p->o.direct ? LCHAN_MSG_OPT_DIRECT : 0;
 }
 
 /* --------------------------------------------------------------- client */
@@ -608,7 +609,8 @@ static void usage(void)
 "      --all          client: every power of two from 2 to the -S size\n"
 "                     (default 64K)\n"
 "  -n, --iters N      messages per size (default 1000)\n"
-"  -m, --mode M       doorbell (default) or poller (a kernel thread submits)\n"
+"  -m, --mode M       doorbell (default), poller (a kernel thread submits)\n"
+"                     or direct (the CQ polled in the calls; IB/RoCE)\n"
 "      --poller-idle MS   poller: idle time before it sleeps (default 1000)\n"
 "      --poller-cpu CPU   poller: pin the thread\n"
 "  -e, --event        blocking calls (default: DONTWAIT | BUSY_POLL in a loop)\n"

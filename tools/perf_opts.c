@@ -130,15 +130,15 @@ static void perf_opt_set(struct perf_opts *o, const struct perf_tool *t,
 		o->iters = cli_number(opt, arg, 1, 1UL << 30);
 		break;
 	case 'm':
+		o->poller = false;
+		o->direct = false;
 		if (!strcmp(arg, "poller")) {
 			o->poller = true;
-		} else if (!strcmp(arg, "direct") &&
-			   t->tool == PERF_FOR_LCHAN) {
+		} else if (!strcmp(arg, "direct")) {
 			o->direct = true;
 		} else if (strcmp(arg, "doorbell")) {
-			cli_usage_error("%s: bad mode '%s' (doorbell, poller%s)",
-					opt, arg, t->tool == PERF_FOR_LCHAN ?
-					", direct" : "");
+			cli_usage_error("%s: bad mode '%s' (doorbell, poller, direct)",
+					opt, arg);
 		}
 		break;
 	case PERF_O_IDLE:

@@ -36,7 +36,7 @@ struct perf_opts {
 	bool all;		/* --all: every power of two */
 	unsigned long iters;	/* 0: the tool's default */
 	bool poller;		/* --mode poller */
-	bool direct;		/* --mode direct (lchan_perf) */
+	bool direct;		/* --mode direct */
 	unsigned idle_ms;
 	int poller_cpu;
 	bool event;

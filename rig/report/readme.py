@@ -52,8 +52,9 @@ class Kernel:
         self.connect, self.fabric = (
             conn.devices(self.dir, s, c) if os.path.exists(self.file(s + ".tsv")) else []
             for s, c in (("connect", conn.Device), ("fabric", fab.Device)))
-        self.poller, self.pool, self.two = (
-            read_tsv(self.file(s + ".tsv")) for s in ("poller", "pool", "two-machines"))
+        self.poller, self.poller_msg, self.pool, self.two = (
+            read_tsv(self.file(s + ".tsv"))
+            for s in ("poller", "poller-msg", "pool", "two-machines"))
 
     def file(self, name):
         return os.path.join(self.dir, name)
@@ -307,7 +308,36 @@ def poller(ks):
     if missing:
         out += [para(f"No `make bench-poller` run is committed for {', '.join(missing)}; "
                      "its `poller.tsv` brings the direct polling figures."), ""]
-    return out
+    return out + poller_msg(ks)
+
+
+POLLER_MSG = [("rs_lat.busy", "rsockets (rstream)", None),
+              ("msg_lat.doorbell.busy", "doorbell", "rs_lat.busy"),
+              ("msg_lat.direct.busy", "direct", "rs_lat.busy")]
+
+
+def poller_msg(ks):
+    """make bench-poller's message rows: lchan_msg_perf beside rstream."""
+    rows = []
+    for k in ks:
+        n = max([int(r["round"]) for r in k.poller_msg] or [0])
+        for dev in sorted({r["dev"] for r in k.poller_msg}):
+            cells = []
+            for i, _, peer in POLLER_MSG:
+                v, p = (values(k.poller_msg, "mean_us", dev=dev, row=x) for x in (i, peer))
+                text = num(median(v)) + (f" ({times(ratio(median(v), median(p)))})"
+                                         if v and peer else "")
+                cells.append(text + (f", {len(v)} of {n} rounds" if v and len(v) < n else ""))
+            rows.append([k.name, dev + "0", str(n)] + cells)
+    if not rows:
+        return []
+    return ["### 64 B messages with direct polling, `make bench-poller`", "",
+            para("The message API (`lchan_msg_perf -t lat`) and rsockets (`rstream -C 1`), "
+                 "busy polling, in the same rounds as the table above: medians over the "
+                 "rounds of each run's mean RTT/2 (rstream reports no median), us; in "
+                 "brackets lchan over rstream.  Direct polling "
+                 "(`LCHAN_MSG_OPT_DIRECT`) is for InfiniBand and RoCE only."), "",
+            *table(["kernel", "device", "rounds"] + [t for _, t, _ in POLLER_MSG], rows), ""]
 
 
 def by_size(ks):
