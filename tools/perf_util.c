@@ -204,7 +204,7 @@ void perf_print_row(const struct perf_result *r, bool lat)
 
 const char *perf_mode_name(const struct perf_opts *o)
 {
-	return o->poller ? "poller" : "doorbell";
+	return o->poller ? "poller" : o->direct ? "direct" : "doorbell";
 }
 
 void perf_json_head(struct json *j, const struct perf_opts *o,
