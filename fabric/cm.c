@@ -61,6 +61,7 @@ static int lfi_cm_connect(struct fid_ep *ep_fid, const void *addr,
 
 	if (paramlen > LFI_CM_DATA_MAX || (paramlen && !param))
 		return -FI_EINVAL;
+	opts.flags |= lfi_fabric_chan_flags(fab, ep->info);
 	if (!addr)
 		addr = ep->info->dest_addr;
 	if (!addr || lchan_addr_from_sockaddr(addr, &dst))

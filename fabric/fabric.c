@@ -82,9 +82,11 @@ static struct fi_ops_fabric lfi_fabric_ops = {
 static void lfi_fabric_read_params(struct lfi_params *p)
 {
 	p->poller = 0;
+	p->direct = 0;
 	p->poller_idle_ms = 0;
 	p->connect_timeout_ms = 30000;
 	fi_param_get_bool(&lfi_prov, "poller", &p->poller);
+	fi_param_get_bool(&lfi_prov, "direct", &p->direct);
 	fi_param_get_int(&lfi_prov, "poller_idle_ms", &p->poller_idle_ms);
 	fi_param_get_int(&lfi_prov, "connect_timeout_ms",
 			 &p->connect_timeout_ms);
@@ -92,6 +94,16 @@ static void lfi_fabric_read_params(struct lfi_params *p)
 		p->poller_idle_ms = 0;
 	if (p->connect_timeout_ms <= 0)
 		p->connect_timeout_ms = 30000;
+}
+
+unsigned lfi_fabric_chan_flags(const struct lfi_fabric *fab,
+			       const struct fi_info *info)
+{
+	/* iWARP has no direct polling: its channels keep the default. */
+	if (fab->params.direct && info->ep_attr &&
+	    info->ep_attr->protocol != FI_PROTO_IWARP)
+		return LCHAN_DIRECT_POLL;
+	return 0;
 }
 
 int lfi_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
@@ -106,6 +118,12 @@ int lfi_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 	if (!fab)
 		return -FI_ENOMEM;
 	lfi_fabric_read_params(&fab->params);
+	if (fab->params.poller && fab->params.direct) {
+		/* The device is polled by the caller or by the pool, not both. */
+		LFI_WARN(FI_LOG_FABRIC, "FI_LCHAN_POLLER and FI_LCHAN_DIRECT exclude each other\n");
+		free(fab);
+		return -FI_EINVAL;
+	}
 	ret = lchan_ctx_open(&fab->ctx);
 	if (ret) {
 		lfi_dev_open_failed(ret);

@@ -43,6 +43,11 @@ FI_EXT_INI
 			"Submit through a kernel thread that polls the rings "
 			"(lchan's poller mode) instead of one system call per "
 			"batch (doorbell mode, the default)");
+	fi_param_define(&lfi_prov, "direct", FI_PARAM_BOOL,
+			"InfiniBand and RoCE: direct polling, the device's "
+			"completions taken in the reads of a CQ (one system "
+			"call each) with no interrupt or hand-off; for "
+			"programs that busy-poll fi_cq_read (default off)");
 	fi_param_define(&lfi_prov, "poller_idle_ms", FI_PARAM_INT,
 			"Poller mode: milliseconds without work before the "
 			"thread sleeps (default 1000)");

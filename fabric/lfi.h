@@ -99,6 +99,7 @@ extern struct fi_provider lfi_prov;
 /* Provider parameters (FI_LCHAN_*), read once per fabric. */
 struct lfi_params {
 	int poller;		/* FI_LCHAN_POLLER: kernel submission thread */
+	int direct;		/* FI_LCHAN_DIRECT: direct polling on IB/RoCE */
 	int poller_idle_ms;	/* FI_LCHAN_POLLER_IDLE_MS */
 	int connect_timeout_ms;	/* FI_LCHAN_CONNECT_TIMEOUT_MS */
 };
@@ -190,6 +191,9 @@ struct lfi_fabric {
 
 int lfi_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		    void *context);
+/* lchan connect/accept flags the fabric's parameters ask for on @info. */
+unsigned lfi_fabric_chan_flags(const struct lfi_fabric *fab,
+			       const struct fi_info *info);
 int lfi_fabric_release(struct lfi_fabric *fab, const int *refs,
 		       int *parent_refs);
 

@@ -215,6 +215,7 @@ static int lfi_pep_take_one(struct lfi_pep *pep, struct lfi_connreq **out)
 	struct lchan_cqe *cqe;
 	int ret;
 
+	opts.flags |= lfi_fabric_chan_flags(fab, pep->info);
 	/* fi_getinfo caps the sizes one below lchan's largest ring. */
 	if (opts.sq_entries > LFI_MAX_QUEUE)
 		opts.sq_entries = LFI_MAX_QUEUE;

@@ -17,6 +17,7 @@
 
 FIXTURE(fabric) {
 	struct lchan_t_dev d;
+	unsigned direct_seen;	/* most direct channels seen at once */
 };
 
 LCHAN_T_VARIANTS(fabric);
@@ -52,14 +53,44 @@ static int fi_t_start(struct fi_t_proc *p, const char *tag, char *const argv[])
 	return p->pid < 0 ? p->pid : 0;
 }
 
-/* Exit status of @p, or -ETIMEDOUT after killing it at @deadline. */
-static int fi_t_wait(struct fi_t_proc *p, double deadline)
+/* Channels in sysfs whose mode is direct polling. */
+static unsigned fi_t_direct_channels(void)
+{
+	const char *top = "/sys/kernel/lchan/channels";
+	DIR *d = opendir(top);
+	struct dirent *de;
+	char path[300], mode[16];
+	unsigned n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/mode", top, de->d_name);
+		if (!lchan_t_read_sysfs(path, mode, sizeof(mode)) &&
+		    !strncmp(mode, "direct", 6))
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* Wait for @p's end; the most direct channels seen go to *@direct. */
+static int fi_t_wait_watch(struct fi_t_proc *p, double deadline,
+			   unsigned *direct)
 {
 	int st;
 
 	for (;;) {
 		pid_t r = waitpid(p->pid, &st, WNOHANG);
 
+		if (direct) {
+			unsigned n = fi_t_direct_channels();
+
+			if (n > *direct)
+				*direct = n;
+		}
 		if (r == p->pid)
 			return WIFEXITED(st) ? WEXITSTATUS(st) :
 			       128 + WTERMSIG(st);
@@ -73,6 +104,12 @@ static int fi_t_wait(struct fi_t_proc *p, double deadline)
 		}
 		usleep(20000);
 	}
+}
+
+/* Exit status of @p, or -ETIMEDOUT after killing it at @deadline. */
+static int fi_t_wait(struct fi_t_proc *p, double deadline)
+{
+	return fi_t_wait_watch(p, deadline, NULL);
 }
 
 static int fi_t_slurp(const char *log, char *buf, size_t len)
@@ -186,7 +223,7 @@ static void fi_t_pingpong(struct __test_metadata *_metadata,
 	       waitpid(s.pid, NULL, WNOHANG) == 0)
 		usleep(20000);
 	ASSERT_EQ(0, fi_t_start(&c, "client", cli));
-	cs = fi_t_wait(&c, t0 + FI_T_TIMEOUT_S);
+	cs = fi_t_wait_watch(&c, t0 + FI_T_TIMEOUT_S, &self->direct_seen);
 	/* A server whose client is gone waits for ever: 30 s at most. */
 	ss = fi_t_wait(&s, lchan_t_now() + 30);
 	fi_t_slurp(c.log, out, sizeof(out));
@@ -317,6 +354,24 @@ TEST_F_TIMEOUT(fabric, pingpong_msg_poller_all_sizes_checked,
 	setenv("FI_LCHAN_POLLER", "1", 1);
 	fi_t_pingpong(_metadata, self, fi_t_port(variant->kind, 3), "lchan",
 		      "msg", "-c", "all", "2", "6m");
+}
+
+/*
+ * FI_LCHAN_DIRECT: on InfiniBand and RoCE both ends' channels are direct
+ * (the provider's CQ reads poll the device), every size checked; iWARP
+ * has no direct polling and keeps its channels as they were.
+ */
+TEST_F_TIMEOUT(fabric, pingpong_msg_direct_all_sizes_checked,
+	       FI_T_TIMEOUT_S + 60)
+{
+	bool iwarp = !strcmp(variant->kind, "siw");
+
+	setenv("FI_LCHAN_DIRECT", "1", 1);
+	self->direct_seen = 0;
+	fi_t_pingpong(_metadata, self, fi_t_port(variant->kind, 4), "lchan",
+		      "msg", "-c", "all", "2", "6m");
+	/* Both ends' channels, at once, while the client ran. */
+	EXPECT_EQ(iwarp ? 0u : 2u, self->direct_seen);
 }
 
 /*
