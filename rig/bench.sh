@@ -31,10 +31,20 @@ case ${1:-} in
 *) rig_die "usage: $0 [--report | --keep JOB NAME]" ;;
 esac
 
+# The commit the measured code came from; -dirty when the tree has changes
+# outside bench/ (the figures being written there are not the code's).
+commit_of_tree() {
+	local c
+	c=$(git -C "$REPO" describe --always 2>/dev/null) || { echo unknown; return; }
+	[ -z "$(git -C "$REPO" status --porcelain -- . ':(exclude)bench' 2>/dev/null)" ] ||
+		c=$c-dirty
+	echo "$c"
+}
+
 # What ran where, for the info file of a guest run RUN kept in $dest.
 provenance() { # RUN
 	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-	echo "commit: $(git -C "$REPO" describe --always --dirty 2>/dev/null || echo unknown)"
+	echo "commit: $(commit_of_tree)"
 	echo "host cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1) x $(nproc)"
 	echo "qemu: $(qemu-system-x86_64 --version | head -n1)"
 	echo "guest run: $(tr "\n" " " <"$1/summary" 2>/dev/null)"

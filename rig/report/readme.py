@@ -605,8 +605,8 @@ def sources(ks):
                              i.get("guest run", "").strip() or "-"])
     return ["## Where the figures come from", "",
             para("Each data set with the run that made it, as its info file says; the "
-                 "commit is what `git describe --always --dirty` printed, `-dirty` meaning "
-                 "a tree with changes not committed."), "",
+                 "commit is what `git describe --always` printed, `-dirty` meaning "
+                 "a tree with changes not committed outside `bench/`."), "",
             *table(["kernel", "data", "from", "date", "commit", "guest run"], rows), ""]
 
 
