@@ -879,6 +879,10 @@ fabric_rows() { # DEV ADDR NETDEV
 			fab_perf "$1" "$2" "$_fr" doorbell "$_fs"
 			fab_pingpong "$1" "$2" "$_fr" fi_pingpong.lchan.poller "$_fs" lchan "$1" FI_LCHAN_POLLER=1
 			fab_perf "$1" "$2" "$_fr" poller "$_fs"
+			# Direct polling is IB/RoCE only.
+			case $1 in siw*) continue ;; esac
+			fab_pingpong "$1" "$2" "$_fr" fi_pingpong.lchan.direct "$_fs" lchan "$1" FI_LCHAN_DIRECT=1
+			fab_perf "$1" "$2" "$_fr" direct "$_fs"
 		done
 		_fr=$((_fr + 1))
 	done

@@ -23,10 +23,12 @@ PP = "fi_pingpong."
 TOOLS = [
     ("fi_pingpong, lchan (doorbell)", PP + "lchan", "lchan_perf.doorbell"),
     ("fi_pingpong, lchan (poller)", PP + "lchan.poller", "lchan_perf.poller"),
+    ("fi_pingpong, lchan (direct)", PP + "lchan.direct", "lchan_perf.direct"),
     ("fi_pingpong, verbs", PP + "verbs", None),
     ("fi_pingpong, tcp", PP + "tcp", None),
     ("lchan_perf send_lat, doorbell", "lchan_perf.doorbell", None),
     ("lchan_perf send_lat, poller", "lchan_perf.poller", None),
+    ("lchan_perf send_lat, direct", "lchan_perf.direct", None),
 ]
 
 
@@ -45,6 +47,8 @@ def rows(d):
         verbs, tcp = d.med(PP + "verbs", lat), d.med(PP + "tcp", lat)
         verbs_bw = d.med(PP + "verbs", bw)
         for label, tool, perf in TOOLS:
+            if not d.rounds(tool, lat):
+                continue  # not run on this device (direct polling on iWARP)
             v, lchan = d.med(tool, lat), tool.startswith(PP + "lchan")
             out.append({"size": size, "row": label, "tool": tool,
                         "rounds": len(d.rounds(tool, lat)), "lat_avg_us": v,
@@ -69,6 +73,12 @@ def goals(devs):
                  "<= 1.10x", ratio(lc, d.med("lchan_perf.doorbell", lat)), 1.1)):
             out.append({"device": d.name, "what": what, "target": target, "ratio": r,
                         "goal": d.name == GOAL_DEVICE, "verdict": verdict(r, limit)})
+        if d.rounds(PP + "lchan.direct", lat):
+            r = ratio(d.med(PP + "lchan.direct", lat), d.med(PP + "verbs", lat))
+            out.append({"device": d.name,
+                        "what": "fi_pingpong latency, lchan (direct, FI_LCHAN_DIRECT) / verbs",
+                        "target": "<= 1.25x", "ratio": r, "goal": d.name == GOAL_DEVICE,
+                        "verdict": verdict(r, 1.25)})
         out.append({"device": d.name, "what": "fi_pingpong latency, lchan / verbs, with events",
                     "target": "<= 1.00x", "ratio": None, "goal": d.name == GOAL_DEVICE,
                     "verdict": "not measured: fi_pingpong has no event mode"})
