@@ -104,7 +104,7 @@ static void lfi_progress_ep(struct lfi_ep *ep, struct lfi_cq *reader)
 	/* A direct channel's ring shows only what an ENTER polled. */
 	if ((ep->chan.info.chan_flags & LCHAN_CHAN_DIRECT) &&
 	    !lchan_cq_ready(&ep->chan))
-		lchan_submit_in_band(&ep->chan);
+		lchan_submit(&ep->chan);
 	while (!refused && !lchan_peek_cqe(&ep->chan, &cqe)) {
 		bool rx = cqe->user_data & LFI_UD_RX;
 		unsigned slot = (unsigned)cqe->user_data;

@@ -117,6 +117,15 @@ struct lchan_msg_opts {
  */
 #define LCHAN_MSG_DONTWAIT	(1U << 0)	/* -EAGAIN instead of blocking */
 #define LCHAN_MSG_BUSY_POLL	(1U << 1)	/* wait without sleeping */
+/*
+ * Send flag: another call on this channel follows at once, so the message
+ * may be posted by it instead of by a system call of its own: a receive
+ * that waits posts it in the ENTER that waits (one kernel crossing per
+ * round trip on a direct channel).  Any later call on the channel (send,
+ * receive, peek, progress, close) posts it at the latest; until then the
+ * peer does not see it.
+ */
+#define LCHAN_MSG_MORE		(1U << 2)
 
 int lchan_msg_connect(struct lchan_ctx *ctx, const char *host,
 		      const char *port, const struct lchan_msg_opts *opts,

@@ -358,7 +358,10 @@ static void maybe_credit(struct lchan_msg *m)
 		post_ctrl(m, MSG_CREDIT, 0, 0, 0, 0, NULL, 0, 0);
 }
 
-/* Take every CQE waiting; returns how many. */
+/*
+ * Take every CQE waiting; returns how many.  What they make us send (a
+ * credit) goes with the call's next submit: the wait's, or its last.
+ */
 static int reap(struct lchan_msg *m)
 {
 	struct lchan_cqe *cqe;
@@ -372,7 +375,6 @@ static int reap(struct lchan_msg *m)
 		n++;
 	}
 	maybe_credit(m);
-	msg_submit(m);
 	return n;
 }
 
@@ -553,6 +555,7 @@ int lchan_msg_progress(struct lchan_msg *m)
 {
 	poll_direct(m);
 	reap(m);
+	msg_submit(m);
 	return lchan_msg_poll_events(m);
 }
 
@@ -582,12 +585,15 @@ static int reg_err(int ret)
 	       -ENOMEM : ret;
 }
 
-/* The start of a send or receive: the channel is open, @flags known. */
-static int msg_call(struct lchan_msg *m, unsigned flags)
+/*
+ * The start of a send or receive: the channel is open, @flags known
+ * (@more: LCHAN_MSG_MORE among them, a send's).
+ */
+static int msg_call(struct lchan_msg *m, unsigned flags, unsigned more)
 {
 	if (m->closed)
 		return -EBADF;
-	if (flags & ~(LCHAN_MSG_DONTWAIT | LCHAN_MSG_BUSY_POLL))
+	if (flags & ~(LCHAN_MSG_DONTWAIT | LCHAN_MSG_BUSY_POLL | more))
 		return -EINVAL;
 	m->busy_poll = flags & LCHAN_MSG_BUSY_POLL;
 	return 0;
@@ -675,9 +681,9 @@ static int send_large(struct lchan_msg *m, const struct lchan_mr *umr,
 	return ret;
 }
 
-static ssize_t msg_send(struct lchan_msg *m, const struct lchan_mr *mr,
-			const struct iovec *iov, int iovcnt, unsigned flags,
-			int timeout_ms)
+static ssize_t msg_send_one(struct lchan_msg *m, const struct lchan_mr *mr,
+			    const struct iovec *iov, int iovcnt,
+			    unsigned flags, int timeout_ms)
 {
 	ssize_t total = iov_total(iov, iovcnt);
 	long long deadline;
@@ -685,7 +691,7 @@ static ssize_t msg_send(struct lchan_msg *m, const struct lchan_mr *mr,
 	bool polled = false;
 	int ret;
 
-	ret = msg_call(m, flags);
+	ret = msg_call(m, flags, LCHAN_MSG_MORE);
 	if (ret)
 		return ret;
 	if (total < 0)
@@ -716,8 +722,7 @@ static ssize_t msg_send(struct lchan_msg *m, const struct lchan_mr *mr,
 		if (ret)
 			return ret;
 		m->credits--;
-		msg_submit(m);
-		return m->err ? m->err : total;
+		return total;
 	}
 
 	/* Rendezvous: the peer READs from here, so it must stay put. */
@@ -731,6 +736,25 @@ static ssize_t msg_send(struct lchan_msg *m, const struct lchan_mr *mr,
 	ret = send_large(m, mr, buf, (size_t)total, deadline);
 	free(bounce);
 	return ret ? ret : total;
+}
+
+/*
+ * A send is posted before the call returns, unless LCHAN_MSG_MORE lets it
+ * go with the next call's first ENTER (a receive's wait, on a direct
+ * channel the same ENTER that waits) or its last.
+ */
+static ssize_t msg_send(struct lchan_msg *m, const struct lchan_mr *mr,
+			const struct iovec *iov, int iovcnt, unsigned flags,
+			int timeout_ms)
+{
+	ssize_t ret = msg_send_one(m, mr, iov, iovcnt, flags, timeout_ms);
+
+	if (ret < 0 || !(flags & LCHAN_MSG_MORE)) {
+		msg_submit(m);
+		if (ret >= 0 && m->err)
+			ret = m->err;
+	}
+	return ret;
 }
 
 ssize_t lchan_msg_send(struct lchan_msg *m, const void *buf, size_t len,
@@ -846,16 +870,16 @@ static int rx_wait(struct lchan_msg *m, unsigned flags, int timeout_ms)
 	}
 }
 
-static ssize_t msg_recv(struct lchan_msg *m, const struct lchan_mr *mr,
-			const struct iovec *iov, int iovcnt, unsigned flags,
-			int timeout_ms)
+static ssize_t msg_recv_one(struct lchan_msg *m, const struct lchan_mr *mr,
+			    const struct iovec *iov, int iovcnt,
+			    unsigned flags, int timeout_ms)
 {
 	ssize_t cap = iov_total(iov, iovcnt);
 	void *bounce, *buf;
 	struct msg_hdr h;
 	int ret;
 
-	ret = msg_call(m, flags);
+	ret = msg_call(m, flags, 0);
 	if (ret)
 		return ret;
 	if (cap < 0)
@@ -871,7 +895,6 @@ static ssize_t msg_recv(struct lchan_msg *m, const struct lchan_mr *mr,
 			    sizeof(h), h.len);
 		rx_pop(m);
 		maybe_credit(m);
-		msg_submit(m);
 		return h.len;
 	}
 	buf = large_buf(iov, iovcnt, h.len, &bounce);
@@ -889,8 +912,18 @@ static ssize_t msg_recv(struct lchan_msg *m, const struct lchan_mr *mr,
 		return ret;
 	/* The FIN carries the credit of the RTS buffer just reposted. */
 	post_ctrl(m, MSG_FIN, 0, 0, 0, h.seq, NULL, 0, 0);
+	return (ssize_t)h.len;
+}
+
+/* Whatever the receive left to send (a credit, a FIN, a deferred send). */
+static ssize_t msg_recv(struct lchan_msg *m, const struct lchan_mr *mr,
+			const struct iovec *iov, int iovcnt, unsigned flags,
+			int timeout_ms)
+{
+	ssize_t ret = msg_recv_one(m, mr, iov, iovcnt, flags, timeout_ms);
+
 	msg_submit(m);
-	return m->err ? m->err : (ssize_t)h.len;
+	return ret >= 0 && m->err ? m->err : ret;
 }
 
 ssize_t lchan_msg_recv(struct lchan_msg *m, void *buf, size_t cap,
@@ -923,9 +956,10 @@ ssize_t lchan_msg_peek_len(struct lchan_msg *m, unsigned flags,
 {
 	int ret;
 
-	ret = msg_call(m, flags);
+	ret = msg_call(m, flags, 0);
 	if (!ret)
 		ret = rx_wait(m, flags, timeout_ms);
+	msg_submit(m);
 	if (ret <= 0)
 		return ret;
 	return ((struct msg_hdr *)rslot(m, m->rxq[m->rxq_head]))->len;

@@ -114,12 +114,14 @@ static void mp_dump(struct mp *p)
  * One message out.  Busy style: LCHAN_MSG_DONTWAIT and try again while
  * the peer holds back credits (the library takes completions meanwhile),
  * and LCHAN_MSG_BUSY_POLL so that a large message waits for its reader by
- * spinning too; event style: let the call sleep.
+ * spinning too; event style: let the call sleep.  @more: a receive
+ * follows at once (LCHAN_MSG_MORE: it posts the message).
  */
 static int msg_out(struct mp *p, const void *buf, size_t len, bool busy,
-		   bool zcopy)
+		   bool zcopy, bool more)
 {
-	unsigned flags = busy ? LCHAN_MSG_DONTWAIT | LCHAN_MSG_BUSY_POLL : 0;
+	unsigned flags = (busy ? LCHAN_MSG_DONTWAIT | LCHAN_MSG_BUSY_POLL : 0) |
+			 (more ? LCHAN_MSG_MORE : 0);
 	uint64_t t0 = 0;
 	unsigned spins = 0;
 	ssize_t n;
@@ -145,39 +147,18 @@ static int msg_out(struct mp *p, const void *buf, size_t len, bool busy,
 	return 0;
 }
 
-/* Busy style: a large message is read in without sleeping as well. */
-#define BUSY_FLAGS	(LCHAN_MSG_DONTWAIT | LCHAN_MSG_BUSY_POLL)
 
 /* One message in; its length, or an error (the peer closing is one). */
 static ssize_t msg_in(struct mp *p, void *buf, size_t cap, bool busy,
 		      bool zcopy)
 {
-	uint64_t t0 = 0;
-	unsigned spins = 0;
+	/* Busy style: the call spins (a large message's bytes excepted). */
+	unsigned flags = busy ? LCHAN_MSG_BUSY_POLL : 0;
+	int ms = (int)p->o.timeout_s * 1000;
 	ssize_t n;
 
-	if (!busy) {
-		int ms = (int)p->o.timeout_s * 1000;
-
-		n = zcopy ? lchan_msg_recv_mr(p->m, &p->mr, buf, cap, 0, ms) :
-			    lchan_msg_recv(p->m, buf, cap, 0, ms);
-	} else {
-		for (;;) {
-			n = zcopy ? lchan_msg_recv_mr(p->m, &p->mr, buf, cap,
-						      BUSY_FLAGS, 0) :
-				    lchan_msg_recv(p->m, buf, cap, BUSY_FLAGS,
-						   0);
-			if (n != -EAGAIN)
-				break;
-			if (!t0)
-				t0 = ticks();
-			if (++spins % 4096 == 0 &&
-			    ticks() - t0 > p->timeout_tsc) {
-				n = -ETIMEDOUT;
-				break;
-			}
-		}
-	}
+	n = zcopy ? lchan_msg_recv_mr(p->m, &p->mr, buf, cap, flags, ms) :
+		    lchan_msg_recv(p->m, buf, cap, flags, ms);
 	if (n == 0) {
 		fprintf(stderr, "lchan_msg_perf: the peer closed\n");
 		return -EPIPE;
@@ -194,7 +175,7 @@ static int send_ctl_busy(struct mp *p, struct ctl *c, bool busy)
 {
 	c->magic = MP_MAGIC;
 	c->version = MP_VERSION;
-	return msg_out(p, c, sizeof(*c), busy, false);
+	return msg_out(p, c, sizeof(*c), busy, false, false);
 }
 
 static int send_ctl(struct mp *p, struct ctl *c)
@@ -299,7 +280,7 @@ static int client_lat(struct mp *p, size_t size, unsigned long n,
 		if (p->o.verify)
 			stamp(p->sbuf, size, i);
 		t0 = ticks();
-		ret = msg_out(p, p->sbuf, size, busy, p->o.zcopy);
+		ret = msg_out(p, p->sbuf, size, busy, p->o.zcopy, true);
 		if (ret)
 			return ret;
 		got = msg_in(p, p->rbuf, p->max_size, busy, p->o.zcopy);
@@ -328,7 +309,7 @@ static int client_bw(struct mp *p, size_t size, unsigned long n,
 	for (i = 0; i < n; i++) {
 		if (p->o.verify)
 			stamp(p->sbuf, size, i);
-		ret = msg_out(p, p->sbuf, size, busy, p->o.zcopy);
+		ret = msg_out(p, p->sbuf, size, busy, p->o.zcopy, false);
 		if (ret)
 			return ret;
 	}
@@ -421,7 +402,8 @@ static int server_round(struct mp *p, const struct ctl *start)
 			bad = true;
 		/* Latency: the message goes straight back, as it came. */
 		if (start->test == T_LAT) {
-			ret = msg_out(p, p->rbuf, size, busy, p->peer_zcopy);
+			ret = msg_out(p, p->rbuf, size, busy,
+				      p->peer_zcopy, true);
 			if (ret)
 				return ret;
 		}
