@@ -95,15 +95,15 @@ struct lchan_msg_opts {
 
 /*
  * Option flag: direct polling (LCHAN_DIRECT_POLL).  The channel's
- * completions reach its ring only in the calls of this layer, which wait
- * by polling the device in the kernel: one ENTER both posts what a call
- * filled and waits for what it needs, and no interrupt or hand-off stands
- * between a completion and the waiting call.  Every wait then spins, with
- * LCHAN_MSG_BUSY_POLL or without; a process that waits in poll(2) or
- * epoll on lchan_msg_fd() sees completions once a scheduler tick, so an
- * event loop calls lchan_msg_progress().  InfiniBand and RoCE only:
- * connect and accept fail with -EOPNOTSUPP on iWARP, and with -EINVAL in
- * a context with a kernel poller.
+ * completions reach its ring only in the calls of this layer, and no
+ * interrupt or hand-off stands between a completion and the waiting call.
+ * A wait spins: with LCHAN_MSG_BUSY_POLL in ENTERs that each post what is
+ * filled and look at the device once, without it in one ENTER that posts
+ * and polls in the kernel until what it needs is there.  A process that
+ * waits in poll(2) or epoll on lchan_msg_fd() sees completions once a
+ * scheduler tick, so an event loop calls lchan_msg_progress().
+ * InfiniBand and RoCE only: connect and accept fail with -EOPNOTSUPP on
+ * iWARP, and with -EINVAL in a context with a kernel poller.
  */
 #define LCHAN_MSG_OPT_DIRECT	(1U << 0)
 

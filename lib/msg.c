@@ -429,6 +429,43 @@ static int spin_cqe(struct lchan_msg *m, long long deadline, int budget_us)
 }
 
 /*
+ * Busy polling on a direct channel: ENTERs that post what is filled and
+ * look at the device once each, from user space, until a CQE is there or
+ * @deadline (ms, < 0: none) passes.  A software device's work that an
+ * ENTER hands to a softirq gets its CPU between two looks, which one long
+ * wait in the kernel does not give it as readily.  The clock and the
+ * channel's state are read rarely (either may be a system call).
+ */
+static int spin_direct(struct lchan_msg *m, long long deadline)
+{
+	unsigned spins = 0;
+	int ret;
+
+	for (;;) {
+		m->sq_dirty = false;
+		m->rq_dirty = false;
+		ret = lchan_submit_in_band(&m->chan);
+		if (ret < 0)
+			break;
+		if (lchan_cq_ready(&m->chan))
+			return 0;
+		if (++spins & 255)
+			continue;
+		if (deadline >= 0 && now_ms() >= deadline)
+			return -ETIMEDOUT;
+		ret = lchan_chan_state(&m->chan);
+		if (ret < 0)
+			break;
+		if (ret != LCHAN_STATE_CONNECTED && !lchan_cq_ready(&m->chan)) {
+			ret = -ENOTCONN;
+			break;
+		}
+	}
+	msg_fail(m, ret == -ENOTCONN ? -ECONNRESET : ret);
+	return m->err;
+}
+
+/*
  * A direct channel's ring shows only what an ENTER polled: one ENTER posts
  * what is filled and polls until a CQE is there or @deadline (ms, < 0:
  * none) passes.  It returns with none only when none can come any more.
@@ -485,7 +522,8 @@ static int wait_cqe(struct lchan_msg *m, long long deadline)
 	int ret;
 
 	if (m->direct)
-		return wait_cqe_direct(m, deadline);
+		return m->busy_poll && !m->transfer ? spin_direct(m, deadline) :
+		       wait_cqe_direct(m, deadline);
 	/* Nothing is left unposted while we wait (a failure is in m->err). */
 	msg_flush(m);
 	if (m->busy_poll) {
