@@ -286,20 +286,28 @@ POLLER = [("ib_send_lat.busy", "ib_send_lat", None),
           ("send_lat.poller.event", "poller -e", "ib_send_lat.event")]
 
 
-def poller(ks):
-    """make bench-poller's rounds: medians by mode, direct polling's too."""
-    out = ["### 64 B SEND by mode with direct polling, `make bench-poller`", ""]
+def round_medians(ks, data, col, spec):
+    """Rows of a rounds file (data(k) of each kernel): per device the median
+    over the rounds of each of spec's rows, with its ratio to its peer."""
     rows = []
     for k in ks:
-        n = max([int(r["round"]) for r in k.poller] or [0])
-        for dev in sorted({r["dev"] for r in k.poller}):
+        tsv = data(k)
+        n = max([int(r["round"]) for r in tsv] or [0])
+        for dev in sorted({r["dev"] for r in tsv}):
             cells = []
-            for i, _, peer in POLLER:
-                v, p = (values(k.poller, "median_us", dev=dev, row=x) for x in (i, peer))
+            for i, _, peer in spec:
+                v, p = (values(tsv, col, dev=dev, row=x) for x in (i, peer))
                 text = num(median(v)) + (f" ({times(ratio(median(v), median(p)))})"
                                          if v and peer else "")
                 cells.append(text + (f", {len(v)} of {n} rounds" if v and len(v) < n else ""))
             rows.append([k.name, dev + "0", str(n)] + cells)
+    return rows
+
+
+def poller(ks):
+    """make bench-poller's rounds: medians by mode, direct polling's too."""
+    out = ["### 64 B SEND by mode with direct polling, `make bench-poller`", ""]
+    rows = round_medians(ks, lambda k: k.poller, "median_us", POLLER)
     if rows:
         out += [para("Medians over alternating rounds in one guest run, us; in brackets "
                      "lchan over `ib_send_lat` of the same style."), "",
@@ -318,17 +326,7 @@ POLLER_MSG = [("rs_lat.busy", "rsockets (rstream)", None),
 
 def poller_msg(ks):
     """make bench-poller's message rows: lchan_msg_perf beside rstream."""
-    rows = []
-    for k in ks:
-        n = max([int(r["round"]) for r in k.poller_msg] or [0])
-        for dev in sorted({r["dev"] for r in k.poller_msg}):
-            cells = []
-            for i, _, peer in POLLER_MSG:
-                v, p = (values(k.poller_msg, "mean_us", dev=dev, row=x) for x in (i, peer))
-                text = num(median(v)) + (f" ({times(ratio(median(v), median(p)))})"
-                                         if v and peer else "")
-                cells.append(text + (f", {len(v)} of {n} rounds" if v and len(v) < n else ""))
-            rows.append([k.name, dev + "0", str(n)] + cells)
+    rows = round_medians(ks, lambda k: k.poller_msg, "mean_us", POLLER_MSG)
     if not rows:
         return []
     return ["### 64 B messages with direct polling, `make bench-poller`", "",
