@@ -149,22 +149,27 @@ static unsigned send_free(const struct lchan_msg *m)
 }
 
 /*
- * Submit the receives and SQEs filled so far.  One submit takes the RQ
+ * Submit the receives and SQEs filled so far (on a direct channel the same
+ * ENTER polls the device).  One submit takes the RQ
  * before the SQ (liblchan publishes the RQ tail first, the kernel posts it
  * first), which is what lets msg_submit() leave reposted receives alone.
  */
-static int msg_flush(struct lchan_msg *m)
+static int msg_enter(struct lchan_msg *m)
 {
 	int ret;
 
-	if (!m->sq_dirty && !m->rq_dirty)
-		return 0;
 	m->sq_dirty = false;
 	m->rq_dirty = false;
 	ret = lchan_submit_in_band(&m->chan);
 	if (ret < 0 && !m->err && !m->peer_eos)
 		m->err = ret == -ENOTCONN ? -ECONNRESET : ret;
 	return ret < 0 ? ret : 0;
+}
+
+/* msg_enter() when something is filled: no system call for nothing. */
+static int msg_flush(struct lchan_msg *m)
+{
+	return m->sq_dirty || m->rq_dirty ? msg_enter(m) : 0;
 }
 
 /*
@@ -442,9 +447,7 @@ static int spin_direct(struct lchan_msg *m, long long deadline)
 	int ret;
 
 	for (;;) {
-		m->sq_dirty = false;
-		m->rq_dirty = false;
-		ret = lchan_submit_in_band(&m->chan);
+		ret = msg_enter(m);
 		if (ret < 0)
 			break;
 		if (lchan_cq_ready(&m->chan))
@@ -501,8 +504,7 @@ static bool poll_direct(struct lchan_msg *m)
 {
 	if (!m->direct)
 		return false;
-	m->sq_dirty = true;
-	msg_flush(m);
+	msg_enter(m);
 	return true;
 }
 
