@@ -60,6 +60,10 @@ probe_pair() {
 	echo "# rig_cmping on $1: client exit $_crc, server exit $_src"
 	cat /tmp/cmping-c.out /tmp/cmping-c.log | sed 's/^/# client: /'
 	cat /tmp/cmping-s.out /tmp/cmping-s.log | sed 's/^/# server: /'
+	rdma resource show qp 2>&1 | sed 's/^/# /'
+	for _c in /sys/class/infiniband/*/ports/1/hw_counters; do
+		echo "# $_c: $(cd "$_c" 2>/dev/null && grep -H . -- * 2>/dev/null | grep -v ':0$' | tr '\n' ' ')"
+	done
 	return 1
 }
 

@@ -15,6 +15,13 @@
  * tests cover the race: conn.*.server_sends_first).  It polls its CQs
  * rather than sleep on completion events, for a second siw race (below).
  *
+ * The server ends the connection, once its last echo has completed; the
+ * client waits for that.  A client that disconnected on receiving the echo
+ * could fail it: rxe acknowledges a SEND after it completes the receive,
+ * and a queue pair moved to error in between never sends the ACK.  (siw
+ * failed a SEND whose peer closed right after receiving it; the rig's siw
+ * carries the fix, siw-patches/0002.)
+ *
  * Every step is logged to stderr, so a probe killed by its timeout says
  * where it stopped.
  */
@@ -44,6 +51,31 @@ static int fail(const char *what)
 	return 1;
 }
 
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Where a stuck queue pair stands, for the log. */
+static void dump_qp(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr a;
+
+	if (ibv_query_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			 IBV_QP_RQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT,
+			 &init)) {
+		fail("ibv_query_qp");
+		return;
+	}
+	fprintf(stderr, "rig_cmping: qp %u state %d sq_psn %u rq_psn %u timeout %u retry_cnt %u\n",
+		qp->qp_num, a.qp_state, a.sq_psn, a.rq_psn, a.timeout,
+		a.retry_cnt);
+}
+
 /*
  * Poll the CQ, bounded; no completion events: siw can leave a completion
  * unannounced (it reads whether the CQ is armed without a barrier after
@@ -53,21 +85,19 @@ static int wait_completion(struct rdma_cm_id *id, int recv)
 {
 	struct timespec tick = { .tv_nsec = 100 * 1000 };
 	struct ibv_cq *cq = recv ? id->recv_cq : id->send_cq;
-	long i, limit = WAIT_MS * 10L;
+	double deadline = now_ms() + WAIT_MS;
 	struct ibv_wc wc;
-	int n = 0;
+	int n;
 
-	for (i = 0; i < limit; i++) {
-		n = ibv_poll_cq(cq, 1, &wc);
-		if (n)
-			break;
+	/* A clock, not a count of sleeps: a loaded host stretches each. */
+	while (!(n = ibv_poll_cq(cq, 1, &wc)) && now_ms() < deadline)
 		nanosleep(&tick, NULL);
-	}
 	if (n < 0)
 		return fail("ibv_poll_cq");
 	if (!n) {
 		fprintf(stderr, "rig_cmping: no %s completion in %d ms\n",
 			recv ? "receive" : "send", WAIT_MS);
+		dump_qp(id->qp);
 		return 1;
 	}
 	if (wc.status != IBV_WC_SUCCESS) {
@@ -172,14 +202,13 @@ static int serve(struct rdma_cm_id *listen_id, char *buf)
 			goto out_dereg;
 		fprintf(stderr, "rig_cmping: echoed %d\n", i + 1);
 	}
-	/*
-	 * The client ends the connection.  No rdma_disconnect() here: on a
-	 * synchronous id it waits for a DISCONNECTED event, and this one is
-	 * already taken.
-	 */
-	rc = wait_disconnect(id);
-	if (!rc)
-		step("peer disconnected");
+	/* On a synchronous id this waits for the DISCONNECTED event. */
+	step("disconnecting");
+	if (rdma_disconnect(id)) {
+		fail("rdma_disconnect");
+		goto out_dereg;
+	}
+	rc = 0;
 out_dereg:
 	rdma_dereg_mr(mr);
 out_destroy:
@@ -219,7 +248,11 @@ static int ping(struct rdma_cm_id *id, char *buf, const char *go_file)
 		printf("ping data: %s\n", buf);
 		fflush(stdout);
 	}
-	rc = 0;
+	rc = wait_disconnect(id);
+	if (!rc) {
+		step("peer disconnected");
+		goto out_dereg;
+	}
 out_disconnect:
 	step("disconnecting");
 	rdma_disconnect(id);
