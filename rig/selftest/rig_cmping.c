@@ -15,12 +15,16 @@
  * tests cover the race: conn.*.server_sends_first).  It polls its CQs
  * rather than sleep on completion events, for a second siw race (below).
  *
- * The server ends the connection, once its last echo has completed; the
- * client waits for that.  A client that disconnected on receiving the echo
- * could fail it: rxe acknowledges a SEND after it completes the receive,
- * and a queue pair moved to error in between never sends the ACK.  (siw
- * failed a SEND whose peer closed right after receiving it; the rig's siw
- * carries the fix, siw-patches/0002.)
+ * A SEND completes at its sender only once the receiver has acknowledged
+ * it, and rxe acknowledges after it completes the receive: a receiver that
+ * tears the connection down at once can leave the sender's SEND to retry
+ * until it fails, even a SEND answered long before.  So each side waits
+ * only for completions that are acknowledged before the peer may tear
+ * down: the client's last message ("done") is sent after its pings have
+ * completed, its own completion is not awaited, and the server ends the
+ * connection once it has received it.  (siw failed a SEND whose peer
+ * closed right after receiving it; the rig's siw carries the fix,
+ * siw-patches/0002.)
  *
  * Every step is logged to stderr, so a probe killed by its timeout says
  * where it stopped.
@@ -39,6 +43,7 @@
 #define ROUNDS		3
 #define MSG_SIZE	64
 #define WAIT_MS		20000
+#define DONE		"rig_cmping done"
 
 static void step(const char *what)
 {
@@ -202,6 +207,12 @@ static int serve(struct rdma_cm_id *listen_id, char *buf)
 			goto out_dereg;
 		fprintf(stderr, "rig_cmping: echoed %d\n", i + 1);
 	}
+	if (wait_completion(id, 1))
+		goto out_dereg;
+	if (strncmp(rbuf, DONE, MSG_SIZE)) {
+		step("the last message is not \"" DONE "\"");
+		goto out_dereg;
+	}
 	/* On a synchronous id this waits for the DISCONNECTED event. */
 	step("disconnecting");
 	if (rdma_disconnect(id)) {
@@ -248,6 +259,10 @@ static int ping(struct rdma_cm_id *id, char *buf, const char *go_file)
 		printf("ping data: %s\n", buf);
 		fflush(stdout);
 	}
+	memset(buf, 0, MSG_SIZE);
+	strcpy(buf, DONE);
+	if (post(id, buf, mr, 0))
+		goto out_disconnect;
 	rc = wait_disconnect(id);
 	if (!rc) {
 		step("peer disconnected");
