@@ -333,12 +333,6 @@ cmd_of() { # TEMPLATE DEV FAMILY PORT: the command, on this node
 
 # ------------------------------------------------------------ a: servers
 
-# DEV's counters that are not zero (rxe has them: send_err counts the
-# packets its network stack refused, e.g. while the link is down).
-dev_counters() { # DEV
-	echo "rig: ${1}1 counters: $(cd "/sys/class/infiniband/${1}1/ports/1/hw_counters" 2>/dev/null && grep -H . -- * 2>/dev/null | grep -v ':0$' | tr '\n' ' ')"
-}
-
 # DEV's count of packets its network stack refused (0 where the device
 # does not count them).
 send_err() { # DEV
@@ -366,7 +360,7 @@ proc_state() { # PID DEV WHY
 		[ -d "$_sc" ] || continue
 		echo "rig: channel $_sc: $(cd "$_sc" && grep -H . -- * 2>/dev/null | tr '\n' ' ')"
 	done
-	dev_counters "$2"
+	echo "rig: $(dev_counters "${2}1")"
 	echo "rig: neighbours: $(/usr/sbin/ip neigh show | tr '\n' ';')"
 	rdma resource show qp 2>/dev/null | sed 's/^/rig: /'
 	ss -tanmi 2>/dev/null | sed 's/^/rig: tcp: /'
@@ -412,7 +406,7 @@ serve() { # GROUP FIRST-PORT
 		case $_act in
 		netem:*) netem_clear "$_d" ;;
 		cut:*)
-			dev_counters "$_d" >>"$_log"
+			echo "rig: $(dev_counters "${_d}1")" >>"$_log"
 			echo "rig: ${_d}1 send_err during this test: $(($(send_err "$_d") - _se0))" >>"$_log"
 			;;
 		esac

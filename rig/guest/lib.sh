@@ -36,6 +36,13 @@ bench_job_end() { # NAME FAILED
 	exit "$_bf"
 }
 
+# DEV's counters that are not zero, on one line (rxe has them: send_err
+# counts the packets its network stack refused, e.g. while the link is
+# down, completer_retry_err its retransmits).
+dev_counters() { # DEV
+	echo "$1 counters: $(cd "/sys/class/infiniband/$1/ports/1/hw_counters" 2>/dev/null && grep -H . -- * 2>/dev/null | grep -v ':0$' | tr '\n' ' ')"
+}
+
 # Print a TAP line to the console and append it to out/tap.txt.
 tap() {
 	echo "$*" | tee -a "$TAP"

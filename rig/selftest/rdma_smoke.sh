@@ -4,8 +4,8 @@
 # Rig smoke test, run in the guest: the RDMA devices the tests rely on are
 # up and carry traffic (rig_cmping client/server on each device and address).
 # Prints TAP.  Not an lchan test: it tells rig trouble from module trouble.
-# shellcheck disable=SC1091 # written by the guest /init
-. /etc/lchan.env
+# shellcheck source=../guest/lib.sh
+. "$LCHAN_SHARE/guest/lib.sh"
 
 n=0
 ok() { n=$((n + 1)); echo "ok $n $*"; }
@@ -61,9 +61,8 @@ probe_pair() {
 	cat /tmp/cmping-c.out /tmp/cmping-c.log | sed 's/^/# client: /'
 	cat /tmp/cmping-s.out /tmp/cmping-s.log | sed 's/^/# server: /'
 	rdma resource show qp 2>&1 | sed 's/^/# /'
-	for _c in /sys/class/infiniband/*/ports/1/hw_counters; do
-		echo "# $_c: $(cd "$_c" 2>/dev/null && grep -H . -- * 2>/dev/null | grep -v ':0$' | tr '\n' ' ')"
-	done
+	echo "# $(dev_counters "$LCHAN_RXE_DEV")"
+	echo "# $(dev_counters "$LCHAN_SIW_DEV")"
 	return 1
 }
 
