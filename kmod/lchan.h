@@ -108,6 +108,7 @@
  * memory cgroup.  At the cgroup's limit the call fails with -ENOMEM,
  * quietly, rather than waking the cgroup's OOM killer
  * (__GFP_RETRY_MAYFAIL gives up where the killer would be called).
+ * What others allocate for the call is checked for first (lchan_charge.c).
  */
 #define LCHAN_GFP_USER	(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | \
 			 __GFP_NOWARN)
@@ -239,6 +240,8 @@ struct lchan_transport_ops {
 	 * waits until the provider answers it.
 	 */
 	bool request_held;
+	/* The device's connect charges the caller's cgroup (lchan_charge.c). */
+	bool connect_charges;
 };
 
 /* An RDMA device as lchan sees it: /sys/kernel/lchan/devices/<name>. */
@@ -939,6 +942,9 @@ long lchan_ioctl_listen(struct lchan_ucmd *ucmd);
 void lchan_listen_link_setup(struct lchan_link *link,
 			     const struct lchan_link_msg *msg);
 bool lchan_listen_link_cancel(struct lchan_link *link, u64 req_id);
+
+/* lchan_charge.c */
+int lchan_charge_room(void);
 
 /* lchan_ring.c */
 int lchan_ring_sizes_check(const struct lchan_ring_sizes *sizes);

@@ -162,7 +162,9 @@ static int lchan_connect_request(struct lchan_channel *chan)
 		ret = rdma_accept(chan->cm_id, &param);
 		rdma_unlock_handler(chan->cm_id);
 	} else {
-		ret = rdma_connect(chan->cm_id, &param);
+		ret = chan->tp->connect_charges ? lchan_charge_room() : 0;
+		if (!ret)
+			ret = rdma_connect(chan->cm_id, &param);
 		/* The device's socket has the port now, or never will. */
 		lchan_iwarp_port_release(chan);
 	}

@@ -272,6 +272,11 @@ int lchan_file_install(struct lchan_channel *chan, u32 flags)
 	struct file *file;
 	int fd, ret;
 
+	ret = lchan_charge_room();
+	if (ret) {
+		lchan_file_abort(chan);
+		return ret;
+	}
 	fd = get_unused_fd_flags(O_RDWR |
 				 (flags & LCHAN_FD_CLOEXEC ? O_CLOEXEC : 0));
 	if (fd < 0) {

@@ -308,6 +308,8 @@ const struct lchan_transport_ops lchan_iwarp_transport = {
 	.probe_by_read = true,
 	/* iw_cm lets the id go only once the MPA exchange has ended. */
 	.request_held = true,
+	/* Its TCP socket is made in the caller's context. */
+	.connect_charges = true,
 	.request_wants = lchan_iwarp_request_wants,
 	.choose = lchan_iwarp_choose,
 	.prepare_qp = lchan_iwarp_prepare,

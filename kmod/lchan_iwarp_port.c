@@ -30,6 +30,9 @@ static int lchan_iwarp_port_bind(struct sockaddr *addr, struct socket **sockp)
 	int ret;
 
 	/* A socket of the caller's: its network namespace, its limits. */
+	ret = lchan_charge_room();
+	if (ret)
+		return ret;
 	ret = sock_create(addr->sa_family, SOCK_STREAM, IPPROTO_TCP, &sock);
 	if (ret)
 		return ret;
@@ -45,9 +48,10 @@ static int lchan_iwarp_port_bind(struct sockaddr *addr, struct socket **sockp)
 
 /*
  * Hold the local port of @chan's resolved cm_id in TCP's space, if no
- * port is held yet (the transport's hold_port).  -EADDRINUSE: TCP has it.
- * A port TCP will not bind for another reason is left to the device, as
- * if unchecked.  chan->lock held.
+ * port is held yet (the transport's hold_port).  -EADDRINUSE: TCP has it;
+ * -ENOMEM: the caller's cgroup has no room for a socket.  A port TCP will
+ * not bind for another reason is left to the device, as if unchecked.
+ * chan->lock held.
  */
 int lchan_iwarp_port_hold(struct lchan_channel *chan)
 {
@@ -58,7 +62,7 @@ int lchan_iwarp_port_hold(struct lchan_channel *chan)
 	ret = lchan_iwarp_port_bind((struct sockaddr *)
 				    &chan->cm_id->route.addr.src_addr,
 				    &chan->iwport);
-	return ret == -EADDRINUSE ? ret : 0;
+	return ret == -EADDRINUSE || ret == -ENOMEM ? ret : 0;
 }
 
 /*

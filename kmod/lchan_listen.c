@@ -666,6 +666,10 @@ long lchan_ioctl_listen(struct lchan_ucmd *ucmd)
 	/* lchan_ioctl_listen_check() found the address good. */
 	lchan_cm_addr_to_sockaddr(&req->addr, &ss);
 
+	/* The device's listening socket (iWARP) and the file. */
+	ret = lchan_charge_room();
+	if (ret)
+		return ret;
 	lst = kzalloc(sizeof(*lst), LCHAN_GFP_USER);
 	if (!lst)
 		return -ENOMEM;
