@@ -598,12 +598,17 @@ static int ic_rdma_cm_client(struct ic *ic)
 	int st;
 
 	ic_fill_msg(msg, 1);
-	ic_step(ic, "the SEND of lchan's message");
-	st = ic_send(ic, msg, sizeof(msg));
-	if (!st) {
-		ic_step(ic, "rdma_server's answer");
+	/*
+	 * The answer shows that the message arrived; the SEND's completion
+	 * may come after it or be flushed by the disconnect that follows
+	 * (ic_send_last()), so it is not waited for first.
+	 */
+	ic_step(ic, "the SEND of lchan's message, then rdma_server's answer");
+	st = ic_prep_send(ic, msg, sizeof(msg));
+	if (!st)
+		st = ic_post(ic, LCHAN_CQE_SEND);
+	if (!st)
 		st = ic_recv(ic, got);
-	}
 	if (st)
 		return st;
 	bad = ic_first_diff(got, ic_zeros, IC_MSG);
