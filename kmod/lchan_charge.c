@@ -11,6 +11,7 @@
  * them, charged and given back at once, and fails with -ENOMEM without it.
  */
 #include <linux/gfp.h>
+#include <linux/memcontrol.h>
 #include <linux/mm.h>
 
 #include "lchan.h"
@@ -22,12 +23,41 @@
  */
 #define LCHAN_CHARGE_ROOM_PAGES	16
 
+/*
+ * Whether each cgroup from the caller's up has @pages below its limit by
+ * its counter alone (cgroup v2: v1's counter with swap is not read).
+ * Charges cached per CPU count there as used, so this may understate the
+ * room but not overstate it; where it finds too little, the room is tried.
+ */
+static bool lchan_charge_margin(unsigned long pages)
+{
+	struct mem_cgroup *memcg, *m;
+	bool room = true;
+
+	if (!cgroup_subsys_on_dfl(memory_cgrp_subsys))
+		return false;
+	memcg = get_mem_cgroup_from_mm(current->mm);
+	/* The root, the one without a parent, has no limit. */
+	for (m = memcg; m && parent_mem_cgroup(m); m = parent_mem_cgroup(m)) {
+		if (page_counter_read(&m->memory) + pages >
+		    READ_ONCE(m->memory.max)) {
+			room = false;
+			break;
+		}
+	}
+	mem_cgroup_put(memcg);
+	return room;
+}
+
 /* 0 when the caller's cgroup can take LCHAN_CHARGE_ROOM_PAGES; -ENOMEM. */
 int lchan_charge_room(void)
 {
 	struct page *pages[LCHAN_CHARGE_ROOM_PAGES];
 	int i, n, ret = 0;
 
+	if (mem_cgroup_disabled() ||
+	    lchan_charge_margin(LCHAN_CHARGE_ROOM_PAGES))
+		return 0;
 	for (n = 0; n < LCHAN_CHARGE_ROOM_PAGES; n++) {
 		pages[n] = alloc_page(LCHAN_GFP_USER);
 		if (!pages[n]) {
