@@ -20,6 +20,9 @@
 # LCHAN_KERNEL=debug boots the debug kernel of rig/debug-kernel.sh
 # (KASAN, lockdep, kmemleak; built beforehand) with its own siw.ko and
 # initramfs, and lchan.ko from $B/debug-kmod (make module-debug).
+# LCHAN_HOST_LOAD=N keeps N busy loops on the host while the guest runs:
+# a reproducer for what shows only when the host's CPUs are short, as when
+# CI's host checks run beside its guests.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -36,6 +39,8 @@ job=$1
 timeout_s=${2:-600}
 [ -f "$RIG_DIR/guest/$job.sh" ] || rig_die "no such job: $job (rig/guest/$job.sh)"
 case $timeout_s in '' | *[!0-9]*) rig_die "timeout must be a number of seconds" ;; esac
+host_load=${LCHAN_HOST_LOAD:-0}
+case $host_load in '' | *[!0-9]*) rig_die "LCHAN_HOST_LOAD must be a number of busy loops" ;; esac
 vm_prepare
 [ "$timeout_s" -gt $((boot_margin + 10)) ] || rig_die "timeout must exceed $((boot_margin + 10)) s"
 
@@ -88,10 +93,16 @@ timeout -k 10 "$timeout_s" "${qemu[@]}" \
 qpid=$!
 vm_stall_watch "$qpid" "$run/console.log" "$mondir/sock" &
 wpid=$!
+load_pids=()
+for ((i = 0; i < host_load; i++)); do
+	(while :; do :; done) &
+	load_pids+=($!)
+done
+[ "$host_load" = 0 ] || rig_log "host load: $host_load busy loops while the guest runs"
 interrupted=0
 on_signal() {
 	interrupted=1
-	kill -TERM "$qpid" "$wpid" 2>/dev/null || true
+	kill -TERM "$qpid" "$wpid" "${load_pids[@]}" 2>/dev/null || true
 }
 trap on_signal INT TERM HUP
 if [ "${LCHAN_VERBOSE:-0}" = 1 ]; then
@@ -108,8 +119,8 @@ while kill -0 "$qpid" 2>/dev/null; do
 	wait "$qpid"
 	qrc=$?
 done
-kill "$wpid" 2>/dev/null
-wait "$wpid" 2>/dev/null
+kill "$wpid" "${load_pids[@]}" 2>/dev/null
+wait "$wpid" "${load_pids[@]}" 2>/dev/null
 rm -rf "$mondir"
 set -e
 trap - INT TERM HUP
