@@ -457,6 +457,14 @@ static int ic_send(struct ic *ic, const void *msg, uint32_t len)
 	return st ? st : ic_run(ic, LCHAN_CQE_SEND);
 }
 
+/* SEND @len bytes of @msg, not waited for. */
+static int ic_post_send(struct ic *ic, const void *msg, uint32_t len)
+{
+	int st = ic_prep_send(ic, msg, len);
+
+	return st ? st : ic_post(ic, LCHAN_CQE_SEND);
+}
+
 static int ic_wait_peer_close(struct ic *ic);
 
 /*
@@ -470,10 +478,8 @@ static int ic_wait_peer_close(struct ic *ic);
  */
 static int ic_send_last(struct ic *ic, const void *msg, uint32_t len)
 {
-	int st = ic_prep_send(ic, msg, len);
+	int st = ic_post_send(ic, msg, len);
 
-	if (!st)
-		st = ic_post(ic, LCHAN_CQE_SEND);
 	return st ? st : ic_wait_peer_close(ic);
 }
 
@@ -604,9 +610,7 @@ static int ic_rdma_cm_client(struct ic *ic)
 	 * (ic_send_last()), so it is not waited for first.
 	 */
 	ic_step(ic, "the SEND of lchan's message, then rdma_server's answer");
-	st = ic_prep_send(ic, msg, sizeof(msg));
-	if (!st)
-		st = ic_post(ic, LCHAN_CQE_SEND);
+	st = ic_post_send(ic, msg, sizeof(msg));
 	if (!st)
 		st = ic_recv(ic, got);
 	if (st)
