@@ -29,10 +29,10 @@ static int lchan_iwarp_port_bind(struct sockaddr *addr, struct socket **sockp)
 	struct socket *sock;
 	int ret;
 
-	/* A socket of the caller's: its network namespace, its limits. */
 	ret = lchan_charge_room();
 	if (ret)
 		return ret;
+	/* A socket of the caller's: its network namespace, its limits. */
 	ret = sock_create(addr->sa_family, SOCK_STREAM, IPPROTO_TCP, &sock);
 	if (ret)
 		return ret;
