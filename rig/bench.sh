@@ -149,7 +149,8 @@ keep() { # SRC NAME RUN
 two_machines() {
 	local run
 	run=$(LCHAN_KERNEL=${LCHAN_KERNEL:-$(rig_kernel)} rig_run_dir 2node)
-	LCHAN_2NODE_ONLY=table "$RIG_DIR/two-node.sh" || return 1
+	LCHAN_2NODE_ONLY=table LCHAN_2NODE_TABLE_ROUNDS=${LCHAN_BENCH_ROUNDS:-3} \
+		"$RIG_DIR/two-node.sh" || return 1
 	keep "$run/b/two-machines.tsv" two-machines "$run/b"
 }
 

@@ -18,7 +18,9 @@
 # then for each kernel K (its runs in build/runs/<job>-K, logs in
 # build/check/K/):
 #   K build      module, lib, selftests, tools (KDIR = K's headers), siw.ko,
-#                initramfs; on the first kernel, DKMS add/build/install/remove
+#                initramfs (after the first kernel, beside the previous
+#                kernel's last guest job); on the first kernel, DKMS
+#                add/build/install/remove
 #   K host checks  checkpatch (K's linux-source), sparse and W=1 against K's
 #                headers: beside K's guests, at the lowest priority
 #   K boot/selftest  the rig checks itself on K: it must catch a failing
@@ -277,17 +279,17 @@ host_checks_collect() { # K
 	tap_replay "$L/host-checks.tap" "$rc"
 }
 
-declare -A source_done=()
-check_kernel() { # K
-	local k=$1 p=$1: target built rig_built rc run s warn_tap warn_pass_log smoke_ok src
+# K's build (module, lib, selftests, tools, siw.ko, the rig's pieces,
+# initramfs), in a subshell: its TAP lines go to build/check/K/build.tap,
+# what can boot to build.status.  Only kmod/, lib/ and build/ change, and
+# siw.ko and the initramfs are K's own files.
+build_kernel() { # K
+	local k=$1 p=$1: target built=1 rig_built=1 t0
+	t0=$(rig_now)
+	ok() { echo "ok - $*"; }
+	notok() { echo "not ok - $*"; }
 	use_kernel "$k"
 	L=$B/check/$k
-	mkdir -p "$L"
-	echo "# kernel $k: $KVER, KDIR $KDIR"
-	src=$(rig_kernel_field "$k" source)
-
-	phase "$k build"
-	built=1
 	for target in module lib selftests tools; do
 		if logged "$L/build-$target.log" make -j2 KVER="$KVER" KDIR="$KDIR" "$target"; then
 			ok "$p build: make $target"
@@ -299,13 +301,69 @@ check_kernel() { # K
 	done
 	# shellcheck disable=SC2317 # called through logged
 	build_rig() { "$RIG_DIR/siw.sh" && "$RIG_DIR/selftest/build.sh" && "$RIG_DIR/initramfs.sh"; }
-	rig_built=1
 	if logged "$L/build-rig.log" build_rig; then
 		ok "$p build: siw.ko, rig self-test pieces, initramfs"
 	else
 		notok "$p build: siw.ko, rig self-test pieces, initramfs"
 		rig_built=0
 	fi
+	echo "built=$built rig_built=$rig_built" >"$L/build.status"
+	echo "# $k build: $(($(rig_now) - t0))s"
+}
+
+# A kernel's last guest job has copied what it runs into its share when it
+# starts (vm_stage), and it runs long, mostly waiting: the next kernel
+# builds beside it at the lowest priority once its share is staged
+# (LCHAN_STAGED, which run-vm.sh and two-node.sh create then).  The
+# build's lines join the count when the next kernel's turn comes.
+beside_pid='' beside_k='' beside_of=''
+last_job() { # NEXT-K CMD...: run CMD, building NEXT-K beside it
+	local next=$1 staged=$B/check/.staged pid rc=0
+	shift
+	if [ -z "$next" ]; then
+		"$@" || rc=$?
+		return "$rc"
+	fi
+	rm -f "$staged"
+	LCHAN_STAGED=$staged "$@" &
+	pid=$!
+	while [ ! -e "$staged" ] && kill -0 "$pid" 2>/dev/null; do
+		sleep 1
+	done
+	mkdir -p "$B/check/$next"
+	beside_k=$next beside_of=$LCHAN_KERNEL
+	(
+		renice -n 19 -p "$BASHPID" >/dev/null || true
+		ionice -c 3 -p "$BASHPID" 2>/dev/null || true
+		build_kernel "$next"
+	) >"$B/check/$next/build.tap" 2>&1 </dev/null &
+	beside_pid=$!
+	wait "$pid" || rc=$?
+	return "$rc"
+}
+
+declare -A source_done=()
+check_kernel() { # K NEXT-K
+	local k=$1 next=$2 p=$1: built rig_built rc run s t warn_tap warn_pass_log smoke_ok src
+	use_kernel "$k"
+	L=$B/check/$k
+	mkdir -p "$L"
+	echo "# kernel $k: $KVER, KDIR $KDIR"
+	src=$(rig_kernel_field "$k" source)
+
+	phase "$k build"
+	if [ "$beside_k" = "$k" ]; then
+		t=$(rig_now)
+		wait "$beside_pid" || true
+		echo "# $k built beside $beside_of's last guest job, then waited for: $(($(rig_now) - t))s"
+		beside_pid='' beside_k=''
+	else
+		(build_kernel "$k") >"$L/build.tap" 2>&1 || true
+	fi
+	tap_replay "$L/build.tap" 0
+	built=0 rig_built=0
+	[ ! -f "$L/build.status" ] || read -r built rig_built < <(sed 's/[a-z_]*=//g' "$L/build.status")
+	rm -f "$L/build.status"
 	# DKMS's packaging is the same for every kernel, and it runs `make
 	# module` in the tree: once, on the first kernel, before any guest
 	# copies kmod/lchan.ko.
@@ -368,9 +426,11 @@ check_kernel() { # K
 		rc=0
 		run=$(rig_run_dir tests)
 		rm -rf "$run"
+		# The check lane's kernels go on to two machines: tests is the rt
+		# lane's last job.
 		if [ "$(rig_kernel_field "$k" lane)" = rt ]; then
 			LCHAN_APPEND="${LCHAN_APPEND:-} lchan.skip_tests=${RT_USER_ONLY// /,}" \
-				"$RIG_DIR/run-vm.sh" tests "$TESTS_TIMEOUT" || rc=$?
+				last_job "$next" "$RIG_DIR/run-vm.sh" tests "$TESTS_TIMEOUT" || rc=$?
 		else
 			"$RIG_DIR/run-vm.sh" tests "$TESTS_TIMEOUT" || rc=$?
 		fi
@@ -395,7 +455,7 @@ check_kernel() { # K
 	phase "$k two machines"
 	if [ "$built" = 1 ]; then
 		rc=0
-		"$RIG_DIR/two-node.sh" >"$L/two-node.log" 2>&1 || rc=$?
+		last_job "$next" "$RIG_DIR/two-node.sh" >"$L/two-node.log" 2>&1 || rc=$?
 		# Its failures and its tables (two machines, impaired wire).
 		grep -E '^not ok|^# (two machines|impaired wire|check-2node)' "$L/two-node.log" |
 			sed "s/^/# $p 2node: /" || true
@@ -417,9 +477,10 @@ check_kernel() { # K
 	fi
 }
 
-for k in "${kernels[@]}"; do
+for i in "${!kernels[@]}"; do
+	k=${kernels[$i]}
 	p0=$passed f0=$failed s0=$skipped
-	check_kernel "$k"
+	check_kernel "$k" "${kernels[$((i + 1))]:-}"
 	host_checks_collect "$k"
 	kernel_summary+=("$k ($KVER): $((passed - p0)) passed, $((failed - f0)) failed, $((skipped - s0)) skipped")
 done

@@ -23,6 +23,8 @@
 # LCHAN_HOST_LOAD=N keeps N busy loops on the host while the guest runs:
 # a reproducer for what shows only when the host's CPUs are short, as when
 # CI's host checks run beside its guests.
+# LCHAN_STAGED=FILE: create FILE once the share is staged (make check
+# builds the next kernel from then on).
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -52,6 +54,7 @@ vm_lock
 
 # --- stage the share -------------------------------------------------------
 vm_stage "$share"
+vm_staged
 
 # --- boot --------------------------------------------------------------------
 rm -rf "$run"

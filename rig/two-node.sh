@@ -64,6 +64,7 @@ mkdir -p "$wire"
 for g in a b; do
 	vm_stage "$top/$g"
 done
+vm_staged
 
 # Four free UDP ports on 127.0.0.1: each guest's end of each wire.
 udp_free() { ! ss -Hlun 2>/dev/null | awk '{ print $4 }' | grep -q ":$1\$"; }
@@ -87,8 +88,11 @@ vm_append "$job"
 # streams alone; =interop: lchan_interop against rping and librdmacm's
 # examples alone.  LCHAN_2NODE_REPEAT=N:
 # that plan N times over in one boot (a reproducer).
+# LCHAN_2NODE_TABLE_ROUNDS=N: the table's rounds (default 1; make
+# bench-2node asks for its LCHAN_BENCH_ROUNDS, default 3).
 [ -z "${LCHAN_2NODE_ONLY:-}" ] || append+=" lchan.2node_only=$LCHAN_2NODE_ONLY"
 [ -z "${LCHAN_2NODE_REPEAT:-}" ] || append+=" lchan.2node_repeat=$LCHAN_2NODE_REPEAT"
+[ -z "${LCHAN_2NODE_TABLE_ROUNDS:-}" ] || append+=" lchan.2node_table_rounds=$LCHAN_2NODE_TABLE_ROUNDS"
 # guest_qemu NODE N: the command line of guest NODE (a: N=1, b: N=2) in
 # qemu.  Wire W's NIC has MAC 52:54:00:4c:0W:0N (guest/2node.sh finds
 # it by that); guest N's end of wire W is port p0 + 2(W-1) + N-1.

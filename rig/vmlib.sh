@@ -109,6 +109,12 @@ vm_stage() {
 	done < <(find "$share" -type f -perm -u+x -print0)
 }
 
+# vm_staged: the job reads nothing of the tree's build outputs from here
+# on; tell whoever waits for that (LCHAN_STAGED: a file to create).
+vm_staged() {
+	[ -z "${LCHAN_STAGED:-}" ] || : >"$LCHAN_STAGED"
+}
+
 # vm_stall_watch QPID CONSOLE MONITOR: while qemu QPID runs, watch its
 # CONSOLE file; when nothing was written to it for LCHAN_STALL_SECS
 # (default 900: longer than a test program may run silent), send the guest
