@@ -24,6 +24,10 @@
  *   lst->lock		spin	the backlog of connection requests
  *   lchan_listen_table_lock spin	the listeners set-ups over links
  *				look in (lchan_listen.c)
+ *   st->rx_mutex,	mutex	a stream channel's readers, and its writers
+ *   st->tx_mutex		(lchan_stream.c), one at a time
+ *   st->lock		spin	a stream's lists, counts and credits; always
+ *				_bh, taken by its completion handlers
  *   lchan_pool_lock	mutex	the poller threads, their CPUs, which thread
  *				serves which channel (lchan_poller.c)
  *   poller->lock	mutex	poller->chans and the rings' flags words
@@ -56,6 +60,9 @@
  *         lchan_links_lock		connect asks for a link
  *         link->mutex			a QP made without a cm id goes to
  *					RTR on the link's path (lchan_qp.c)
+ *   st->rx_mutex or st->tx_mutex
+ *     chan->lock			a stream posts
+ *       st->lock
  *   lst->mutex
  *     rdma_cm handler lock		rdma_destroy_id() of the listening id
  *   lchan_listen_table_lock
@@ -162,7 +169,7 @@
 			 LCHAN_FEATURE_ATOMIC | LCHAN_FEATURE_MULTI_SGE | \
 			 LCHAN_FEATURE_UNSIGNALED | LCHAN_FEATURE_FENCE | \
 			 LCHAN_FEATURE_POLLER | LCHAN_FEATURE_READ_FENCE | \
-			 LCHAN_FEATURE_DIRECT)
+			 LCHAN_FEATURE_DIRECT | LCHAN_FEATURE_STREAM)
 
 /*
  * Steps of a channel's life that tracepoint lchan_chan_step marks: from
@@ -202,6 +209,7 @@ struct lchan_quirk {
 };
 
 struct lchan_channel;
+struct lchan_stream;
 
 /*
  * What a transport does beyond the generic path, chosen when a channel
@@ -526,6 +534,8 @@ struct lchan_channel {
 	struct work_struct repost_work;	/* posts SQEs that waited */
 	struct lchan_ring ring;
 	struct lchan_stats stats;	/* under cq_lock, read lockless */
+	/* A stream channel's byte stream (lchan_stream.c); under lock. */
+	struct lchan_stream *stream;
 };
 
 /* A pending connection request waiting in a listener's backlog. */
@@ -903,6 +913,17 @@ long lchan_ioctl_enter(struct lchan_ucmd *ucmd);
 struct lchan_channel *lchan_file_chan(int fd, struct fd *f);
 int lchan_file_install(struct lchan_channel *chan, u32 flags);
 
+/* lchan_stream.c */
+int lchan_stream_check(u32 flags, const struct lchan_ring_sizes *rings);
+struct lchan_stream *lchan_stream_open(struct lchan_channel *chan,
+				       const struct lchan_rc_params *rc,
+				       u32 flags, const unsigned long *deadline);
+int lchan_stream_install(struct lchan_stream *st, u32 flags);
+void lchan_stream_abort(struct lchan_stream *st);
+void lchan_stream_qp_gone(struct lchan_channel *chan);
+int lchan_stream_init(void);
+void lchan_stream_exit(void);
+
 /* lchan_connect.c */
 struct lchan_channel *lchan_connect_new(struct lchan_context *ctx);
 int lchan_connect_bind_dev(struct lchan_channel *chan, struct ib_device *ibdev,
@@ -917,6 +938,8 @@ int lchan_connect_open(struct lchan_channel *chan,
 		       const struct lchan_ring_sizes *rings,
 		       const struct lchan_rc_params *rc, u32 flags,
 		       const unsigned long *deadline);
+int lchan_connect_establish(struct lchan_channel *chan,
+			    const unsigned long *deadline);
 int lchan_ioctl_establish_check(const struct lchan_ucmd *ucmd);
 long lchan_ioctl_establish(struct lchan_ucmd *ucmd);
 int lchan_ioctl_connect_check(const struct lchan_ucmd *ucmd);
@@ -929,6 +952,7 @@ void lchan_cm_sockaddr_to_addr(const struct sockaddr_storage *ss,
 			       struct lchan_addr *a);
 void lchan_cm_copy_sockaddr(struct sockaddr_storage *dst,
 			    const struct sockaddr *src);
+void lchan_cm_data_arrived(struct lchan_channel *chan);
 int lchan_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event);
 
 /* lchan_listen.c */

@@ -199,6 +199,26 @@ static int lchan_cm_chan_event(struct lchan_channel *chan,
 	return 0;
 }
 
+/*
+ * A receive completed.  On the accepting side of IB/RoCE before the RTU,
+ * the peer's data shows that the connection is up, which a device tells
+ * with IB_EVENT_COMM_EST (lchan_qp.c); rxe tells nothing, and a lost RTU
+ * would hold the accept until a resent REP is answered, 4.3 s a try.  So
+ * the data tells the cm itself.  Any context: the QP, and so the cm id,
+ * outlive every completion.
+ */
+void lchan_cm_data_arrived(struct lchan_channel *chan)
+{
+	struct rdma_cm_id *id;
+
+	if (!chan->conn.passive || chan->conn.over_link ||
+	    READ_ONCE(chan->state) != LCHAN_STATE_CONNECTING)
+		return;
+	id = READ_ONCE(chan->cm_id);
+	if (id)
+		rdma_notify(id, IB_EVENT_COMM_EST);
+}
+
 int lchan_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *event)
 {
 	enum lchan_cm_kind *kind = id->context;

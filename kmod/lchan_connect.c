@@ -250,6 +250,7 @@ int lchan_connect_check_open(u32 flags, const struct lchan_ring_sizes *rings,
 
 	ret = lchan_connect_check_fd_flags(flags, LCHAN_FD_CLOEXEC |
 					   LCHAN_FD_NONBLOCK |
+					   LCHAN_FD_STREAM |
 					   LCHAN_DEFER_ESTABLISH |
 					   LCHAN_DIRECT_POLL |
 					   LCHAN_OPEN_EXCHANGE);
@@ -473,6 +474,24 @@ int lchan_connect_open(struct lchan_channel *chan,
 	return lchan_connect_wait(chan, establish_by);
 }
 
+/*
+ * The establish stage of a channel whose open deferred it, for the
+ * kernel's own use (stream channels): request and wait, until @deadline
+ * or the default timeout from now.
+ */
+int lchan_connect_establish(struct lchan_channel *chan,
+			    const unsigned long *deadline)
+{
+	unsigned long by = deadline ? *deadline :
+			   jiffies + msecs_to_jiffies(LCHAN_CONNECT_TIMEOUT_MS);
+	int ret;
+
+	ret = lchan_connect_request(chan);
+	if (ret)
+		return ret;
+	return lchan_connect_wait(chan, by);
+}
+
 int lchan_ioctl_establish_check(const struct lchan_ucmd *ucmd)
 {
 	const struct lchan_establish_args *req = ucmd->cmd;
@@ -512,6 +531,9 @@ int lchan_ioctl_connect_check(const struct lchan_ucmd *ucmd)
 	ret = lchan_connect_check_open(req->flags & ~(LCHAN_CONNECT_CM_ONLY |
 						      LCHAN_CONNECT_LINK_ONLY),
 				       &req->rings, &req->rc);
+	if (ret)
+		return ret;
+	ret = lchan_stream_check(req->flags, &req->rings);
 	if (ret)
 		return ret;
 	if (req->resv || req->timeout_ms > LCHAN_MAX_TIMEOUT_MS)
@@ -639,7 +661,7 @@ long lchan_ioctl_connect(struct lchan_ucmd *ucmd)
 	struct sockaddr_storage dst, src;
 	struct lchan_channel *chan;
 	unsigned long deadline;
-	u32 timeout_ms;
+	u32 timeout_ms, flags;
 	long ret;
 
 	/* lchan_ioctl_connect_check() found both addresses good. */
@@ -660,10 +682,23 @@ long lchan_ioctl_connect(struct lchan_ucmd *ucmd)
 					 deadline);
 	if (ret)
 		goto err_abort;
+	/* A stream's ends both run lchan; it is set up through rdma_cm. */
+	flags = req->flags;
+	if (flags & LCHAN_FD_STREAM)
+		flags |= LCHAN_OPEN_EXCHANGE | LCHAN_CONNECT_CM_ONLY;
 	/* Over the link to the peer's machine where one can serve. */
-	ret = lchan_link_chan_reach(chan, req->flags, deadline);
+	ret = lchan_link_chan_reach(chan, flags, deadline);
 	if (ret)
 		goto err_abort;
+	if (flags & LCHAN_FD_STREAM) {
+		struct lchan_stream *st;
+
+		st = lchan_stream_open(chan, &req->rc, flags, &deadline);
+		if (IS_ERR(st))
+			return PTR_ERR(st) == -ERESTARTSYS ? -EINTR :
+			       PTR_ERR(st);
+		return lchan_stream_install(st, req->flags);
+	}
 	ret = lchan_connect_open(chan, &req->rings, &req->rc, req->flags,
 				 &deadline);
 	if (ret && ret != -EINPROGRESS)

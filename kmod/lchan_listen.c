@@ -283,11 +283,36 @@ static struct rdma_cm_id *lchan_listen_next(struct lchan_listen_point *lst,
 int lchan_ioctl_accept_check(const struct lchan_ucmd *ucmd)
 {
 	const struct lchan_accept_args *req = ucmd->cmd;
+	int ret;
 
 	/* The connecting side asks for the exchange; a request says so. */
 	if (req->flags & LCHAN_OPEN_EXCHANGE)
 		return -EINVAL;
-	return lchan_connect_check_open(req->flags, &req->rings, &req->rc);
+	ret = lchan_connect_check_open(req->flags, &req->rings, &req->rc);
+	if (ret)
+		return ret;
+	return lchan_stream_check(req->flags, &req->rings);
+}
+
+/* Accept's stages after reach for a stream channel (lchan_stream.c). */
+static long lchan_listen_accept_stream(struct lchan_ucmd *ucmd,
+				       struct lchan_channel *chan,
+				       u32 open_flags)
+{
+	struct lchan_accept_args *req = ucmd->cmd;
+	struct lchan_stream *st;
+	long ret;
+
+	st = lchan_stream_open(chan, &req->rc, req->flags | open_flags, NULL);
+	if (IS_ERR(st))
+		return PTR_ERR(st) == -ERESTARTSYS ? -EINTR : PTR_ERR(st);
+	lchan_cm_sockaddr_to_addr(&chan->conn.remote, &req->peer);
+	ret = lchan_ioctl_respond(ucmd);
+	if (ret) {
+		lchan_stream_abort(st);
+		return ret;
+	}
+	return lchan_stream_install(st, req->flags);
 }
 
 long lchan_ioctl_accept(struct lchan_ucmd *ucmd)
@@ -315,6 +340,11 @@ long lchan_ioctl_accept(struct lchan_ucmd *ucmd)
 		/* Set up over a link: the channel waited, built, in RTR. */
 		lchan_file_abort(chan);
 		chan = ready;
+		/* A stream's peer sets it up through rdma_cm. */
+		if (req->flags & LCHAN_FD_STREAM) {
+			ret = -EPROTO;
+			goto err_abort;
+		}
 		ret = lchan_link_chan_accept(chan, &req->rings, &req->rc,
 					     req->flags);
 		if (ret)
@@ -330,6 +360,8 @@ long lchan_ioctl_accept(struct lchan_ucmd *ucmd)
 	lchan_cm_copy_sockaddr(&chan->conn.remote, (struct sockaddr *)
 			       &id->route.addr.dst_addr);
 	mutex_unlock(&chan->lock);
+	if (req->flags & LCHAN_FD_STREAM)
+		return lchan_listen_accept_stream(ucmd, chan, open_flags);
 	/* The request's answer to the exchange stands for the caller's. */
 	ret = lchan_connect_open(chan, &req->rings, &req->rc,
 				 req->flags | open_flags, NULL);

@@ -137,9 +137,13 @@ static int __init lchan_main_init(void)
 	if (ret)
 		goto err_sysfs;
 
-	ret = ib_register_client(&lchan_main_client);
+	ret = lchan_stream_init();
 	if (ret)
 		goto err_poller;
+
+	ret = ib_register_client(&lchan_main_client);
+	if (ret)
+		goto err_stream;
 
 	ret = misc_register(&lchan_miscdev);
 	if (ret)
@@ -151,6 +155,8 @@ static int __init lchan_main_init(void)
 
 err_unregister_client:
 	ib_unregister_client(&lchan_main_client);
+err_stream:
+	lchan_stream_exit();
 err_poller:
 	lchan_poller_exit();
 err_sysfs:
@@ -170,8 +176,10 @@ static void __exit lchan_main_exit(void)
 {
 	misc_deregister(&lchan_miscdev);
 	lchan_link_exit();
-	flush_workqueue(lchan_wq);	/* MR releases, links' last works */
+	/* MR releases, links' last works, the ends of closed streams */
+	flush_workqueue(lchan_wq);
 	ib_unregister_client(&lchan_main_client);
+	lchan_stream_exit();
 	lchan_poller_exit();
 	lchan_cq_exit();
 	lchan_wq_exit();

@@ -81,6 +81,7 @@ static void lchan_post_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (is_recv && !wc->status) {
 		cqe.opcode = lchan_post_recv_op(wc);
 		cqe.byte_len = wc->byte_len;
+		lchan_cm_data_arrived(chan);
 	}
 	if (is_recv && (wc->wc_flags & IB_WC_WITH_IMM)) {
 		cqe.flags |= LCHAN_CQE_F_IMM;

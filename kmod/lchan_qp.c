@@ -343,6 +343,7 @@ void lchan_qp_teardown(struct lchan_channel *chan)
 		lchan_cq_free(chan->cq);
 		chan->cq = NULL;
 	}
+	lchan_stream_qp_gone(chan);
 	if (chan->cm_id) {
 		rdma_destroy_id(chan->cm_id);
 		chan->cm_id = NULL;

@@ -186,6 +186,16 @@ int lchan_establish(struct lchan_chan *chan, unsigned timeout_ms);
 int lchan_connect_result(struct lchan_chan *chan);
 int lchan_chan_close(struct lchan_chan *chan);
 
+/*
+ * Stream channels (LCHAN_FD_STREAM): a TCP-like socket carried by a
+ * channel, in a new fd (or -errno) that the socket calls use and close()
+ * ends.  Both ends must use them.
+ */
+int lchan_stream_connect(struct lchan_ctx *ctx, const struct lchan_addr *dst,
+			 const struct lchan_opts *opts);
+int lchan_stream_accept(struct lchan_listener *lst,
+			const struct lchan_opts *opts, struct lchan_addr *peer);
+
 int lchan_submit(struct lchan_chan *chan);
 int lchan_submit_and_wait(struct lchan_chan *chan, unsigned min_complete,
 			  long long timeout_ns);

@@ -280,6 +280,44 @@ int lchan_connect(struct lchan_ctx *ctx, const char *host, const char *port,
 	return lchan_connect_addr(ctx, &dst, opts, chan);
 }
 
+/*
+ * Stream channels: the kernel's LCHAN_FD_STREAM, whose fd is a socket.
+ * The options' ring sizes must be 0 (the kernel sizes the queues).
+ */
+int lchan_stream_connect(struct lchan_ctx *ctx, const struct lchan_addr *dst,
+			 const struct lchan_opts *opts)
+{
+	struct lchan_connect_args req = {
+		.size = sizeof(req),
+		.flags = lchan_opts_fd_flags(opts) | LCHAN_FD_STREAM,
+		.dst = *dst,
+		.timeout_ms = opts ? opts->timeout_ms : 0,
+	};
+	int fd;
+
+	lchan_opts_to_sizes_rc(opts, &req.rings, &req.rc);
+	fd = ioctl(ctx->fd, LCHAN_IOC_CONNECT, &req);
+	return fd < 0 ? lchan_errno() : fd;
+}
+
+int lchan_stream_accept(struct lchan_listener *lst,
+			const struct lchan_opts *opts, struct lchan_addr *peer)
+{
+	struct lchan_accept_args req = {
+		.size = sizeof(req),
+		.flags = lchan_opts_fd_flags(opts) | LCHAN_FD_STREAM,
+	};
+	int fd;
+
+	lchan_opts_to_sizes_rc(opts, &req.rings, &req.rc);
+	fd = ioctl(lst->fd, LCHAN_IOC_ACCEPT, &req);
+	if (fd < 0)
+		return lchan_errno();
+	if (peer)
+		*peer = req.peer;
+	return fd;
+}
+
 /* The QP numbers are known once connected. */
 static int lchan_chan_refresh(struct lchan_chan *chan)
 {

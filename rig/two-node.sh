@@ -86,7 +86,7 @@ vm_append "$job"
 # LCHAN_2NODE_ONLY=table: the two-machine table's rows alone (make
 # bench-2node); =cut: the link-cut tests alone; =impair: the impaired-wire
 # streams alone; =interop: lchan_interop against rping and librdmacm's
-# examples alone.  LCHAN_2NODE_REPEAT=N:
+# examples alone; =rtu: the accept whose RTU is lost.  LCHAN_2NODE_REPEAT=N:
 # that plan N times over in one boot (a reproducer).
 # LCHAN_2NODE_TABLE_ROUNDS=N: the table's rounds (default 1; make
 # bench-2node asks for its LCHAN_BENCH_ROUNDS, default 3).

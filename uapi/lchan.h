@@ -48,6 +48,7 @@ extern "C" {
 #define LCHAN_FEATURE_POLLER		(1ULL << 12)	/* kernel SQ poller */
 #define LCHAN_FEATURE_READ_FENCE	(1ULL << 13)	/* FENCE on a READ */
 #define LCHAN_FEATURE_DIRECT		(1ULL << 14)	/* LCHAN_DIRECT_POLL */
+#define LCHAN_FEATURE_STREAM		(1ULL << 15)	/* LCHAN_FD_STREAM */
 
 /*
  * ioctl numbers.  The size of the argument lives in its 'size' field, not in
@@ -246,6 +247,25 @@ struct lchan_addr {
  */
 #define LCHAN_CONNECT_CM_ONLY	(1U << 11)
 #define LCHAN_CONNECT_LINK_ONLY	(1U << 12)
+
+/*
+ * CONNECT/ACCEPT flag: a stream channel.  The fd returned is a socket
+ * (SOCK_STREAM, of the addresses' family), a byte stream as TCP's that
+ * the kernel carries over the channel with buffers of its own: the
+ * socket calls work on it (read, write, send, recv and their vector and
+ * message forms with MSG_PEEK, MSG_DONTWAIT, MSG_WAITALL and
+ * MSG_NOSIGNAL, poll, select, epoll, shutdown, getsockname,
+ * getpeername, the SOL_SOCKET options, SIOCINQ and SIOCOUTQ, sendfile and
+ * splice), in any process that holds it; it has no rings.  Both ends must
+ * ask for it: the connecting side's CONNECT and the accepting side's
+ * ACCEPT.  It is set up through rdma_cm (never over a link) and, on
+ * iWARP, with the opening exchange.  The connect blocks until connected;
+ * LCHAN_FD_NONBLOCK makes the socket non-blocking.  Not with
+ * LCHAN_DEFER_ESTABLISH, LCHAN_DIRECT_POLL, LCHAN_CONNECT_LINK_ONLY nor
+ * ring sizes (the kernel sizes the queues), nor in a poller context
+ * (EINVAL).  lchan(7), "Stream channels", gives the protocol.
+ */
+#define LCHAN_FD_STREAM		(1U << 13)
 
 /*
  * LCHAN_IOC_LISTEN: returns a listener fd (poll for EPOLLIN).  First

@@ -95,6 +95,17 @@ netem_set() { # DEV SPEC
 	# shellcheck disable=SC2046 # SPEC is a word list
 	/usr/sbin/tc qdisc replace dev "$_nn" root netem $(echo "$2" | tr , ' ')
 }
+# Drop every RTU this node sends on DEV's wire: RoCEv2 (UDP 4791), IPv4
+# without options, so the MAD starts at byte 48 (20 IP, 8 UDP, 12 BTH,
+# 8 DETH); its class (CM, 7) is at 49, its attribute (RTU, 0x14) at 64.
+rtu_drop_set() { # DEV
+	_nn=$(wire_nic "$1") || return 1
+	/usr/sbin/tc qdisc replace dev "$_nn" root handle 1: prio &&
+		/usr/sbin/tc filter add dev "$_nn" parent 1: protocol ip prio 1 u32 \
+			match ip protocol 17 0xff match ip dport 4791 0xffff \
+			match u8 0x07 0xff at 49 match u16 0x0014 0xffff at 64 \
+			action drop
+}
 netem_clear() { # DEV
 	_nn=$(wire_nic "$1") || return 1
 	/usr/sbin/tc qdisc del dev "$_nn" root 2>/dev/null
@@ -227,6 +238,12 @@ plan() {
 			_ns=${_n#*:}
 			echo "$_d.ipv4.netem.${_n%%:*}|$_d|4|rdma|stream 5 s both ways, wire: $(echo "${_ns:-clean}" | tr , ' ')|$T/lchan_wire -t 5 -L 30 -C 30 -s -a @A@ -p @P@|$T/lchan_wire -t 5 -L 30 -C 30 -c @A@ -p @P@|netem:$_ns"
 		done
+		# Every RTU the client sends is lost: the accepting side must
+		# learn from the first data that the connection is up (rxe
+		# raises no COMM_EST, lchan_cm_data_arrived()), well within
+		# accept's 10 s, not from a resent REP.
+		[ "$_d" != rxe ] ||
+			echo "$_d.ipv4.rtu_lost|$_d|4|rdma|every RTU lost: the accept completes on the first data, stream byte-exact|$T/lchan_wire -t 2 -C 5 -s -a @A@ -p @P@|$T/lchan_wire -t 2 -C 5 -c @A@ -p @P@|droprtu"
 		# lchan against programs not written for it (lchan_interop,
 		# which never asks for lchan's opening exchange), each role:
 		# rping, READ and WRITE into each other's memory, every byte
@@ -270,7 +287,8 @@ plan() {
 }
 
 # The plan this run follows: all of it, or the table's rows, the link-cut
-# tests, the impaired-wire streams or the interop rows alone, REPEAT times.
+# tests, the impaired-wire streams, the interop rows or the lost RTU alone,
+# REPEAT times.
 plan_run() {
 	_round=1
 	while [ "$_round" -le "$repeat" ]; do
@@ -279,6 +297,7 @@ plan_run() {
 		cut) plan | grep -E '^[a-z]+\.ipv4\.(cut_|after_|keepalive)' ;;
 		impair) plan | grep -E '^[a-z]+\.ipv4\.netem\.' ;;
 		interop) plan | grep -E '^[a-z]+\.ipv4\.interop\.' ;;
+		rtu) plan | grep -E '^[a-z]+\.ipv4\.rtu_lost' ;;
 		*) plan ;;
 		esac | if [ "$_round" = 1 ]; then cat; else sed "s/^/r$_round./"; fi
 		_round=$((_round + 1))
@@ -610,6 +629,7 @@ run_clients() { # GROUP FIRST-PORT
 			: >"$_log.act"
 			case $_act in
 			netem:*) netem_set "$_d" "${_act#netem:}" >"$_log.act" 2>&1 || _crc=99 ;;
+			droprtu) rtu_drop_set "$_d" >"$_log.act" 2>&1 || _crc=99 ;;
 			esac
 			if [ "$_crc" = 0 ]; then
 				# shellcheck disable=SC2046 # the command is a word list
@@ -629,7 +649,7 @@ run_clients() { # GROUP FIRST-PORT
 			fi
 			cat "$_log.act" >>"$_log"
 			case $_act in
-			netem:*) netem_clear "$_d" ;;
+			netem:* | droprtu) netem_clear "$_d" ;;
 			esac
 			;;
 		esac

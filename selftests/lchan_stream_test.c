@@ -1,0 +1,636 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Stream channels (LCHAN_FD_STREAM): the fd is a socket, a byte stream
+ * that the kernel carries over the channel.  Bytes arrive whole and in
+ * order both ways at once, through write sizes that do not match the
+ * kernel's messages; the socket calls answer as TCP's do (names, options,
+ * MSG_PEEK, MSG_WAITALL, MSG_DONTWAIT, non-blocking fds, poll and epoll,
+ * shutdown and half-close, close with bytes in flight, an abortive close,
+ * SIGPIPE, SIOCINQ, sendfile and splice, a child after fork); and what a
+ * stream cannot be asked for is refused.  Every wait is bounded
+ * (SO_RCVTIMEO and SO_SNDTIMEO, poll timeouts).
+ */
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <arpa/inet.h>
+#include <linux/sockios.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+
+#include "kselftest_harness.h"
+#include "lchan_test.h"
+
+#define WAIT_MS		10000	/* for what must happen */
+#define QUIET_MS	100	/* for what must not */
+
+FIXTURE(stream) {
+	struct lchan_t_dev d;
+	struct lchan_ctx sctx, cctx;
+	int srv, cli;		/* the pair's two sockets */
+};
+
+LCHAN_T_VARIANTS(stream);
+
+struct accept_side {
+	struct lchan_listener *lst;
+	struct lchan_addr peer;
+	int fd;
+};
+
+static void *accept_one(void *p)
+{
+	struct accept_side *a = p;
+	struct pollfd pfd = { .fd = a->lst->fd, .events = POLLIN };
+
+	do {
+		a->fd = poll(&pfd, 1, WAIT_MS) <= 0 ? -ETIMEDOUT :
+			lchan_stream_accept(a->lst, NULL, &a->peer);
+	} while (a->fd == -EAGAIN || a->fd == -EINTR);
+	return NULL;
+}
+
+static void set_timeouts(int fd, int ms)
+{
+	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+/* A connected pair of stream sockets over @host; -errno on failure. */
+static int stream_pair(struct lchan_ctx *sctx, struct lchan_ctx *cctx,
+		       const char *host, int *srv, int *cli)
+{
+	struct accept_side a = { 0 };
+	struct lchan_listener lst;
+	struct lchan_addr dst;
+	char port[16];
+	pthread_t thr;
+	int ret;
+
+	ret = lchan_listen(sctx, host, "0", 4, LCHAN_FD_NONBLOCK, &lst);
+	if (ret)
+		return ret;
+	snprintf(port, sizeof(port), "%u", lst.addr.port);
+	ret = lchan_addr_parse(host, port, &dst);
+	a.lst = &lst;
+	if (!ret && pthread_create(&thr, NULL, accept_one, &a))
+		ret = -EAGAIN;
+	if (ret) {
+		lchan_listener_close(&lst);
+		return ret;
+	}
+	*cli = lchan_stream_connect(cctx, &dst, NULL);
+	pthread_join(thr, NULL);
+	lchan_listener_close(&lst);
+	*srv = a.fd;
+	if (*cli < 0 || *srv < 0) {
+		ret = *cli < 0 ? *cli : *srv;
+		if (*cli >= 0)
+			close(*cli);
+		if (*srv >= 0)
+			close(*srv);
+		*cli = *srv = -1;
+		return ret;
+	}
+	set_timeouts(*srv, WAIT_MS);
+	set_timeouts(*cli, WAIT_MS);
+	return 0;
+}
+
+FIXTURE_SETUP(stream)
+{
+	struct lchan_info info;
+	int ret;
+
+	self->srv = self->cli = -1;
+	self->sctx.fd = self->cctx.fd = -1;
+	LCHAN_T_NEED_DEV(&self->d, variant->kind);
+	lchan_t_raise_memlock();
+	ASSERT_EQ(0, lchan_ctx_open(&self->sctx));
+	ASSERT_EQ(0, lchan_ctx_open(&self->cctx));
+	ASSERT_EQ(0, lchan_query(&self->sctx, &info));
+	if (!(info.features & LCHAN_FEATURE_STREAM))
+		LCHAN_T_SETUP_SKIP("the module has no stream channels");
+	ret = stream_pair(&self->sctx, &self->cctx, self->d.addr, &self->srv,
+			  &self->cli);
+	ASSERT_EQ(0, ret) TH_LOG("stream pair over %s: %s", self->d.addr,
+				 strerror(-ret));
+}
+
+FIXTURE_TEARDOWN(stream)
+{
+	if (self->cli >= 0)
+		close(self->cli);
+	if (self->srv >= 0)
+		close(self->srv);
+	if (self->cctx.fd >= 0)
+		lchan_ctx_close(&self->cctx);
+	if (self->sctx.fd >= 0)
+		lchan_ctx_close(&self->sctx);
+}
+
+/* The byte at offset @off of a test stream; @seed tells streams apart. */
+static uint8_t pat(size_t off, unsigned seed)
+{
+	return (uint8_t)(off * 7 + (off >> 8) * 31 + (off >> 16) * 101 + seed);
+}
+
+struct pump {
+	int fd;
+	size_t total;
+	unsigned seed;
+	size_t done;
+	int err;		/* errno of a failed call, 0 */
+	size_t bad_at;		/* reader: first wrong byte + 1, or 0 */
+};
+
+/* Writes of sizes that cross the kernel's message size every way. */
+static void *pump_write(void *p)
+{
+	static const size_t sizes[] = { 1, 4087, 4088, 4089, 100000, 13,
+					65536, 8177 };
+	struct pump *w = p;
+	uint8_t *buf = malloc(100000);
+	unsigned i = 0;
+
+	while (buf && w->done < w->total) {
+		size_t n = sizes[i++ % 8], j;
+		ssize_t r;
+
+		if (n > w->total - w->done)
+			n = w->total - w->done;
+		for (j = 0; j < n; j++)
+			buf[j] = pat(w->done + j, w->seed);
+		r = write(w->fd, buf, n);
+		if (r <= 0) {
+			w->err = r < 0 ? errno : EIO;
+			break;
+		}
+		w->done += r;
+	}
+	if (!buf)
+		w->err = ENOMEM;
+	free(buf);
+	return NULL;
+}
+
+static void *pump_read(void *p)
+{
+	struct pump *r = p;
+	static const size_t sizes[] = { 7, 65536, 4088, 1, 30000 };
+	uint8_t *buf = malloc(65536);
+	unsigned i = 0;
+
+	while (buf && r->done < r->total) {
+		ssize_t n = read(r->fd, buf, sizes[i++ % 5]), j;
+
+		if (n <= 0) {
+			r->err = n < 0 ? errno : EPIPE;
+			break;
+		}
+		for (j = 0; j < n && !r->bad_at; j++)
+			if (buf[j] != pat(r->done + j, r->seed))
+				r->bad_at = r->done + j + 1;
+		r->done += n;
+	}
+	if (!buf)
+		r->err = ENOMEM;
+	free(buf);
+	return NULL;
+}
+
+/* @total bytes from @wfd to @rfd, checked; the writer in a thread. */
+static void transfer(struct __test_metadata *_metadata, int wfd, int rfd,
+		     size_t total, unsigned seed)
+{
+	struct pump w = { .fd = wfd, .total = total, .seed = seed };
+	struct pump r = { .fd = rfd, .total = total, .seed = seed };
+	pthread_t thr;
+
+	ASSERT_EQ(0, pthread_create(&thr, NULL, pump_write, &w));
+	pump_read(&r);
+	pthread_join(thr, NULL);
+	EXPECT_EQ(0, w.err) TH_LOG("write: %s", strerror(w.err));
+	EXPECT_EQ(0, r.err) TH_LOG("read: %s after %zu", strerror(r.err),
+				   r.done);
+	EXPECT_EQ(total, r.done);
+	EXPECT_EQ(0, r.bad_at) TH_LOG("stream byte %zu is wrong",
+				      r.bad_at - 1);
+}
+
+static short poll_one(int fd, short events, int ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = events };
+
+	return poll(&pfd, 1, ms) == 1 ? pfd.revents : 0;
+}
+
+TEST_F_TIMEOUT(stream, bytes_both_ways, 120)
+{
+	struct pump w = { .fd = self->srv, .total = 6 << 20, .seed = 2 };
+	struct pump r = { .fd = self->cli, .total = 6 << 20, .seed = 2 };
+	pthread_t tw, tr;
+
+	/* Both directions at once, each with its own reader and writer. */
+	ASSERT_EQ(0, pthread_create(&tw, NULL, pump_write, &w));
+	ASSERT_EQ(0, pthread_create(&tr, NULL, pump_read, &r));
+	transfer(_metadata, self->cli, self->srv, 6 << 20, 1);
+	pthread_join(tw, NULL);
+	pthread_join(tr, NULL);
+	EXPECT_EQ(0, w.err);
+	EXPECT_EQ(0, r.err);
+	EXPECT_EQ(w.total, r.done);
+	EXPECT_EQ(0, r.bad_at);
+}
+
+TEST_F(stream, socket_identity)
+{
+	struct sockaddr_storage a, b;
+	socklen_t la = sizeof(a), lb = sizeof(b);
+	int v;
+	socklen_t lv = sizeof(v);
+
+	ASSERT_EQ(0, getsockopt(self->cli, SOL_SOCKET, SO_TYPE, &v, &lv));
+	EXPECT_EQ(SOCK_STREAM, v);
+	ASSERT_EQ(0, getsockopt(self->cli, SOL_SOCKET, SO_DOMAIN, &v, &lv));
+	EXPECT_EQ(AF_INET, v);
+	ASSERT_EQ(0, getsockopt(self->cli, SOL_SOCKET, SO_PROTOCOL, &v, &lv));
+	EXPECT_EQ(IPPROTO_TCP, v);
+	/* Each end's name is the other's peer. */
+	ASSERT_EQ(0, getsockname(self->cli, (struct sockaddr *)&a, &la));
+	ASSERT_EQ(0, getpeername(self->srv, (struct sockaddr *)&b, &lb));
+	ASSERT_EQ(sizeof(struct sockaddr_in), la);
+	ASSERT_EQ(la, lb);
+	EXPECT_EQ(0, memcmp(&a, &b, la));
+	la = lb = sizeof(a);
+	ASSERT_EQ(0, getpeername(self->cli, (struct sockaddr *)&a, &la));
+	ASSERT_EQ(0, getsockname(self->srv, (struct sockaddr *)&b, &lb));
+	EXPECT_EQ(0, memcmp(&a, &b, la));
+	EXPECT_NE(0, ((struct sockaddr_in *)&a)->sin_port);
+}
+
+TEST_F(stream, tcp_options)
+{
+	int v = 1;
+	socklen_t lv = sizeof(v);
+
+	ASSERT_EQ(0, setsockopt(self->cli, IPPROTO_TCP, TCP_NODELAY, &v,
+				sizeof(v)));
+	v = 0;
+	ASSERT_EQ(0, getsockopt(self->cli, IPPROTO_TCP, TCP_NODELAY, &v, &lv));
+	EXPECT_EQ(1, v);
+	v = 30;
+	ASSERT_EQ(0, setsockopt(self->cli, IPPROTO_TCP, TCP_KEEPIDLE, &v,
+				sizeof(v)));
+	v = 1;
+	ASSERT_EQ(0, setsockopt(self->cli, SOL_SOCKET, SO_KEEPALIVE, &v,
+				sizeof(v)));
+	/* What no option of TCP's means is refused as TCP refuses it. */
+	EXPECT_EQ(-1, setsockopt(self->cli, IPPROTO_TCP, 9999, &v, sizeof(v)));
+	EXPECT_EQ(ENOPROTOOPT, errno);
+	EXPECT_EQ(-1, setsockopt(self->cli, IPPROTO_TCP, TCP_NODELAY, &v, 1));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_F(stream, peek_waitall_dontwait)
+{
+	char buf[64];
+	ssize_t n;
+
+	EXPECT_EQ(-1, recv(self->srv, buf, sizeof(buf), MSG_DONTWAIT));
+	EXPECT_EQ(EAGAIN, errno);
+	ASSERT_EQ(5, write(self->cli, "hello", 5));
+	ASSERT_EQ(6, write(self->cli, " world", 6));
+	ASSERT_NE(0, poll_one(self->srv, POLLIN, WAIT_MS) & POLLIN);
+	/* Give the second message time to come: PEEK must then see both. */
+	usleep(QUIET_MS * 1000);
+	n = recv(self->srv, buf, sizeof(buf), MSG_PEEK);
+	ASSERT_EQ(11, n);
+	EXPECT_EQ(0, memcmp(buf, "hello world", 11));
+	n = recv(self->srv, buf, 3, MSG_PEEK);
+	EXPECT_EQ(3, n);
+	n = recv(self->srv, buf, 8, 0);
+	ASSERT_EQ(8, n);
+	EXPECT_EQ(0, memcmp(buf, "hello wo", 8));
+	/* WAITALL waits for bytes that are not there yet. */
+	ASSERT_EQ(4, write(self->cli, "1234", 4));
+	n = recv(self->srv, buf, 7, MSG_WAITALL);
+	ASSERT_EQ(7, n);
+	EXPECT_EQ(0, memcmp(buf, "rld1234", 7));
+	EXPECT_EQ(-1, recv(self->srv, buf, 1, MSG_OOB));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_F(stream, siocinq_and_readv)
+{
+	char a[3], b[4];
+	struct iovec iov[2] = { { a, 3 }, { b, 4 } };
+	int inq = -1;
+
+	ASSERT_EQ(7, write(self->cli, "abcdefg", 7));
+	ASSERT_NE(0, poll_one(self->srv, POLLIN, WAIT_MS) & POLLIN);
+	ASSERT_EQ(0, ioctl(self->srv, SIOCINQ, &inq));
+	EXPECT_EQ(7, inq);
+	ASSERT_EQ(7, readv(self->srv, iov, 2));
+	EXPECT_EQ(0, memcmp(a, "abc", 3));
+	EXPECT_EQ(0, memcmp(b, "defg", 4));
+	ASSERT_EQ(0, ioctl(self->srv, SIOCINQ, &inq));
+	EXPECT_EQ(0, inq);
+}
+
+TEST_F_TIMEOUT(stream, nonblocking_fills_and_drains, 60)
+{
+	static char buf[65536];
+	size_t sent = 0, got = 0;
+	int fl = fcntl(self->cli, F_GETFL);
+	ssize_t n;
+
+	ASSERT_EQ(0, fcntl(self->cli, F_SETFL, fl | O_NONBLOCK));
+	EXPECT_NE(0, poll_one(self->cli, POLLOUT, WAIT_MS) & POLLOUT);
+	/* The peer reads nothing: its credits run out, writes stop. */
+	for (;;) {
+		n = write(self->cli, buf, sizeof(buf));
+		if (n < 0)
+			break;
+		sent += n;
+		ASSERT_LT(sent, 64 << 20);
+	}
+	EXPECT_EQ(EAGAIN, errno);
+	EXPECT_GT(sent, 0);
+	EXPECT_EQ(0, poll_one(self->cli, POLLOUT, QUIET_MS) & POLLOUT);
+	while (got < sent) {
+		n = read(self->srv, buf, sizeof(buf));
+		ASSERT_GT(n, 0) TH_LOG("read after %zu of %zu: %s", got, sent,
+				       strerror(errno));
+		got += n;
+	}
+	/* Read, the credits came back. */
+	EXPECT_NE(0, poll_one(self->cli, POLLOUT, WAIT_MS) & POLLOUT);
+	EXPECT_GT(write(self->cli, buf, 1), 0);
+}
+
+TEST_F(stream, epoll_edge_and_level)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET }, out;
+	int ep = epoll_create1(0);
+	char c;
+
+	ASSERT_GE(ep, 0);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->srv, &ev));
+	EXPECT_EQ(0, epoll_wait(ep, &out, 1, QUIET_MS));
+	ASSERT_EQ(2, write(self->cli, "xy", 2));
+	EXPECT_EQ(1, epoll_wait(ep, &out, 1, WAIT_MS));
+	/* Edge: no new bytes, no new event. */
+	EXPECT_EQ(0, epoll_wait(ep, &out, 1, QUIET_MS));
+	ASSERT_EQ(1, read(self->srv, &c, 1));
+	ev.events = EPOLLIN;
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_MOD, self->srv, &ev));
+	EXPECT_EQ(1, epoll_wait(ep, &out, 1, WAIT_MS));
+	EXPECT_EQ(1, epoll_wait(ep, &out, 1, WAIT_MS));
+	close(ep);
+}
+
+TEST_F(stream, half_close_both_ways)
+{
+	char buf[16];
+
+	ASSERT_EQ(3, write(self->cli, "end", 3));
+	ASSERT_EQ(0, shutdown(self->cli, SHUT_WR));
+	ASSERT_EQ(3, read(self->srv, buf, sizeof(buf)));
+	EXPECT_EQ(0, read(self->srv, buf, sizeof(buf)));
+	EXPECT_NE(0, poll_one(self->srv, POLLRDHUP, WAIT_MS) & POLLRDHUP);
+	/* The other way still carries bytes. */
+	ASSERT_EQ(5, write(self->srv, "reply", 5));
+	ASSERT_EQ(5, read(self->cli, buf, sizeof(buf)));
+	EXPECT_EQ(0, memcmp(buf, "reply", 5));
+	/* Writing after SHUT_WR: EPIPE (without SIGPIPE here). */
+	EXPECT_EQ(-1, send(self->cli, "x", 1, MSG_NOSIGNAL));
+	EXPECT_EQ(EPIPE, errno);
+	ASSERT_EQ(0, shutdown(self->srv, SHUT_WR));
+	EXPECT_EQ(0, read(self->cli, buf, sizeof(buf)));
+	EXPECT_NE(0, poll_one(self->cli, POLLHUP, WAIT_MS) & POLLHUP);
+	EXPECT_EQ(-1, shutdown(self->cli, 7));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_F(stream, sigpipe_without_nosignal)
+{
+	sigset_t set, old;
+	struct timespec ts = { 0, 0 };
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGPIPE);
+	ASSERT_EQ(0, pthread_sigmask(SIG_BLOCK, &set, &old));
+	ASSERT_EQ(0, shutdown(self->cli, SHUT_WR));
+	EXPECT_EQ(-1, write(self->cli, "x", 1));
+	EXPECT_EQ(EPIPE, errno);
+	EXPECT_EQ(SIGPIPE, sigtimedwait(&set, NULL, &ts));
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+TEST_F_TIMEOUT(stream, close_with_bytes_in_flight, 60)
+{
+	struct pump w = { .fd = self->cli, .total = 4 << 20, .seed = 5 };
+	struct pump r = { .fd = self->srv, .total = 4 << 20, .seed = 5 };
+	pthread_t thr;
+	char c;
+
+	/* The writer closes the moment its last write returns. */
+	ASSERT_EQ(0, pthread_create(&thr, NULL, pump_read, &r));
+	pump_write(&w);
+	ASSERT_EQ(0, w.err);
+	close(self->cli);
+	self->cli = -1;
+	pthread_join(thr, NULL);
+	EXPECT_EQ(0, r.err) TH_LOG("%s after %zu", strerror(r.err), r.done);
+	EXPECT_EQ(r.total, r.done);
+	EXPECT_EQ(0, r.bad_at);
+	EXPECT_EQ(0, read(self->srv, &c, 1));
+}
+
+TEST_F(stream, abortive_close_resets)
+{
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+	char c;
+
+	ASSERT_EQ(0, setsockopt(self->cli, SOL_SOCKET, SO_LINGER, &lg,
+				sizeof(lg)));
+	close(self->cli);
+	self->cli = -1;
+	EXPECT_EQ(-1, read(self->srv, &c, 1));
+	EXPECT_EQ(ECONNRESET, errno);
+	/* Told once; then the stream reads as ended. */
+	EXPECT_EQ(0, read(self->srv, &c, 1));
+	EXPECT_NE(0, poll_one(self->srv, POLLIN, WAIT_MS) & POLLIN);
+}
+
+struct splicer {
+	int fd;
+	uint8_t *buf;
+	size_t total, got;
+	int err;
+};
+
+/* splice() out of the stream into a pipe, and from it into buf. */
+static void *splice_out(void *p)
+{
+	struct splicer *sp = p;
+	int pipefd[2];
+
+	if (pipe(pipefd)) {
+		sp->err = errno;
+		return NULL;
+	}
+	while (sp->got < sp->total) {
+		ssize_t m = splice(sp->fd, NULL, pipefd[1], NULL, 65536, 0);
+
+		if (m <= 0 || read(pipefd[0], sp->buf + sp->got, m) != m) {
+			sp->err = m < 0 ? errno : EIO;
+			break;
+		}
+		sp->got += m;
+	}
+	close(pipefd[0]);
+	close(pipefd[1]);
+	return NULL;
+}
+
+TEST_F_TIMEOUT(stream, sendfile_and_splice, 60)
+{
+	char path[] = "/tmp/lchan_stream_XXXXXX";
+	int file = mkstemp(path);
+	size_t total = 300000, i;
+	struct splicer sp = { .fd = self->srv, .total = total };
+	uint8_t *buf = malloc(total);
+	pthread_t thr;
+	off_t off = 0;
+
+	ASSERT_GE(file, 0);
+	ASSERT_NE(NULL, buf);
+	unlink(path);
+	for (i = 0; i < total; i++)
+		buf[i] = pat(i, 9);
+	ASSERT_EQ((ssize_t)total, write(file, buf, total));
+	memset(buf, 0, total);
+	sp.buf = buf;
+	/* sendfile() into the stream, splice() out of it into a pipe. */
+	ASSERT_EQ(0, pthread_create(&thr, NULL, splice_out, &sp));
+	while ((size_t)off < total) {
+		ssize_t n = sendfile(self->cli, file, &off, total - off);
+
+		if (n <= 0) {
+			TH_LOG("sendfile at %lld: %s", (long long)off,
+			       strerror(errno));
+			break;
+		}
+	}
+	pthread_join(thr, NULL);
+	EXPECT_EQ(total, (size_t)off);
+	EXPECT_EQ(0, sp.err) TH_LOG("splice: %s", strerror(sp.err));
+	EXPECT_EQ(total, sp.got);
+	for (i = 0; i < total; i++)
+		if (buf[i] != pat(i, 9))
+			break;
+	EXPECT_EQ(total, i);
+	close(file);
+	free(buf);
+}
+
+TEST_F_TIMEOUT(stream, fork_child_uses_it, 60)
+{
+	pid_t pid = fork();
+	char buf[8];
+
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		/* The child: another process, the same stream. */
+		if (read(self->srv, buf, 4) != 4 || memcmp(buf, "ping", 4) ||
+		    write(self->srv, "pong", 4) != 4)
+			_exit(1);
+		_exit(0);
+	}
+	ASSERT_EQ(4, write(self->cli, "ping", 4));
+	ASSERT_EQ(4, read(self->cli, buf, sizeof(buf)));
+	EXPECT_EQ(0, memcmp(buf, "pong", 4));
+	EXPECT_EQ(0, lchan_t_wait_child(pid));
+}
+
+/* What a stream cannot be asked for, whatever the device. */
+FIXTURE(stream_args) {
+	struct lchan_t_dev d;
+	struct lchan_ctx ctx;
+};
+
+LCHAN_T_VARIANTS(stream_args);
+
+FIXTURE_SETUP(stream_args)
+{
+	self->ctx.fd = -1;
+	LCHAN_T_NEED_DEV(&self->d, variant->kind);
+	ASSERT_EQ(0, lchan_ctx_open(&self->ctx));
+}
+
+FIXTURE_TEARDOWN(stream_args)
+{
+	if (self->ctx.fd >= 0)
+		lchan_ctx_close(&self->ctx);
+}
+
+TEST_F(stream_args, refused_flags_and_sizes)
+{
+	static const unsigned bad[] = {
+		LCHAN_DEFER_ESTABLISH, LCHAN_DIRECT_POLL,
+		LCHAN_CONNECT_LINK_ONLY,
+	};
+	struct lchan_connect_args req = { .size = sizeof(req) };
+	struct lchan_listener lst;
+	struct lchan_accept_args acc = { .size = sizeof(acc) };
+	unsigned i;
+
+	ASSERT_EQ(0, lchan_addr_parse(self->d.addr, "1", &req.dst));
+	for (i = 0; i < 3; i++) {
+		req.flags = LCHAN_FD_STREAM | bad[i];
+		EXPECT_EQ(-1, ioctl(self->ctx.fd, LCHAN_IOC_CONNECT, &req));
+		EXPECT_EQ(EINVAL, errno) TH_LOG("flag %#x", bad[i]);
+	}
+	req.flags = LCHAN_FD_STREAM;
+	req.rings.sq_entries = 16;
+	EXPECT_EQ(-1, ioctl(self->ctx.fd, LCHAN_IOC_CONNECT, &req));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, lchan_listen(&self->ctx, self->d.addr, "0", 4,
+				  LCHAN_FD_NONBLOCK, &lst));
+	acc.flags = LCHAN_FD_STREAM;
+	acc.rings.cq_entries = 64;
+	EXPECT_EQ(-1, ioctl(lst.fd, LCHAN_IOC_ACCEPT, &acc));
+	EXPECT_EQ(EINVAL, errno);
+	acc.rings.cq_entries = 0;
+	acc.flags = LCHAN_FD_STREAM | LCHAN_DEFER_ESTABLISH;
+	EXPECT_EQ(-1, ioctl(lst.fd, LCHAN_IOC_ACCEPT, &acc));
+	EXPECT_EQ(EINVAL, errno);
+	/* Valid, but no request waits. */
+	acc.flags = LCHAN_FD_STREAM;
+	EXPECT_EQ(-1, ioctl(lst.fd, LCHAN_IOC_ACCEPT, &acc));
+	EXPECT_EQ(EAGAIN, errno);
+	lchan_listener_close(&lst);
+}
+
+TEST_F(stream_args, poller_context_refused)
+{
+	struct lchan_addr dst;
+	struct lchan_ctx pctx;
+
+	ASSERT_EQ(0, lchan_ctx_open(&pctx));
+	ASSERT_EQ(0, lchan_ctx_setup_poller(&pctx, 0, -1, NULL));
+	ASSERT_EQ(0, lchan_addr_parse(self->d.addr, "1", &dst));
+	EXPECT_EQ(-EINVAL, lchan_stream_connect(&pctx, &dst, NULL));
+	lchan_ctx_close(&pctx);
+}
+
+TEST_HARNESS_MAIN
