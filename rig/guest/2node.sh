@@ -95,16 +95,18 @@ netem_set() { # DEV SPEC
 	# shellcheck disable=SC2046 # SPEC is a word list
 	/usr/sbin/tc qdisc replace dev "$_nn" root netem $(echo "$2" | tr , ' ')
 }
-# Drop every RTU this node sends on DEV's wire: RoCEv2 (UDP 4791), IPv4
+# Lose every RTU this node sends on DEV's wire: RoCEv2 (UDP 4791), IPv4
 # without options, so the MAD starts at byte 48 (20 IP, 8 UDP, 12 BTH,
 # 8 DETH); its class (CM, 7) is at 49, its attribute (RTU, 0x14) at 64.
+# They go to the prio qdisc's third band, where netem loses them all.
 rtu_drop_set() { # DEV
 	_nn=$(wire_nic "$1") || return 1
 	/usr/sbin/tc qdisc replace dev "$_nn" root handle 1: prio &&
+		/usr/sbin/tc qdisc add dev "$_nn" parent 1:3 handle 30: netem loss 100% &&
 		/usr/sbin/tc filter add dev "$_nn" parent 1: protocol ip prio 1 u32 \
 			match ip protocol 17 0xff match ip dport 4791 0xffff \
 			match u8 0x07 0xff at 49 match u16 0x0014 0xffff at 64 \
-			action drop
+			flowid 1:3
 }
 netem_clear() { # DEV
 	_nn=$(wire_nic "$1") || return 1
