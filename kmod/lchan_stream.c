@@ -112,6 +112,7 @@ struct lchan_stream {
 	bool peer_eos;			/* the peer's EOS was received */
 	bool eos_queued;		/* ours: to send, or sent */
 	bool eos_sent;
+	bool tx_dead;			/* a send failed: nothing more goes */
 	int err;			/* the stream's end, a positive errno */
 	int tcp_opt[ARRAY_SIZE(lchan_stream_tcp_opts)];
 
@@ -154,6 +155,8 @@ static bool lchan_stream_rx_over(struct lchan_stream *st)
 		return false;
 	if (!st->peer_eos)
 		lchan_stream_fail(st, ECONNRESET);
+	/* Nothing goes either way any more: hung up, as TCP's after a close. */
+	WRITE_ONCE(st->sk.sk_shutdown, SHUTDOWN_MASK);
 	return true;
 }
 
@@ -252,10 +255,13 @@ static void lchan_stream_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	st->tx_busy--;
 	st->tx_bytes -= tx->len;
 	list_add(&tx->node, &st->tx_free);
-	/* A SEND that did not arrive: the stream lost bytes. */
+	/*
+	 * A SEND that did not arrive: nothing more goes out.  What came in
+	 * is still read, and how the stream ended (EOF or reset) is the
+	 * receive side's to tell (lchan_stream_rx_over()).
+	 */
 	if (wc->status != IB_WC_SUCCESS)
-		lchan_stream_fail(st, wc->status == IB_WC_WR_FLUSH_ERR ?
-				  EPIPE : ECONNRESET);
+		st->tx_dead = true;
 	kick = st->owed >= LCHAN_STREAM_CREDIT_BATCH ||
 	       (st->eos_queued && !st->eos_sent);
 	spin_unlock_bh(&st->lock);
@@ -334,7 +340,7 @@ static int lchan_stream_post_send(struct lchan_stream *st,
 			st->eos_sent = true;
 	} else {
 		lchan_stream_untake_tx(st, tx);
-		lchan_stream_fail(st, EPIPE);
+		st->tx_dead = true;
 	}
 	spin_unlock_bh(&st->lock);
 	if (!qp)
@@ -350,7 +356,7 @@ static int lchan_stream_post_send(struct lchan_stream *st,
 		spin_lock_bh(&st->lock);
 		st->tx_bytes -= tx->len;
 		lchan_stream_untake_tx(st, tx);
-		lchan_stream_fail(st, EPIPE);
+		st->tx_dead = true;
 		spin_unlock_bh(&st->lock);
 	}
 	return ret;
@@ -438,14 +444,17 @@ static void lchan_stream_flush(struct lchan_stream *st)
 	}
 }
 
-static void lchan_stream_work(struct work_struct *work)
+/* lchan_stream_flush() from a caller that does not hold chan->lock. */
+static void lchan_stream_flush_now(struct lchan_stream *st)
 {
-	struct lchan_stream *st = container_of(work, struct lchan_stream,
-					       work);
-
 	mutex_lock(&st->chan->lock);
 	lchan_stream_flush(st);
 	mutex_unlock(&st->chan->lock);
+}
+
+static void lchan_stream_work(struct work_struct *work)
+{
+	lchan_stream_flush_now(container_of(work, struct lchan_stream, work));
 }
 
 /* The buffers, mapped for the device.  Before the QP has a request. */
@@ -531,10 +540,51 @@ static bool lchan_stream_send_wait_over(struct lchan_stream *st)
 	bool over;
 
 	spin_lock_bh(&st->lock);
-	over = st->err || st->eos_queued || lchan_stream_can_send(st) ||
-	       lchan_chan_done(st->chan);
+	over = st->err || st->eos_queued || st->tx_dead ||
+	       lchan_stream_can_send(st) || lchan_chan_done(st->chan);
 	spin_unlock_bh(&st->lock);
 	return over;
+}
+
+/* Readable bytes, the end of the stream, or its failure.  st->lock held. */
+static bool lchan_stream_readable(struct lchan_stream *st)
+{
+	return !list_empty(&st->rx_ready) || st->err ||
+	       (READ_ONCE(st->sk.sk_shutdown) & RCV_SHUTDOWN) ||
+	       lchan_stream_rx_over(st);
+}
+
+static bool lchan_stream_recv_wait_over(struct lchan_stream *st, u32 have)
+{
+	bool over;
+
+	spin_lock_bh(&st->lock);
+	over = st->rx_bytes > have || lchan_stream_readable(st);
+	spin_unlock_bh(&st->lock);
+	return over;
+}
+
+/*
+ * Sleep until a receive (@rx: more than @have bytes, or the end) or a send
+ * can go on, within *@timeo, which it lowers: 0, -EAGAIN when the time is
+ * up, or what a signal makes of it.
+ */
+static int lchan_stream_wait(struct lchan_stream *st, long *timeo, bool rx,
+			     u32 have)
+{
+	long left;
+
+	if (!*timeo)
+		return -EAGAIN;
+	left = wait_event_interruptible_timeout(st->chan->wq, rx ?
+			lchan_stream_recv_wait_over(st, have) :
+			lchan_stream_send_wait_over(st), *timeo);
+	if (left < 0)
+		return sock_intr_errno(*timeo);
+	if (!left)
+		return -EAGAIN;
+	*timeo = left;
+	return 0;
 }
 
 static int lchan_stream_sendmsg(struct socket *sock, struct msghdr *msg,
@@ -558,7 +608,7 @@ static int lchan_stream_sendmsg(struct socket *sock, struct msghdr *msg,
 		spin_lock_bh(&st->lock);
 		if (st->err) {
 			err = sock_error(sk) ?: -EPIPE;
-		} else if (st->eos_queued) {
+		} else if (st->eos_queued || st->tx_dead) {
 			err = -EPIPE;
 		} else if (lchan_stream_can_send(st)) {
 			tx = lchan_stream_take_tx(st);
@@ -571,24 +621,9 @@ static int lchan_stream_sendmsg(struct socket *sock, struct msghdr *msg,
 			tx = NULL;
 		spin_unlock_bh(&st->lock);
 		if (err == -EAGAIN) {
-			long left;
-
-			err = 0;
-			if (!timeo) {
-				err = -EAGAIN;
+			err = lchan_stream_wait(st, &timeo, false, 0);
+			if (err)
 				break;
-			}
-			left = wait_event_interruptible_timeout(st->chan->wq,
-					lchan_stream_send_wait_over(st), timeo);
-			if (left < 0) {
-				err = sock_intr_errno(timeo);
-				break;
-			}
-			if (!left) {
-				err = -EAGAIN;
-				break;
-			}
-			timeo = left;
 			continue;
 		}
 		if (err)
@@ -617,24 +652,6 @@ static int lchan_stream_sendmsg(struct socket *sock, struct msghdr *msg,
 	if (err == -EPIPE && !(msg->msg_flags & MSG_NOSIGNAL))
 		send_sig(SIGPIPE, current, 0);
 	return err;
-}
-
-/* Readable bytes, the end of the stream, or its failure.  st->lock held. */
-static bool lchan_stream_readable(struct lchan_stream *st)
-{
-	return !list_empty(&st->rx_ready) || st->err ||
-	       (READ_ONCE(st->sk.sk_shutdown) & RCV_SHUTDOWN) ||
-	       lchan_stream_rx_over(st);
-}
-
-static bool lchan_stream_recv_wait_over(struct lchan_stream *st, u32 have)
-{
-	bool over;
-
-	spin_lock_bh(&st->lock);
-	over = st->rx_bytes > have || lchan_stream_readable(st);
-	spin_unlock_bh(&st->lock);
-	return over;
 }
 
 /*
@@ -707,8 +724,6 @@ static int lchan_stream_recvmsg(struct socket *sock, struct msghdr *msg,
 	if (mutex_lock_interruptible(&st->rx_mutex))
 		return -ERESTARTSYS;
 	while (copied < len) {
-		long left;
-
 		ret = lchan_stream_copy_out(st, msg, len - copied,
 					    peek ? copied : 0, peek);
 		if (ret < 0)
@@ -735,29 +750,13 @@ static int lchan_stream_recvmsg(struct socket *sock, struct msghdr *msg,
 		if (!ret)
 			continue;
 		ret = 0;
-		if (!timeo) {
-			ret = -EAGAIN;
+		ret = lchan_stream_wait(st, &timeo, true, peek ? copied : 0);
+		if (ret)
 			break;
-		}
-		left = wait_event_interruptible_timeout(st->chan->wq,
-				lchan_stream_recv_wait_over(st,
-						peek ? copied : 0), timeo);
-		if (left < 0) {
-			ret = sock_intr_errno(timeo);
-			break;
-		}
-		if (!left) {
-			ret = -EAGAIN;
-			break;
-		}
-		timeo = left;
 	}
 	mutex_unlock(&st->rx_mutex);
-	if (repost) {
-		mutex_lock(&st->chan->lock);
-		lchan_stream_flush(st);
-		mutex_unlock(&st->chan->lock);
-	}
+	if (repost)
+		lchan_stream_flush_now(st);
 	if (copied)
 		return copied;
 	return ret;
@@ -778,7 +777,9 @@ static __poll_t lchan_stream_poll(struct file *file, struct socket *sock,
 	shut = READ_ONCE(sk->sk_shutdown);
 	if (shut & RCV_SHUTDOWN)
 		mask |= EPOLLIN | EPOLLRDNORM | EPOLLRDHUP;
-	if (lchan_stream_can_send(st) || (shut & SEND_SHUTDOWN) || st->err)
+	/* Writable also when a write would fail at once, as TCP's. */
+	if (lchan_stream_can_send(st) || (shut & SEND_SHUTDOWN) || st->err ||
+	    st->tx_dead || lchan_chan_done(st->chan))
 		mask |= EPOLLOUT | EPOLLWRNORM;
 	if (shut == SHUTDOWN_MASK)
 		mask |= EPOLLHUP;
@@ -807,11 +808,8 @@ static int lchan_stream_shutdown(struct socket *sock, int how)
 		eos = true;
 	}
 	spin_unlock_bh(&st->lock);
-	if (eos) {
-		mutex_lock(&st->chan->lock);
-		lchan_stream_flush(st);
-		mutex_unlock(&st->chan->lock);
-	}
+	if (eos)
+		lchan_stream_flush_now(st);
 	wake_up(&st->chan->wq);
 	return 0;
 }
@@ -902,7 +900,7 @@ static bool lchan_stream_sent_all(struct lchan_stream *st)
 	bool over;
 
 	spin_lock_bh(&st->lock);
-	over = (!st->tx_busy && st->eos_sent) || st->err ||
+	over = (!st->tx_busy && st->eos_sent) || st->err || st->tx_dead ||
 	       lchan_chan_done(st->chan);
 	spin_unlock_bh(&st->lock);
 	return over;
@@ -938,9 +936,7 @@ static void lchan_stream_end_work(struct work_struct *work)
 		end = jiffies;
 	/* The EOS may wait for a send slot or for iWARP's exchange. */
 	while (time_before(jiffies, end)) {
-		mutex_lock(&st->chan->lock);
-		lchan_stream_flush(st);
-		mutex_unlock(&st->chan->lock);
+		lchan_stream_flush_now(st);
 		if (wait_event_timeout(st->chan->wq, lchan_stream_sent_all(st),
 				       min_t(unsigned long, end - jiffies,
 					     msecs_to_jiffies(LCHAN_STREAM_LOOK_MS))))
