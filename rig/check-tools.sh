@@ -15,8 +15,8 @@
 #   no module         run for real where /dev/lchan is absent (as on
 #                     this host): one line "TOOL: PATH: ...: is the lchan
 #                     module loaded? (modprobe lchan)", exit 3 (skipped
-#                     where lchan is loaded; tcp_echo and cm_seqtime do
-#                     not use lchan)
+#                     where lchan is loaded; cm_seqtime does not use
+#                     lchan, tcp_echo only with -L)
 #   the provider      FI_LOG_LEVEL=warn fi_info -p lchan: the provider's
 #                     own warning that lchan is not loaded
 CHECK=tools
@@ -32,11 +32,11 @@ EXIT_NO_MODULE=3
 # the Makefile missing here fails the check.
 declare -A tools=(
 	[lchan_perf]="pS -s" [lchan_msg_perf]="pS -s" [lchan_pingpong]="pS -s"
-	[lchan_echo]="pS -s" [tcp_echo]="pS -s" [lchan_conntime]="p -s -a 127.0.0.1"
+	[lchan_echo]="pS -s" [tcp_echo]="pS -s -L" [lchan_conntime]="p -s -a 127.0.0.1"
 	[lchan_wire]="pS -s" [lchanctl]="-" [cm_seqtime]="p -a 127.0.0.1"
 	[lchan_interop]="pS rping -s -a 127.0.0.1"
 )
-declare -A no_lchan=([tcp_echo]="plain TCP" [cm_seqtime]="rdma_cm alone")
+declare -A no_lchan=([cm_seqtime]="rdma_cm alone")
 
 t=$(check_dir tools-check)
 bin=$t/tools

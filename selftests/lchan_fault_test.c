@@ -2,7 +2,8 @@
 /*
  * Faults: a process killed with channels, pinned memory and work in
  * flight; the RDMA device deleted (and its driver unloaded) under busy
- * channels, direct polling ones too; close, munmap and fork while the channel is in use.  The
+ * channels, direct polling ones too, and under stream channels; close,
+ * munmap and fork while the channel is in use.  The
  * survivor must see a disconnect and its work flushed in bounded time,
  * blocked waiters must return, and a device added afterwards must work.
  */
@@ -333,6 +334,77 @@ TEST_F_TIMEOUT(fault, link_delete_under_busy_direct_channels, 120)
 TEST_F_TIMEOUT(fault, driver_unload_under_busy_channels, 120)
 {
 	device_goes(_metadata, &self->d, self->netdev, 1, NULL);
+}
+
+struct stream_io {
+	int fd;
+	bool write;
+	int err;		/* errno that ended it, or 0 for EOF */
+	double took;
+};
+
+/* Read or write until the stream fails or ends. */
+static void *stream_io_until_end(void *p)
+{
+	struct stream_io *io = p;
+	static char buf[65536];
+	double t0 = lchan_t_now();
+	ssize_t n;
+
+	do {
+		n = io->write ? send(io->fd, buf, sizeof(buf), MSG_NOSIGNAL) :
+				read(io->fd, buf, sizeof(buf));
+	} while (n > 0);
+	io->err = n < 0 ? errno : 0;
+	io->took = lchan_t_now() - t0;
+	return NULL;
+}
+
+/*
+ * The device goes under stream channels, a writer blocked for credits
+ * (the peer's reader is not reading) and a reader blocked for bytes:
+ * both return in bounded time, the reader with ECONNRESET, and the
+ * sockets close cleanly; a stream after the device is back works.
+ */
+TEST_F_TIMEOUT(fault, link_delete_under_streams, 120)
+{
+	struct lchan_ctx sctx, cctx;
+	struct stream_io w = { .write = true }, r = { .write = false };
+	pthread_t tw, tr;
+	int srv, cli;
+	char c = 'x';
+
+	if (!*self->netdev)
+		SKIP(return, "netdev of %s unknown", self->d.dev);
+	ASSERT_EQ(0, lchan_ctx_open(&sctx));
+	ASSERT_EQ(0, lchan_ctx_open(&cctx));
+	ASSERT_EQ(0, lchan_t_stream_pair(&sctx, &cctx, self->d.addr, &srv, &cli,
+					 20000));
+	w.fd = cli;
+	r.fd = cli;
+	ASSERT_EQ(0, pthread_create(&tw, NULL, stream_io_until_end, &w));
+	ASSERT_EQ(0, pthread_create(&tr, NULL, stream_io_until_end, &r));
+	usleep(300000);
+	ASSERT_EQ(0, sh("rdma link delete %s", self->d.dev));
+	ASSERT_EQ(0, pthread_join(tw, NULL));
+	ASSERT_EQ(0, pthread_join(tr, NULL));
+	TH_LOG("writer: %s after %.2f s; reader: %s after %.2f s",
+	       strerror(w.err), w.took, strerror(r.err), r.took);
+	EXPECT_EQ(EPIPE, w.err);
+	EXPECT_EQ(ECONNRESET, r.err);
+	EXPECT_EQ(-1, send(srv, &c, 1, MSG_NOSIGNAL));
+	close(cli);
+	close(srv);
+
+	restore_device(_metadata, &self->d, self->netdev, 0);
+	ASSERT_EQ(0, lchan_t_stream_pair(&sctx, &cctx, self->d.addr, &srv, &cli,
+					 20000));
+	ASSERT_EQ(1, write(cli, &c, 1));
+	EXPECT_EQ(1, read(srv, &c, 1));
+	close(cli);
+	close(srv);
+	lchan_ctx_close(&cctx);
+	lchan_ctx_close(&sctx);
 }
 
 TEST_F_TIMEOUT(fault, close_while_another_thread_waits, 60)

@@ -37,73 +37,6 @@ FIXTURE(stream) {
 
 LCHAN_T_VARIANTS(stream);
 
-struct accept_side {
-	struct lchan_listener *lst;
-	struct lchan_addr peer;
-	int fd;
-};
-
-static void *accept_one(void *p)
-{
-	struct accept_side *a = p;
-	struct pollfd pfd = { .fd = a->lst->fd, .events = POLLIN };
-
-	do {
-		a->fd = poll(&pfd, 1, WAIT_MS) <= 0 ? -ETIMEDOUT :
-			lchan_stream_accept(a->lst, NULL, &a->peer);
-	} while (a->fd == -EAGAIN || a->fd == -EINTR);
-	return NULL;
-}
-
-static void set_timeouts(int fd, int ms)
-{
-	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
-
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-}
-
-/* A connected pair of stream sockets over @host; -errno on failure. */
-static int stream_pair(struct lchan_ctx *sctx, struct lchan_ctx *cctx,
-		       const char *host, int *srv, int *cli)
-{
-	struct accept_side a = { 0 };
-	struct lchan_listener lst;
-	struct lchan_addr dst;
-	char port[16];
-	pthread_t thr;
-	int ret;
-
-	ret = lchan_listen(sctx, host, "0", 4, LCHAN_FD_NONBLOCK, &lst);
-	if (ret)
-		return ret;
-	snprintf(port, sizeof(port), "%u", lst.addr.port);
-	ret = lchan_addr_parse(host, port, &dst);
-	a.lst = &lst;
-	if (!ret && pthread_create(&thr, NULL, accept_one, &a))
-		ret = -EAGAIN;
-	if (ret) {
-		lchan_listener_close(&lst);
-		return ret;
-	}
-	*cli = lchan_stream_connect(cctx, &dst, NULL);
-	pthread_join(thr, NULL);
-	lchan_listener_close(&lst);
-	*srv = a.fd;
-	if (*cli < 0 || *srv < 0) {
-		ret = *cli < 0 ? *cli : *srv;
-		if (*cli >= 0)
-			close(*cli);
-		if (*srv >= 0)
-			close(*srv);
-		*cli = *srv = -1;
-		return ret;
-	}
-	set_timeouts(*srv, WAIT_MS);
-	set_timeouts(*cli, WAIT_MS);
-	return 0;
-}
-
 FIXTURE_SETUP(stream)
 {
 	struct lchan_info info;
@@ -118,8 +51,8 @@ FIXTURE_SETUP(stream)
 	ASSERT_EQ(0, lchan_query(&self->sctx, &info));
 	if (!(info.features & LCHAN_FEATURE_STREAM))
 		LCHAN_T_SETUP_SKIP("the module has no stream channels");
-	ret = stream_pair(&self->sctx, &self->cctx, self->d.addr, &self->srv,
-			  &self->cli);
+	ret = lchan_t_stream_pair(&self->sctx, &self->cctx, self->d.addr,
+				  &self->srv, &self->cli, WAIT_MS);
 	ASSERT_EQ(0, ret) TH_LOG("stream pair over %s: %s", self->d.addr,
 				 strerror(-ret));
 }

@@ -22,6 +22,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <poll.h>
@@ -652,6 +654,78 @@ static inline int lchan_t_pair(struct lchan_ctx *sctx, struct lchan_ctx *cctx,
 		lchan_chan_close(cli);
 		return side.ret;
 	}
+	return 0;
+}
+
+/*
+ * A connected pair of stream channels (LCHAN_FD_STREAM) over @host: a
+ * thread accepts while the caller connects; both sockets get @ms as their
+ * SO_RCVTIMEO and SO_SNDTIMEO.  -errno on failure, with neither open.
+ */
+struct lchan_t_stream_accept {
+	struct lchan_listener *lst;
+	int fd;
+};
+
+static inline void *lchan_t_stream_accept_one(void *p)
+{
+	struct lchan_t_stream_accept *a = p;
+	struct pollfd pfd = { .fd = a->lst->fd, .events = POLLIN };
+
+	do {
+		a->fd = poll(&pfd, 1, 20000) <= 0 ? -ETIMEDOUT :
+			lchan_stream_accept(a->lst, NULL, NULL);
+	} while (a->fd == -EAGAIN || a->fd == -EINTR);
+	return NULL;
+}
+
+static inline void lchan_t_sock_timeouts(int fd, int ms)
+{
+	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+static inline int lchan_t_stream_pair(struct lchan_ctx *sctx,
+				      struct lchan_ctx *cctx, const char *host,
+				      int *srv, int *cli, int ms)
+{
+	struct lchan_t_stream_accept a = { 0 };
+	struct lchan_listener lst;
+	struct lchan_addr dst;
+	char port[16];
+	pthread_t thr;
+	int ret;
+
+	*srv = *cli = -1;
+	ret = lchan_listen(sctx, host, "0", 4, LCHAN_FD_NONBLOCK, &lst);
+	if (ret)
+		return ret;
+	snprintf(port, sizeof(port), "%u", lst.addr.port);
+	ret = lchan_addr_parse(host, port, &dst);
+	a.lst = &lst;
+	if (!ret && pthread_create(&thr, NULL, lchan_t_stream_accept_one, &a))
+		ret = -EAGAIN;
+	if (ret) {
+		lchan_listener_close(&lst);
+		return ret;
+	}
+	*cli = lchan_stream_connect(cctx, &dst, NULL);
+	pthread_join(thr, NULL);
+	lchan_listener_close(&lst);
+	*srv = a.fd;
+	if (*cli < 0 || *srv < 0) {
+		ret = *cli < 0 ? *cli : *srv;
+		if (*cli >= 0)
+			close(*cli);
+		if (*srv >= 0)
+			close(*srv);
+		*cli = *srv = -1;
+		return ret;
+	}
+	lchan_t_sock_timeouts(*srv, ms);
+	lchan_t_sock_timeouts(*cli, ms);
 	return 0;
 }
 

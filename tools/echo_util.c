@@ -17,8 +17,10 @@
 
 static void echo_usage(const struct echo_opts *o)
 {
-	printf("usage: %s -s [-a ADDR] [-p PORT]\n"
-	       "       %s -c HOST [-p PORT] [-n COUNT] [-S SIZE]\n"
+	const char *L = o->lchan ? "" : " [-L]";
+
+	printf("usage: %s -s [-a ADDR] [-p PORT]%s\n"
+	       "       %s -c HOST [-p PORT] [-n COUNT] [-S SIZE]%s\n"
 	       "  -s, --server        serve one client: echo its messages until it closes\n"
 	       "  -c, --client HOST   connect to the server at HOST and time COUNT echoes\n"
 	       "  -a, --addr ADDR     the address: where the server listens (default any),\n"
@@ -26,10 +28,15 @@ static void echo_usage(const struct echo_opts *o)
 	       "  -p, --port PORT     port, 1..65535 (default %s)\n"
 	       "  -n, --count COUNT   messages (default 1000)\n"
 	       "  -S, --size SIZE     message size, 1..4M (K, M suffixes; default 64)\n"
+	       "%s"
 	       "  -h, --help          this text\n"
-	       "Exit status: 0 done, 1 error or an echo that differs, 2 usage error%s.\n",
-	       o->tool, o->tool, o->port,
-	       o->lchan ? ",\n3 the lchan module is not loaded" : "");
+	       "Exit status: 0 done, 1 error or an echo that differs, 2 usage error,\n"
+	       "3 the lchan module is not loaded%s.\n",
+	       o->tool, L, o->tool, L, o->port,
+	       o->lchan ? "" :
+	       "  -L, --lchan-stream  the same byte stream over an lchan stream channel\n"
+	       "                      (both sides), not a TCP connection\n",
+	       o->lchan ? "" : " (-L)");
 }
 
 void echo_opts_parse(struct echo_opts *o, const char *tool, const char *port,
@@ -42,6 +49,7 @@ void echo_opts_parse(struct echo_opts *o, const char *tool, const char *port,
 		{ "port", required_argument, NULL, 'p' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "size", required_argument, NULL, 'S' },
+		{ "lchan-stream", no_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -51,9 +59,14 @@ void echo_opts_parse(struct echo_opts *o, const char *tool, const char *port,
 	*o = (struct echo_opts){ .tool = tool, .port = port, .count = 1000,
 				 .lchan = lchan };
 	cli_start(argv);
-	while ((opt = getopt_long(argc, argv, "sc:a:p:n:S:h", longs,
-				  NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, lchan ? "sc:a:p:n:S:h" :
+				  "sc:a:p:n:S:Lh", longs, NULL)) != -1) {
 		switch (opt) {
+		case 'L':
+			if (lchan)
+				cli_bad_option();
+			o->stream = true;
+			break;
 		case 's':
 			o->server = true;
 			break;

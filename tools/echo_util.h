@@ -16,6 +16,7 @@ struct echo_opts {
 	const char *tool;	/* its name, in messages */
 	bool server;		/* -s */
 	bool lchan;		/* lchan_echo, not tcp_echo: it opens /dev/lchan */
+	bool stream;		/* tcp_echo -L: over an lchan stream channel */
 	/* -a or -c: where the server listens (NULL: any), or the server */
 	const char *addr;
 	const char *port;	/* -p */

@@ -4,8 +4,12 @@
  * be.  TCP is a byte stream, so this one frames messages itself (a 4-byte
  * length before each), which the lchan message layer does for you.
  *
- *   tcp_echo -s [-a ADDR] [-p PORT]                serve one client
- *   tcp_echo -c HOST [-p PORT] [-n COUNT] [-S SIZE]
+ *   tcp_echo -s [-a ADDR] [-p PORT] [-L]           serve one client
+ *   tcp_echo -c HOST [-p PORT] [-n COUNT] [-S SIZE] [-L]
+ *
+ * -L carries the same byte stream over an lchan stream channel
+ * (LCHAN_FD_STREAM): only the set-up differs, every call on the
+ * connection is the same socket call.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,7 +20,9 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include "cli.h"
 #include "echo_util.h"
+#include "liblchan.h"
 
 /* The framing TCP needs: all of [p, p + len) or an error. */
 static long io_all(int fd, void *p, size_t len, int out)
@@ -81,10 +87,51 @@ static int tcp_socket(const char *host, const char *port, int server)
 	return fd < 0 ? -errno : fd;
 }
 
+/*
+ * The connection: the server's accepted one, or the client's, over TCP
+ * or, with -L, a stream channel of @ctx; an fd, or -errno with the step
+ * that failed in @what.
+ */
+static int echo_connection(struct lchan_ctx *ctx, const struct echo_opts *o,
+			   const char **what)
+{
+	struct lchan_listener lst;
+	struct lchan_addr dst;
+	int fd, lfd;
+
+	*what = o->server ? "listen" : "connect";
+	if (o->stream && !o->server) {
+		fd = lchan_addr_parse(o->addr, o->port, &dst);
+		return fd ? fd : lchan_stream_connect(ctx, &dst, NULL);
+	}
+	if (o->stream) {
+		fd = lchan_listen(ctx, o->addr, o->port, 1, 0, &lst);
+		if (fd)
+			return fd;
+		*what = "accept";
+		fd = lchan_stream_accept(&lst, NULL, NULL);
+		lchan_listener_close(&lst);
+		return fd;
+	}
+	if (!o->server)
+		return tcp_socket(o->addr, o->port, 0);
+	lfd = tcp_socket(o->addr, o->port, 1);
+	if (lfd < 0)
+		return lfd;
+	*what = "accept";
+	fd = accept(lfd, NULL, NULL);
+	if (fd < 0)
+		fd = -errno;
+	close(lfd);
+	return fd;
+}
+
 int main(int argc, char **argv)
 {
 	struct echo_opts o;
+	struct lchan_ctx ctx;
 	unsigned char *out, *in;
+	const char *what;
 	int fd, one = 1;
 	long ret;
 
@@ -92,18 +139,17 @@ int main(int argc, char **argv)
 	ret = echo_buffers(&o, &out, &in);
 	if (ret)
 		return ret;
+	if (o.stream) {
+		ret = lchan_ctx_open(&ctx);
+		if (ret)
+			return cli_open_failed(LCHAN_DEVICE_PATH, ret);
+	}
+	fd = echo_connection(&ctx, &o, &what);
+	if (fd < 0)
+		return echo_die(&o, what, fd);
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 
-	/* Set-up: listen + accept, or connect. */
 	if (o.server) {
-		int lst = tcp_socket(o.addr, o.port, 1);
-
-		if (lst < 0)
-			return echo_die(&o, "listen", lst);
-		fd = accept(lst, NULL, NULL);
-		close(lst);
-		if (fd < 0)
-			return echo_die(&o, "accept", -errno);
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		/* Echo every message until the client closes. */
 		while ((ret = msg_recv(fd, in, o.size)) > 0) {
 			ret = msg_send(fd, in, ret);
@@ -116,9 +162,6 @@ int main(int argc, char **argv)
 		return 0;
 	}
 
-	fd = tcp_socket(o.addr, o.port, 0);
-	if (fd < 0)
-		return echo_die(&o, "connect", fd);
 	double t0 = now_s();
 
 	for (unsigned i = 0; i < o.count; i++) {
