@@ -533,7 +533,8 @@ struct lchan_channel {
 	spinlock_t cq_lock;
 	struct work_struct repost_work;	/* posts SQEs that waited */
 	struct lchan_ring ring;
-	struct lchan_stats stats;	/* under cq_lock, read lockless */
+	/* under cq_lock (a stream channel's: st->lock), read lockless */
+	struct lchan_stats stats;
 	/* A stream channel's byte stream (lchan_stream.c); under lock. */
 	struct lchan_stream *stream;
 };

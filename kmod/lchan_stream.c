@@ -160,6 +160,15 @@ static bool lchan_stream_rx_over(struct lchan_stream *st)
 	return true;
 }
 
+/*
+ * The channel's counters in sysfs: a stream channel's messages and payload
+ * bytes.  It has no ring requests, so st->lock orders their writers.
+ */
+static void lchan_stream_count(u64 *counter, u64 n)
+{
+	WRITE_ONCE(*counter, *counter + n);
+}
+
 static void lchan_stream_kick(struct lchan_stream *st)
 {
 	queue_work(lchan_wq, &st->work);
@@ -195,6 +204,9 @@ static void lchan_stream_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		list_add_tail(&rx->node, &st->rx_idle);
 		goto out_wake;
 	}
+	lchan_stream_count(&st->chan->stats.recv_ops, 1);
+	lchan_stream_count(&st->chan->stats.recv_bytes,
+			   wc->byte_len - LCHAN_STREAM_HDR);
 	st->credits += be16_to_cpu(hdr->credits);
 	if (hdr->credits)
 		key |= EPOLLOUT | EPOLLWRNORM;
@@ -260,8 +272,12 @@ static void lchan_stream_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	 * is still read, and how the stream ended (EOF or reset) is the
 	 * receive side's to tell (lchan_stream_rx_over()).
 	 */
-	if (wc->status != IB_WC_SUCCESS)
+	if (wc->status != IB_WC_SUCCESS) {
 		st->tx_dead = true;
+	} else {
+		lchan_stream_count(&st->chan->stats.send_ops, 1);
+		lchan_stream_count(&st->chan->stats.send_bytes, tx->len);
+	}
 	kick = st->owed >= LCHAN_STREAM_CREDIT_BATCH ||
 	       (st->eos_queued && !st->eos_sent);
 	spin_unlock_bh(&st->lock);
