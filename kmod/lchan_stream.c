@@ -730,7 +730,7 @@ static int lchan_stream_recvmsg(struct socket *sock, struct msghdr *msg,
 	long timeo = sock_rcvtimeo(sk, flags & MSG_DONTWAIT);
 	size_t target = sock_rcvlowat(sk, flags & MSG_WAITALL, len);
 	size_t copied = 0;
-	bool repost = false;
+	bool repost = false, readable;
 	int ret = 0;
 
 	if (flags & MSG_OOB)
@@ -750,22 +750,23 @@ static int lchan_stream_recvmsg(struct socket *sock, struct msghdr *msg,
 		if (copied >= target)
 			break;
 		spin_lock_bh(&st->lock);
-		/* A failure is told once, then reads end as at EOF. */
-		if (list_empty(&st->rx_ready) && st->err)
+		/* First: it may find the end, and record a reset. */
+		readable = lchan_stream_readable(st);
+		if (!list_empty(&st->rx_ready))
+			ret = 0;	/* bytes came meanwhile */
+		else if (st->err)
+			/* A failure is told once, then reads end as at EOF. */
 			ret = sock_error(sk) ?: 1;
-		else if (!lchan_stream_readable(st))
-			ret = -EAGAIN;
-		else if (list_empty(&st->rx_ready))
-			ret = 1;	/* the end of the stream */
+		else
+			ret = readable ? 1 : -EAGAIN;
 		spin_unlock_bh(&st->lock);
-		if (ret == 1 || (ret && ret != -EAGAIN)) {
-			if (ret == 1)
-				ret = 0;
-			break;
-		}
 		if (!ret)
 			continue;
-		ret = 0;
+		if (ret != -EAGAIN) {
+			if (ret == 1)
+				ret = 0;	/* the end of the stream */
+			break;
+		}
 		ret = lchan_stream_wait(st, &timeo, true, peek ? copied : 0);
 		if (ret)
 			break;
