@@ -240,8 +240,6 @@ static void lchan_stream_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		list_add_tail(&rx->node, &st->rx_idle);
 		break;
 	}
-	/* Credits came: a CREDIT or EOS that waited for a slot may go. */
-	kick |= st->owed >= LCHAN_STREAM_CREDIT_BATCH;
 out_wake:
 	/* A failure or a flush: whatever waits looks again. */
 	if (st->err || wc->status != IB_WC_SUCCESS)
@@ -621,6 +619,7 @@ static int lchan_stream_sendmsg(struct socket *sock, struct msghdr *msg,
 		size_t n = min_t(size_t, msg_data_left(msg),
 				 LCHAN_STREAM_PAYLOAD);
 
+		tx = NULL;
 		spin_lock_bh(&st->lock);
 		if (st->err) {
 			err = sock_error(sk) ?: -EPIPE;
@@ -630,11 +629,8 @@ static int lchan_stream_sendmsg(struct socket *sock, struct msghdr *msg,
 			tx = lchan_stream_take_tx(st);
 			st->credits--;
 		} else {
-			tx = NULL;
 			err = lchan_chan_done(st->chan) ? -EPIPE : -EAGAIN;
 		}
-		if (err)
-			tx = NULL;
 		spin_unlock_bh(&st->lock);
 		if (err == -EAGAIN) {
 			err = lchan_stream_wait(st, &timeo, false, 0);

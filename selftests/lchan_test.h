@@ -693,25 +693,20 @@ static inline int lchan_t_stream_pair(struct lchan_ctx *sctx,
 {
 	struct lchan_t_stream_accept a = { 0 };
 	struct lchan_listener lst;
-	struct lchan_addr dst;
-	char port[16];
 	pthread_t thr;
 	int ret;
 
 	*srv = *cli = -1;
+	/* Port 0: the kernel picks one; lst.addr is where it listens. */
 	ret = lchan_listen(sctx, host, "0", 4, LCHAN_FD_NONBLOCK, &lst);
 	if (ret)
 		return ret;
-	snprintf(port, sizeof(port), "%u", lst.addr.port);
-	ret = lchan_addr_parse(host, port, &dst);
 	a.lst = &lst;
-	if (!ret && pthread_create(&thr, NULL, lchan_t_stream_accept_one, &a))
-		ret = -EAGAIN;
-	if (ret) {
+	if (pthread_create(&thr, NULL, lchan_t_stream_accept_one, &a)) {
 		lchan_listener_close(&lst);
-		return ret;
+		return -EAGAIN;
 	}
-	*cli = lchan_stream_connect(cctx, &dst, NULL);
+	*cli = lchan_stream_connect(cctx, &lst.addr, NULL);
 	pthread_join(thr, NULL);
 	lchan_listener_close(&lst);
 	*srv = a.fd;
