@@ -609,6 +609,7 @@ static int lchan_stream_sendmsg(struct socket *sock, struct msghdr *msg,
 	long timeo = sock_sndtimeo(sk, msg->msg_flags & MSG_DONTWAIT);
 	struct lchan_stream_buf *tx;
 	size_t sent = 0;
+	bool failed = false;
 	int err = 0;
 
 	if (msg->msg_flags & MSG_OOB)
@@ -622,7 +623,8 @@ static int lchan_stream_sendmsg(struct socket *sock, struct msghdr *msg,
 		tx = NULL;
 		spin_lock_bh(&st->lock);
 		if (st->err) {
-			err = sock_error(sk) ?: -EPIPE;
+			failed = true;
+			err = -EPIPE;
 		} else if (st->eos_queued || st->tx_dead) {
 			err = -EPIPE;
 		} else if (lchan_stream_can_send(st)) {
@@ -661,6 +663,9 @@ static int lchan_stream_sendmsg(struct socket *sock, struct msghdr *msg,
 	mutex_unlock(&st->tx_mutex);
 	if (sent)
 		return sent;
+	/* As a read's: told once, by the call that returns it. */
+	if (failed)
+		err = sock_error(sk) ?: -EPIPE;
 	if (err == -EPIPE && !(msg->msg_flags & MSG_NOSIGNAL))
 		send_sig(SIGPIPE, current, 0);
 	return err;
@@ -726,7 +731,7 @@ static int lchan_stream_recvmsg(struct socket *sock, struct msghdr *msg,
 	long timeo = sock_rcvtimeo(sk, flags & MSG_DONTWAIT);
 	size_t target = sock_rcvlowat(sk, flags & MSG_WAITALL, len);
 	size_t copied = 0;
-	bool repost = false, readable;
+	bool repost = false, readable, failed = false;
 	int ret = 0;
 
 	if (flags & MSG_OOB)
@@ -746,21 +751,18 @@ static int lchan_stream_recvmsg(struct socket *sock, struct msghdr *msg,
 		if (copied >= target)
 			break;
 		spin_lock_bh(&st->lock);
-		/* First: it may find the end, and record a reset. */
+		/* It may find the end, and record a reset. */
 		readable = lchan_stream_readable(st);
 		if (!list_empty(&st->rx_ready))
 			ret = 0;	/* bytes came meanwhile */
-		else if (st->err)
-			/* A failure is told once, then reads end as at EOF. */
-			ret = sock_error(sk) ?: 1;
 		else
 			ret = readable ? 1 : -EAGAIN;
+		failed = st->err;
 		spin_unlock_bh(&st->lock);
 		if (!ret)
 			continue;
-		if (ret != -EAGAIN) {
-			if (ret == 1)
-				ret = 0;	/* the end of the stream */
+		if (ret == 1) {
+			ret = 0;	/* the end of the stream, or its failure */
 			break;
 		}
 		ret = lchan_stream_wait(st, &timeo, true, peek ? copied : 0);
@@ -772,6 +774,12 @@ static int lchan_stream_recvmsg(struct socket *sock, struct msghdr *msg,
 		lchan_stream_flush_now(st);
 	if (copied)
 		return copied;
+	/*
+	 * A failure is told once, by the call that returns it (a read that
+	 * returns bytes leaves it to the next); then reads end as at EOF.
+	 */
+	if (failed && !ret)
+		ret = sock_error(sk);
 	return ret;
 }
 

@@ -363,7 +363,7 @@ static void *stream_io_until_end(void *p)
 /*
  * The device goes under stream channels, a writer blocked for credits
  * (the peer's reader is not reading) and a reader blocked for bytes:
- * both return in bounded time, the reader with ECONNRESET, and the
+ * both return in bounded time, one of them with ECONNRESET, and the
  * sockets close cleanly; a stream after the device is back works.
  */
 TEST_F_TIMEOUT(fault, link_delete_under_streams, 120)
@@ -390,8 +390,13 @@ TEST_F_TIMEOUT(fault, link_delete_under_streams, 120)
 	ASSERT_EQ(0, pthread_join(tr, NULL));
 	TH_LOG("writer: %s after %.2f s; reader: %s after %.2f s",
 	       strerror(w.err), w.took, strerror(r.err), r.took);
-	EXPECT_EQ(EPIPE, w.err);
-	EXPECT_EQ(ECONNRESET, r.err);
+	/*
+	 * The reset is told once, to whichever call comes first, as TCP's
+	 * error is; then a write fails with EPIPE and a read ends at EOF.
+	 */
+	EXPECT_EQ(1, (w.err == ECONNRESET) + (r.err == ECONNRESET));
+	EXPECT_EQ(w.err == ECONNRESET ? ECONNRESET : EPIPE, w.err);
+	EXPECT_EQ(r.err == ECONNRESET ? ECONNRESET : 0, r.err);
 	EXPECT_EQ(-1, send(srv, &c, 1, MSG_NOSIGNAL));
 	close(cli);
 	close(srv);
