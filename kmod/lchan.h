@@ -920,6 +920,7 @@ struct lchan_stream *lchan_stream_open(struct lchan_channel *chan,
 				       const struct lchan_rc_params *rc,
 				       u32 flags, const unsigned long *deadline);
 int lchan_stream_install(struct lchan_stream *st, u32 flags);
+void lchan_stream_graft(struct lchan_stream *st, struct socket *sock);
 void lchan_stream_abort(struct lchan_stream *st);
 void lchan_stream_qp_gone(struct lchan_channel *chan);
 int lchan_stream_init(void);
@@ -967,6 +968,17 @@ long lchan_ioctl_listen(struct lchan_ucmd *ucmd);
 void lchan_listen_link_setup(struct lchan_link *link,
 			     const struct lchan_link_msg *msg);
 bool lchan_listen_link_cancel(struct lchan_link *link, u64 req_id);
+struct lchan_listen_point *lchan_listen_open(struct lchan_context *ctx,
+					     struct sockaddr_storage *ss,
+					     u32 backlog);
+void lchan_listen_close(struct lchan_listen_point *lst);
+bool lchan_listen_pending(struct lchan_listen_point *lst);
+struct lchan_stream *lchan_listen_next_stream(struct lchan_listen_point *lst);
+
+/* lchan_stream_listen.c */
+long lchan_stream_listen_new(struct lchan_ucmd *ucmd);
+int lchan_stream_listen_init(void);
+void lchan_stream_listen_exit(void);
 
 /* lchan_charge.c */
 int lchan_charge_room(void);

@@ -10,6 +10,7 @@
 
 #include <linux/file.h>
 #include <linux/mm.h>
+#include <linux/net.h>
 #include <linux/version.h>
 #include <rdma/ib_verbs.h>
 
@@ -62,6 +63,48 @@ static inline bool lchan_compat_post_bh_off(const struct ib_device *ibdev)
 /* rxe's CQ poll context (its entry in lchan_quirk.c). */
 #define LCHAN_COMPAT_RXE_CQ_POLL \
 	(LCHAN_RXE_TASKLETS ? IB_POLL_SOFTIRQ : IB_POLL_WORKQUEUE)
+
+/*
+ * 6.10 gave proto_ops.accept one argument for the flags and the caller's
+ * kind, struct proto_accept_arg (defined here before).  The module's
+ * accept takes the new form; LCHAN_COMPAT_ACCEPT() names what goes in
+ * its proto_ops, and lchan_compat_accept() calls another socket's.
+ */
+#if KERNEL_VERSION(6, 10, 0) > LINUX_VERSION_CODE
+struct proto_accept_arg {
+	int flags;
+	int err;
+	int is_empty;
+	bool kern;
+};
+
+#define LCHAN_COMPAT_ACCEPT_DEFINE(fn)					\
+static int fn##_compat(struct socket *sock, struct socket *newsock,	\
+		       int flags, bool kern)				\
+{									\
+	struct proto_accept_arg arg = { .flags = flags, .kern = kern };	\
+									\
+	return fn(sock, newsock, &arg);					\
+}
+#define LCHAN_COMPAT_ACCEPT(fn) fn##_compat
+
+static inline int lchan_compat_accept(struct socket *sock,
+				      struct socket *newsock,
+				      struct proto_accept_arg *arg)
+{
+	return sock->ops->accept(sock, newsock, arg->flags, arg->kern);
+}
+#else
+#define LCHAN_COMPAT_ACCEPT_DEFINE(fn)
+#define LCHAN_COMPAT_ACCEPT(fn) fn
+
+static inline int lchan_compat_accept(struct socket *sock,
+				      struct socket *newsock,
+				      struct proto_accept_arg *arg)
+{
+	return sock->ops->accept(sock, newsock, arg);
+}
+#endif
 
 /*
  * The poller pool learns how long its threads waited for their CPU from

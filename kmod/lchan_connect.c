@@ -529,7 +529,8 @@ int lchan_ioctl_connect_check(const struct lchan_ucmd *ucmd)
 	int ret;
 
 	ret = lchan_connect_check_open(req->flags & ~(LCHAN_CONNECT_CM_ONLY |
-						      LCHAN_CONNECT_LINK_ONLY),
+						      LCHAN_CONNECT_LINK_ONLY |
+						      LCHAN_CONNECT_NO_IWARP),
 				       &req->rings, &req->rc);
 	if (ret)
 		return ret;
@@ -682,6 +683,12 @@ long lchan_ioctl_connect(struct lchan_ucmd *ucmd)
 					 deadline);
 	if (ret)
 		goto err_abort;
+	/* Nothing has reached the peer yet: only a local port is held. */
+	if ((req->flags & LCHAN_CONNECT_NO_IWARP) &&
+	    rdma_protocol_iwarp(chan->cm_id->device, chan->cm_id->port_num)) {
+		ret = -EPROTONOSUPPORT;
+		goto err_abort;
+	}
 	/* A stream's ends both run lchan; it is set up through rdma_cm. */
 	flags = req->flags;
 	if (flags & LCHAN_FD_STREAM)

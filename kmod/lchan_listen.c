@@ -160,14 +160,18 @@ static void lchan_listen_unbind_dev(struct lchan_listen_point *lst)
 	mutex_unlock(&dev->lock);
 }
 
-static int lchan_listen_release(struct inode *inode, struct file *file)
+/* The end of a listener lchan_listen_open() made. */
+void lchan_listen_close(struct lchan_listen_point *lst)
 {
-	struct lchan_listen_point *lst = file->private_data;
-
 	lchan_listen_shutdown(lst);
 	lchan_listen_unbind_dev(lst);
 	lchan_dev_put(lst->dev);
 	kref_put(&lst->ref, lchan_listen_free);
+}
+
+static int lchan_listen_release(struct inode *inode, struct file *file)
+{
+	lchan_listen_close(file->private_data);
 	return 0;
 }
 
@@ -193,6 +197,17 @@ void lchan_listen_kill_dev(struct lchan_dev *dev)
 	}
 }
 
+/* Whether a request waits in the backlog. */
+bool lchan_listen_pending(struct lchan_listen_point *lst)
+{
+	bool pending;
+
+	spin_lock(&lst->lock);
+	pending = !list_empty(&lst->backlog);
+	spin_unlock(&lst->lock);
+	return pending;
+}
+
 /* As a channel's: EPOLLERR alone for a process other than the owner. */
 static __poll_t lchan_listen_poll(struct file *file, poll_table *wait)
 {
@@ -202,10 +217,8 @@ static __poll_t lchan_listen_poll(struct file *file, poll_table *wait)
 	if (!lchan_ctx_owned(lst->ctx))
 		return EPOLLERR;
 	poll_wait(file, &lst->wq, wait);
-	spin_lock(&lst->lock);
-	if (!list_empty(&lst->backlog))
+	if (lchan_listen_pending(lst))
 		mask |= EPOLLIN | EPOLLRDNORM;
-	spin_unlock(&lst->lock);
 	if (READ_ONCE(lst->dead))
 		mask |= EPOLLERR | EPOLLHUP;
 	return mask;
@@ -315,31 +328,90 @@ static long lchan_listen_accept_stream(struct lchan_ucmd *ucmd,
 	return lchan_stream_install(st, req->flags);
 }
 
+/*
+ * Accept's first stages: a channel of @lst's context for the next live
+ * request, waiting for one unless @nonblock, with the request's id and
+ * in @open_flags whether it asks for the opening exchange; or the channel
+ * a link set up for it (*@ready).
+ */
+static struct lchan_channel *lchan_listen_take(struct lchan_listen_point *lst,
+					       bool nonblock, u32 *open_flags,
+					       bool *ready)
+{
+	struct lchan_channel *chan, *built = NULL;
+	struct rdma_cm_id *id;
+
+	chan = lchan_connect_new(lst->ctx);
+	if (IS_ERR(chan))
+		return chan;
+	chan->conn.passive = true;
+
+	*open_flags = 0;
+	id = lchan_listen_next(lst, nonblock, chan, open_flags, &built);
+	if (IS_ERR(id)) {
+		lchan_file_abort(chan);
+		return ERR_CAST(id);
+	}
+	*ready = built;
+	if (built) {
+		/* Set up over a link: the channel waited, built, in RTR. */
+		lchan_file_abort(chan);
+		return built;
+	}
+
+	mutex_lock(&chan->lock);
+	chan->cm_id = id;
+	rdma_lock_handler(id);
+	id->context = &chan->kind;	/* from now on events are ours */
+	rdma_unlock_handler(id);
+	lchan_cm_copy_sockaddr(&chan->conn.remote, (struct sockaddr *)
+			       &id->route.addr.dst_addr);
+	mutex_unlock(&chan->lock);
+	return chan;
+}
+
+/*
+ * The stream listener's accept (lchan_stream_listen.c): a stream channel
+ * for the next request, -EAGAIN when none waits.  A channel a link set
+ * up comes from a peer that did not ask for a stream: it goes.
+ */
+struct lchan_stream *lchan_listen_next_stream(struct lchan_listen_point *lst)
+{
+	static const struct lchan_rc_params rc;
+	struct lchan_channel *chan;
+	struct lchan_stream *st;
+	u32 open_flags;
+	bool ready;
+
+	for (;;) {
+		chan = lchan_listen_take(lst, true, &open_flags, &ready);
+		if (IS_ERR(chan))
+			return ERR_CAST(chan);
+		if (!ready)
+			break;
+		lchan_file_abort(chan);
+	}
+	st = lchan_stream_open(chan, &rc, LCHAN_FD_STREAM | open_flags, NULL);
+	if (IS_ERR(st) && PTR_ERR(st) == -ERESTARTSYS)
+		return ERR_PTR(-EINTR);
+	return st;
+}
+
 long lchan_ioctl_accept(struct lchan_ucmd *ucmd)
 {
 	struct file *file = ucmd->file;
 	struct lchan_listen_point *lst = file->private_data;
 	struct lchan_accept_args *req = ucmd->cmd;
-	struct lchan_channel *chan, *ready = NULL;
-	struct rdma_cm_id *id;
-	u32 open_flags = 0;
+	struct lchan_channel *chan;
+	u32 open_flags;
+	bool ready;
 	long ret;
 
-	chan = lchan_connect_new(lst->ctx);
+	chan = lchan_listen_take(lst, file->f_flags & O_NONBLOCK, &open_flags,
+				 &ready);
 	if (IS_ERR(chan))
 		return PTR_ERR(chan);
-	chan->conn.passive = true;
-
-	id = lchan_listen_next(lst, file->f_flags & O_NONBLOCK, chan,
-			       &open_flags, &ready);
-	if (IS_ERR(id)) {
-		ret = PTR_ERR(id);
-		goto err_abort;
-	}
 	if (ready) {
-		/* Set up over a link: the channel waited, built, in RTR. */
-		lchan_file_abort(chan);
-		chan = ready;
 		/* A stream's peer sets it up through rdma_cm. */
 		if (req->flags & LCHAN_FD_STREAM) {
 			ret = -EPROTO;
@@ -352,14 +424,6 @@ long lchan_ioctl_accept(struct lchan_ucmd *ucmd)
 		goto out_respond;
 	}
 
-	mutex_lock(&chan->lock);
-	chan->cm_id = id;
-	rdma_lock_handler(id);
-	id->context = &chan->kind;	/* from now on events are ours */
-	rdma_unlock_handler(id);
-	lchan_cm_copy_sockaddr(&chan->conn.remote, (struct sockaddr *)
-			       &id->route.addr.dst_addr);
-	mutex_unlock(&chan->lock);
 	if (req->flags & LCHAN_FD_STREAM)
 		return lchan_listen_accept_stream(ucmd, chan, open_flags);
 	/* The request's answer to the exchange stands for the caller's. */
@@ -634,14 +698,21 @@ bool lchan_listen_link_cancel(struct lchan_link *link, u64 req_id)
 int lchan_ioctl_listen_check(const struct lchan_ucmd *ucmd)
 {
 	const struct lchan_listen_args *req = ucmd->cmd;
+	static const struct lchan_addr none;
 	struct sockaddr_storage ss;
 	int ret;
 
 	ret = lchan_connect_check_fd_flags(req->flags, LCHAN_FD_CLOEXEC |
-					   LCHAN_FD_NONBLOCK);
+					   LCHAN_FD_NONBLOCK |
+					   LCHAN_FD_STREAM);
 	if (ret)
 		return ret;
-	if (req->resv || req->backlog > LCHAN_MAX_BACKLOG)
+	if (req->backlog > LCHAN_MAX_BACKLOG)
+		return -EINVAL;
+	/* A stream listener's address is its TCP socket's. */
+	if (req->flags & LCHAN_FD_STREAM)
+		return memcmp(&req->addr, &none, sizeof(none)) ? -EINVAL : 0;
+	if (req->sock_fd)
 		return -EINVAL;
 	return lchan_cm_addr_to_sockaddr(&req->addr, &ss);
 }
@@ -685,26 +756,26 @@ static int lchan_listen_again(struct lchan_listen_point *lst,
 	return ret;
 }
 
-long lchan_ioctl_listen(struct lchan_ucmd *ucmd)
+/*
+ * A listener of @ctx on @ss (its port read back there): a counted
+ * reference, which lchan_listen_close() ends.
+ */
+struct lchan_listen_point *lchan_listen_open(struct lchan_context *ctx,
+					     struct sockaddr_storage *ss,
+					     u32 backlog)
 {
-	struct lchan_context *ctx = ucmd->file->private_data;
-	struct lchan_listen_args *req = ucmd->cmd;
-	struct sockaddr_storage ss;
 	struct lchan_listen_point *lst;
 	struct rdma_cm_id *cm_id;
-	long ret;
-	int fd;
+	bool any_port = !lchan_link_addr_port(ss);
+	int ret;
 
-	/* lchan_ioctl_listen_check() found the address good. */
-	lchan_cm_addr_to_sockaddr(&req->addr, &ss);
-
-	/* The device's listening socket (iWARP) and the file. */
+	/* The device's listening socket (iWARP). */
 	ret = lchan_charge_room();
 	if (ret)
-		return ret;
+		return ERR_PTR(ret);
 	lst = kzalloc(sizeof(*lst), LCHAN_GFP_USER);
 	if (!lst)
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	lst->kind = LCHAN_CM_LISTENER;
 	kref_init(&lst->ref);
 	mutex_init(&lst->mutex);
@@ -713,7 +784,7 @@ long lchan_ioctl_listen(struct lchan_ucmd *ucmd)
 	INIT_LIST_HEAD(&lst->dev_node);
 	INIT_LIST_HEAD(&lst->table_node);
 	init_waitqueue_head(&lst->wq);
-	lst->max_backlog = req->backlog ?: LCHAN_DEFAULT_BACKLOG;
+	lst->max_backlog = backlog ?: LCHAN_DEFAULT_BACKLOG;
 	kref_get(&ctx->ref);
 	lst->ctx = ctx;
 
@@ -724,7 +795,7 @@ long lchan_ioctl_listen(struct lchan_ucmd *ucmd)
 		goto err_put;
 	}
 	lst->cm_id = cm_id;
-	ret = rdma_bind_addr(cm_id, (struct sockaddr *)&ss);
+	ret = rdma_bind_addr(cm_id, (struct sockaddr *)ss);
 	if (ret)
 		goto err_shutdown;
 	/* A specific address pins the listener to one device. */
@@ -734,27 +805,14 @@ long lchan_ioctl_listen(struct lchan_ucmd *ucmd)
 			goto err_shutdown;
 	}
 	ret = rdma_listen(cm_id, LCHAN_CM_LISTEN_DEPTH);
-	if (ret == -EADDRINUSE && !req->addr.port)
-		ret = lchan_listen_again(lst, &ss);
+	if (ret == -EADDRINUSE && any_port)
+		ret = lchan_listen_again(lst, ss);
 	if (ret)
 		goto err_unbind;
-
-	lchan_cm_sockaddr_to_addr((struct sockaddr_storage *)
-			       &lst->cm_id->route.addr.src_addr, &req->addr);
-	ret = lchan_ioctl_respond(ucmd);
-	if (ret)
-		goto err_unbind;
+	lchan_cm_copy_sockaddr(ss, (struct sockaddr *)
+			       &lst->cm_id->route.addr.src_addr);
 	lchan_listen_publish(lst);
-
-	fd = anon_inode_getfd("[lchan-listener]", &lchan_listen_fops, lst,
-			      O_RDWR |
-			      (req->flags & LCHAN_FD_CLOEXEC ? O_CLOEXEC : 0) |
-			      (req->flags & LCHAN_FD_NONBLOCK ? O_NONBLOCK : 0));
-	if (fd < 0) {
-		ret = fd;
-		goto err_unbind;
-	}
-	return fd;
+	return lst;
 
 err_unbind:
 	lchan_listen_unbind_dev(lst);
@@ -763,5 +821,41 @@ err_shutdown:
 	lchan_dev_put(lst->dev);
 err_put:
 	kref_put(&lst->ref, lchan_listen_free);
+	return ERR_PTR(ret);
+}
+
+long lchan_ioctl_listen(struct lchan_ucmd *ucmd)
+{
+	struct lchan_context *ctx = ucmd->file->private_data;
+	struct lchan_listen_args *req = ucmd->cmd;
+	struct sockaddr_storage ss;
+	struct lchan_listen_point *lst;
+	long ret;
+	int fd;
+
+	if (req->flags & LCHAN_FD_STREAM)
+		return lchan_stream_listen_new(ucmd);
+	/* lchan_ioctl_listen_check() found the address good. */
+	lchan_cm_addr_to_sockaddr(&req->addr, &ss);
+	lst = lchan_listen_open(ctx, &ss, req->backlog);
+	if (IS_ERR(lst))
+		return PTR_ERR(lst);
+
+	lchan_cm_sockaddr_to_addr(&ss, &req->addr);
+	ret = lchan_ioctl_respond(ucmd);
+	if (ret)
+		goto err_close;
+	fd = anon_inode_getfd("[lchan-listener]", &lchan_listen_fops, lst,
+			      O_RDWR |
+			      (req->flags & LCHAN_FD_CLOEXEC ? O_CLOEXEC : 0) |
+			      (req->flags & LCHAN_FD_NONBLOCK ? O_NONBLOCK : 0));
+	if (fd < 0) {
+		ret = fd;
+		goto err_close;
+	}
+	return fd;
+
+err_close:
+	lchan_listen_close(lst);
 	return ret;
 }

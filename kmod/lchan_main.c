@@ -141,9 +141,13 @@ static int __init lchan_main_init(void)
 	if (ret)
 		goto err_poller;
 
-	ret = ib_register_client(&lchan_main_client);
+	ret = lchan_stream_listen_init();
 	if (ret)
 		goto err_stream;
+
+	ret = ib_register_client(&lchan_main_client);
+	if (ret)
+		goto err_stream_listen;
 
 	ret = misc_register(&lchan_miscdev);
 	if (ret)
@@ -155,6 +159,8 @@ static int __init lchan_main_init(void)
 
 err_unregister_client:
 	ib_unregister_client(&lchan_main_client);
+err_stream_listen:
+	lchan_stream_listen_exit();
 err_stream:
 	lchan_stream_exit();
 err_poller:
@@ -179,6 +185,7 @@ static void __exit lchan_main_exit(void)
 	/* MR releases, links' last works, the ends of closed streams */
 	flush_workqueue(lchan_wq);
 	ib_unregister_client(&lchan_main_client);
+	lchan_stream_listen_exit();
 	lchan_stream_exit();
 	lchan_poller_exit();
 	lchan_cq_exit();

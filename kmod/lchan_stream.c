@@ -1032,7 +1032,12 @@ static struct lchan_stream *lchan_stream_alloc(struct lchan_channel *chan)
 		      LCHAN_GFP_USER, &lchan_stream_prot, 0);
 	if (!sk)
 		return NULL;
-	/* sk_alloc() zeroes the whole object, obj_size bytes. */
+	/*
+	 * sk_alloc() zeroes the whole object, obj_size bytes.  The socket's
+	 * reference is set by sock_init_data() when the stream gets its
+	 * socket; one is needed before, for a set-up that fails.
+	 */
+	refcount_set(&sk->sk_refcnt, 1);
 	st = lchan_stream_of(sk);
 	st->chan = chan;
 	mutex_init(&st->rx_mutex);
@@ -1075,6 +1080,19 @@ static int lchan_stream_prepare(struct lchan_stream *st)
 }
 
 /*
+ * The stream becomes @sock's: a SOCK_STREAM socket whose ops' module
+ * reference (this module's) its caller holds.
+ */
+void lchan_stream_graft(struct lchan_stream *st, struct socket *sock)
+{
+	sock->ops = &lchan_stream_ops;
+	sock_init_data(sock, &st->sk);
+	st->sk.sk_protocol = IPPROTO_TCP;
+	st->sk.sk_state = TCP_ESTABLISHED;
+	lchan_parts_attach(st->chan);
+}
+
+/*
  * The stream's socket file, in a new descriptor; on failure the stream
  * ends (a socket made already ends it through its release).
  */
@@ -1094,19 +1112,15 @@ int lchan_stream_install(struct lchan_stream *st, u32 flags)
 		goto err_destroy;
 	}
 	sock->type = SOCK_STREAM;
-	sock->ops = &lchan_stream_ops;
 	/* sock_release() puts it. */
 	__module_get(THIS_MODULE);
-	sock_init_data(sock, &st->sk);
-	st->sk.sk_protocol = IPPROTO_TCP;
-	st->sk.sk_state = TCP_ESTABLISHED;
+	lchan_stream_graft(st, sock);
 	file = sock_alloc_file(sock, flags & LCHAN_FD_NONBLOCK ?
 			       O_NONBLOCK : 0, NULL);
 	if (IS_ERR(file)) {
 		put_unused_fd(fd);
 		return PTR_ERR(file);
 	}
-	lchan_parts_attach(st->chan);
 	fd_install(fd, file);
 	return fd;
 

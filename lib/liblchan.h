@@ -195,6 +195,12 @@ int lchan_stream_connect(struct lchan_ctx *ctx, const struct lchan_addr *dst,
 			 const struct lchan_opts *opts);
 int lchan_stream_accept(struct lchan_listener *lst,
 			const struct lchan_opts *opts, struct lchan_addr *peer);
+/*
+ * A stream listener for the listening TCP socket @sock_fd: a socket that
+ * accept(2) gives both TCP connections and stream channels on.
+ */
+int lchan_stream_listen(struct lchan_ctx *ctx, int sock_fd, unsigned flags,
+			struct lchan_addr *addr);
 
 int lchan_submit(struct lchan_chan *chan);
 int lchan_submit_and_wait(struct lchan_chan *chan, unsigned min_complete,

@@ -318,6 +318,24 @@ int lchan_stream_accept(struct lchan_listener *lst,
 	return fd;
 }
 
+int lchan_stream_listen(struct lchan_ctx *ctx, int sock_fd, unsigned flags,
+			struct lchan_addr *addr)
+{
+	struct lchan_listen_args req = {
+		.size = sizeof(req),
+		.flags = flags | LCHAN_FD_STREAM | LCHAN_FD_CLOEXEC,
+		.sock_fd = sock_fd,
+	};
+	int fd;
+
+	fd = ioctl(ctx->fd, LCHAN_IOC_LISTEN, &req);
+	if (fd < 0)
+		return lchan_errno();
+	if (addr)
+		*addr = req.addr;
+	return fd;
+}
+
 /* The QP numbers are known once connected. */
 static int lchan_chan_refresh(struct lchan_chan *chan)
 {

@@ -335,7 +335,7 @@ TEST_F_TIMEOUT(abi, listen, 60)
 	req.flags = 1U << 31;
 	EXPECT_EQ(-EINVAL, abi_ioctl(self->ctx.fd, LCHAN_IOC_LISTEN, &req));
 	req = tmpl;
-	req.resv = 1;
+	req.sock_fd = 1;
 	EXPECT_EQ(-EINVAL, abi_ioctl(self->ctx.fd, LCHAN_IOC_LISTEN, &req));
 
 	req = tmpl;

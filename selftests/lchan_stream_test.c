@@ -632,4 +632,380 @@ TEST_F(stream_args, poller_context_refused)
 	lchan_ctx_close(&pctx);
 }
 
+/*
+ * A listening TCP socket on the device's address, port chosen by TCP, with
+ * every wait of its accept bounded by SO_RCVTIMEO.
+ */
+static int tcp_listener(const char *host, int family, int ms)
+{
+	struct sockaddr_storage ss = { 0 };
+	struct lchan_addr a;
+	int one = 1, fd;
+
+	if (lchan_addr_parse(host, "0", &a) ||
+	    lchan_addr_to_sockaddr(&a, &ss) < 0)
+		return -1;
+	fd = socket(family, SOCK_STREAM, 0);
+	if (fd < 0)
+		return -1;
+	lchan_t_sock_timeouts(fd, ms);
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(fd, (struct sockaddr *)&ss, sizeof(ss)) || listen(fd, 16)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int tcp_connect_to(const struct lchan_addr *a)
+{
+	struct sockaddr_storage ss;
+	int fd;
+
+	if (lchan_addr_to_sockaddr(a, &ss) < 0)
+		return -1;
+	fd = socket(ss.ss_family, SOCK_STREAM, 0);
+	if (fd < 0)
+		return -1;
+	lchan_t_sock_timeouts(fd, WAIT_MS);
+	if (connect(fd, (struct sockaddr *)&ss, sizeof(ss))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* A stream connect from a thread: it returns once accepted. */
+struct stream_dial {
+	struct lchan_ctx *ctx;
+	struct lchan_addr dst;
+	unsigned flags;
+	int fd;
+};
+
+static void *stream_dial(void *p)
+{
+	struct stream_dial *d = p;
+	struct lchan_opts opts = { .flags = d->flags, .timeout_ms = WAIT_MS };
+
+	d->fd = lchan_stream_connect(d->ctx, &d->dst, &opts);
+	if (d->fd >= 0)
+		lchan_t_sock_timeouts(d->fd, WAIT_MS);
+	return NULL;
+}
+
+/* A line each way between two connected sockets. */
+static bool ping_pong(int a, int b)
+{
+	char buf[8] = { 0 };
+
+	return write(a, "ping", 4) == 4 &&
+	       recv(b, buf, 4, MSG_WAITALL) == 4 && !memcmp(buf, "ping", 4) &&
+	       write(b, "pong", 4) == 4 &&
+	       recv(a, buf, 4, MSG_WAITALL) == 4 && !memcmp(buf, "pong", 4);
+}
+
+static int sock_int(int fd, int level, int name)
+{
+	socklen_t len = sizeof(int);
+	int val = -1;
+
+	if (getsockopt(fd, level, name, &val, &len))
+		return -errno;
+	return val;
+}
+
+/*
+ * Stream listeners (LISTEN with LCHAN_FD_STREAM): one socket that accepts
+ * TCP connections and stream channels on the TCP socket's port.  An iWARP
+ * device listens in TCP's own port space, so there the listener cannot
+ * be made beside the TCP socket: the setup checks the error and SKIPs.
+ */
+FIXTURE(stream_listen) {
+	struct lchan_t_dev d;
+	struct lchan_ctx sctx, cctx;
+	struct lchan_addr addr;	/* where both listen */
+	int tcp, lst;
+};
+
+LCHAN_T_VARIANTS(stream_listen);
+
+FIXTURE_SETUP(stream_listen)
+{
+	struct lchan_info info;
+	int ret;
+
+	self->tcp = self->lst = -1;
+	self->sctx.fd = self->cctx.fd = -1;
+	LCHAN_T_NEED_DEV(&self->d, variant->kind);
+	lchan_t_raise_memlock();
+	ASSERT_EQ(0, lchan_ctx_open(&self->sctx));
+	ASSERT_EQ(0, lchan_ctx_open(&self->cctx));
+	ASSERT_EQ(0, lchan_query(&self->sctx, &info));
+	if (!(info.features & LCHAN_FEATURE_STREAM))
+		LCHAN_T_SETUP_SKIP("the module has no stream channels");
+	self->tcp = tcp_listener(self->d.addr, strchr(self->d.addr, ':') ?
+				 AF_INET6 : AF_INET, WAIT_MS);
+	ASSERT_LE(0, self->tcp) TH_LOG("TCP listener on %s: %s",
+				       self->d.addr, strerror(errno));
+	ret = lchan_stream_listen(&self->sctx, self->tcp, 0, &self->addr);
+	if (!strcmp(variant->kind, "siw")) {
+		ASSERT_EQ(-EADDRINUSE, ret);
+		LCHAN_T_SETUP_SKIP("iWARP listens in TCP's port space");
+	}
+	ASSERT_LE(0, ret) TH_LOG("stream listener: %s", strerror(-ret));
+	self->lst = ret;
+}
+
+FIXTURE_TEARDOWN(stream_listen)
+{
+	if (self->lst >= 0)
+		close(self->lst);
+	if (self->tcp >= 0)
+		close(self->tcp);
+	if (self->cctx.fd >= 0)
+		lchan_ctx_close(&self->cctx);
+	if (self->sctx.fd >= 0)
+		lchan_ctx_close(&self->sctx);
+}
+
+TEST_F(stream_listen, tcp_and_stream_on_one_port)
+{
+	struct stream_dial d = { .ctx = &self->cctx, .dst = self->addr };
+	struct sockaddr_storage tcp_name, lst_name, peer, cli_name;
+	socklen_t len = sizeof(tcp_name);
+	pthread_t thr;
+	int cli, srv;
+
+	/* The listener is the TCP socket's address and port. */
+	ASSERT_EQ(0, getsockname(self->tcp, (struct sockaddr *)&tcp_name,
+				 &len));
+	len = sizeof(lst_name);
+	ASSERT_EQ(0, getsockname(self->lst, (struct sockaddr *)&lst_name,
+				 &len));
+	EXPECT_EQ(0, memcmp(&tcp_name, &lst_name, len));
+	EXPECT_EQ(1, sock_int(self->lst, SOL_SOCKET, SO_ACCEPTCONN));
+	EXPECT_EQ(SOCK_STREAM, sock_int(self->lst, SOL_SOCKET, SO_TYPE));
+	EXPECT_EQ(IPPROTO_TCP, sock_int(self->lst, SOL_SOCKET, SO_PROTOCOL));
+	/* It holds the TCP socket: the program's fd may go. */
+	close(self->tcp);
+	self->tcp = -1;
+
+	/* A TCP client gets the TCP socket's own connection. */
+	cli = tcp_connect_to(&self->addr);
+	ASSERT_LE(0, cli);
+	len = sizeof(peer);
+	srv = accept(self->lst, (struct sockaddr *)&peer, &len);
+	ASSERT_LE(0, srv) TH_LOG("accept: %s", strerror(errno));
+	len = sizeof(cli_name);
+	ASSERT_EQ(0, getsockname(cli, (struct sockaddr *)&cli_name, &len));
+	EXPECT_EQ(0, memcmp(&cli_name, &peer, len));
+	EXPECT_TRUE(ping_pong(cli, srv));
+	close(cli);
+	close(srv);
+
+	/* A stream client gets a stream channel on the same port. */
+	ASSERT_EQ(0, pthread_create(&thr, NULL, stream_dial, &d));
+	srv = accept(self->lst, NULL, NULL);
+	pthread_join(thr, NULL);
+	ASSERT_LE(0, srv) TH_LOG("accept: %s", strerror(errno));
+	ASSERT_LE(0, d.fd) TH_LOG("stream connect: %s", strerror(-d.fd));
+	lchan_t_sock_timeouts(srv, WAIT_MS);
+	EXPECT_TRUE(ping_pong(d.fd, srv));
+	EXPECT_EQ(IPPROTO_TCP, sock_int(srv, SOL_SOCKET, SO_PROTOCOL));
+	close(d.fd);
+	close(srv);
+}
+
+TEST_F(stream_listen, nonblocking_epoll_sees_both)
+{
+	struct stream_dial d = { .ctx = &self->cctx, .dst = self->addr };
+	struct epoll_event ev = { .events = EPOLLIN };
+	pthread_t thr;
+	int ep, cli, srv;
+
+	ASSERT_EQ(0, fcntl(self->lst, F_SETFL, O_NONBLOCK));
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_LE(0, ep);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->lst, &ev));
+	EXPECT_EQ(-1, accept4(self->lst, NULL, NULL, 0));
+	EXPECT_EQ(EAGAIN, errno);
+	EXPECT_EQ(0, epoll_wait(ep, &ev, 1, QUIET_MS));
+
+	cli = tcp_connect_to(&self->addr);
+	ASSERT_LE(0, cli);
+	ASSERT_EQ(1, epoll_wait(ep, &ev, 1, WAIT_MS));
+	srv = accept4(self->lst, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	ASSERT_LE(0, srv);
+	EXPECT_TRUE(fcntl(srv, F_GETFL) & O_NONBLOCK);
+	EXPECT_TRUE(fcntl(srv, F_GETFD) & FD_CLOEXEC);
+	close(srv);
+	close(cli);
+	EXPECT_EQ(0, epoll_wait(ep, &ev, 1, QUIET_MS));
+
+	ASSERT_EQ(0, pthread_create(&thr, NULL, stream_dial, &d));
+	EXPECT_EQ(1, epoll_wait(ep, &ev, 1, WAIT_MS));
+	srv = accept4(self->lst, NULL, NULL, SOCK_NONBLOCK);
+	pthread_join(thr, NULL);
+	ASSERT_LE(0, srv) TH_LOG("accept: %s", strerror(errno));
+	ASSERT_LE(0, d.fd) TH_LOG("stream connect: %s", strerror(-d.fd));
+	EXPECT_TRUE(fcntl(srv, F_GETFL) & O_NONBLOCK);
+	EXPECT_EQ(4, write(d.fd, "ping", 4));
+	ev.events = EPOLLIN;
+	ev.data.fd = srv;
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, srv, &ev));
+	ASSERT_EQ(1, epoll_wait(ep, &ev, 1, WAIT_MS));
+	EXPECT_EQ(srv, ev.data.fd);
+	close(srv);
+	close(d.fd);
+	EXPECT_EQ(-1, accept4(self->lst, NULL, NULL, 0));
+	EXPECT_EQ(EAGAIN, errno);
+	close(ep);
+}
+
+/* A blocking accept waits for either kind and ends at SO_RCVTIMEO. */
+TEST_F(stream_listen, blocking_accept_times_out)
+{
+	struct timeval tv = { 0, 200000 };
+	struct timespec t0, t1;
+	long ms;
+
+	/* The TCP socket's timeout when the listener was made is its own. */
+	ASSERT_EQ(0, setsockopt(self->lst, SOL_SOCKET, SO_RCVTIMEO, &tv,
+				sizeof(tv)));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	EXPECT_EQ(-1, accept(self->lst, NULL, NULL));
+	EXPECT_EQ(EAGAIN, errno);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 +
+	     (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	EXPECT_LE(150, ms);
+	EXPECT_GT(WAIT_MS, ms);
+}
+
+/* Options of the listening socket are the TCP socket's. */
+TEST_F(stream_listen, tcp_level_options_reach_tcp)
+{
+	int secs = 7;
+
+	ASSERT_EQ(0, setsockopt(self->lst, SOL_TCP, TCP_DEFER_ACCEPT, &secs,
+				sizeof(secs)));
+	EXPECT_LT(0, sock_int(self->tcp, SOL_TCP, TCP_DEFER_ACCEPT));
+	EXPECT_EQ(sock_int(self->tcp, SOL_TCP, TCP_DEFER_ACCEPT),
+		  sock_int(self->lst, SOL_TCP, TCP_DEFER_ACCEPT));
+	EXPECT_EQ(1, sock_int(self->lst, SOL_SOCKET, SO_REUSEADDR));
+}
+
+/* A child that inherits the listener accepts on it, as a forked worker. */
+TEST_F_TIMEOUT(stream_listen, child_accepts_both_kinds, 60)
+{
+	struct stream_dial d = { .ctx = &self->cctx, .dst = self->addr };
+	pthread_t thr;
+	pid_t pid;
+	int cli;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int i, srv, ok = 1;
+
+		for (i = 0; i < 2; i++) {
+			char buf[4];
+
+			srv = accept(self->lst, NULL, NULL);
+			if (srv < 0 || recv(srv, buf, 4, MSG_WAITALL) != 4 ||
+			    write(srv, buf, 4) != 4)
+				ok = 0;
+			if (srv >= 0)
+				close(srv);
+		}
+		_exit(ok ? 0 : 1);
+	}
+	cli = tcp_connect_to(&self->addr);
+	ASSERT_LE(0, cli);
+	EXPECT_TRUE(write(cli, "abcd", 4) == 4);
+	{
+		char buf[4];
+
+		EXPECT_EQ(4, recv(cli, buf, 4, MSG_WAITALL));
+	}
+	close(cli);
+	ASSERT_EQ(0, pthread_create(&thr, NULL, stream_dial, &d));
+	pthread_join(thr, NULL);
+	ASSERT_LE(0, d.fd) TH_LOG("stream connect: %s", strerror(-d.fd));
+	EXPECT_TRUE(write(d.fd, "efgh", 4) == 4);
+	{
+		char buf[4];
+
+		EXPECT_EQ(4, recv(d.fd, buf, 4, MSG_WAITALL));
+	}
+	close(d.fd);
+	EXPECT_EQ(0, lchan_t_wait_child(pid));
+}
+
+/* What a stream listener cannot be made from, whatever the device. */
+TEST_F(stream_args, stream_listener_refusals)
+{
+	struct lchan_listen_args req = { .size = sizeof(req) };
+	int fds[2], udp, tcp;
+
+	ASSERT_EQ(0, pipe(fds));
+	EXPECT_EQ(-ENOTSOCK, lchan_stream_listen(&self->ctx, fds[0], 0, NULL));
+	EXPECT_EQ(-EBADF, lchan_stream_listen(&self->ctx, 999999, 0, NULL));
+	udp = socket(AF_INET, SOCK_DGRAM, 0);
+	ASSERT_LE(0, udp);
+	EXPECT_EQ(-EINVAL, lchan_stream_listen(&self->ctx, udp, 0, NULL));
+	/* A TCP socket that does not listen. */
+	tcp = socket(AF_INET, SOCK_STREAM, 0);
+	ASSERT_LE(0, tcp);
+	EXPECT_EQ(-EINVAL, lchan_stream_listen(&self->ctx, tcp, 0, NULL));
+	/* An address beside the socket's, or a socket without the flag. */
+	ASSERT_EQ(0, listen(tcp, 1));
+	req.flags = LCHAN_FD_STREAM;
+	req.sock_fd = tcp;
+	req.addr.family = AF_INET;
+	EXPECT_EQ(-1, ioctl(self->ctx.fd, LCHAN_IOC_LISTEN, &req));
+	EXPECT_EQ(EINVAL, errno);
+	req.flags = 0;
+	req.addr.family = 0;
+	EXPECT_EQ(-1, ioctl(self->ctx.fd, LCHAN_IOC_LISTEN, &req));
+	EXPECT_EQ(EINVAL, errno);
+	close(tcp);
+	close(udp);
+	close(fds[0]);
+	close(fds[1]);
+}
+
+/*
+ * LCHAN_CONNECT_NO_IWARP: over iWARP the connect fails before a byte
+ * reaches the TCP server on the port; elsewhere it is a connect.
+ */
+TEST_F(stream_args, no_iwarp_connect)
+{
+	struct lchan_opts opts = {
+		.flags = LCHAN_CONNECT_NO_IWARP, .timeout_ms = WAIT_MS,
+	};
+	struct lchan_addr a;
+	socklen_t len;
+	struct sockaddr_storage ss;
+	int tcp, fd;
+
+	tcp = tcp_listener(self->d.addr, strchr(self->d.addr, ':') ?
+			   AF_INET6 : AF_INET, QUIET_MS);
+	ASSERT_LE(0, tcp);
+	len = sizeof(ss);
+	ASSERT_EQ(0, getsockname(tcp, (struct sockaddr *)&ss, &len));
+	ASSERT_EQ(0, lchan_addr_from_sockaddr((struct sockaddr *)&ss, &a));
+	fd = lchan_stream_connect(&self->ctx, &a, &opts);
+	/* Elsewhere nobody serves lchan there. */
+	EXPECT_EQ(strcmp(variant->kind, "siw") ? -ECONNREFUSED :
+		  -EPROTONOSUPPORT, fd);
+	if (fd >= 0)
+		close(fd);
+	/* The TCP server saw no connection. */
+	EXPECT_EQ(-1, accept(tcp, NULL, NULL));
+	EXPECT_EQ(EAGAIN, errno);
+	close(tcp);
+}
+
 TEST_HARNESS_MAIN

@@ -268,15 +268,41 @@ struct lchan_addr {
 #define LCHAN_FD_STREAM		(1U << 13)
 
 /*
+ * CONNECT flag: never over iWARP.  An iWARP connection request is bytes
+ * in a TCP connection to the destination port, which a TCP server there
+ * that does not run lchan would read as its own protocol's.  A caller that
+ * tries lchan first and falls back to TCP asks for this: when the route
+ * to the destination is over an iWARP device the connect fails with
+ * EPROTONOSUPPORT before anything is sent.
+ */
+#define LCHAN_CONNECT_NO_IWARP	(1U << 14)
+
+/*
  * LCHAN_IOC_LISTEN: returns a listener fd (poll for EPOLLIN).  First
- * released size: 40 (through resv).
+ * released size: 40 (through sock_fd).
+ *
+ * With LCHAN_FD_STREAM it returns a stream listener instead: a socket
+ * that stands for the caller's listening TCP socket 'sock_fd' (IPv4 or
+ * IPv6) and hears lchan peers on the same address and port.  accept(2)
+ * on it returns a TCP peer's connection as the TCP socket returns it,
+ * and a peer's stream channel (CONNECT with LCHAN_FD_STREAM) as a stream
+ * socket; poll, select and epoll see both; the socket calls of a
+ * listening socket (getsockname, the options, listen, shutdown) reach
+ * the TCP socket.  It holds that socket: closing 'sock_fd' afterwards
+ * leaves it listening.  Any process that holds the stream listener can
+ * accept on it.  'addr' must be zero; the address comes back in it.
+ * The TCP socket not listening, or not TCP: EINVAL; not a socket:
+ * ENOTSOCK.  The address not served by an RDMA device that can listen
+ * beside TCP's socket (an iWARP device listens in TCP's own port space):
+ * the error of that listen (EADDRNOTAVAIL, EADDRINUSE, ENODEV).
+ * Without LCHAN_FD_STREAM 'sock_fd' must be 0.
  */
 struct lchan_listen_args {
 	__u32 size;
-	__u32 flags;		/* LCHAN_FD_* */
+	__u32 flags;		/* LCHAN_FD_CLOEXEC, _NONBLOCK, _STREAM */
 	struct lchan_addr addr;	/* port 0 picks one: read it back */
 	__u32 backlog;		/* 0 = a default */
-	__u32 resv;		/* must be 0 */
+	__s32 sock_fd;		/* LCHAN_FD_STREAM: see above; else 0 */
 };
 
 /*

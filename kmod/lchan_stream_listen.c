@@ -1,0 +1,436 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Stream listeners: one socket for a program's listening TCP socket and an
+ * lchan listener on the same address and port (LISTEN with
+ * LCHAN_FD_STREAM).  accept(2) on it gives what either has: the TCP
+ * socket's next connection, made by the TCP socket's own accept, or a
+ * stream channel (lchan_stream.c) for the lchan listener's next request.
+ * A program that listens and accepts through it serves TCP and lchan
+ * peers on one port without knowing which it serves.
+ *
+ * The TCP socket is held by a reference to its file, and the calls of a
+ * listening socket other than accept and poll go to it.  A blocking
+ * accept waits on both sockets' wait queues; poll registers on both.  The
+ * lchan listener may die with its device: TCP is served on.
+ */
+#include <linux/file.h>
+#include <linux/net.h>
+#include <linux/nsproxy.h>
+#include <linux/poll.h>
+#include <linux/sched/signal.h>
+#include <net/sock.h>
+#include <net/tcp_states.h>
+
+#include "lchan.h"
+
+struct lchan_stream_listener {
+	struct sock sk;			/* first: sk_alloc() makes the whole */
+	struct socket *tcp;		/* the program's listening socket */
+	struct lchan_listen_point *lst;
+};
+
+static struct proto lchan_stream_listen_prot = {
+	.name = "LCHAN_LISTEN",
+	.owner = THIS_MODULE,
+	.obj_size = sizeof(struct lchan_stream_listener),
+};
+
+static const struct proto_ops lchan_stream_listen_ops;
+
+static struct lchan_stream_listener *lchan_stream_listen_of(struct sock *sk)
+{
+	return container_of(sk, struct lchan_stream_listener, sk);
+}
+
+static struct socket *lchan_stream_listen_tcp_of(struct socket *sock)
+{
+	return lchan_stream_listen_of(sock->sk)->tcp;
+}
+
+/* A TCP connection, if one waits: @newsock becomes the TCP socket's. */
+static int lchan_stream_listen_take_tcp(struct lchan_stream_listener *sl,
+					struct socket *newsock,
+					const struct proto_accept_arg *arg)
+{
+	struct proto_accept_arg tcp_arg = {
+		.flags = arg->flags | O_NONBLOCK,
+		.kern = arg->kern,
+	};
+	const struct proto_ops *ops = READ_ONCE(sl->tcp->ops);
+	int ret;
+
+	ret = lchan_compat_accept(sl->tcp, newsock, &tcp_arg);
+	if (ret)
+		return ret;
+	/* The accept call took this module's reference for our ops. */
+	__module_get(ops->owner);
+	newsock->ops = ops;
+	module_put(THIS_MODULE);
+	return 0;
+}
+
+/*
+ * A stream channel, if a request waits: @newsock becomes the stream's.
+ * A request that does not become one (the peer left, its device went)
+ * is passed over, as TCP's accept passes over a connection reset before
+ * it was accepted.
+ */
+static int lchan_stream_listen_take_lchan(struct lchan_stream_listener *sl,
+					  struct socket *newsock)
+{
+	struct lchan_stream *st;
+	long ret;
+
+	for (;;) {
+		st = lchan_listen_next_stream(sl->lst);
+		if (!IS_ERR(st))
+			break;
+		ret = PTR_ERR(st);
+		/* -ENODEV: the device went; TCP is served on. */
+		if (ret == -ENODEV)
+			return -EAGAIN;
+		if (ret == -EAGAIN || ret == -EINTR || ret == -ENOMEM)
+			return ret;
+	}
+	lchan_stream_graft(st, newsock);
+	return 0;
+}
+
+static int lchan_stream_listen_take(struct lchan_stream_listener *sl,
+				    struct socket *newsock,
+				    const struct proto_accept_arg *arg)
+{
+	int ret = lchan_stream_listen_take_tcp(sl, newsock, arg);
+
+	if (ret != -EAGAIN)
+		return ret;
+	return lchan_stream_listen_take_lchan(sl, newsock);
+}
+
+/* Whether accept has something to take, or an error to give. */
+static bool lchan_stream_listen_ready(struct lchan_stream_listener *sl)
+{
+	/* A poll without a table neither waits nor sleeps. */
+	if (sl->tcp->ops->poll(NULL, sl->tcp, NULL))
+		return true;
+	return lchan_listen_pending(sl->lst);
+}
+
+static int lchan_stream_listen_accept(struct socket *sock,
+				      struct socket *newsock,
+				      struct proto_accept_arg *arg)
+{
+	struct lchan_stream_listener *sl = lchan_stream_listen_of(sock->sk);
+	long timeo = sock_rcvtimeo(sock->sk, arg->flags & O_NONBLOCK);
+	struct wait_queue_entry tcp_wait, lst_wait;
+	int ret;
+
+	ret = lchan_stream_listen_take(sl, newsock, arg);
+	if (ret != -EAGAIN || !timeo)
+		return ret;
+
+	init_waitqueue_entry(&tcp_wait, current);
+	init_waitqueue_entry(&lst_wait, current);
+	add_wait_queue(sk_sleep(sl->tcp->sk), &tcp_wait);
+	add_wait_queue(&sl->lst->wq, &lst_wait);
+	for (;;) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (!lchan_stream_listen_ready(sl))
+			timeo = schedule_timeout(timeo);
+		__set_current_state(TASK_RUNNING);
+		if (signal_pending(current)) {
+			ret = sock_intr_errno(timeo);
+			break;
+		}
+		ret = lchan_stream_listen_take(sl, newsock, arg);
+		if (ret != -EAGAIN || !timeo)
+			break;
+	}
+	remove_wait_queue(&sl->lst->wq, &lst_wait);
+	remove_wait_queue(sk_sleep(sl->tcp->sk), &tcp_wait);
+	return ret;
+}
+
+static __poll_t lchan_stream_listen_poll(struct file *file,
+					 struct socket *sock, poll_table *wait)
+{
+	struct lchan_stream_listener *sl = lchan_stream_listen_of(sock->sk);
+	__poll_t mask;
+
+	/* The TCP socket's poll waits for @file on its own queue. */
+	mask = sl->tcp->ops->poll(file, sl->tcp, wait);
+	poll_wait(file, &sl->lst->wq, wait);
+	if (lchan_listen_pending(sl->lst))
+		mask |= EPOLLIN | EPOLLRDNORM;
+	return mask;
+}
+
+/*
+ * Also called (6.10 on) for a socket just accepted, whose ops are the
+ * TCP socket's or a stream's by then.
+ */
+static int lchan_stream_listen_getname(struct socket *sock,
+				       struct sockaddr *addr, int peer)
+{
+	struct socket *tcp;
+
+	if (sock->ops != &lchan_stream_listen_ops)
+		return sock->ops->getname(sock, addr, peer);
+	tcp = lchan_stream_listen_tcp_of(sock);
+	return tcp->ops->getname(tcp, addr, peer);
+}
+
+/* The calls of a listening socket other than accept and poll: TCP's. */
+
+static int lchan_stream_listen_bind(struct socket *sock,
+				    struct sockaddr *addr, int len)
+{
+	struct socket *tcp = lchan_stream_listen_tcp_of(sock);
+
+	return tcp->ops->bind(tcp, addr, len);
+}
+
+static int lchan_stream_listen_connect(struct socket *sock,
+				       struct sockaddr *addr, int len,
+				       int flags)
+{
+	struct socket *tcp = lchan_stream_listen_tcp_of(sock);
+
+	return tcp->ops->connect(tcp, addr, len, flags);
+}
+
+static int lchan_stream_listen_ioctl(struct socket *sock, unsigned int cmd,
+				     unsigned long arg)
+{
+	struct socket *tcp = lchan_stream_listen_tcp_of(sock);
+
+	return tcp->ops->ioctl(tcp, cmd, arg);
+}
+
+static int lchan_stream_listen_listen(struct socket *sock, int backlog)
+{
+	struct socket *tcp = lchan_stream_listen_tcp_of(sock);
+
+	return tcp->ops->listen(tcp, backlog);
+}
+
+static int lchan_stream_listen_shutdown(struct socket *sock, int how)
+{
+	struct socket *tcp = lchan_stream_listen_tcp_of(sock);
+
+	return tcp->ops->shutdown(tcp, how);
+}
+
+static int lchan_stream_listen_setsockopt(struct socket *sock, int level,
+					  int optname, sockptr_t optval,
+					  unsigned int optlen)
+{
+	struct socket *tcp = lchan_stream_listen_tcp_of(sock);
+
+	return tcp->ops->setsockopt(tcp, level, optname, optval, optlen);
+}
+
+static int lchan_stream_listen_getsockopt(struct socket *sock, int level,
+					  int optname, char __user *optval,
+					  int __user *optlen)
+{
+	struct socket *tcp = lchan_stream_listen_tcp_of(sock);
+
+	return tcp->ops->getsockopt(tcp, level, optname, optval, optlen);
+}
+
+static int lchan_stream_listen_sendmsg(struct socket *sock,
+				       struct msghdr *msg, size_t len)
+{
+	struct socket *tcp = lchan_stream_listen_tcp_of(sock);
+
+	return tcp->ops->sendmsg(tcp, msg, len);
+}
+
+static int lchan_stream_listen_recvmsg(struct socket *sock,
+				       struct msghdr *msg, size_t len,
+				       int flags)
+{
+	struct socket *tcp = lchan_stream_listen_tcp_of(sock);
+
+	return tcp->ops->recvmsg(tcp, msg, len, flags);
+}
+
+static int lchan_stream_listen_release(struct socket *sock)
+{
+	struct sock *sk = sock->sk;
+	struct lchan_stream_listener *sl;
+
+	if (!sk)
+		return 0;
+	sl = lchan_stream_listen_of(sk);
+	lchan_listen_close(sl->lst);
+	sockfd_put(sl->tcp);
+	sock_orphan(sk);
+	sock->sk = NULL;
+	sock_put(sk);
+	return 0;
+}
+
+LCHAN_COMPAT_ACCEPT_DEFINE(lchan_stream_listen_accept)
+
+static const struct proto_ops lchan_stream_listen_ops = {
+	.family = PF_INET,
+	.owner = THIS_MODULE,
+	.release = lchan_stream_listen_release,
+	.bind = lchan_stream_listen_bind,
+	.connect = lchan_stream_listen_connect,
+	.socketpair = sock_no_socketpair,
+	.accept = LCHAN_COMPAT_ACCEPT(lchan_stream_listen_accept),
+	.getname = lchan_stream_listen_getname,
+	.poll = lchan_stream_listen_poll,
+	.ioctl = lchan_stream_listen_ioctl,
+	.listen = lchan_stream_listen_listen,
+	.shutdown = lchan_stream_listen_shutdown,
+	.setsockopt = lchan_stream_listen_setsockopt,
+	.getsockopt = lchan_stream_listen_getsockopt,
+	.sendmsg = lchan_stream_listen_sendmsg,
+	.recvmsg = lchan_stream_listen_recvmsg,
+	.mmap = sock_no_mmap,
+};
+
+/*
+ * The SOL_SOCKET options the TCP socket had, which the kernel reads on
+ * the stream listener's own sock (getsockopt, accept's SO_RCVTIMEO).
+ */
+static void lchan_stream_listen_copy_opts(struct sock *sk, struct sock *tcp)
+{
+	static const enum sock_flags flags[] = {
+		SOCK_LINGER, SOCK_KEEPOPEN, SOCK_URGINLINE, SOCK_DBG,
+		SOCK_LOCALROUTE,
+	};
+	int i;
+
+	/* setsockopt() writes them under the socket's lock. */
+	lock_sock(tcp);
+	sk->sk_reuse = tcp->sk_reuse;
+	sk->sk_reuseport = tcp->sk_reuseport;
+	sk->sk_rcvbuf = tcp->sk_rcvbuf;
+	sk->sk_sndbuf = tcp->sk_sndbuf;
+	sk->sk_userlocks = tcp->sk_userlocks;
+	sk->sk_rcvtimeo = tcp->sk_rcvtimeo;
+	sk->sk_sndtimeo = tcp->sk_sndtimeo;
+	sk->sk_lingertime = tcp->sk_lingertime;
+	sk->sk_priority = tcp->sk_priority;
+	sk->sk_mark = tcp->sk_mark;
+	for (i = 0; i < ARRAY_SIZE(flags); i++)
+		if (sock_flag(tcp, flags[i]))
+			sock_set_flag(sk, flags[i]);
+	release_sock(tcp);
+}
+
+/* A listening TCP socket of the caller's namespace. */
+static int lchan_stream_listen_check_tcp(struct socket *tcp)
+{
+	struct sock *sk = tcp->sk;
+
+	if (tcp->type != SOCK_STREAM || sk->sk_protocol != IPPROTO_TCP ||
+	    (sk->sk_family != AF_INET && sk->sk_family != AF_INET6) ||
+	    READ_ONCE(sk->sk_state) != TCP_LISTEN ||
+	    !net_eq(sock_net(sk), current->nsproxy->net_ns))
+		return -EINVAL;
+	return 0;
+}
+
+/* The socket of a stream listener: its release ends @sl's parts. */
+static int lchan_stream_listen_install(struct lchan_stream_listener *sl,
+				       u32 flags)
+{
+	struct socket *sock;
+	struct file *file;
+	int fd;
+
+	fd = get_unused_fd_flags(flags & LCHAN_FD_CLOEXEC ? O_CLOEXEC : 0);
+	if (fd < 0)
+		goto err_release;
+	sock = sock_alloc();
+	if (!sock) {
+		put_unused_fd(fd);
+		fd = -ENFILE;
+		goto err_release;
+	}
+	sock->type = SOCK_STREAM;
+	sock->ops = &lchan_stream_listen_ops;
+	/* sock_release() puts it. */
+	__module_get(THIS_MODULE);
+	sock_init_data(sock, &sl->sk);
+	sl->sk.sk_protocol = IPPROTO_TCP;
+	sl->sk.sk_state = TCP_LISTEN;
+	lchan_stream_listen_copy_opts(&sl->sk, sl->tcp->sk);
+	file = sock_alloc_file(sock, flags & LCHAN_FD_NONBLOCK ?
+			       O_NONBLOCK : 0, NULL);
+	if (IS_ERR(file)) {
+		put_unused_fd(fd);
+		return PTR_ERR(file);
+	}
+	fd_install(fd, file);
+	return fd;
+
+err_release:
+	lchan_listen_close(sl->lst);
+	sockfd_put(sl->tcp);
+	sk_free(&sl->sk);
+	return fd;
+}
+
+long lchan_stream_listen_new(struct lchan_ucmd *ucmd)
+{
+	struct lchan_context *ctx = ucmd->file->private_data;
+	struct lchan_listen_args *req = ucmd->cmd;
+	struct lchan_stream_listener *sl;
+	struct lchan_listen_point *lst;
+	struct sockaddr_storage ss = {};
+	struct socket *tcp;
+	struct sock *sk;
+	int ret;
+
+	tcp = sockfd_lookup(req->sock_fd, &ret);
+	if (!tcp)
+		return ret;
+	ret = lchan_stream_listen_check_tcp(tcp);
+	if (ret)
+		goto err_put;
+	ret = kernel_getsockname(tcp, (struct sockaddr *)&ss);
+	if (ret < 0)
+		goto err_put;
+	lst = lchan_listen_open(ctx, &ss, req->backlog);
+	if (IS_ERR(lst)) {
+		ret = PTR_ERR(lst);
+		goto err_put;
+	}
+	lchan_cm_sockaddr_to_addr(&ss, &req->addr);
+	ret = lchan_ioctl_respond(ucmd);
+	if (ret)
+		goto err_close;
+	sk = sk_alloc(current->nsproxy->net_ns, tcp->sk->sk_family,
+		      LCHAN_GFP_USER, &lchan_stream_listen_prot, 0);
+	if (!sk) {
+		ret = -ENOMEM;
+		goto err_close;
+	}
+	sl = lchan_stream_listen_of(sk);
+	sl->tcp = tcp;
+	sl->lst = lst;
+	return lchan_stream_listen_install(sl, req->flags);
+
+err_close:
+	lchan_listen_close(lst);
+err_put:
+	sockfd_put(tcp);
+	return ret;
+}
+
+int lchan_stream_listen_init(void)
+{
+	return proto_register(&lchan_stream_listen_prot, 0);
+}
+
+void lchan_stream_listen_exit(void)
+{
+	proto_unregister(&lchan_stream_listen_prot);
+}
