@@ -920,7 +920,8 @@ struct lchan_stream *lchan_stream_open(struct lchan_channel *chan,
 				       const struct lchan_rc_params *rc,
 				       u32 flags, const unsigned long *deadline);
 int lchan_stream_install(struct lchan_stream *st, u32 flags);
-void lchan_stream_graft(struct lchan_stream *st, struct socket *sock);
+void lchan_stream_graft(struct lchan_stream *st, struct socket *sock,
+			bool tcp_port);
 void lchan_stream_abort(struct lchan_stream *st);
 void lchan_stream_qp_gone(struct lchan_channel *chan);
 int lchan_stream_init(void);
@@ -974,6 +975,11 @@ struct lchan_listen_point *lchan_listen_open(struct lchan_context *ctx,
 void lchan_listen_close(struct lchan_listen_point *lst);
 bool lchan_listen_pending(struct lchan_listen_point *lst);
 struct lchan_stream *lchan_listen_next_stream(struct lchan_listen_point *lst);
+
+/* lchan_stream_timewait.c */
+void lchan_stream_timewait(struct net *net,
+			   const struct sockaddr_storage *local);
+void lchan_stream_timewait_exit(void);
 
 /* lchan_stream_listen.c */
 long lchan_stream_listen_new(struct lchan_ucmd *ucmd);

@@ -185,6 +185,7 @@ static void __exit lchan_main_exit(void)
 	/* MR releases, links' last works, the ends of closed streams */
 	flush_workqueue(lchan_wq);
 	ib_unregister_client(&lchan_main_client);
+	lchan_stream_timewait_exit();
 	lchan_stream_listen_exit();
 	lchan_stream_exit();
 	lchan_poller_exit();

@@ -113,6 +113,10 @@ struct lchan_stream {
 	bool eos_queued;		/* ours: to send, or sent */
 	bool eos_sent;
 	bool tx_dead;			/* a send failed: nothing more goes */
+	bool tx_waiting;		/* a writer or poller found no room */
+	bool connect_unreported;	/* see lchan_stream_reconnect() */
+	bool closed_first;		/* ours went before the peer's EOS */
+	bool tcp_port;			/* its port is a TCP listener's */
 	int err;			/* the stream's end, a positive errno */
 	int tcp_opt[ARRAY_SIZE(lchan_stream_tcp_opts)];
 
@@ -174,6 +178,30 @@ static void lchan_stream_kick(struct lchan_stream *st)
 	queue_work(lchan_wq, &st->work);
 }
 
+/*
+ * The payload of @rx, a DATA just received, appended to the last message
+ * not read yet if it fits there: its receive then goes back to the QP at
+ * once and its credit to the peer, so that small writes no reader has
+ * taken yet do not hold every credit, as TCP's receive queue holds them
+ * in few buffers.  st->lock held.
+ */
+static bool lchan_stream_merge(struct lchan_stream *st,
+			       struct lchan_stream_buf *rx)
+{
+	struct lchan_stream_buf *tail;
+
+	if (list_empty(&st->rx_ready))
+		return false;
+	tail = list_last_entry(&st->rx_ready, struct lchan_stream_buf, node);
+	if (tail->len + rx->len > LCHAN_STREAM_PAYLOAD)
+		return false;
+	/* Beyond what a reader may copy: it reads tail->len under st->lock. */
+	memcpy(tail->va + LCHAN_STREAM_HDR + tail->len,
+	       rx->va + LCHAN_STREAM_HDR, rx->len);
+	tail->len += rx->len;
+	return true;
+}
+
 static void lchan_stream_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct lchan_stream_buf *rx = container_of(wc->wr_cqe,
@@ -208,8 +236,10 @@ static void lchan_stream_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	lchan_stream_count(&st->chan->stats.recv_bytes,
 			   wc->byte_len - LCHAN_STREAM_HDR);
 	st->credits += be16_to_cpu(hdr->credits);
-	if (hdr->credits)
+	if (hdr->credits && st->tx_waiting) {
+		st->tx_waiting = false;
 		key |= EPOLLOUT | EPOLLWRNORM;
+	}
 	rx->len = wc->byte_len - LCHAN_STREAM_HDR;
 	rx->off = 0;
 	switch (hdr->type) {
@@ -221,8 +251,13 @@ static void lchan_stream_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		}
 		rx->credit = true;
 		st->rx_bytes += rx->len;
-		list_add_tail(&rx->node, &st->rx_ready);
 		key |= EPOLLIN | EPOLLRDNORM;
+		if (lchan_stream_merge(st, rx)) {
+			list_add_tail(&rx->node, &st->rx_repost);
+			kick = true;
+			break;
+		}
+		list_add_tail(&rx->node, &st->rx_ready);
 		break;
 	case LCHAN_STREAM_EOS:
 		st->peer_eos = true;
@@ -258,7 +293,7 @@ static void lchan_stream_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct lchan_stream_buf *tx = container_of(wc->wr_cqe,
 						   struct lchan_stream_buf, cqe);
 	struct lchan_stream *st = tx->st;
-	bool kick;
+	bool kick, wake;
 
 	lchan_keepalive_heard(st->chan);
 	spin_lock_bh(&st->lock);
@@ -278,13 +313,16 @@ static void lchan_stream_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	kick = st->owed >= LCHAN_STREAM_CREDIT_BATCH ||
 	       (st->eos_queued && !st->eos_sent);
+	/* Room is news only to a writer that found none, as TCP's. */
+	wake = st->tx_waiting || wc->status != IB_WC_SUCCESS;
+	st->tx_waiting = false;
 	spin_unlock_bh(&st->lock);
 	if (kick)
 		lchan_stream_kick(st);
-	if (wc->status == IB_WC_SUCCESS)
-		wake_up_poll(&st->chan->wq, EPOLLOUT | EPOLLWRNORM);
-	else
+	if (wc->status != IB_WC_SUCCESS)
 		wake_up(&st->chan->wq);
+	else if (wake)
+		wake_up_poll(&st->chan->wq, EPOLLOUT | EPOLLWRNORM);
 }
 
 /* A free send slot, taken, or NULL.  st->lock held. */
@@ -393,6 +431,9 @@ static int lchan_stream_post_recv(struct lchan_stream *st,
 	struct ib_qp *qp = lchan_stream_qp(st);
 	int ret = -ENOTCONN;
 
+	/* The CPU may have written in it (lchan_stream_merge()). */
+	ib_dma_sync_single_for_device(st->ibdev, rx->dma, LCHAN_STREAM_SLOT,
+				      DMA_FROM_DEVICE);
 	/* A DATA receive gives its credit once it is posted. */
 	spin_lock_bh(&st->lock);
 	if (qp) {
@@ -632,6 +673,7 @@ static int lchan_stream_sendmsg(struct socket *sock, struct msghdr *msg,
 			st->credits--;
 		} else {
 			err = lchan_chan_done(st->chan) ? -EPIPE : -EAGAIN;
+			st->tx_waiting = true;
 		}
 		spin_unlock_bh(&st->lock);
 		if (err == -EAGAIN) {
@@ -694,12 +736,14 @@ static int lchan_stream_copy_out(struct lchan_stream *st, struct msghdr *msg,
 		}
 		if (list_entry_is_head(rx, &st->rx_ready, node))
 			rx = NULL;
+		else
+			/* The last may grow (lchan_stream_merge()) meanwhile. */
+			n = min_t(size_t, len - copied, rx->len - rx->off - at);
 		spin_unlock_bh(&st->lock);
 		if (!rx)
 			break;
 		/* Only this reader takes messages off the list. */
 		at += rx->off;
-		n = min_t(size_t, len - copied, rx->len - at);
 		if (copy_to_iter(rx->va + LCHAN_STREAM_HDR + at, n,
 				 &msg->msg_iter) != n)
 			return copied ? copied : -EFAULT;
@@ -802,6 +846,8 @@ static __poll_t lchan_stream_poll(struct file *file, struct socket *sock,
 	if (lchan_stream_can_send(st) || (shut & SEND_SHUTDOWN) || st->err ||
 	    st->tx_dead || lchan_chan_done(st->chan))
 		mask |= EPOLLOUT | EPOLLWRNORM;
+	else
+		st->tx_waiting = true;
 	if (shut == SHUTDOWN_MASK)
 		mask |= EPOLLHUP;
 	if (READ_ONCE(sk->sk_err))
@@ -846,6 +892,26 @@ static int lchan_stream_getname(struct socket *sock, struct sockaddr *addr,
 
 	memcpy(addr, ss, len);
 	return len;
+}
+
+/*
+ * A stream is connected from the start.  One whose connect was
+ * non-blocking answers the first connect(2) after with 0, as a TCP
+ * socket whose connect completed in the background, then EISCONN.
+ */
+static int lchan_stream_reconnect(struct socket *sock, struct sockaddr *addr,
+				  int len, int flags)
+{
+	struct lchan_stream *st = lchan_stream_of(sock->sk);
+	int ret = -EISCONN;
+
+	spin_lock_bh(&st->lock);
+	if (st->connect_unreported) {
+		st->connect_unreported = false;
+		ret = 0;
+	}
+	spin_unlock_bh(&st->lock);
+	return ret;
 }
 
 static int lchan_stream_tcp_opt(int optname)
@@ -932,6 +998,9 @@ static void lchan_stream_destroy(struct lchan_stream *st)
 {
 	struct lchan_channel *chan = st->chan;
 
+	if (st->closed_first && st->tcp_port)
+		lchan_stream_timewait(sock_net(&st->sk), &chan->conn.local);
+
 	mutex_lock(&chan->lock);
 	lchan_qp_teardown(chan);
 	chan->stream = NULL;
@@ -975,6 +1044,9 @@ static int lchan_stream_release(struct socket *sock)
 		return 0;
 	st = lchan_stream_of(sk);
 	if (!(sock_flag(sk, SOCK_LINGER) && !sk->sk_lingertime)) {
+		spin_lock_bh(&st->lock);
+		st->closed_first = !st->peer_eos && !st->err;
+		spin_unlock_bh(&st->lock);
 		lchan_stream_shutdown(sock, SHUT_WR);
 		/* SO_LINGER: the close waits for the bytes, as TCP's. */
 		if (sock_flag(sk, SOCK_LINGER))
@@ -993,7 +1065,7 @@ static const struct proto_ops lchan_stream_ops = {
 	.owner = THIS_MODULE,
 	.release = lchan_stream_release,
 	.bind = sock_no_bind,
-	.connect = sock_no_connect,
+	.connect = lchan_stream_reconnect,
 	.socketpair = sock_no_socketpair,
 	.accept = sock_no_accept,
 	.getname = lchan_stream_getname,
@@ -1028,8 +1100,10 @@ static struct lchan_stream *lchan_stream_alloc(struct lchan_channel *chan)
 	struct lchan_stream *st;
 	struct sock *sk;
 
-	sk = sk_alloc(current->nsproxy->net_ns, chan->conn.remote.ss_family,
-		      LCHAN_GFP_USER, &lchan_stream_prot, 0);
+	/* The namespace its id was made in: the caller's, or a listener's. */
+	sk = sk_alloc(chan->cm_id->route.addr.dev_addr.net,
+		      chan->conn.remote.ss_family, LCHAN_GFP_USER,
+		      &lchan_stream_prot, 0);
 	if (!sk)
 		return NULL;
 	/*
@@ -1081,10 +1155,14 @@ static int lchan_stream_prepare(struct lchan_stream *st)
 
 /*
  * The stream becomes @sock's: a SOCK_STREAM socket whose ops' module
- * reference (this module's) its caller holds.
+ * reference (this module's) its caller holds.  @tcp_port: its local port
+ * is a TCP listener's (lchan_stream_listen.c), which it holds for
+ * TIME_WAIT when it closes first.
  */
-void lchan_stream_graft(struct lchan_stream *st, struct socket *sock)
+void lchan_stream_graft(struct lchan_stream *st, struct socket *sock,
+			bool tcp_port)
 {
+	st->tcp_port = tcp_port;
 	sock->ops = &lchan_stream_ops;
 	sock_init_data(sock, &st->sk);
 	st->sk.sk_protocol = IPPROTO_TCP;
@@ -1114,7 +1192,9 @@ int lchan_stream_install(struct lchan_stream *st, u32 flags)
 	sock->type = SOCK_STREAM;
 	/* sock_release() puts it. */
 	__module_get(THIS_MODULE);
-	lchan_stream_graft(st, sock);
+	lchan_stream_graft(st, sock, false);
+	st->connect_unreported = (flags & LCHAN_FD_NONBLOCK) &&
+				 !st->chan->conn.passive;
 	file = sock_alloc_file(sock, flags & LCHAN_FD_NONBLOCK ?
 			       O_NONBLOCK : 0, NULL);
 	if (IS_ERR(file)) {

@@ -3,30 +3,56 @@
  * Stream listeners: one socket for a program's listening TCP socket and an
  * lchan listener on the same address and port (LISTEN with
  * LCHAN_FD_STREAM).  accept(2) on it gives what either has: the TCP
- * socket's next connection, made by the TCP socket's own accept, or a
- * stream channel (lchan_stream.c) for the lchan listener's next request.
- * A program that listens and accepts through it serves TCP and lchan
- * peers on one port without knowing which it serves.
+ * socket's next connection, made by the TCP socket's own accept, or the
+ * next established stream channel (lchan_stream.c).  A program that
+ * listens and accepts through it serves TCP and lchan peers on one port
+ * without knowing which it serves.
+ *
+ * As TCP's, a connection is made before the program accepts it: a work
+ * item sets up a stream for each request the lchan listener receives and
+ * queues it established, up to the backlog, charging the listener's
+ * creator (its memory cgroup).  A client's connect so returns without
+ * waiting for the server's accept, as a TCP client's does.
  *
  * The TCP socket is held by a reference to its file, and the calls of a
  * listening socket other than accept and poll go to it.  A blocking
- * accept waits on both sockets' wait queues; poll registers on both.  The
- * lchan listener may die with its device: TCP is served on.
+ * accept waits on the TCP socket's wait queue and on the listener's own;
+ * poll registers on both.  The lchan listener may die with its device:
+ * TCP is served on.
+ *
+ * sl->lock (process context only) guards the queue of established
+ * streams; the one work item runs alone.
  */
 #include <linux/file.h>
+#include <linux/memcontrol.h>
 #include <linux/net.h>
 #include <linux/nsproxy.h>
 #include <linux/poll.h>
+#include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <net/sock.h>
 #include <net/tcp_states.h>
 
 #include "lchan.h"
 
+/* A stream set up and waiting for accept. */
+struct lchan_stream_ready {
+	struct list_head node;
+	struct lchan_stream *st;
+};
+
 struct lchan_stream_listener {
 	struct sock sk;			/* first: sk_alloc() makes the whole */
 	struct socket *tcp;		/* the program's listening socket */
 	struct lchan_listen_point *lst;
+	struct mem_cgroup *memcg;	/* the creator's: streams' charges */
+	struct wait_queue_entry lst_wait;	/* on lst->wq: queues work */
+	struct work_struct work;	/* sets requests up */
+	wait_queue_head_t wq;		/* a stream is ready */
+	spinlock_t lock;
+	struct list_head ready;		/* established, not accepted */
+	u32 nr_ready, max_ready;
+	bool closing;
 };
 
 static struct proto lchan_stream_listen_prot = {
@@ -69,30 +95,95 @@ static int lchan_stream_listen_take_tcp(struct lchan_stream_listener *sl,
 	return 0;
 }
 
-/*
- * A stream channel, if a request waits: @newsock becomes the stream's.
- * A request that does not become one (the peer left, its device went)
- * is passed over, as TCP's accept passes over a connection reset before
- * it was accepted.
- */
+/* An established stream, if one waits: @newsock becomes the stream's. */
 static int lchan_stream_listen_take_lchan(struct lchan_stream_listener *sl,
 					  struct socket *newsock)
 {
-	struct lchan_stream *st;
-	long ret;
+	struct lchan_stream_ready *r;
+	bool was_full;
 
-	for (;;) {
-		st = lchan_listen_next_stream(sl->lst);
-		if (!IS_ERR(st))
-			break;
-		ret = PTR_ERR(st);
-		/* -ENODEV: the device went; TCP is served on. */
-		if (ret == -ENODEV)
-			return -EAGAIN;
-		if (ret == -EAGAIN || ret == -EINTR || ret == -ENOMEM)
-			return ret;
+	spin_lock(&sl->lock);
+	r = list_first_entry_or_null(&sl->ready, struct lchan_stream_ready,
+				     node);
+	was_full = sl->nr_ready >= sl->max_ready;
+	if (r) {
+		list_del(&r->node);
+		sl->nr_ready--;
 	}
-	lchan_stream_graft(st, newsock);
+	spin_unlock(&sl->lock);
+	if (!r)
+		return -EAGAIN;
+	/* Requests may wait for room. */
+	if (was_full)
+		queue_work(lchan_wq, &sl->work);
+	lchan_stream_graft(r->st, newsock, true);
+	kfree(r);
+	return 0;
+}
+
+static bool lchan_stream_listen_has_ready(struct lchan_stream_listener *sl)
+{
+	bool ready;
+
+	spin_lock(&sl->lock);
+	ready = !list_empty(&sl->ready);
+	spin_unlock(&sl->lock);
+	return ready;
+}
+
+/*
+ * The work: a stream for each request of the lchan listener while there
+ * is room, charged to the listener's creator.  A request that does not
+ * become one (the peer left, its device went) is passed over, as TCP
+ * passes over a connection reset before it was accepted.
+ */
+static void lchan_stream_listen_work(struct work_struct *work)
+{
+	struct lchan_stream_listener *sl =
+		container_of(work, struct lchan_stream_listener, work);
+	struct lchan_stream_ready *r;
+	struct mem_cgroup *old;
+	struct lchan_stream *st;
+	bool room;
+
+	old = set_active_memcg(sl->memcg);
+	for (;;) {
+		spin_lock(&sl->lock);
+		room = sl->nr_ready < sl->max_ready && !sl->closing;
+		spin_unlock(&sl->lock);
+		if (!room)
+			break;
+		st = lchan_listen_next_stream(sl->lst);
+		if (IS_ERR(st)) {
+			/* None waits, the device went, or no memory now. */
+			if (PTR_ERR(st) == -EAGAIN || PTR_ERR(st) == -ENODEV ||
+			    PTR_ERR(st) == -ENOMEM)
+				break;
+			continue;
+		}
+		r = kmalloc(sizeof(*r), LCHAN_GFP_USER);
+		if (!r) {
+			lchan_stream_abort(st);
+			break;
+		}
+		r->st = st;
+		spin_lock(&sl->lock);
+		list_add_tail(&r->node, &sl->ready);
+		sl->nr_ready++;
+		spin_unlock(&sl->lock);
+		wake_up_interruptible_poll(&sl->wq, EPOLLIN | EPOLLRDNORM);
+	}
+	set_active_memcg(old);
+}
+
+/* A request came to the lchan listener (or it died): the work looks. */
+static int lchan_stream_listen_woken(struct wait_queue_entry *wait,
+				     unsigned int mode, int sync, void *key)
+{
+	struct lchan_stream_listener *sl =
+		container_of(wait, struct lchan_stream_listener, lst_wait);
+
+	queue_work(lchan_wq, &sl->work);
 	return 0;
 }
 
@@ -113,7 +204,7 @@ static bool lchan_stream_listen_ready(struct lchan_stream_listener *sl)
 	/* A poll without a table neither waits nor sleeps. */
 	if (sl->tcp->ops->poll(NULL, sl->tcp, NULL))
 		return true;
-	return lchan_listen_pending(sl->lst);
+	return lchan_stream_listen_has_ready(sl);
 }
 
 static int lchan_stream_listen_accept(struct socket *sock,
@@ -122,7 +213,7 @@ static int lchan_stream_listen_accept(struct socket *sock,
 {
 	struct lchan_stream_listener *sl = lchan_stream_listen_of(sock->sk);
 	long timeo = sock_rcvtimeo(sock->sk, arg->flags & O_NONBLOCK);
-	struct wait_queue_entry tcp_wait, lst_wait;
+	struct wait_queue_entry tcp_wait, own_wait;
 	int ret;
 
 	ret = lchan_stream_listen_take(sl, newsock, arg);
@@ -130,9 +221,9 @@ static int lchan_stream_listen_accept(struct socket *sock,
 		return ret;
 
 	init_waitqueue_entry(&tcp_wait, current);
-	init_waitqueue_entry(&lst_wait, current);
+	init_waitqueue_entry(&own_wait, current);
 	add_wait_queue(sk_sleep(sl->tcp->sk), &tcp_wait);
-	add_wait_queue(&sl->lst->wq, &lst_wait);
+	add_wait_queue(&sl->wq, &own_wait);
 	for (;;) {
 		set_current_state(TASK_INTERRUPTIBLE);
 		if (!lchan_stream_listen_ready(sl))
@@ -146,7 +237,7 @@ static int lchan_stream_listen_accept(struct socket *sock,
 		if (ret != -EAGAIN || !timeo)
 			break;
 	}
-	remove_wait_queue(&sl->lst->wq, &lst_wait);
+	remove_wait_queue(&sl->wq, &own_wait);
 	remove_wait_queue(sk_sleep(sl->tcp->sk), &tcp_wait);
 	return ret;
 }
@@ -159,8 +250,8 @@ static __poll_t lchan_stream_listen_poll(struct file *file,
 
 	/* The TCP socket's poll waits for @file on its own queue. */
 	mask = sl->tcp->ops->poll(file, sl->tcp, wait);
-	poll_wait(file, &sl->lst->wq, wait);
-	if (lchan_listen_pending(sl->lst))
+	poll_wait(file, &sl->wq, wait);
+	if (lchan_stream_listen_has_ready(sl))
 		mask |= EPOLLIN | EPOLLRDNORM;
 	return mask;
 }
@@ -256,6 +347,29 @@ static int lchan_stream_listen_recvmsg(struct socket *sock,
 	return tcp->ops->recvmsg(tcp, msg, len, flags);
 }
 
+/*
+ * The lchan side's end: no request is set up after it, and the streams
+ * set up and not accepted end (their peers read a reset).
+ */
+static void lchan_stream_listen_end(struct lchan_stream_listener *sl)
+{
+	struct lchan_stream_ready *r, *next;
+
+	spin_lock(&sl->lock);
+	sl->closing = true;
+	spin_unlock(&sl->lock);
+	remove_wait_queue(&sl->lst->wq, &sl->lst_wait);
+	cancel_work_sync(&sl->work);
+	lchan_listen_close(sl->lst);
+	list_for_each_entry_safe(r, next, &sl->ready, node) {
+		list_del(&r->node);
+		lchan_stream_abort(r->st);
+		kfree(r);
+	}
+	sl->nr_ready = 0;
+	mem_cgroup_put(sl->memcg);
+}
+
 static int lchan_stream_listen_release(struct socket *sock)
 {
 	struct sock *sk = sock->sk;
@@ -264,7 +378,7 @@ static int lchan_stream_listen_release(struct socket *sock)
 	if (!sk)
 		return 0;
 	sl = lchan_stream_listen_of(sk);
-	lchan_listen_close(sl->lst);
+	lchan_stream_listen_end(sl);
 	sockfd_put(sl->tcp);
 	sock_orphan(sk);
 	sock->sk = NULL;
@@ -324,11 +438,16 @@ static void lchan_stream_listen_copy_opts(struct sock *sk, struct sock *tcp)
 	release_sock(tcp);
 }
 
-/* A listening TCP socket of the caller's namespace. */
+/*
+ * A listening TCP socket of the caller's namespace; not one of lchan's
+ * sockets, which say they are TCP's too.
+ */
 static int lchan_stream_listen_check_tcp(struct socket *tcp)
 {
 	struct sock *sk = tcp->sk;
 
+	if (tcp->ops->owner == THIS_MODULE)
+		return -EINVAL;
 	if (tcp->type != SOCK_STREAM || sk->sk_protocol != IPPROTO_TCP ||
 	    (sk->sk_family != AF_INET && sk->sk_family != AF_INET6) ||
 	    READ_ONCE(sk->sk_state) != TCP_LISTEN ||
@@ -372,7 +491,7 @@ static int lchan_stream_listen_install(struct lchan_stream_listener *sl,
 	return fd;
 
 err_release:
-	lchan_listen_close(sl->lst);
+	lchan_stream_listen_end(sl);
 	sockfd_put(sl->tcp);
 	sk_free(&sl->sk);
 	return fd;
@@ -387,6 +506,7 @@ long lchan_stream_listen_new(struct lchan_ucmd *ucmd)
 	struct sockaddr_storage ss = {};
 	struct socket *tcp;
 	struct sock *sk;
+	u32 backlog;
 	int ret;
 
 	tcp = sockfd_lookup(req->sock_fd, &ret);
@@ -398,7 +518,11 @@ long lchan_stream_listen_new(struct lchan_ucmd *ucmd)
 	ret = kernel_getsockname(tcp, (struct sockaddr *)&ss);
 	if (ret < 0)
 		goto err_put;
-	lst = lchan_listen_open(ctx, &ss, req->backlog);
+	/* The TCP socket's backlog, unless the caller gives one. */
+	backlog = req->backlog ?:
+		  clamp_t(u32, READ_ONCE(tcp->sk->sk_max_ack_backlog), 1,
+			  LCHAN_MAX_BACKLOG);
+	lst = lchan_listen_open(ctx, &ss, backlog);
 	if (IS_ERR(lst)) {
 		ret = PTR_ERR(lst);
 		goto err_put;
@@ -416,6 +540,16 @@ long lchan_stream_listen_new(struct lchan_ucmd *ucmd)
 	sl = lchan_stream_listen_of(sk);
 	sl->tcp = tcp;
 	sl->lst = lst;
+	sl->memcg = get_mem_cgroup_from_mm(current->mm);
+	INIT_WORK(&sl->work, lchan_stream_listen_work);
+	init_waitqueue_head(&sl->wq);
+	spin_lock_init(&sl->lock);
+	INIT_LIST_HEAD(&sl->ready);
+	sl->max_ready = backlog;
+	init_waitqueue_func_entry(&sl->lst_wait, lchan_stream_listen_woken);
+	add_wait_queue(&lst->wq, &sl->lst_wait);
+	/* A request may have come before the entry was there. */
+	queue_work(lchan_wq, &sl->work);
 	return lchan_stream_listen_install(sl, req->flags);
 
 err_close:

@@ -3,15 +3,16 @@
  * The TCP socket semantics that a layer carrying a program's connections
  * must keep.
  *
- * lchan-run PROGRAM, a preload library, is to carry a program's TCP
- * connections over lchan channels and fall back to plain TCP.  The
- * program must not be able to tell: every call below has to answer as the
- * kernel's TCP answers it, with the same byte counts, errno values and
- * poll bits.  This program writes those answers down against plain TCP
- * on loopback (127.0.0.1, and ::1 where the machine has it, else that
+ * lchan-run PROGRAM, a preload library, carries a program's TCP
+ * connections over lchan stream channels and falls back to plain TCP.
+ * The program must not be able to tell: every call below has to answer
+ * as the kernel's TCP answers it, with the same byte counts, errno values
+ * and poll bits.  This program writes those answers down against plain
+ * TCP on loopback (127.0.0.1, and ::1 where the machine has it, else that
  * variant SKIPs), through the libc socket API alone: it does not use
  * liblchan, needs neither the module nor a device, and is run unchanged
- * a second time under the preload, where it must give the same verdicts.
+ * under lchan-run on an RDMA device's addresses (LCHAN_SOCKET_TEST_ADDR,
+ * lchan_run_test.sh), where it must give the same verdicts.
  *
  * Every wait is bounded (poll timeouts, SO_RCVTIMEO and SO_SNDTIMEO,
  * timed joins, timed child waits): a hang fails with a message instead
@@ -100,16 +101,26 @@ static void sleep_ms(int ms)
 
 /* ---------------------------------------------------------------- sockets */
 
-/* The loopback address of @family with @port. */
-static socklen_t loopback(int family, uint16_t port,
-			  struct sockaddr_storage *ss)
+/*
+ * The address of @family the tests listen and connect on, with @port:
+ * loopback, or LCHAN_SOCKET_TEST_ADDR (IPv4) and LCHAN_SOCKET_TEST_ADDR6
+ * where a layer under test carries connections to a device's address
+ * (lchan-run over an RDMA device).
+ */
+static socklen_t test_addr(int family, uint16_t port,
+			   struct sockaddr_storage *ss)
 {
+	const char *env = getenv(family == AF_INET6 ? "LCHAN_SOCKET_TEST_ADDR6" :
+				 "LCHAN_SOCKET_TEST_ADDR");
+
 	memset(ss, 0, sizeof(*ss));
 	if (family == AF_INET6) {
 		struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
 
 		a->sin6_family = AF_INET6;
 		a->sin6_addr = in6addr_loopback;
+		if (env && *env && inet_pton(AF_INET6, env, &a->sin6_addr) != 1)
+			a->sin6_family = AF_UNSPEC;
 		a->sin6_port = htons(port);
 		return sizeof(*a);
 	}
@@ -117,6 +128,8 @@ static socklen_t loopback(int family, uint16_t port,
 
 	a->sin_family = AF_INET;
 	a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (env && *env && inet_pton(AF_INET, env, &a->sin_addr) != 1)
+		a->sin_family = AF_UNSPEC;
 	a->sin_port = htons(port);
 	return sizeof(*a);
 }
@@ -169,7 +182,7 @@ static int set_int_opt(int fd, int level, int name, int v)
 }
 
 /*
- * A socket of @family bound to its loopback address (port @port, 0 for
+ * A socket of @family bound to its test address (port @port, 0 for
  * an ephemeral one) with SO_REUSEADDR/SO_REUSEPORT from @reuse (0 or
  * the option), listening unless @backlog < 0; the address in @ss.
  * Returns the fd or -errno.
@@ -182,7 +195,7 @@ static int bind_on(int family, uint16_t port, int reuse, int backlog,
 	fd = socket(family, SOCK_STREAM, 0);
 	if (fd < 0)
 		return -errno;
-	*len = loopback(family, port, ss);
+	*len = test_addr(family, port, ss);
 	if ((reuse && set_int_opt(fd, SOL_SOCKET, reuse, 1)) ||
 	    bind(fd, (struct sockaddr *)ss, *len) ||
 	    (backlog >= 0 && listen(fd, backlog)) ||
@@ -479,7 +492,7 @@ static pid_t spawn_helper(char *const args[])
 /* ---------------------------------------------------------------- fixture */
 
 /*
- * A listener on the variant's loopback address, one connection to it,
+ * A listener on the variant's test address, one connection to it,
  * and a pipe: the ordinary fd that readiness tests mix with sockets.
  */
 FIXTURE(tcp) {
@@ -508,7 +521,7 @@ FIXTURE_SETUP(tcp)
 	self->cli = self->srv = self->lfd = -1;
 	ASSERT_EQ(0, pipe(self->pp));
 	ret = bind_on(variant->family, 0, 0, 16, &self->addr, &self->alen);
-	/* IPv6 may be missing; IPv4's loopback never is. */
+	/* IPv6 may be missing; IPv4's address never is. */
 	if (variant->family == AF_INET6 &&
 	    (ret == -EAFNOSUPPORT || ret == -EADDRNOTAVAIL))
 		LCHAN_T_SETUP_SKIP("no ::1: %s", strerror(-ret));
