@@ -120,6 +120,7 @@ TEST_F_TIMEOUT(run, socket_semantics_unchanged, 900)
 	printf("# %s: %u connects over lchan, %u over TCP; %u listeners "
 	       "with lchan, %u TCP only\n", variant->kind, over_lchan,
 	       over_tcp, listen_both, listen_tcp);
+	fflush(stdout);
 }
 
 TEST_HARNESS_MAIN
