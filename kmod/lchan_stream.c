@@ -115,7 +115,6 @@ struct lchan_stream {
 	bool tx_dead;			/* a send failed: nothing more goes */
 	bool tx_waiting;		/* a writer or poller found no room */
 	bool connect_unreported;	/* see lchan_stream_reconnect() */
-	bool closed_first;		/* ours went before the peer's EOS */
 	bool tcp_port;			/* its port is a TCP listener's */
 	int err;			/* the stream's end, a positive errno */
 	int tcp_opt[ARRAY_SIZE(lchan_stream_tcp_opts)];
@@ -998,9 +997,6 @@ static void lchan_stream_destroy(struct lchan_stream *st)
 {
 	struct lchan_channel *chan = st->chan;
 
-	if (st->closed_first && st->tcp_port)
-		lchan_stream_timewait(sock_net(&st->sk), &chan->conn.local);
-
 	mutex_lock(&chan->lock);
 	lchan_qp_teardown(chan);
 	chan->stream = NULL;
@@ -1039,14 +1035,18 @@ static int lchan_stream_release(struct socket *sock)
 {
 	struct sock *sk = sock->sk;
 	struct lchan_stream *st;
+	bool closed_first;
 
 	if (!sk)
 		return 0;
 	st = lchan_stream_of(sk);
 	if (!(sock_flag(sk, SOCK_LINGER) && !sk->sk_lingertime)) {
+		/* Closed first: TIME_WAIT, from now as the close returns. */
 		spin_lock_bh(&st->lock);
-		st->closed_first = !st->peer_eos && !st->err;
+		closed_first = !st->peer_eos && !st->err;
 		spin_unlock_bh(&st->lock);
+		if (closed_first && st->tcp_port)
+			lchan_stream_timewait(sock_net(sk), &st->chan->conn.local);
 		lchan_stream_shutdown(sock, SHUT_WR);
 		/* SO_LINGER: the close waits for the bytes, as TCP's. */
 		if (sock_flag(sk, SOCK_LINGER))
