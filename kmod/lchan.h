@@ -974,12 +974,17 @@ struct lchan_listen_point *lchan_listen_open(struct lchan_context *ctx,
 					     u32 backlog);
 void lchan_listen_close(struct lchan_listen_point *lst);
 bool lchan_listen_pending(struct lchan_listen_point *lst);
+bool lchan_listen_wildcard(const struct sockaddr_storage *addr);
 struct lchan_stream *lchan_listen_next_stream(struct lchan_listen_point *lst);
 
 /* lchan_stream_timewait.c */
 void lchan_stream_timewait(struct net *net,
 			   const struct sockaddr_storage *local);
 void lchan_stream_timewait_exit(void);
+
+/* lchan_stream_addrs.c */
+int lchan_stream_addrs(struct net *net, __be16 port, bool v4, bool v6,
+		       struct sockaddr_storage *out, int max);
 
 /* lchan_stream_listen.c */
 long lchan_stream_listen_new(struct lchan_ucmd *ucmd);

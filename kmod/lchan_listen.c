@@ -501,7 +501,7 @@ static void lchan_listen_publish(struct lchan_listen_point *lst)
 }
 
 /* Whether @addr is its family's wildcard address. */
-static bool lchan_listen_wildcard(const struct sockaddr_storage *addr)
+bool lchan_listen_wildcard(const struct sockaddr_storage *addr)
 {
 	if (addr->ss_family == AF_INET)
 		return ((const struct sockaddr_in *)addr)->sin_addr.s_addr ==

@@ -41,12 +41,22 @@ struct lchan_stream_ready {
 	struct lchan_stream *st;
 };
 
+/* Wildcard listeners beside iWARP: one per address (lchan_stream_addrs.c). */
+#define LCHAN_STREAM_LISTEN_POINTS	16
+
+/* One of its lchan listeners, and its entry on the listener's queue. */
+struct lchan_stream_point {
+	struct lchan_listen_point *lst;
+	struct wait_queue_entry wait;	/* on lst->wq: queues the work */
+	struct lchan_stream_listener *sl;
+};
+
 struct lchan_stream_listener {
 	struct sock sk;			/* first: sk_alloc() makes the whole */
 	struct socket *tcp;		/* the program's listening socket */
-	struct lchan_listen_point *lst;
+	u32 nr_points;
+	struct lchan_stream_point points[LCHAN_STREAM_LISTEN_POINTS];
 	struct mem_cgroup *memcg;	/* the creator's: streams' charges */
-	struct wait_queue_entry lst_wait;	/* on lst->wq: queues work */
 	struct work_struct work;	/* sets requests up */
 	wait_queue_head_t wq;		/* a stream is ready */
 	spinlock_t lock;
@@ -132,58 +142,78 @@ static bool lchan_stream_listen_has_ready(struct lchan_stream_listener *sl)
 }
 
 /*
- * The work: a stream for each request of the lchan listener while there
- * is room, charged to the listener's creator.  A request that does not
- * become one (the peer left, its device went) is passed over, as TCP
- * passes over a connection reset before it was accepted.
+ * A stream for the next request of @lst, queued for accept: 1, or 0 when
+ * none waits (or the listener died with its device), or -ENOMEM.  A
+ * request that does not become a stream (the peer left, its device went)
+ * is passed over, as TCP passes over a connection reset before it was
+ * accepted: 1, progress all the same.
+ */
+static int lchan_stream_listen_set_up(struct lchan_stream_listener *sl,
+				      struct lchan_listen_point *lst)
+{
+	struct lchan_stream_ready *r;
+	struct lchan_stream *st;
+
+	st = lchan_listen_next_stream(lst);
+	if (IS_ERR(st)) {
+		if (PTR_ERR(st) == -EAGAIN || PTR_ERR(st) == -ENODEV)
+			return 0;
+		return PTR_ERR(st) == -ENOMEM ? -ENOMEM : 1;
+	}
+	r = kmalloc(sizeof(*r), LCHAN_GFP_USER);
+	if (!r) {
+		lchan_stream_abort(st);
+		return -ENOMEM;
+	}
+	r->st = st;
+	spin_lock(&sl->lock);
+	list_add_tail(&r->node, &sl->ready);
+	sl->nr_ready++;
+	spin_unlock(&sl->lock);
+	wake_up_interruptible_poll(&sl->wq, EPOLLIN | EPOLLRDNORM);
+	return 1;
+}
+
+/*
+ * The work: the requests of every lchan listener in turn while there is
+ * room, charged to the stream listener's creator.
  */
 static void lchan_stream_listen_work(struct work_struct *work)
 {
 	struct lchan_stream_listener *sl =
 		container_of(work, struct lchan_stream_listener, work);
-	struct lchan_stream_ready *r;
 	struct mem_cgroup *old;
-	struct lchan_stream *st;
-	bool room;
+	bool room, more = true;
+	u32 i;
+	int ret;
 
 	old = set_active_memcg(sl->memcg);
-	for (;;) {
-		spin_lock(&sl->lock);
-		room = sl->nr_ready < sl->max_ready && !sl->closing;
-		spin_unlock(&sl->lock);
-		if (!room)
-			break;
-		st = lchan_listen_next_stream(sl->lst);
-		if (IS_ERR(st)) {
-			/* None waits, the device went, or no memory now. */
-			if (PTR_ERR(st) == -EAGAIN || PTR_ERR(st) == -ENODEV ||
-			    PTR_ERR(st) == -ENOMEM)
-				break;
-			continue;
+	while (more) {
+		more = false;
+		for (i = 0; i < sl->nr_points; i++) {
+			spin_lock(&sl->lock);
+			room = sl->nr_ready < sl->max_ready && !sl->closing;
+			spin_unlock(&sl->lock);
+			if (!room)
+				goto out;
+			ret = lchan_stream_listen_set_up(sl, sl->points[i].lst);
+			if (ret < 0)
+				goto out;
+			more |= ret;
 		}
-		r = kmalloc(sizeof(*r), LCHAN_GFP_USER);
-		if (!r) {
-			lchan_stream_abort(st);
-			break;
-		}
-		r->st = st;
-		spin_lock(&sl->lock);
-		list_add_tail(&r->node, &sl->ready);
-		sl->nr_ready++;
-		spin_unlock(&sl->lock);
-		wake_up_interruptible_poll(&sl->wq, EPOLLIN | EPOLLRDNORM);
 	}
+out:
 	set_active_memcg(old);
 }
 
-/* A request came to the lchan listener (or it died): the work looks. */
+/* A request came to an lchan listener (or it died): the work looks. */
 static int lchan_stream_listen_woken(struct wait_queue_entry *wait,
 				     unsigned int mode, int sync, void *key)
 {
-	struct lchan_stream_listener *sl =
-		container_of(wait, struct lchan_stream_listener, lst_wait);
+	struct lchan_stream_point *pt =
+		container_of(wait, struct lchan_stream_point, wait);
 
-	queue_work(lchan_wq, &sl->work);
+	queue_work(lchan_wq, &pt->sl->work);
 	return 0;
 }
 
@@ -355,12 +385,17 @@ static void lchan_stream_listen_end(struct lchan_stream_listener *sl)
 {
 	struct lchan_stream_ready *r, *next;
 
+	u32 i;
+
 	spin_lock(&sl->lock);
 	sl->closing = true;
 	spin_unlock(&sl->lock);
-	remove_wait_queue(&sl->lst->wq, &sl->lst_wait);
+	for (i = 0; i < sl->nr_points; i++)
+		remove_wait_queue(&sl->points[i].lst->wq, &sl->points[i].wait);
 	cancel_work_sync(&sl->work);
-	lchan_listen_close(sl->lst);
+	for (i = 0; i < sl->nr_points; i++)
+		lchan_listen_close(sl->points[i].lst);
+	sl->nr_points = 0;
 	list_for_each_entry_safe(r, next, &sl->ready, node) {
 		list_del(&r->node);
 		lchan_stream_abort(r->st);
@@ -497,12 +532,67 @@ err_release:
 	return fd;
 }
 
+/* An lchan listener on @ss, the stream listener's from now on. */
+static int lchan_stream_listen_point(struct lchan_stream_listener *sl,
+				     struct lchan_context *ctx,
+				     const struct sockaddr_storage *ss,
+				     u32 backlog)
+{
+	struct sockaddr_storage addr = *ss;
+	struct lchan_stream_point *pt;
+	struct lchan_listen_point *lst;
+
+	if (sl->nr_points == LCHAN_STREAM_LISTEN_POINTS)
+		return -ENOSPC;
+	lst = lchan_listen_open(ctx, &addr, backlog);
+	if (IS_ERR(lst))
+		return PTR_ERR(lst);
+	pt = &sl->points[sl->nr_points++];
+	pt->lst = lst;
+	pt->sl = sl;
+	init_waitqueue_func_entry(&pt->wait, lchan_stream_listen_woken);
+	add_wait_queue(&lst->wq, &pt->wait);
+	return 0;
+}
+
+/*
+ * The lchan side on the TCP socket's address @ss.  A wildcard that an
+ * iWARP device keeps rdma_cm from listening on: each address of the other
+ * RDMA devices instead, as many as listen.
+ */
+static int lchan_stream_listen_points(struct lchan_stream_listener *sl,
+				      struct lchan_context *ctx,
+				      const struct sockaddr_storage *ss,
+				      u32 backlog)
+{
+	struct sockaddr_storage *addrs;
+	bool v6 = ss->ss_family == AF_INET6;
+	__be16 port;
+	int ret, n, i;
+
+	ret = lchan_stream_listen_point(sl, ctx, ss, backlog);
+	if (ret != -EADDRINUSE || !lchan_listen_wildcard(ss))
+		return ret;
+	addrs = kcalloc(LCHAN_STREAM_LISTEN_POINTS, sizeof(*addrs),
+			GFP_KERNEL);
+	if (!addrs)
+		return -ENOMEM;
+	port = v6 ? ((const struct sockaddr_in6 *)ss)->sin6_port :
+		    ((const struct sockaddr_in *)ss)->sin_port;
+	n = lchan_stream_addrs(sock_net(sl->tcp->sk), port,
+			       !v6 || !sl->tcp->sk->sk_ipv6only, v6, addrs,
+			       LCHAN_STREAM_LISTEN_POINTS);
+	for (i = 0; i < n; i++)
+		lchan_stream_listen_point(sl, ctx, &addrs[i], backlog);
+	kfree(addrs);
+	return sl->nr_points ? 0 : ret;
+}
+
 long lchan_stream_listen_new(struct lchan_ucmd *ucmd)
 {
 	struct lchan_context *ctx = ucmd->file->private_data;
 	struct lchan_listen_args *req = ucmd->cmd;
 	struct lchan_stream_listener *sl;
-	struct lchan_listen_point *lst;
 	struct sockaddr_storage ss = {};
 	struct socket *tcp;
 	struct sock *sk;
@@ -518,42 +608,41 @@ long lchan_stream_listen_new(struct lchan_ucmd *ucmd)
 	ret = kernel_getsockname(tcp, (struct sockaddr *)&ss);
 	if (ret < 0)
 		goto err_put;
-	/* The TCP socket's backlog, unless the caller gives one. */
-	backlog = req->backlog ?:
-		  clamp_t(u32, READ_ONCE(tcp->sk->sk_max_ack_backlog), 1,
-			  LCHAN_MAX_BACKLOG);
-	lst = lchan_listen_open(ctx, &ss, backlog);
-	if (IS_ERR(lst)) {
-		ret = PTR_ERR(lst);
-		goto err_put;
-	}
-	lchan_cm_sockaddr_to_addr(&ss, &req->addr);
-	ret = lchan_ioctl_respond(ucmd);
+	ret = lchan_charge_room();
 	if (ret)
-		goto err_close;
+		goto err_put;
 	sk = sk_alloc(current->nsproxy->net_ns, tcp->sk->sk_family,
 		      LCHAN_GFP_USER, &lchan_stream_listen_prot, 0);
 	if (!sk) {
 		ret = -ENOMEM;
-		goto err_close;
+		goto err_put;
 	}
+	/* The TCP socket's backlog, unless the caller gives one. */
+	backlog = req->backlog ?:
+		  clamp_t(u32, READ_ONCE(tcp->sk->sk_max_ack_backlog), 1,
+			  LCHAN_MAX_BACKLOG);
 	sl = lchan_stream_listen_of(sk);
 	sl->tcp = tcp;
-	sl->lst = lst;
 	sl->memcg = get_mem_cgroup_from_mm(current->mm);
 	INIT_WORK(&sl->work, lchan_stream_listen_work);
 	init_waitqueue_head(&sl->wq);
 	spin_lock_init(&sl->lock);
 	INIT_LIST_HEAD(&sl->ready);
 	sl->max_ready = backlog;
-	init_waitqueue_func_entry(&sl->lst_wait, lchan_stream_listen_woken);
-	add_wait_queue(&lst->wq, &sl->lst_wait);
-	/* A request may have come before the entry was there. */
+	ret = lchan_stream_listen_points(sl, ctx, &ss, backlog);
+	if (!ret) {
+		lchan_cm_sockaddr_to_addr(&ss, &req->addr);
+		ret = lchan_ioctl_respond(ucmd);
+	}
+	if (ret) {
+		lchan_stream_listen_end(sl);
+		sk_free(sk);
+		goto err_put;
+	}
+	/* A request may have come before the entries were there. */
 	queue_work(lchan_wq, &sl->work);
 	return lchan_stream_listen_install(sl, req->flags);
 
-err_close:
-	lchan_listen_close(lst);
 err_put:
 	sockfd_put(tcp);
 	return ret;

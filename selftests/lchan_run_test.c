@@ -8,9 +8,17 @@
  * over stream channels; on siw (iWARP listens in TCP's own port space)
  * its listeners stay TCP and its connects fall back to TCP without a
  * byte of iWARP reaching the TCP server.
+ *
+ * Then real programs, unmodified, both ends under lchan-run: sockperf's
+ * TCP ping-pong and throughput and qperf's TCP tests, each checked by its
+ * own report and by how its connections went.  A program the machine
+ * lacks SKIPs its test.
  */
 #include <sys/wait.h>
 #include <limits.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
 
 #include "kselftest_harness.h"
 #include "lchan_test.h"
@@ -121,6 +129,179 @@ TEST_F_TIMEOUT(run, socket_semantics_unchanged, 900)
 	       "with lchan, %u TCP only\n", variant->kind, over_lchan,
 	       over_tcp, listen_both, listen_tcp);
 	fflush(stdout);
+}
+
+/* A port TCP had free just now, for a server to listen on. */
+static int free_port(const char *host)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	struct lchan_addr a;
+	int fd, port = -1;
+
+	if (lchan_addr_parse(host, "0", &a) || lchan_addr_to_sockaddr(&a, &ss) < 0)
+		return -1;
+	fd = socket(ss.ss_family, SOCK_STREAM, 0);
+	if (fd < 0)
+		return -1;
+	if (!bind(fd, (struct sockaddr *)&ss, sizeof(ss)) &&
+	    !getsockname(fd, (struct sockaddr *)&ss, &len) &&
+	    !lchan_addr_from_sockaddr((struct sockaddr *)&ss, &a))
+		port = a.port;
+	close(fd);
+	return port;
+}
+
+/*
+ * Read @c's output into @out (from @*got on) until it holds @what, for at
+ * most @ms: true when it does.
+ */
+static bool wait_output(struct lchan_t_child *c, char *out, size_t len,
+			size_t *got, const char *what, int ms)
+{
+	struct pollfd p = { .fd = c->out_fd, .events = POLLIN };
+	ssize_t n;
+
+	while (!strstr(out, what)) {
+		if (poll(&p, 1, ms) <= 0)
+			return false;
+		n = read(c->out_fd, out + *got, len - 1 - *got);
+		if (n <= 0)
+			return false;
+		*got += n;
+		out[*got] = 0;
+	}
+	return true;
+}
+
+/*
+ * @server_args started under lchan-run and listening (it says so), then
+ * @client_args run to its end under lchan-run; both outputs (with the
+ * decisions LCHAN_RUN_DEBUG prints) checked by the caller.  The server
+ * ends with SIGTERM.  The client's exit status, or -1.
+ */
+static int run_pair(struct __test_metadata *_metadata, FIXTURE_DATA(run) *self,
+		    char *const server_args[], char *const client_args[],
+		    char *server_out, char *client_out, size_t len)
+{
+	char *argv[16] = { "/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&1",
+			   self->tool };
+	struct lchan_t_child srv, cli;
+	size_t got = 0;
+	int i, rc;
+
+	setenv("LCHAN_RUN_DEBUG", "1", 1);
+	for (i = 0; server_args[i] && i < 11; i++)
+		argv[4 + i] = server_args[i];
+	argv[4 + i] = NULL;
+	server_out[0] = 0;
+	if (lchan_t_spawn(&srv, argv, NULL))
+		return -1;
+	if (!wait_output(&srv, server_out, len, &got, "listen fd", 10000)) {
+		kill(srv.pid, SIGKILL);
+		lchan_t_collect(&srv, server_out + got, len - got);
+		TH_LOG("the server did not listen");
+		lchan_t_show_lines(server_out);
+		return -1;
+	}
+	for (i = 0; client_args[i] && i < 11; i++)
+		argv[4 + i] = client_args[i];
+	argv[4 + i] = NULL;
+	rc = lchan_t_spawn(&cli, argv, NULL) ? -1 :
+	     lchan_t_collect(&cli, client_out, len);
+	kill(srv.pid, SIGTERM);
+	lchan_t_collect(&srv, server_out + got, len - got);
+	return rc;
+}
+
+/* What a pair's connections should have done on this device. */
+static void check_ways(struct __test_metadata *_metadata, bool iwarp,
+		       const char *server_out, const char *client_out)
+{
+	/* A wildcard server listens with lchan on rxe's address even then. */
+	if (iwarp) {
+		EXPECT_EQ(0, count_lines(client_out, ": lchan\n"));
+		EXPECT_LT(0, count_lines(client_out,
+					 ": TCP (Protocol not supported)"));
+	} else {
+		EXPECT_LT(0, count_lines(server_out, ": TCP and lchan\n"));
+		EXPECT_LT(0, count_lines(client_out, ": lchan\n"));
+		EXPECT_EQ(0, count_lines(client_out, ": TCP ("));
+	}
+}
+
+TEST_F_TIMEOUT(run, sockperf_ping_pong_and_throughput, 300)
+{
+	static const char sockperf[] = "/usr/bin/sockperf";
+	bool iwarp = !strcmp(variant->kind, "siw");
+	char port[16], *cli_out;
+	int p, rc;
+
+	if (access(sockperf, X_OK))
+		SKIP(return, "no %s", sockperf);
+	p = free_port(self->d.addr);
+	ASSERT_LT(0, p);
+	snprintf(port, sizeof(port), "%d", p);
+	cli_out = malloc(OUT_LEN);
+	ASSERT_NE(NULL, cli_out);
+	{
+		char *srv[] = { (char *)sockperf, "server", "--tcp", "-i",
+				self->d.addr, "-p", port, NULL };
+		char *pp[] = { (char *)sockperf, "ping-pong", "--tcp", "-i",
+			       self->d.addr, "-p", port, "-m", "64", "-t",
+			       "2", NULL };
+		char *tp[] = { (char *)sockperf, "throughput", "--tcp", "-i",
+			       self->d.addr, "-p", port, "-m", "16384",
+			       "-t", "2", NULL };
+
+		rc = run_pair(_metadata, self, srv, pp, self->out, cli_out,
+			      OUT_LEN);
+		if (rc || !strstr(cli_out, "Summary: Latency is"))
+			lchan_t_show_lines(cli_out);
+		EXPECT_EQ(0, rc);
+		EXPECT_NE(NULL, strstr(cli_out, "Summary: Latency is"));
+		check_ways(_metadata, iwarp, self->out, cli_out);
+
+		rc = run_pair(_metadata, self, srv, tp, self->out, cli_out,
+			      OUT_LEN);
+		if (rc || !strstr(cli_out, "Summary: Message Rate is"))
+			lchan_t_show_lines(cli_out);
+		EXPECT_EQ(0, rc);
+		EXPECT_NE(NULL, strstr(cli_out, "Summary: Message Rate is"));
+		check_ways(_metadata, iwarp, self->out, cli_out);
+	}
+	free(cli_out);
+}
+
+TEST_F_TIMEOUT(run, qperf_tcp_latency_and_bandwidth, 300)
+{
+	static const char qperf[] = "/usr/bin/qperf";
+	bool iwarp = !strcmp(variant->kind, "siw");
+	char port[16], *cli_out;
+	int p, rc;
+
+	if (access(qperf, X_OK))
+		SKIP(return, "no %s", qperf);
+	p = free_port(self->d.addr);
+	ASSERT_LT(0, p);
+	snprintf(port, sizeof(port), "%d", p);
+	cli_out = malloc(OUT_LEN);
+	ASSERT_NE(NULL, cli_out);
+	{
+		char *srv[] = { (char *)qperf, "-lp", port, NULL };
+		char *cli[] = { (char *)qperf, "-lp", port, "-t", "2",
+				self->d.addr, "tcp_lat", "tcp_bw", NULL };
+
+		rc = run_pair(_metadata, self, srv, cli, self->out, cli_out,
+			      OUT_LEN);
+		if (rc || !strstr(cli_out, "tcp_bw:"))
+			lchan_t_show_lines(cli_out);
+		EXPECT_EQ(0, rc);
+		EXPECT_NE(NULL, strstr(cli_out, "tcp_lat:"));
+		EXPECT_NE(NULL, strstr(cli_out, "tcp_bw:"));
+		check_ways(_metadata, iwarp, self->out, cli_out);
+	}
+	free(cli_out);
 }
 
 TEST_HARNESS_MAIN

@@ -943,6 +943,69 @@ TEST_F_TIMEOUT(stream_listen, child_accepts_both_kinds, 60)
 	EXPECT_EQ(0, lchan_t_wait_child(pid));
 }
 
+/*
+ * A wildcard TCP listener: lchan listens on the RDMA devices' addresses
+ * (on each but iWARP's where an iWARP device is there), and a stream to
+ * one of them is accepted on the same port as TCP's connections.
+ */
+TEST_F(stream_listen, wildcard_listener)
+{
+	struct stream_dial d = { .ctx = &self->cctx };
+	struct sockaddr_in any = { .sin_family = AF_INET };
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	struct lchan_addr a;
+	char port[8];
+	int tcp, lst, srv;
+
+	if (strchr(self->d.addr, ':'))
+		SKIP(return, "an IPv4 device address is needed");
+	tcp = socket(AF_INET, SOCK_STREAM, 0);
+	ASSERT_LE(0, tcp);
+	lchan_t_sock_timeouts(tcp, WAIT_MS);
+	ASSERT_EQ(0, bind(tcp, (struct sockaddr *)&any, sizeof(any)));
+	ASSERT_EQ(0, listen(tcp, 8));
+	ASSERT_EQ(0, getsockname(tcp, (struct sockaddr *)&ss, &len));
+	ASSERT_EQ(0, lchan_addr_from_sockaddr((struct sockaddr *)&ss, &a));
+	lst = lchan_stream_listen(&self->sctx, tcp, 0, NULL);
+	ASSERT_LE(0, lst) TH_LOG("wildcard stream listener: %s",
+				 strerror(-lst));
+	snprintf(port, sizeof(port), "%u", a.port);
+	ASSERT_EQ(0, lchan_addr_parse(self->d.addr, port, &d.dst));
+	stream_dial(&d);
+	ASSERT_LE(0, d.fd) TH_LOG("stream connect: %s", strerror(-d.fd));
+	srv = accept(lst, NULL, NULL);
+	ASSERT_LE(0, srv) TH_LOG("accept: %s", strerror(errno));
+	lchan_t_sock_timeouts(srv, WAIT_MS);
+	EXPECT_TRUE(ping_pong(d.fd, srv));
+	close(srv);
+	close(d.fd);
+	close(lst);
+	close(tcp);
+}
+
+/* A stream connect returns before the accept, as a TCP connect does. */
+TEST_F(stream_listen, connect_before_accept)
+{
+	struct stream_dial d = { .ctx = &self->cctx, .dst = self->addr };
+	char buf[4];
+	int srv;
+
+	stream_dial(&d);
+	ASSERT_LE(0, d.fd) TH_LOG("stream connect: %s", strerror(-d.fd));
+	EXPECT_EQ(4, write(d.fd, "ping", 4));
+	srv = accept(self->lst, NULL, NULL);
+	ASSERT_LE(0, srv) TH_LOG("accept: %s", strerror(errno));
+	lchan_t_sock_timeouts(srv, WAIT_MS);
+	EXPECT_EQ(4, recv(srv, buf, 4, MSG_WAITALL));
+	EXPECT_EQ(0, memcmp(buf, "ping", 4));
+	/* A stream listener is no TCP socket to make another from. */
+	EXPECT_EQ(-EINVAL, lchan_stream_listen(&self->sctx, self->lst, 0,
+					       NULL));
+	close(srv);
+	close(d.fd);
+}
+
 /* What a stream listener cannot be made from, whatever the device. */
 TEST_F(stream_args, stream_listener_refusals)
 {
