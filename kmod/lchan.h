@@ -920,6 +920,8 @@ struct lchan_stream *lchan_stream_open(struct lchan_channel *chan,
 				       const struct lchan_rc_params *rc,
 				       u32 flags, const unsigned long *deadline);
 int lchan_stream_install(struct lchan_stream *st, u32 flags);
+int lchan_stream_sock_fd(u32 flags, void (*setup)(struct socket *, void *),
+			 void *arg, bool *set_up);
 void lchan_stream_graft(struct lchan_stream *st, struct socket *sock,
 			bool tcp_port);
 void lchan_stream_abort(struct lchan_stream *st);

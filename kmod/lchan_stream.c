@@ -1171,30 +1171,32 @@ void lchan_stream_graft(struct lchan_stream *st, struct socket *sock,
 }
 
 /*
- * The stream's socket file, in a new descriptor; on failure the stream
- * ends (a socket made already ends it through its release).
+ * A SOCK_STREAM socket of this module's in a new descriptor with the
+ * LCHAN_FD_* @flags, which @setup gives its ops and sock: the fd, or
+ * -errno, before @setup ran when @*set_up is false; after, the socket's
+ * release has ended what @setup gave it.
  */
-int lchan_stream_install(struct lchan_stream *st, u32 flags)
+int lchan_stream_sock_fd(u32 flags, void (*setup)(struct socket *, void *),
+			 void *arg, bool *set_up)
 {
 	struct socket *sock;
 	struct file *file;
 	int fd;
 
+	*set_up = false;
 	fd = get_unused_fd_flags(flags & LCHAN_FD_CLOEXEC ? O_CLOEXEC : 0);
 	if (fd < 0)
-		goto err_destroy;
+		return fd;
 	sock = sock_alloc();
 	if (!sock) {
 		put_unused_fd(fd);
-		fd = -ENFILE;
-		goto err_destroy;
+		return -ENFILE;
 	}
 	sock->type = SOCK_STREAM;
 	/* sock_release() puts it. */
 	__module_get(THIS_MODULE);
-	lchan_stream_graft(st, sock, false);
-	st->connect_unreported = (flags & LCHAN_FD_NONBLOCK) &&
-				 !st->chan->conn.passive;
+	setup(sock, arg);
+	*set_up = true;
 	file = sock_alloc_file(sock, flags & LCHAN_FD_NONBLOCK ?
 			       O_NONBLOCK : 0, NULL);
 	if (IS_ERR(file)) {
@@ -1203,9 +1205,27 @@ int lchan_stream_install(struct lchan_stream *st, u32 flags)
 	}
 	fd_install(fd, file);
 	return fd;
+}
 
-err_destroy:
-	lchan_stream_destroy(st);
+static void lchan_stream_setup_sock(struct socket *sock, void *arg)
+{
+	lchan_stream_graft(arg, sock, false);
+}
+
+/*
+ * The stream's socket file, in a new descriptor; on failure the stream
+ * ends (a socket made already ends it through its release).
+ */
+int lchan_stream_install(struct lchan_stream *st, u32 flags)
+{
+	bool set_up;
+	int fd;
+
+	st->connect_unreported = (flags & LCHAN_FD_NONBLOCK) &&
+				 !st->chan->conn.passive;
+	fd = lchan_stream_sock_fd(flags, lchan_stream_setup_sock, st, &set_up);
+	if (fd < 0 && !set_up)
+		lchan_stream_destroy(st);
 	return fd;
 }
 

@@ -491,44 +491,31 @@ static int lchan_stream_listen_check_tcp(struct socket *tcp)
 	return 0;
 }
 
-/* The socket of a stream listener: its release ends @sl's parts. */
-static int lchan_stream_listen_install(struct lchan_stream_listener *sl,
-				       u32 flags)
+static void lchan_stream_listen_setup_sock(struct socket *sock, void *arg)
 {
-	struct socket *sock;
-	struct file *file;
-	int fd;
+	struct lchan_stream_listener *sl = arg;
 
-	fd = get_unused_fd_flags(flags & LCHAN_FD_CLOEXEC ? O_CLOEXEC : 0);
-	if (fd < 0)
-		goto err_release;
-	sock = sock_alloc();
-	if (!sock) {
-		put_unused_fd(fd);
-		fd = -ENFILE;
-		goto err_release;
-	}
-	sock->type = SOCK_STREAM;
 	sock->ops = &lchan_stream_listen_ops;
-	/* sock_release() puts it. */
-	__module_get(THIS_MODULE);
 	sock_init_data(sock, &sl->sk);
 	sl->sk.sk_protocol = IPPROTO_TCP;
 	sl->sk.sk_state = TCP_LISTEN;
 	lchan_stream_listen_copy_opts(&sl->sk, sl->tcp->sk);
-	file = sock_alloc_file(sock, flags & LCHAN_FD_NONBLOCK ?
-			       O_NONBLOCK : 0, NULL);
-	if (IS_ERR(file)) {
-		put_unused_fd(fd);
-		return PTR_ERR(file);
-	}
-	fd_install(fd, file);
-	return fd;
+}
 
-err_release:
-	lchan_stream_listen_end(sl);
-	sockfd_put(sl->tcp);
-	sk_free(&sl->sk);
+/* The socket of a stream listener: its release ends @sl's parts. */
+static int lchan_stream_listen_install(struct lchan_stream_listener *sl,
+				       u32 flags)
+{
+	bool set_up;
+	int fd;
+
+	fd = lchan_stream_sock_fd(flags, lchan_stream_listen_setup_sock, sl,
+				  &set_up);
+	if (fd < 0 && !set_up) {
+		lchan_stream_listen_end(sl);
+		sockfd_put(sl->tcp);
+		sk_free(&sl->sk);
+	}
 	return fd;
 }
 

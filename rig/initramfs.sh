@@ -48,6 +48,7 @@ DLOPENED=(
 	"$MULTIARCH/libgcc_s.so.1"
 	"$MULTIARCH/libibverbs/librxe-rdmav34.so"
 	"$MULTIARCH/libibverbs/libsiw-rdmav34.so"
+	"$MULTIARCH/rsocket/librspreload.so"
 )
 DRIVER_FILES=(/etc/libibverbs.d/rxe.driver /etc/libibverbs.d/siw.driver)
 # Open MPI loads its components and PMIx's with dlopen from its own
