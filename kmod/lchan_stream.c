@@ -941,23 +941,71 @@ static int lchan_stream_setsockopt(struct socket *sock, int level,
 	return 0;
 }
 
+/*
+ * TCP_INFO as a stream can answer it: its state, the payload of one
+ * message as both MSS, the credits as the window in messages, the bytes
+ * each way; no retransmission (the RC transport's are not seen here), no
+ * RTT estimate (0).  Programs that read it (iperf3, nginx's $tcpinfo_*)
+ * get true values rather than an error.
+ */
+static void lchan_stream_tcp_info(struct lchan_stream *st,
+				  struct tcp_info *info)
+{
+	const struct lchan_stats *stats = &st->chan->stats;
+	u8 shut = READ_ONCE(st->sk.sk_shutdown);
+
+	memset(info, 0, sizeof(*info));
+	info->tcpi_state = shut == SHUTDOWN_MASK ? TCP_CLOSE :
+			   shut & RCV_SHUTDOWN ? TCP_CLOSE_WAIT :
+			   shut & SEND_SHUTDOWN ? TCP_FIN_WAIT2 :
+			   TCP_ESTABLISHED;
+	info->tcpi_snd_mss = LCHAN_STREAM_PAYLOAD;
+	info->tcpi_rcv_mss = LCHAN_STREAM_PAYLOAD;
+	info->tcpi_advmss = LCHAN_STREAM_PAYLOAD;
+	info->tcpi_pmtu = LCHAN_STREAM_SLOT;
+	spin_lock_bh(&st->lock);
+	info->tcpi_snd_cwnd = st->credits;
+	info->tcpi_unacked = st->tx_busy;
+	spin_unlock_bh(&st->lock);
+	info->tcpi_rcv_space = LCHAN_STREAM_CREDITS * LCHAN_STREAM_PAYLOAD;
+	info->tcpi_bytes_acked = READ_ONCE(stats->send_bytes);
+	info->tcpi_bytes_received = READ_ONCE(stats->recv_bytes);
+	info->tcpi_segs_out = READ_ONCE(stats->send_ops);
+	info->tcpi_segs_in = READ_ONCE(stats->recv_ops);
+	info->tcpi_data_segs_out = info->tcpi_segs_out;
+	info->tcpi_data_segs_in = info->tcpi_segs_in;
+}
+
 static int lchan_stream_getsockopt(struct socket *sock, int level,
 				   int optname, char __user *optval,
 				   int __user *optlen)
 {
 	struct lchan_stream *st = lchan_stream_of(sock->sk);
 	int i = lchan_stream_tcp_opt(optname);
+	struct tcp_info info;
 	int len, val;
+	const void *from = &val;
 
-	if (level != SOL_TCP || i < 0)
+	if (level != SOL_TCP)
 		return -ENOPROTOOPT;
 	if (get_user(len, optlen))
 		return -EFAULT;
 	if (len < 0)
 		return -EINVAL;
-	len = min_t(int, len, sizeof(int));
-	val = READ_ONCE(st->tcp_opt[i]);
-	if (put_user(len, optlen) || copy_to_user(optval, &val, len))
+	if (optname == TCP_INFO) {
+		lchan_stream_tcp_info(st, &info);
+		from = &info;
+		len = min_t(int, len, sizeof(info));
+	} else if (optname == TCP_MAXSEG) {
+		val = LCHAN_STREAM_PAYLOAD;
+		len = min_t(int, len, sizeof(int));
+	} else if (i >= 0) {
+		val = READ_ONCE(st->tcp_opt[i]);
+		len = min_t(int, len, sizeof(int));
+	} else {
+		return -ENOPROTOOPT;
+	}
+	if (put_user(len, optlen) || copy_to_user(optval, from, len))
 		return -EFAULT;
 	return 0;
 }

@@ -41,6 +41,8 @@ PROGRAMS=(
 	/usr/bin/bash /usr/bin/perf
 	/usr/bin/fi_info /usr/bin/fi_pingpong
 	/usr/bin/mpirun /usr/bin/orted
+	/usr/bin/redis-check-rdb /usr/bin/redis-benchmark /usr/bin/redis-cli
+	/usr/bin/iperf3
 )
 MULTIARCH=/usr/lib/x86_64-linux-gnu
 # Loaded with dlopen, so ldd of the programs does not show them.
@@ -59,7 +61,8 @@ OMPI_DATA_DIRS=(/usr/share/openmpi /etc/openmpi "$MULTIARCH/pmix2/share")
 SRC_PKGS=(busybox-static iproute2 ibverbs-utils ibverbs-providers
 	rdmacm-utils perftest qperf sockperf strace util-linux bash libc6 libgcc-s1
 	libibverbs1 librdmacm1 linux-perf libfabric-bin libfabric1
-	openmpi-bin openmpi-common libopenmpi3 libpmix2)
+	openmpi-bin openmpi-common libopenmpi3 libpmix2 redis-tools iperf3
+	libiperf0)
 
 hash=$( {
 	cat "$RIG_DIR/initramfs.sh" "$RIG_DIR/init.sh"

@@ -22,8 +22,9 @@ for k in "${kernels[@]}"; do
 	rig_kernel_field "$k" lane >/dev/null
 done
 
-# Host packages.  qperf/sockperf/strace/util-linux (setpriv) also go into the
-# guest.
+# Host packages.  qperf/sockperf/strace/util-linux (setpriv), redis-tools
+# (redis-check-rdb is redis-server by another name) and iperf3 also go
+# into the guest.
 PKGS=(
 	make gcc g++ clang libc6-dev xz-utils cpio gzip kmod perl
 	qemu-system-x86 busybox-static
@@ -33,6 +34,7 @@ PKGS=(
 	pkgconf groff-base man-db binutils patch
 	gnuplot-nox linux-perf python3
 	libfabric-dev libfabric-bin openmpi-bin libopenmpi-dev
+	redis-tools iperf3
 )
 # Wanted but not required: the host check that needs it SKIPs without it.
 OPTIONAL_PKGS=(dkms)

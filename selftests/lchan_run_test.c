@@ -10,9 +10,11 @@
  * byte of iWARP reaching the TCP server.
  *
  * Then real programs, unmodified, both ends under lchan-run: sockperf's
- * TCP ping-pong and throughput and qperf's TCP tests, each checked by its
- * own report and by how its connections went.  A program the machine
- * lacks SKIPs its test.
+ * TCP ping-pong and throughput, qperf's TCP tests, redis-server with
+ * redis-benchmark (with and without pipelining) and iperf3 (one stream
+ * and four), each checked by its own report (no error; iperf3's bytes
+ * sent are its bytes received) and by how its connections went.  A
+ * program the machine lacks SKIPs its test.
  */
 #include <sys/wait.h>
 #include <limits.h>
@@ -184,14 +186,14 @@ static int run_pair(struct __test_metadata *_metadata, FIXTURE_DATA(run) *self,
 		    char *const server_args[], char *const client_args[],
 		    char *server_out, char *client_out, size_t len)
 {
-	char *argv[16] = { "/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&1",
+	char *argv[24] = { "/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&1",
 			   self->tool };
 	struct lchan_t_child srv, cli;
 	size_t got = 0;
 	int i, rc;
 
 	setenv("LCHAN_RUN_DEBUG", "1", 1);
-	for (i = 0; server_args[i] && i < 11; i++)
+	for (i = 0; server_args[i] && i < 19; i++)
 		argv[4 + i] = server_args[i];
 	argv[4 + i] = NULL;
 	server_out[0] = 0;
@@ -204,7 +206,7 @@ static int run_pair(struct __test_metadata *_metadata, FIXTURE_DATA(run) *self,
 		lchan_t_show_lines(server_out);
 		return -1;
 	}
-	for (i = 0; client_args[i] && i < 11; i++)
+	for (i = 0; client_args[i] && i < 19; i++)
 		argv[4 + i] = client_args[i];
 	argv[4 + i] = NULL;
 	rc = lchan_t_spawn(&cli, argv, NULL) ? -1 :
@@ -249,10 +251,10 @@ TEST_F_TIMEOUT(run, sockperf_ping_pong_and_throughput, 300)
 				self->d.addr, "-p", port, NULL };
 		char *pp[] = { (char *)sockperf, "ping-pong", "--tcp", "-i",
 			       self->d.addr, "-p", port, "-m", "64", "-t",
-			       "2", NULL };
+			       "1", NULL };
 		char *tp[] = { (char *)sockperf, "throughput", "--tcp", "-i",
 			       self->d.addr, "-p", port, "-m", "16384",
-			       "-t", "2", NULL };
+			       "-t", "1", NULL };
 
 		rc = run_pair(_metadata, self, srv, pp, self->out, cli_out,
 			      OUT_LEN);
@@ -289,7 +291,7 @@ TEST_F_TIMEOUT(run, qperf_tcp_latency_and_bandwidth, 300)
 	ASSERT_NE(NULL, cli_out);
 	{
 		char *srv[] = { (char *)qperf, "-lp", port, NULL };
-		char *cli[] = { (char *)qperf, "-lp", port, "-t", "2",
+		char *cli[] = { (char *)qperf, "-lp", port, "-t", "1",
 				self->d.addr, "tcp_lat", "tcp_bw", NULL };
 
 		rc = run_pair(_metadata, self, srv, cli, self->out, cli_out,
@@ -300,6 +302,96 @@ TEST_F_TIMEOUT(run, qperf_tcp_latency_and_bandwidth, 300)
 		EXPECT_NE(NULL, strstr(cli_out, "tcp_lat:"));
 		EXPECT_NE(NULL, strstr(cli_out, "tcp_bw:"));
 		check_ways(_metadata, iwarp, self->out, cli_out);
+	}
+	free(cli_out);
+}
+
+TEST_F_TIMEOUT(run, redis_benchmark_get_set, 300)
+{
+	static const char rdb[] = "/usr/bin/redis-check-rdb";
+	static const char bench[] = "/usr/bin/redis-benchmark";
+	bool iwarp = !strcmp(variant->kind, "siw");
+	char dir[] = "/tmp/lchan_run_redis.XXXXXX", server[64];
+	char port[16], *cli_out;
+	int p, rc, i;
+
+	/* Debian's redis-server is redis-check-rdb by that name. */
+	if (access(rdb, X_OK) || access(bench, X_OK))
+		SKIP(return, "no redis (redis-tools)");
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(server, sizeof(server), "%s/redis-server", dir);
+	ASSERT_EQ(0, symlink(rdb, server));
+	p = free_port(self->d.addr);
+	ASSERT_LT(0, p);
+	snprintf(port, sizeof(port), "%d", p);
+	cli_out = malloc(OUT_LEN);
+	ASSERT_NE(NULL, cli_out);
+	for (i = 0; i < 2; i++) {
+		char *srv[] = { server, "--port", port, "--bind", self->d.addr,
+				"--save", "", "--appendonly", "no",
+				"--protected-mode", "no", NULL };
+		char *cli[] = { (char *)bench, "-h", self->d.addr, "-p", port,
+				"-n", "2000", "-c", "10", "-d", "64", "-t",
+				"get,set", "-q", i ? "-P" : NULL, "16", NULL };
+
+		rc = run_pair(_metadata, self, srv, cli, self->out, cli_out,
+			      OUT_LEN);
+		if (rc || !strstr(cli_out, "GET: ") || strstr(cli_out, "rror"))
+			lchan_t_show_lines(cli_out);
+		EXPECT_EQ(0, rc);
+		EXPECT_NE(NULL, strstr(cli_out, "SET: "));
+		EXPECT_NE(NULL, strstr(cli_out, "GET: "));
+		EXPECT_EQ(NULL, strstr(cli_out, "rror"));
+		check_ways(_metadata, iwarp, self->out, cli_out);
+	}
+	free(cli_out);
+	unlink(server);
+	rmdir(dir);
+}
+
+/* The "bytes" of iperf3's JSON object @key (its first), or -1. */
+static long long iperf_bytes(const char *out, const char *key)
+{
+	const char *p = strstr(out, key);
+
+	p = p ? strstr(p, "\"bytes\":") : NULL;
+	return p ? strtoll(p + strlen("\"bytes\":"), NULL, 10) : -1;
+}
+
+TEST_F_TIMEOUT(run, iperf3_bytes_sent_are_received, 300)
+{
+	static const char iperf[] = "/usr/bin/iperf3";
+	bool iwarp = !strcmp(variant->kind, "siw");
+	char port[16], *cli_out;
+	long long sent, received;
+	int p, rc, i;
+
+	if (access(iperf, X_OK))
+		SKIP(return, "no %s", iperf);
+	p = free_port(self->d.addr);
+	ASSERT_LT(0, p);
+	snprintf(port, sizeof(port), "%d", p);
+	cli_out = malloc(OUT_LEN);
+	ASSERT_NE(NULL, cli_out);
+	for (i = 0; i < 2; i++) {
+		char *srv[] = { (char *)iperf, "-s", "-B", self->d.addr, "-p",
+				port, "-1", NULL };
+		char *cli[] = { (char *)iperf, "-c", self->d.addr, "-p", port,
+				"-t", "1", "-J", i ? "-P" : NULL, "4", NULL };
+
+		rc = run_pair(_metadata, self, srv, cli, self->out, cli_out,
+			      OUT_LEN);
+		sent = iperf_bytes(cli_out, "\"sum_sent\"");
+		received = iperf_bytes(cli_out, "\"sum_received\"");
+		if (rc || sent <= 0 || sent != received)
+			lchan_t_show_lines(cli_out);
+		EXPECT_EQ(0, rc);
+		EXPECT_LT(0, sent);
+		EXPECT_EQ(sent, received);
+		check_ways(_metadata, iwarp, self->out, cli_out);
+		printf("# iperf3 -P %d: %lld bytes sent and received\n",
+		       i ? 4 : 1, sent);
+		fflush(stdout);
 	}
 	free(cli_out);
 }
