@@ -13,7 +13,8 @@
  * TCP ping-pong and throughput, qperf's TCP tests, redis-server with
  * redis-benchmark (with and without pipelining) and iperf3 (one stream
  * and four), each checked by its own report (no error; iperf3's bytes
- * sent are its bytes received) and by how its connections went.  A
+ * received short of those sent by no more than were in flight) and by
+ * how its connections went.  A
  * program the machine lacks SKIPs its test.
  */
 #include <sys/wait.h>
@@ -349,6 +350,16 @@ TEST_F_TIMEOUT(run, redis_benchmark_get_set, 300)
 	rmdir(dir);
 }
 
+/*
+ * iperf3 stops counting what it receives when the sender's "test end"
+ * comes on the control connection, so bytes still in flight on a data
+ * connection then are sent and not counted as received: with plain TCP
+ * too.  Received can so fall short of sent by at most what a stream can
+ * have in flight, its send buffer and the peer's receive buffer (Linux's
+ * largest defaults: 4 MiB and 6 MiB); more is bytes lost.
+ */
+#define IPERF_IN_FLIGHT	(10LL << 20)
+
 /* The "bytes" of iperf3's JSON object @key (its first), or -1. */
 static long long iperf_bytes(const char *out, const char *key)
 {
@@ -358,7 +369,7 @@ static long long iperf_bytes(const char *out, const char *key)
 	return p ? strtoll(p + strlen("\"bytes\":"), NULL, 10) : -1;
 }
 
-TEST_F_TIMEOUT(run, iperf3_bytes_sent_are_received, 300)
+TEST_F_TIMEOUT(run, iperf3_bytes_arrive, 300)
 {
 	static const char iperf[] = "/usr/bin/iperf3";
 	bool iwarp = !strcmp(variant->kind, "siw");
@@ -383,14 +394,16 @@ TEST_F_TIMEOUT(run, iperf3_bytes_sent_are_received, 300)
 			      OUT_LEN);
 		sent = iperf_bytes(cli_out, "\"sum_sent\"");
 		received = iperf_bytes(cli_out, "\"sum_received\"");
-		if (rc || sent <= 0 || sent != received)
+		if (rc || received <= 0 || received > sent ||
+		    sent - received > (i ? 4 : 1) * IPERF_IN_FLIGHT)
 			lchan_t_show_lines(cli_out);
 		EXPECT_EQ(0, rc);
-		EXPECT_LT(0, sent);
-		EXPECT_EQ(sent, received);
+		EXPECT_LT(0, received);
+		EXPECT_LE(received, sent);
+		EXPECT_GE((i ? 4 : 1) * IPERF_IN_FLIGHT, sent - received);
 		check_ways(_metadata, iwarp, self->out, cli_out);
-		printf("# iperf3 -P %d: %lld bytes sent and received\n",
-		       i ? 4 : 1, sent);
+		printf("# iperf3 -P %d: %lld bytes sent, %lld received\n",
+		       i ? 4 : 1, sent, received);
 		fflush(stdout);
 	}
 	free(cli_out);
