@@ -67,8 +67,9 @@ static inline bool lchan_compat_post_bh_off(const struct ib_device *ibdev)
 /*
  * 6.10 gave proto_ops.accept one argument for the flags and the caller's
  * kind, struct proto_accept_arg (defined here before).  The module's
- * accept takes the new form; LCHAN_COMPAT_ACCEPT() names what goes in
- * its proto_ops, and lchan_compat_accept() calls another socket's.
+ * accept takes the new form: LCHAN_COMPAT_ACCEPT_DEFINE(fn); checks it and
+ * makes what LCHAN_COMPAT_ACCEPT(fn) names for its proto_ops, and
+ * lchan_compat_accept() calls another socket's.
  */
 #if KERNEL_VERSION(6, 10, 0) > LINUX_VERSION_CODE
 struct proto_accept_arg {
@@ -77,7 +78,12 @@ struct proto_accept_arg {
 	int is_empty;
 	bool kern;
 };
+#endif
 
+typedef int (*lchan_compat_accept_t)(struct socket *, struct socket *,
+				     struct proto_accept_arg *);
+
+#if KERNEL_VERSION(6, 10, 0) > LINUX_VERSION_CODE
 #define LCHAN_COMPAT_ACCEPT_DEFINE(fn)					\
 static int fn##_compat(struct socket *sock, struct socket *newsock,	\
 		       int flags, bool kern)				\
@@ -85,7 +91,8 @@ static int fn##_compat(struct socket *sock, struct socket *newsock,	\
 	struct proto_accept_arg arg = { .flags = flags, .kern = kern };	\
 									\
 	return fn(sock, newsock, &arg);					\
-}
+}									\
+static_assert(__same_type(&fn, lchan_compat_accept_t))
 #define LCHAN_COMPAT_ACCEPT(fn) fn##_compat
 
 static inline int lchan_compat_accept(struct socket *sock,
@@ -95,7 +102,8 @@ static inline int lchan_compat_accept(struct socket *sock,
 	return sock->ops->accept(sock, newsock, arg->flags, arg->kern);
 }
 #else
-#define LCHAN_COMPAT_ACCEPT_DEFINE(fn)
+#define LCHAN_COMPAT_ACCEPT_DEFINE(fn) \
+	static_assert(__same_type(&fn, lchan_compat_accept_t))
 #define LCHAN_COMPAT_ACCEPT(fn) fn
 
 static inline int lchan_compat_accept(struct socket *sock,

@@ -421,7 +421,7 @@ static int lchan_stream_listen_release(struct socket *sock)
 	return 0;
 }
 
-LCHAN_COMPAT_ACCEPT_DEFINE(lchan_stream_listen_accept)
+LCHAN_COMPAT_ACCEPT_DEFINE(lchan_stream_listen_accept);
 
 static const struct proto_ops lchan_stream_listen_ops = {
 	.family = PF_INET,
