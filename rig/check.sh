@@ -416,6 +416,10 @@ check_kernel() { # K NEXT-K
 	if [ "$rc" != 0 ] && has_reason harness-panic no-verdict && has_reason harness-panic kernel-log &&
 		grep -q 'guest gave no verdict' "$L/harness-panic.log"; then
 		ok "$p harness: detects a kernel panic (no verdict)"
+		if has_reason harness-panic panic-hung; then
+			echo "# $p harness: the kernel hung in its own panic path (the rig ended the run):"
+			sed -n '/^# where each vCPU/,/^# FAIL/p' "$L/harness-panic.log"
+		fi
 	else
 		notok "$p harness: detects a kernel panic (no verdict) (runner exit $rc)"
 		show_run harness-panic

@@ -71,6 +71,7 @@ for arg in $cmdline; do
 	lchan.job=*) job=${arg#*=} ;;
 	lchan.timeout=*) job_timeout=${arg#*=} ;;
 	lchan.test_timeout=*) test_timeout=${arg#*=} ;;
+	lchan.kallsyms=1) want_kallsyms=1 ;;
 	esac
 done
 [ -n "$job" ] || setup_failed "no lchan.job= on the kernel command line"
@@ -88,6 +89,11 @@ mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 host0 "$SHARE" ||
 	setup_failed "mounting the 9p share"
 mkdir -p "$OUT"
 say "share mounted"
+# The kernel's text symbols, once per kernel (nokaslr: the same every
+# boot), for the host to name where a hung guest's vCPUs were.
+if [ "${want_kallsyms:-0}" = 1 ]; then
+	grep ' [tT] ' /proc/kallsyms | grep -v '\[' >"$OUT/kallsyms" || true
+fi
 
 # depends= of a .ko file (busybox modinfo only looks names up).
 ko_depends() {

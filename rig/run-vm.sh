@@ -74,6 +74,7 @@ if [ "$interactive" = 1 ]; then
 	rc=$?
 	set -e
 	cp -a "$share/out/." "$run/" 2>/dev/null || true
+	[ ! -s "$run/kallsyms" ] || mv "$run/kallsyms" "$kroot/kallsyms"
 	# 1 is the guest's "pass" verdict, i.e. a clean power-off.
 	[ "$rc" = 1 ] && exit 0
 	exit "$rc"
@@ -133,6 +134,7 @@ if [ "$interrupted" = 1 ]; then
 fi
 secs=$(($(rig_now) - start))
 cp -a "$share/out/." "$run/" 2>/dev/null || true
+[ ! -s "$run/kallsyms" ] || mv "$run/kallsyms" "$kroot/kallsyms"
 flock -u "$lockfd"
 
 # --- judge -------------------------------------------------------------------

@@ -116,14 +116,20 @@ vm_staged() {
 }
 
 # vm_stall_watch QPID CONSOLE MONITOR: while qemu QPID runs, watch its
-# CONSOLE file; when nothing was written to it for LCHAN_STALL_SECS
+# CONSOLE file.  When nothing was written to it for LCHAN_STALL_SECS
 # (default 900: longer than a test program may run silent), send the guest
 # an NMI through the MONITOR socket, once.  The guest panics with its state
 # on the console (vm_append), so a hung guest explains itself and ends the
-# run.
+# run.  A guest that panicked reboots at once (panic=-1): one silent for
+# LCHAN_PANIC_SILENT_SECS (default 30) after "Kernel panic" hung in the
+# kernel's panic path.  Then every vCPU's registers and the top of its
+# stack, kernel addresses resolved, go to RUN/panic-hung.txt (RUN: the
+# CONSOLE's directory) and qemu quits: the run ends as the panic it is,
+# not at its timeout.
 vm_stall_watch() {
 	local qpid=$1 console=$2 monitor=$3 limit=${LCHAN_STALL_SECS:-900}
-	local size last=-1 since
+	local panic_limit=${LCHAN_PANIC_SILENT_SECS:-30}
+	local size last=-1 since silent
 	since=$(rig_now)
 	while kill -0 "$qpid" 2>/dev/null; do
 		sleep 5
@@ -131,18 +137,80 @@ vm_stall_watch() {
 		if [ "$size" != "$last" ]; then
 			last=$size
 			since=$(rig_now)
-		elif [ $(($(rig_now) - since)) -ge "$limit" ]; then
+			continue
+		fi
+		silent=$(($(rig_now) - since))
+		if [ "$silent" -ge "$panic_limit" ] &&
+			grep -aq 'Kernel panic - not syncing' "$console"; then
+			rig_log "guest silent for ${silent}s after a kernel panic: its vCPUs' registers, then quit"
+			# shellcheck disable=SC2016 # $sp is the monitor's: the stack pointer
+			vm_monitor "$monitor" "$(dirname "$console")/panic-hung.txt" \
+				"$kroot/kallsyms" 'info registers -a' \
+				'cpu 0' 'x/64xg $sp' 'cpu 1' 'x/64xg $sp' quit
+			return 0
+		fi
+		if [ "$silent" -ge "$limit" ]; then
 			rig_log "guest silent for ${limit}s: NMI, for its state on the console"
-			python3 - "$monitor" <<'PY' || true
-import socket, sys, time
-s = socket.socket(socket.AF_UNIX)
-s.connect(sys.argv[1])
-s.sendall(b"nmi\n")
-time.sleep(1)
-PY
+			vm_monitor "$monitor" /dev/null '' nmi
 			return 0
 		fi
 	done
+}
+
+# vm_monitor MONITOR OUT KALLSYMS COMMAND...: send each COMMAND to qemu's
+# human monitor at MONITOR, its answers to OUT, each kernel address in them
+# followed by the KALLSYMS symbol it falls in (the guest runs nokaslr;
+# vm_append asks a boot to copy /proc/kallsyms until the host has it).
+vm_monitor() {
+	python3 - "$@" <<'PY' || true
+import bisect, os, re, socket, sys, time
+
+mon, out, kallsyms, cmds = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+syms = []
+if kallsyms and os.path.exists(kallsyms):
+    with open(kallsyms) as f:
+        for line in f:
+            addr, kind, name = line.split()[:3]
+            if kind in "tTwW":
+                syms.append((int(addr, 16), name))
+    syms.sort()
+keys = [a for a, _ in syms]
+
+def where(m):
+    addr = int(m.group(0), 16)
+    i = bisect.bisect_right(keys, addr) - 1
+    if i < 0 or addr - keys[i] > 0x100000:
+        return m.group(0)
+    return "%s <%s+%#x>" % (m.group(0), syms[i][1], addr - keys[i])
+
+s = socket.socket(socket.AF_UNIX)
+s.connect(mon)
+s.settimeout(2)
+
+def answer():
+    text = b""
+    end = time.time() + 5
+    while time.time() < end and not text.endswith(b"(qemu) "):
+        try:
+            chunk = s.recv(65536)
+        except (socket.timeout, OSError):
+            break
+        if not chunk:
+            break
+        text += chunk
+    # The monitor echoes the command, key by key, on the first line, and
+    # ends with its prompt: keep what is between.
+    lines = text.decode(errors="replace").splitlines(True)[1:]
+    return "".join(l for l in lines if not l.startswith("(qemu)"))
+
+answer()
+report = ""
+for cmd in cmds:
+    s.sendall(cmd.encode() + b"\n")
+    report += "== %s\n%s" % (cmd, answer())
+with open(out, "w") as f:
+    f.write(re.sub(r"(?<![0-9a-f])ffffffff[0-9a-f]{8}\b", where, report))
+PY
 }
 
 # vm_append JOB: the guest kernel's command line for JOB, without
@@ -165,6 +233,10 @@ vm_append() {
 	# An NMI from vm_stall_watch panics the guest, which prints every
 	# task, the locks held and every CPU's backtrace.
 	append+=" unknown_nmi_panic=1 panic_print=0x49"
+	# Addresses as in System.map, for the registers of a guest that hung
+	# (vm_stall_watch).
+	append+=" nokaslr"
+	[ -s "$kroot/kallsyms" ] || append+=" lchan.kallsyms=1"
 	# LCHAN_APPEND: extra kernel arguments, e.g. dyndbg=... while debugging.
 	[ -z "${LCHAN_APPEND:-}" ] || append+=" $LCHAN_APPEND"
 }
@@ -218,6 +290,9 @@ vm_judge() {
 	esac
 	if grep -aq 'SETUP FAILED' "$run/console.log"; then
 		reasons+=("setup: $(grep -a -o 'SETUP FAILED.*' "$run/console.log" | head -n1)")
+	fi
+	if [ -f "$run/panic-hung.txt" ]; then
+		reasons+=("panic-hung: the kernel went silent in its panic path; its vCPUs' registers are in $run/panic-hung.txt")
 	fi
 	if [ -f "$run/job-timeout" ]; then
 		reasons+=("job-timeout: the job hit its ${guest_timeout}s limit inside the guest")
@@ -374,6 +449,10 @@ vm_judge() {
 		tr -d '\r' <"$run/console.log" | tail -n 25 | sed 's/^/#   /'
 		;;
 	esac
+	if [ -f "$run/panic-hung.txt" ]; then
+		echo "# where each vCPU was when the panic went silent:"
+		grep -a -E '^(CPU#|RIP=|== cpu)|<' "$run/panic-hung.txt" | head -n 60 | sed 's/^/#   /' || true
+	fi
 	if [ "${#reasons[@]}" -gt 0 ]; then
 		for r in "${reasons[@]}"; do
 			case $r in
