@@ -548,6 +548,7 @@ struct lchan_conn_req {
 	u64 link_req;			/* the peer's request id */
 	u32 remote_qpn;			/* from the request (IB/RoCE) */
 	bool open_exchange;		/* iWARP: the request has the hello */
+	bool stream;			/* the request is a stream's */
 	bool dead;			/* peer gave up: destroy on accept */
 };
 
@@ -1085,6 +1086,12 @@ void lchan_direct_poll_wait(struct lchan_channel *chan);
 void lchan_direct_init(struct lchan_channel *chan);
 void lchan_direct_drain(struct lchan_channel *chan);
 void lchan_direct_stop(struct lchan_channel *chan);
+
+/* lchan_hello.c */
+#define LCHAN_HELLO_STREAM	0x01	/* the request or reply of a stream */
+void lchan_hello_param(struct rdma_conn_param *param, u8 flags);
+int lchan_hello_read(const struct rdma_conn_param *conn);
+bool lchan_hello_says_stream(const struct rdma_conn_param *conn);
 
 /* lchan_iwarp.c */
 extern const struct lchan_transport_ops lchan_iwarp_transport;

@@ -156,6 +156,10 @@ static int lchan_cm_chan_event(struct lchan_channel *chan,
 		}
 		ret = chan->tp->check_reply ?
 		      chan->tp->check_reply(chan, &event->param.conn) : 0;
+		/* A stream's reply comes from a stream's accept, or none. */
+		if (!ret && !chan->conn.passive && READ_ONCE(chan->stream) &&
+		    !lchan_hello_says_stream(&event->param.conn))
+			ret = -EPROTONOSUPPORT;
 		if (ret) {
 			lchan_cm_fail(chan, LCHAN_STATE_DISCONNECTED, ret);
 			break;

@@ -66,6 +66,9 @@ static void lchan_connect_conn_param(struct lchan_channel *chan,
 	param->rnr_retry_count = LCHAN_RNR_RETRY_COUNT;
 	if (chan->tp->conn_param)
 		chan->tp->conn_param(chan, param);
+	/* A stream's peer must be one: the hello says it, on any transport. */
+	if (READ_ONCE(chan->stream))
+		lchan_hello_param(param, LCHAN_HELLO_STREAM);
 }
 
 /* Wait for the cm step in flight; 0, a negative errno or -ETIMEDOUT. */

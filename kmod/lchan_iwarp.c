@@ -24,10 +24,11 @@
  *
  * The exchange puts SENDs on the wire that only lchan expects, so it runs
  * only when both ends asked for it: the connecting application with
- * LCHAN_OPEN_EXCHANGE, the accepting kernel by finding the hello in the
- * request.  A plain rdma_cm peer sees nothing of it: lchan's connect
- * sends no private data without that flag, and an accepting lchan kernel
- * answers a request without the hello as any rdma_cm program would.  The
+ * LCHAN_OPEN_EXCHANGE, the accepting kernel by finding the hello
+ * (lchan_hello.c) in the request.  A plain rdma_cm peer sees nothing of
+ * it: lchan's connect sends no private data without that flag (or a
+ * stream's), and an accepting lchan kernel answers a request without the
+ * hello as any rdma_cm program would.  The
  * acknowledgement is sent only after the first SEND has arrived, which
  * proves the reply was read, however late the reply came (TCP resends a
  * lost one).  The second SEND keeps the two sides' requests in step.
@@ -44,40 +45,10 @@
  */
 #include "lchan.h"
 
-/*
- * The hello, in the MPA request's and reply's private data, big-endian.
- * A request carries the highest version its kernel speaks; the reply the
- * version both use.  Later versions may append fields.
- */
-struct lchan_iwarp_hello {
-	__be32 magic;
-	u8 version;
-	u8 resv[3];		/* 0 when sent, ignored when read */
-};
-
-#define LCHAN_IWARP_MAGIC	0x6c63686e	/* "lchn" */
-#define LCHAN_IWARP_VERSION	1
-
-static const struct lchan_iwarp_hello lchan_iwarp_hello = {
-	.magic = cpu_to_be32(LCHAN_IWARP_MAGIC),
-	.version = LCHAN_IWARP_VERSION,
-};
-
-/* Whether @data (from the peer) is a hello of a version we speak. */
-static bool lchan_iwarp_hello_ok(const void *data, u8 len)
-{
-	const struct lchan_iwarp_hello *h = data;
-
-	return data && len >= sizeof(*h) &&
-	       be32_to_cpu(h->magic) == LCHAN_IWARP_MAGIC &&
-	       h->version >= LCHAN_IWARP_VERSION;
-}
-
 /* A connection request on a listener: does it ask for the exchange? */
 static bool lchan_iwarp_request_wants(const struct rdma_conn_param *conn)
 {
-	return lchan_iwarp_hello_ok(conn->private_data,
-				    conn->private_data_len);
+	return lchan_hello_read(conn) >= 0;
 }
 
 /*
@@ -94,10 +65,8 @@ static void lchan_iwarp_choose(struct lchan_channel *chan, u32 flags)
 static void lchan_iwarp_conn_param(struct lchan_channel *chan,
 				   struct rdma_conn_param *param)
 {
-	if (!chan->iw.exchange)
-		return;
-	param->private_data = &lchan_iwarp_hello;
-	param->private_data_len = sizeof(lchan_iwarp_hello);
+	if (chan->iw.exchange)
+		lchan_hello_param(param, 0);
 }
 
 /*
@@ -109,7 +78,7 @@ static int lchan_iwarp_check_reply(struct lchan_channel *chan,
 				   const struct rdma_conn_param *conn)
 {
 	if (chan->conn.passive || !chan->iw.exchange ||
-	    lchan_iwarp_hello_ok(conn->private_data, conn->private_data_len))
+	    lchan_hello_read(conn) >= 0)
 		return 0;
 	lchan_dbg_chan(chan, "the peer did not answer the hello\n");
 	return -EPROTONOSUPPORT;

@@ -76,6 +76,7 @@ int lchan_listen_cm_event(struct lchan_listen_point *lst,
 		req->remote_qpn = event->param.conn.qp_num;
 		req->open_exchange = lchan_transport_request_wants(id,
 							&event->param.conn);
+		req->stream = lchan_hello_says_stream(&event->param.conn);
 		spin_lock(&lst->lock);
 		if (READ_ONCE(lst->dead) || lst->nr_backlog >= lst->max_backlog) {
 			ret = -ECONNREFUSED;
@@ -241,11 +242,13 @@ lchan_listen_backlog_pop(struct lchan_listen_point *lst)
 }
 
 /*
- * Next live request, waiting unless @nonblock; what it says goes to
- * @chan, and to @open_flags whether it asks for the opening exchange.
+ * Next live request of a stream if @stream, else of anything but a
+ * stream, waiting unless @nonblock; what it says goes to @chan, and to
+ * @open_flags whether it asks for the opening exchange.  The others are
+ * refused on the way: a stream's peer must be one (lchan_hello.c).
  */
 static struct rdma_cm_id *lchan_listen_next(struct lchan_listen_point *lst,
-					    bool nonblock,
+					    bool nonblock, bool stream,
 					    struct lchan_channel *chan,
 					    u32 *open_flags,
 					    struct lchan_channel **ready)
@@ -270,10 +273,13 @@ static struct rdma_cm_id *lchan_listen_next(struct lchan_listen_point *lst,
 			continue;
 		}
 		if (req->chan) {
-			/* Set up over a link; its device may have gone. */
+			/*
+			 * Set up over a link, which a stream never asks for;
+			 * its device may have gone.
+			 */
 			*ready = req->chan;
 			lchan_listen_req_free(req);
-			if (!lchan_chan_done(*ready))
+			if (!stream && !lchan_chan_done(*ready))
 				return NULL;
 			lchan_file_abort(*ready);
 			*ready = NULL;
@@ -284,6 +290,10 @@ static struct rdma_cm_id *lchan_listen_next(struct lchan_listen_point *lst,
 		rdma_lock_handler(id);
 		dead = req->dead;
 		rdma_unlock_handler(id);
+		if (!dead && req->stream != stream) {
+			rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
+			dead = true;
+		}
 		chan->conn.remote_qpn = req->remote_qpn;
 		*open_flags = req->open_exchange ? LCHAN_OPEN_EXCHANGE : 0;
 		kfree(req);
@@ -330,13 +340,14 @@ static long lchan_listen_accept_stream(struct lchan_ucmd *ucmd,
 
 /*
  * Accept's first stages: a channel of @lst's context for the next live
- * request, waiting for one unless @nonblock, with the request's id and
- * in @open_flags whether it asks for the opening exchange; or the channel
- * a link set up for it (*@ready).
+ * request (of a stream if @stream, else of anything but a stream),
+ * waiting for one unless @nonblock, with the request's id and in
+ * @open_flags whether it asks for the opening exchange; or the channel a
+ * link set up for it (*@ready, never for a stream).
  */
 static struct lchan_channel *lchan_listen_take(struct lchan_listen_point *lst,
-					       bool nonblock, u32 *open_flags,
-					       bool *ready)
+					       bool nonblock, bool stream,
+					       u32 *open_flags, bool *ready)
 {
 	struct lchan_channel *chan, *built = NULL;
 	struct rdma_cm_id *id;
@@ -347,7 +358,8 @@ static struct lchan_channel *lchan_listen_take(struct lchan_listen_point *lst,
 	chan->conn.passive = true;
 
 	*open_flags = 0;
-	id = lchan_listen_next(lst, nonblock, chan, open_flags, &built);
+	id = lchan_listen_next(lst, nonblock, stream, chan, open_flags,
+			       &built);
 	if (IS_ERR(id)) {
 		lchan_file_abort(chan);
 		return ERR_CAST(id);
@@ -372,8 +384,7 @@ static struct lchan_channel *lchan_listen_take(struct lchan_listen_point *lst,
 
 /*
  * The stream listener's accept (lchan_stream_listen.c): a stream channel
- * for the next request, -EAGAIN when none waits.  A channel a link set
- * up comes from a peer that did not ask for a stream: it goes.
+ * for the next stream's request, -EAGAIN when none waits.
  */
 struct lchan_stream *lchan_listen_next_stream(struct lchan_listen_point *lst)
 {
@@ -383,14 +394,9 @@ struct lchan_stream *lchan_listen_next_stream(struct lchan_listen_point *lst)
 	u32 open_flags;
 	bool ready;
 
-	for (;;) {
-		chan = lchan_listen_take(lst, true, &open_flags, &ready);
-		if (IS_ERR(chan))
-			return ERR_CAST(chan);
-		if (!ready)
-			break;
-		lchan_file_abort(chan);
-	}
+	chan = lchan_listen_take(lst, true, true, &open_flags, &ready);
+	if (IS_ERR(chan))
+		return ERR_CAST(chan);
 	st = lchan_stream_open(chan, &rc, LCHAN_FD_STREAM | open_flags, NULL);
 	if (IS_ERR(st) && PTR_ERR(st) == -ERESTARTSYS)
 		return ERR_PTR(-EINTR);
@@ -407,16 +413,12 @@ long lchan_ioctl_accept(struct lchan_ucmd *ucmd)
 	bool ready;
 	long ret;
 
-	chan = lchan_listen_take(lst, file->f_flags & O_NONBLOCK, &open_flags,
+	chan = lchan_listen_take(lst, file->f_flags & O_NONBLOCK,
+				 req->flags & LCHAN_FD_STREAM, &open_flags,
 				 &ready);
 	if (IS_ERR(chan))
 		return PTR_ERR(chan);
 	if (ready) {
-		/* A stream's peer sets it up through rdma_cm. */
-		if (req->flags & LCHAN_FD_STREAM) {
-			ret = -EPROTO;
-			goto err_abort;
-		}
 		ret = lchan_link_chan_accept(chan, &req->rings, &req->rc,
 					     req->flags);
 		if (ret)

@@ -14,8 +14,9 @@
  * `make check-2node` runs the same tool against the same programs between
  * two guests.  Each case here starts the program and the tool, and both
  * must exit 0 in bounded time; on failure both outputs are shown, and on
- * siw the TCP sockets.  SKIPs without the device, the module, the program
- * or the tool.
+ * siw the TCP sockets.  One case has no tool: a stream channel's connect
+ * (liblchan's own) must refuse rdma_server's accept.  SKIPs without the
+ * device, the module, the program or the tool.
  */
 #include <signal.h>
 
@@ -406,6 +407,43 @@ TEST_F_TIMEOUT(interop, server_of_rdma_client_poller, 120)
 TEST_F_TIMEOUT(interop, server_of_rdma_client_direct, 120)
 {
 	vs_rdma_client(_metadata, self, variant->kind, IC_DIRECT);
+}
+
+/*
+ * 2b. A stream's connect to rdma_server, which accepts whatever comes:
+ * its reply says nothing of a stream, so the connect fails rather than
+ * hand the program a peer that would read the stream's messages as its
+ * own protocol's.
+ */
+TEST_F_TIMEOUT(interop, stream_connect_to_rdma_server_refused, 120)
+{
+	char *argv[] = { IC_RDMA_SERVER, "-s", self->d.addr, "-p", self->port,
+			 NULL };
+	struct lchan_opts opts = { .timeout_ms = 5000 };
+	struct lchan_ctx ctx;
+	struct lchan_addr dst;
+	double end;
+	int fd;
+
+	IC_NEED(IC_RDMA_SERVER);
+	ic_new_port(self);
+	ASSERT_EQ(0, lchan_addr_parse(self->d.addr, self->port, &dst));
+	ASSERT_EQ(0, lchan_ctx_open(&ctx));
+	ic_spawn(_metadata, &self->peer, argv);
+	/* Refused until the program listens. */
+	end = lchan_t_now() + lchan_t_stall_secs();
+	do {
+		fd = lchan_stream_connect(&ctx, &dst, &opts);
+		if (fd != -ECONNREFUSED)
+			break;
+		usleep(50000);
+	} while (ic_running(&self->peer) && lchan_t_now() < end);
+	EXPECT_EQ(-EPROTONOSUPPORT, fd) TH_LOG("stream connect: %s",
+					       fd < 0 ? strerror(-fd) :
+					       "connected");
+	if (fd >= 0)
+		close(fd);
+	lchan_ctx_close(&ctx);
 }
 
 /* 3. lchan as rping's client, against rping -s. */

@@ -1006,6 +1006,54 @@ TEST_F(stream_listen, connect_before_accept)
 	close(d.fd);
 }
 
+/* A channel's connect, from a thread. */
+struct chan_dial {
+	struct lchan_ctx *ctx;
+	struct lchan_addr dst;
+	int ret;
+};
+
+static void *chan_dial(void *p)
+{
+	struct chan_dial *d = p;
+	struct lchan_opts opts = { .timeout_ms = WAIT_MS };
+	struct lchan_chan chan;
+
+	d->ret = lchan_connect_addr(d->ctx, &d->dst, &opts, &chan);
+	if (!d->ret)
+		lchan_chan_close(&chan);
+	return NULL;
+}
+
+/*
+ * A channel's connect to a stream listener's port is refused (its program
+ * would read the stream's bytes as its own protocol's), and the listener
+ * goes on serving streams.
+ */
+TEST_F(stream_listen, channel_connect_refused)
+{
+	struct chan_dial c = { .ctx = &self->cctx, .dst = self->addr };
+	struct stream_dial d = { .ctx = &self->cctx, .dst = self->addr };
+	int srv;
+
+	chan_dial(&c);
+	EXPECT_EQ(-ECONNREFUSED, c.ret) TH_LOG("channel connect: %s",
+					       strerror(-c.ret));
+	ASSERT_EQ(0, fcntl(self->lst, F_SETFL, O_NONBLOCK));
+	EXPECT_EQ(-1, accept(self->lst, NULL, NULL));
+	EXPECT_EQ(EAGAIN, errno);
+
+	stream_dial(&d);
+	ASSERT_LE(0, d.fd) TH_LOG("stream connect: %s", strerror(-d.fd));
+	ASSERT_EQ(POLLIN, poll_one(self->lst, POLLIN, WAIT_MS));
+	srv = accept(self->lst, NULL, NULL);
+	ASSERT_LE(0, srv) TH_LOG("accept: %s", strerror(errno));
+	lchan_t_sock_timeouts(srv, WAIT_MS);
+	EXPECT_TRUE(ping_pong(d.fd, srv));
+	close(srv);
+	close(d.fd);
+}
+
 /* What a stream listener cannot be made from, whatever the device. */
 TEST_F(stream_args, stream_listener_refusals)
 {
@@ -1069,6 +1117,49 @@ TEST_F(stream_args, no_iwarp_connect)
 	EXPECT_EQ(-1, accept(tcp, NULL, NULL));
 	EXPECT_EQ(EAGAIN, errno);
 	close(tcp);
+}
+
+
+/*
+ * A listener's accept takes requests of its own kind: a stream's accept
+ * only a stream's connect, a channel's only a channel's.  The other kind
+ * is refused on the way (its connect fails with ECONNREFUSED), so
+ * neither end of a stream ever meets a peer that is not one.
+ */
+TEST_F(stream_args, accept_takes_its_own_kind)
+{
+	struct lchan_ctx cctx = { .fd = -1 };
+	struct lchan_listener lst;
+	struct stream_dial d = { .ctx = &cctx };
+	struct chan_dial c = { .ctx = &cctx };
+	struct lchan_chan chan;
+	pthread_t thr;
+
+	ASSERT_EQ(0, lchan_ctx_open(&cctx));
+	ASSERT_EQ(0, lchan_listen(&self->ctx, self->d.addr, "0", 4,
+				  LCHAN_FD_NONBLOCK, &lst));
+	d.dst = c.dst = lst.addr;
+
+	/* A stream's connect, a channel's accept. */
+	ASSERT_EQ(0, pthread_create(&thr, NULL, stream_dial, &d));
+	EXPECT_EQ(POLLIN, poll_one(lst.fd, POLLIN, WAIT_MS));
+	EXPECT_EQ(-EAGAIN, lchan_accept(&lst, NULL, &chan));
+	pthread_join(thr, NULL);
+	EXPECT_EQ(-ECONNREFUSED, d.fd) TH_LOG("stream connect: %s",
+					      strerror(-d.fd));
+	if (d.fd >= 0)
+		close(d.fd);
+
+	/* A channel's connect, a stream's accept. */
+	ASSERT_EQ(0, pthread_create(&thr, NULL, chan_dial, &c));
+	EXPECT_EQ(POLLIN, poll_one(lst.fd, POLLIN, WAIT_MS));
+	EXPECT_EQ(-EAGAIN, lchan_stream_accept(&lst, NULL, NULL));
+	pthread_join(thr, NULL);
+	EXPECT_EQ(-ECONNREFUSED, c.ret) TH_LOG("channel connect: %s",
+					       strerror(-c.ret));
+
+	lchan_listener_close(&lst);
+	lchan_ctx_close(&cctx);
 }
 
 TEST_HARNESS_MAIN

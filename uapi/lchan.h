@@ -258,7 +258,9 @@ struct lchan_addr {
  * getpeername, the SOL_SOCKET options, SIOCINQ and SIOCOUTQ, sendfile and
  * splice), in any process that holds it; it has no rings.  Both ends must
  * ask for it: the connecting side's CONNECT and the accepting side's
- * ACCEPT.  It is set up through rdma_cm (never over a link) and, on
+ * ACCEPT; an ACCEPT refuses a request of the other kind on the way (its
+ * CONNECT fails with ECONNREFUSED), and a CONNECT whose peer accepts
+ * without being a stream (not lchan) fails with EPROTONOSUPPORT.  It is set up through rdma_cm (never over a link) and, on
  * iWARP, with the opening exchange.  The connect blocks until connected;
  * LCHAN_FD_NONBLOCK makes the socket non-blocking.  Not with
  * LCHAN_DEFER_ESTABLISH, LCHAN_DIRECT_POLL, LCHAN_CONNECT_LINK_ONLY nor
