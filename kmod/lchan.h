@@ -285,6 +285,7 @@ struct lchan_context {
 	bool has_chans;			/* under lock */
 	struct mm_struct *mm;		/* owner; grabbed, for identity */
 	pid_t tgid;
+	char comm[TASK_COMM_LEN];	/* the owner's program */
 	struct mutex lock;		/* pds */
 	struct list_head pds;
 	struct xarray mrs;		/* handle -> struct lchan_region */
@@ -510,7 +511,8 @@ struct lchan_channel {
 	struct lchan_pd *pd;		/* counted, once known */
 	const struct lchan_transport_ops *tp;	/* the device's, once bound */
 	struct list_head dev_node;	/* dev->chans, under dev->lock */
-	pid_t tgid;
+	pid_t tgid;			/* the owner, set before sysfs */
+	char comm[TASK_COMM_LEN];	/* its program */
 
 	struct mutex lock;		/* resources, posting, teardown */
 	struct rdma_cm_id *cm_id;
@@ -876,6 +878,7 @@ int lchan_ioctl_mr_dereg_check(const struct lchan_ucmd *ucmd);
 long lchan_ioctl_mr_dereg(struct lchan_ucmd *ucmd);
 
 /* lchan_chan.c */
+void lchan_chan_set_owner(struct lchan_channel *chan);
 struct lchan_channel *lchan_chan_alloc(struct lchan_context *ctx);
 void lchan_chan_put(struct lchan_channel *chan);
 void lchan_chan_queue_delayed(struct lchan_channel *chan,

@@ -27,6 +27,21 @@ static const struct kobj_type lchan_chan_ktype = {
 	.sysfs_ops = &kobj_sysfs_ops,
 };
 
+/*
+ * The channel belongs to the calling process, or, made by a worker (a
+ * stream listener's sets streams up), to its context's owner.
+ */
+void lchan_chan_set_owner(struct lchan_channel *chan)
+{
+	if (current->flags & PF_KTHREAD) {
+		chan->tgid = chan->ctx->tgid;
+		memcpy(chan->comm, chan->ctx->comm, sizeof(chan->comm));
+	} else {
+		chan->tgid = task_tgid_vnr(current);
+		get_task_comm(chan->comm, current);
+	}
+}
+
 struct lchan_channel *lchan_chan_alloc(struct lchan_context *ctx)
 {
 	struct lchan_channel *chan;
@@ -49,9 +64,9 @@ struct lchan_channel *lchan_chan_alloc(struct lchan_context *ctx)
 	spin_lock_init(&chan->cq_lock);
 	INIT_LIST_HEAD(&chan->dev_node);
 	chan->state = LCHAN_STATE_CONNECTING;
-	chan->tgid = task_tgid_vnr(current);
 	kref_get(&ctx->ref);
 	chan->ctx = ctx;
+	lchan_chan_set_owner(chan);
 	trace_lchan_chan_step(chan->id, LCHAN_STEP_ALLOC);
 	return chan;
 }

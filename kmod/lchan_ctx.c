@@ -25,6 +25,7 @@ struct lchan_context *lchan_ctx_new(void)
 	ctx->mm = current->mm;
 	mmgrab(ctx->mm);
 	ctx->tgid = task_tgid_vnr(current);
+	get_task_comm(ctx->comm, current);
 	return ctx;
 }
 

@@ -452,7 +452,7 @@ int lchan_link_chan_accept(struct lchan_channel *chan,
 
 	if (flags & LCHAN_DIRECT_POLL)
 		return -EOPNOTSUPP;
-	chan->tgid = task_tgid_vnr(current);
+	lchan_chan_set_owner(chan);
 	mutex_lock(&chan->lock);
 	ret = chan->qp ? lchan_connect_set_rc(chan, rc) : -ENODEV;
 	if (!ret)

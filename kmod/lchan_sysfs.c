@@ -237,6 +237,8 @@ LCHAN_CHAN_ATTR(recv_bytes, "%llu", READ_ONCE(chan->stats.recv_bytes));
 LCHAN_CHAN_ATTR(errors, "%llu", READ_ONCE(chan->stats.err_cqes));
 LCHAN_CHAN_ATTR(enters, "%llu", READ_ONCE(chan->stats.enters));
 LCHAN_CHAN_ATTR(pid, "%d", chan->tgid);
+LCHAN_CHAN_ATTR(comm, "%s", chan->comm);
+LCHAN_CHAN_ATTR(kind, "%s", READ_ONCE(chan->stream) ? "stream" : "channel");
 LCHAN_CHAN_ATTR(ack_timeout, "%u", READ_ONCE(chan->conn.ack_timeout));
 LCHAN_CHAN_ATTR(retry_count, "%u", READ_ONCE(chan->conn.retry_count));
 LCHAN_CHAN_ATTR(keepalive_ms, "%u", READ_ONCE(chan->ka.ms));
@@ -279,6 +281,8 @@ static struct attribute *lchan_chan_attrs[] = {
 	&chan_errors_attr.attr,
 	&chan_enters_attr.attr,
 	&chan_pid_attr.attr,
+	&chan_comm_attr.attr,
+	&chan_kind_attr.attr,
 	&chan_ack_timeout_attr.attr,
 	&chan_retry_count_attr.attr,
 	&chan_keepalive_ms_attr.attr,

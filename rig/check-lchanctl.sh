@@ -35,6 +35,8 @@ chan 10 rxe0 10.0.2.15 18515 10.0.2.16 41000 doorbell 100 50 0 ack_timeout=18 re
 chan 2 siw0 2001:db8:1::1 18516 2001:db8:1::2 41001 poller 5 6 1 zz_new=hello ack_timeout=0 retry_count=0 keepalive_ms=0 keepalive_probes=0
 # An older module's channel: no RC timing attributes, none shown.
 chan 11 rxe0 10.0.2.15 18517 10.0.2.16 41002 doorbell 1 2 0
+# A stream a program under lchan-run accepted.
+chan 12 rxe0 10.0.2.15 6379 10.0.2.16 41003 doorbell 7 8 0 comm=redis-server kind=stream
 mkdir -p "$fs/channels/2/subdir" "$t/empty/channels"	# subdir: not an attribute
 
 expect() { # NAME EXPECTED-STATUS EXPECTED-OUTPUT ARGS...

@@ -359,6 +359,10 @@ static void check_listed(struct __test_metadata *_metadata,
 						   line);
 	snprintf(want, sizeof(want), "%d", getpid());
 	EXPECT_TRUE(has_pair(line, "pid", want)) TH_LOG("%s", line);
+	/* The program's name, as the kernel keeps it (15 bytes at most). */
+	snprintf(want, sizeof(want), "%.15s", program_invocation_short_name);
+	EXPECT_TRUE(has_pair(line, "prog", want)) TH_LOG("%s", line);
+	EXPECT_EQ(NULL, strstr(line, " kind ")) TH_LOG("%s", line);
 	EXPECT_TRUE(has_pair(line, "mode", "doorbell")) TH_LOG("%s", line);
 	snprintf(want, sizeof(want), "%u", send_ops);
 	EXPECT_TRUE(has_pair(line, "send", want)) TH_LOG("%s", line);
@@ -381,6 +385,8 @@ static void check_listed(struct __test_metadata *_metadata,
 	JSON_EQ("device", "%s", d->dev);
 	JSON_EQ("port", "%u", 1U);
 	JSON_EQ("pid", "%d", getpid());
+	JSON_EQ("comm", "%.15s", program_invocation_short_name);
+	JSON_EQ("kind", "%s", "channel");
 	JSON_EQ("mode", "%s", "doorbell");
 	JSON_EQ("send_ops", "%u", send_ops);
 	JSON_EQ("recv_ops", "%u", recv_ops);

@@ -17,6 +17,7 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <linux/sockios.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -716,6 +717,41 @@ static int sock_int(int fd, int level, int name)
 }
 
 /*
+ * Attribute @name, in @val, of the stream channel whose local port is
+ * @port (the accepting end of a stream to a listener there); -ENOENT when
+ * there is none.
+ */
+static int stream_chan_attr(unsigned port, const char *name, char *val,
+			    size_t len)
+{
+	static const char dir[] = "/sys/kernel/lchan/channels";
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char path[300], buf[32];
+	int ret = -ENOENT;
+
+	if (!d)
+		return -errno;
+	while (ret == -ENOENT && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/kind", dir, e->d_name);
+		if (lchan_t_read_sysfs(path, buf, sizeof(buf)) ||
+		    strcmp(buf, "stream"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/local_port", dir,
+			 e->d_name);
+		if (lchan_t_read_sysfs(path, buf, sizeof(buf)) ||
+		    strtoul(buf, NULL, 10) != port)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/%s", dir, e->d_name, name);
+		ret = lchan_t_read_sysfs(path, val, len);
+	}
+	closedir(d);
+	return ret;
+}
+
+/*
  * Stream listeners (LISTEN with LCHAN_FD_STREAM): one socket that accepts
  * TCP connections and stream channels on the TCP socket's port.  An iWARP
  * device listens in TCP's own port space, so there the listener cannot
@@ -774,6 +810,7 @@ TEST_F(stream_listen, tcp_and_stream_on_one_port)
 	struct stream_dial d = { .ctx = &self->cctx, .dst = self->addr };
 	struct sockaddr_storage tcp_name, lst_name, peer, cli_name;
 	socklen_t len = sizeof(tcp_name);
+	char val[32];
 	pthread_t thr;
 	int cli, srv;
 
@@ -813,6 +850,14 @@ TEST_F(stream_listen, tcp_and_stream_on_one_port)
 	lchan_t_sock_timeouts(srv, WAIT_MS);
 	EXPECT_TRUE(ping_pong(d.fd, srv));
 	EXPECT_EQ(IPPROTO_TCP, sock_int(srv, SOL_SOCKET, SO_PROTOCOL));
+	/* The listener's work set it up: it is the listener's maker's. */
+	ASSERT_EQ(0, stream_chan_attr(self->addr.port, "pid", val,
+				      sizeof(val)));
+	EXPECT_EQ(getpid(), atoi(val));
+	ASSERT_EQ(0, stream_chan_attr(self->addr.port, "comm", val,
+				      sizeof(val)));
+	EXPECT_EQ(0, strncmp(val, program_invocation_short_name, 15))
+		TH_LOG("comm %s", val);
 	close(d.fd);
 	close(srv);
 }

@@ -50,8 +50,8 @@ struct opts {
 /* Attributes in the order people read them; the rest follow by name. */
 static const char *const chan_order[] = {
 	"state", "device", "port", "local_addr", "local_port", "remote_addr",
-	"remote_port", "local_qpn", "remote_qpn", "pid", "mode",
-	"ack_timeout", "retry_count", "keepalive_ms", "keepalive_probes",
+	"remote_port", "local_qpn", "remote_qpn", "pid", "comm", "kind",
+	"mode", "ack_timeout", "retry_count", "keepalive_ms", "keepalive_probes",
 	"sq_entries", "rq_entries", "cq_entries", "sq_outstanding",
 	"rq_outstanding", "send_ops", "send_bytes", "recv_ops", "recv_bytes",
 	"errors", "enters", "poller", "poller_ns", NULL,
@@ -235,8 +235,8 @@ static int list_dir(const char *dir, bool numeric, struct names *out)
 
 static const char *const chan_list_keys[] = {
 	"state", "device", "port", "local_addr", "local_port", "remote_addr",
-	"remote_port", "pid", "mode", "ack_timeout", "retry_count",
-	"keepalive_ms", "send_ops", "recv_ops", "errors", NULL,
+	"remote_port", "pid", "comm", "kind", "mode", "ack_timeout",
+	"retry_count", "keepalive_ms", "send_ops", "recv_ops", "errors", NULL,
 };
 
 /* "addr:port", "[addr6]:port", or "-" when there is no address. */
@@ -296,13 +296,19 @@ static void print_chan_keepalive(const struct obj *o)
 static void print_chan_line(const struct obj *o)
 {
 	char local[96], remote[96];
-	const char *mode = get(o, "mode");
+	const char *mode = get(o, "mode"), *comm = get(o, "comm");
+	const char *kind = get(o, "kind");
 
 	format_endpoint(o, "local", local, sizeof(local));
 	format_endpoint(o, "remote", remote, sizeof(remote));
 	printf("chan %s dev %s/%s state %s %s -> %s pid %s", o->name,
 	       get_or(o, "device", "-"), get_or(o, "port", "-"),
 	       get_or(o, "state", "-"), local, remote, get_or(o, "pid", "-"));
+	if (comm)
+		printf(" prog %s", comm);
+	/* A stream channel carries a socket's bytes: no rings to look at. */
+	if (kind && !strcmp(kind, "stream"))
+		printf(" kind stream");
 	if (mode)
 		printf(" mode %s", mode);
 	print_chan_rc(o);
