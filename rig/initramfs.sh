@@ -42,8 +42,11 @@ PROGRAMS=(
 	/usr/bin/fi_info /usr/bin/fi_pingpong
 	/usr/bin/mpirun /usr/bin/orted
 	/usr/bin/redis-check-rdb /usr/bin/redis-benchmark /usr/bin/redis-cli
-	/usr/bin/iperf3
+	/usr/bin/iperf3 /usr/bin/wrk
 )
+# Programs of packages unpacked, not installed (rig/unpacked.sh), at
+# their package's path: PKG:PATH.
+UNPACKED=(nginx:/usr/sbin/nginx)
 MULTIARCH=/usr/lib/x86_64-linux-gnu
 # Loaded with dlopen, so ldd of the programs does not show them.
 DLOPENED=(
@@ -62,12 +65,15 @@ SRC_PKGS=(busybox-static iproute2 ibverbs-utils ibverbs-providers
 	rdmacm-utils perftest qperf sockperf strace util-linux bash libc6 libgcc-s1
 	libibverbs1 librdmacm1 linux-perf libfabric-bin libfabric1
 	openmpi-bin openmpi-common libopenmpi3 libpmix2 redis-tools iperf3
-	libiperf0)
+	libiperf0 wrk)
 
 hash=$( {
 	cat "$RIG_DIR/initramfs.sh" "$RIG_DIR/init.sh"
 	printf '%s\n' "$KVER"
 	dpkg-query -W -f='${Package} ${Version}\n' "${SRC_PKGS[@]}"
+	for u in "${UNPACKED[@]}"; do
+		cat "$LCHAN_CACHE/unpacked/${u%%:*}/version" 2>/dev/null || true
+	done
 } | sha256sum | cut -c1-16)
 out=$kdir/initramfs-$hash.cpio.gz
 manifest=$kdir/initramfs-$hash.files
@@ -105,12 +111,13 @@ while read -r applet; do
 	ln -sf /usr/bin/busybox "$r/$applet"
 done < <(/bin/busybox --list-full)
 
-# Copy a host file to the same path in the guest, dereferencing links
-# (the guest needs the content, whatever the host's link farm looks like).
+# Copy a host file to the same path in the guest (or to GUEST-PATH),
+# dereferencing links (the guest needs the content, whatever the host's
+# link farm looks like).
 put() {
 	local f=$1 dst
-	dst=$r${f}
-	case $f in /bin/*|/sbin/*|/lib/*|/lib64/*) dst=$r/usr$f ;; esac
+	dst=$r${2:-$f}
+	case ${2:-$f} in /bin/*|/sbin/*|/lib/*|/lib64/*) dst=$r/usr${2:-$f} ;; esac
 	mkdir -p "$(dirname "$dst")"
 	rm -f "$dst"
 	cp -L "$f" "$dst"
@@ -124,7 +131,7 @@ libs_of() {
 declare -A seen=()
 put_with_libs() {
 	local f=$1 l
-	put "$f"
+	put "$f" "${2:-}"
 	for l in $(libs_of "$f"); do
 		[ -n "${seen[$l]:-}" ] && continue
 		seen[$l]=1
@@ -138,6 +145,11 @@ for p in "${PROGRAMS[@]}" "${DLOPENED[@]}"; do
 	[ -e "$p" ] || rig_die "$p missing on the host (run rig/setup.sh)"
 	put_with_libs "$p"
 	case $p in *.so*) printf '%s\n' "$(basename "$p")" >>"$work/libs" ;; esac
+done
+for u in "${UNPACKED[@]}"; do
+	p=$LCHAN_CACHE/unpacked/${u%%:*}/root${u#*:}
+	[ -x "$p" ] || rig_die "$p missing (run rig/setup.sh)"
+	put_with_libs "$p" "${u#*:}"
 done
 for f in "${DRIVER_FILES[@]}"; do
 	put "$f"

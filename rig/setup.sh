@@ -23,8 +23,8 @@ for k in "${kernels[@]}"; do
 done
 
 # Host packages.  qperf/sockperf/strace/util-linux (setpriv), redis-tools
-# (redis-check-rdb is redis-server by another name) and iperf3 also go
-# into the guest.
+# (redis-check-rdb is redis-server by another name), iperf3 and wrk also
+# go into the guest.
 PKGS=(
 	make gcc g++ clang libc6-dev xz-utils cpio gzip kmod perl
 	qemu-system-x86 busybox-static
@@ -34,8 +34,10 @@ PKGS=(
 	pkgconf groff-base man-db binutils patch
 	gnuplot-nox linux-perf python3
 	libfabric-dev libfabric-bin openmpi-bin libopenmpi-dev
-	redis-tools iperf3
+	redis-tools iperf3 wrk
 )
+# For the guest only, unpacked and not installed (rig/unpacked.sh).
+UNPACKED_PKGS=(nginx)
 # Wanted but not required: the host check that needs it SKIPs without it.
 OPTIONAL_PKGS=(dkms)
 
@@ -104,6 +106,10 @@ if [ "${#missing[@]}" -gt 0 ]; then
 	rig_root apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
 		rig_log "warning: could not install ${missing[*]}; the checks that need them skip"
 fi
+
+for p in "${UNPACKED_PKGS[@]}"; do
+	"$RIG_DIR/unpacked.sh" "$p"
+done
 
 # KVER may be make's, for its default kernel: each resolves its own.
 for k in "${kernels[@]}"; do
