@@ -566,6 +566,7 @@ struct lchan_listen_point {
 	struct list_head backlog;
 	u32 nr_backlog, max_backlog;
 	bool dead;			/* device gone or closing */
+	bool v6only;			/* an IPv6 wildcard hears no IPv4 */
 	wait_queue_head_t wq;
 	/* In the table set-ups over links look in (lchan_listen.c). */
 	struct list_head table_node;
@@ -977,7 +978,7 @@ void lchan_listen_link_setup(struct lchan_link *link,
 bool lchan_listen_link_cancel(struct lchan_link *link, u64 req_id);
 struct lchan_listen_point *lchan_listen_open(struct lchan_context *ctx,
 					     struct sockaddr_storage *ss,
-					     u32 backlog);
+					     u32 backlog, bool v6only);
 void lchan_listen_close(struct lchan_listen_point *lst);
 bool lchan_listen_pending(struct lchan_listen_point *lst);
 bool lchan_listen_wildcard(const struct sockaddr_storage *addr);

@@ -719,6 +719,20 @@ int lchan_ioctl_listen_check(const struct lchan_ucmd *ucmd)
 	return lchan_cm_addr_to_sockaddr(&req->addr, &ss);
 }
 
+/* Bind @lst's id to @ss; a v6only listener's hears its own family only. */
+static int lchan_listen_bind(struct lchan_listen_point *lst,
+			     struct sockaddr_storage *ss)
+{
+	int ret;
+
+	if (lst->v6only) {
+		ret = rdma_set_afonly(lst->cm_id, 1);
+		if (ret)
+			return ret;
+	}
+	return rdma_bind_addr(lst->cm_id, (struct sockaddr *)ss);
+}
+
 /*
  * An iWARP device listens with a TCP socket on the port rdma_cm chose in
  * its own port space; when TCP has that port (lchan_iwarp_port.c), listen
@@ -747,7 +761,7 @@ static int lchan_listen_again(struct lchan_listen_point *lst,
 		rdma_destroy_id(lst->cm_id);	/* it never listened */
 		lst->cm_id = cm_id;
 		mutex_unlock(&lst->mutex);
-		ret = rdma_bind_addr(cm_id, (struct sockaddr *)ss);
+		ret = lchan_listen_bind(lst, ss);
 		/* rdma_cm's own port space has it. */
 		if (ret == -EADDRNOTAVAIL)
 			ret = -EADDRINUSE;
@@ -759,12 +773,14 @@ static int lchan_listen_again(struct lchan_listen_point *lst,
 }
 
 /*
- * A listener of @ctx on @ss (its port read back there): a counted
+ * A listener of @ctx on @ss (its port read back there), hearing only
+ * IPv6 on an IPv6 wildcard when @v6only (as a TCP socket with
+ * IPV6_V6ONLY; else as the namespace's bindv6only says): a counted
  * reference, which lchan_listen_close() ends.
  */
 struct lchan_listen_point *lchan_listen_open(struct lchan_context *ctx,
 					     struct sockaddr_storage *ss,
-					     u32 backlog)
+					     u32 backlog, bool v6only)
 {
 	struct lchan_listen_point *lst;
 	struct rdma_cm_id *cm_id;
@@ -787,6 +803,7 @@ struct lchan_listen_point *lchan_listen_open(struct lchan_context *ctx,
 	INIT_LIST_HEAD(&lst->table_node);
 	init_waitqueue_head(&lst->wq);
 	lst->max_backlog = backlog ?: LCHAN_DEFAULT_BACKLOG;
+	lst->v6only = v6only;
 	kref_get(&ctx->ref);
 	lst->ctx = ctx;
 
@@ -797,7 +814,7 @@ struct lchan_listen_point *lchan_listen_open(struct lchan_context *ctx,
 		goto err_put;
 	}
 	lst->cm_id = cm_id;
-	ret = rdma_bind_addr(cm_id, (struct sockaddr *)ss);
+	ret = lchan_listen_bind(lst, ss);
 	if (ret)
 		goto err_shutdown;
 	/* A specific address pins the listener to one device. */
@@ -839,7 +856,7 @@ long lchan_ioctl_listen(struct lchan_ucmd *ucmd)
 		return lchan_stream_listen_new(ucmd);
 	/* lchan_ioctl_listen_check() found the address good. */
 	lchan_cm_addr_to_sockaddr(&req->addr, &ss);
-	lst = lchan_listen_open(ctx, &ss, req->backlog);
+	lst = lchan_listen_open(ctx, &ss, req->backlog, false);
 	if (IS_ERR(lst))
 		return PTR_ERR(lst);
 

@@ -531,7 +531,9 @@ static int lchan_stream_listen_point(struct lchan_stream_listener *sl,
 
 	if (sl->nr_points == LCHAN_STREAM_LISTEN_POINTS)
 		return -ENOSPC;
-	lst = lchan_listen_open(ctx, &addr, backlog);
+	lst = lchan_listen_open(ctx, &addr, backlog,
+				addr.ss_family == AF_INET6 &&
+				sl->tcp->sk->sk_ipv6only);
 	if (IS_ERR(lst))
 		return PTR_ERR(lst);
 	pt = &sl->points[sl->nr_points++];

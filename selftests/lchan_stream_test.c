@@ -1029,6 +1029,92 @@ TEST_F(stream_listen, wildcard_listener)
 	close(tcp);
 }
 
+/* A TCP wildcard listener of @family on @port (0: any), v6only if asked. */
+static int tcp_wildcard(int family, unsigned short port, int v6only)
+{
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6,
+				   .sin6_port = htons(port) };
+	struct sockaddr_in a4 = { .sin_family = AF_INET,
+				  .sin_port = htons(port) };
+	int fd = socket(family, SOCK_STREAM, 0);
+
+	if (fd < 0)
+		return -1;
+	lchan_t_sock_timeouts(fd, WAIT_MS);
+	if ((family == AF_INET6 &&
+	     setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only,
+			sizeof(v6only))) ||
+	    (family == AF_INET6 ?
+	     bind(fd, (struct sockaddr *)&a6, sizeof(a6)) :
+	     bind(fd, (struct sockaddr *)&a4, sizeof(a4))) ||
+	    listen(fd, 8)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* A stream to @host:@port accepted on @lst, and a line each way. */
+static void stream_through(struct __test_metadata *_metadata,
+			   FIXTURE_DATA(stream_listen) *self,
+			   const char *host, const char *port, int lst)
+{
+	struct stream_dial d = { .ctx = &self->cctx };
+	int srv;
+
+	ASSERT_EQ(0, lchan_addr_parse(host, port, &d.dst));
+	stream_dial(&d);
+	ASSERT_LE(0, d.fd) TH_LOG("stream connect to %s: %s", host,
+				  strerror(-d.fd));
+	ASSERT_EQ(POLLIN, poll_one(lst, POLLIN, WAIT_MS));
+	srv = accept(lst, NULL, NULL);
+	ASSERT_LE(0, srv) TH_LOG("accept: %s", strerror(errno));
+	lchan_t_sock_timeouts(srv, WAIT_MS);
+	EXPECT_TRUE(ping_pong(d.fd, srv));
+	close(srv);
+	close(d.fd);
+}
+
+/*
+ * An IPv6 wildcard with IPV6_V6ONLY hears IPv6 only, as its TCP socket
+ * does, and leaves IPv4 on its port to an IPv4 wildcard beside it: a
+ * server's "listen PORT" and "listen [::]:PORT" (nginx's way).
+ */
+TEST_F(stream_listen, v6only_wildcard_beside_ipv4)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	struct lchan_addr a;
+	int tcp6, tcp4, lst6, lst4;
+	char port[8];
+
+	if (strchr(self->d.addr, ':') || !self->d.addr6[0])
+		SKIP(return, "an IPv4 and an IPv6 device address are needed");
+	tcp6 = tcp_wildcard(AF_INET6, 0, 1);
+	ASSERT_LE(0, tcp6) TH_LOG("TCP [::]: %s", strerror(errno));
+	ASSERT_EQ(0, getsockname(tcp6, (struct sockaddr *)&ss, &len));
+	ASSERT_EQ(0, lchan_addr_from_sockaddr((struct sockaddr *)&ss, &a));
+	snprintf(port, sizeof(port), "%u", a.port);
+	tcp4 = tcp_wildcard(AF_INET, a.port, 0);
+	ASSERT_LE(0, tcp4) TH_LOG("TCP 0.0.0.0:%s: %s", port, strerror(errno));
+	lst6 = lchan_stream_listen(&self->sctx, tcp6, 0, NULL);
+	ASSERT_LE(0, lst6) TH_LOG("[::] listener: %s", strerror(-lst6));
+	lst4 = lchan_stream_listen(&self->sctx, tcp4, 0, NULL);
+	ASSERT_LE(0, lst4) TH_LOG("0.0.0.0 listener beside it: %s",
+				  strerror(-lst4));
+	ASSERT_EQ(0, fcntl(lst6, F_SETFL, O_NONBLOCK));
+	ASSERT_EQ(0, fcntl(lst4, F_SETFL, O_NONBLOCK));
+
+	stream_through(_metadata, self, self->d.addr6, port, lst6);
+	EXPECT_EQ(-1, accept(lst4, NULL, NULL));
+	stream_through(_metadata, self, self->d.addr, port, lst4);
+	EXPECT_EQ(-1, accept(lst6, NULL, NULL));
+	close(lst4);
+	close(lst6);
+	close(tcp4);
+	close(tcp6);
+}
+
 /* A stream connect returns before the accept, as a TCP connect does. */
 TEST_F(stream_listen, connect_before_accept)
 {
