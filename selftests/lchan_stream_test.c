@@ -988,47 +988,6 @@ TEST_F_TIMEOUT(stream_listen, child_accepts_both_kinds, 60)
 	EXPECT_EQ(0, lchan_t_wait_child(pid));
 }
 
-/*
- * A wildcard TCP listener: lchan listens on the RDMA devices' addresses
- * (on each but iWARP's where an iWARP device is there), and a stream to
- * one of them is accepted on the same port as TCP's connections.
- */
-TEST_F(stream_listen, wildcard_listener)
-{
-	struct stream_dial d = { .ctx = &self->cctx };
-	struct sockaddr_in any = { .sin_family = AF_INET };
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
-	struct lchan_addr a;
-	char port[8];
-	int tcp, lst, srv;
-
-	if (strchr(self->d.addr, ':'))
-		SKIP(return, "an IPv4 device address is needed");
-	tcp = socket(AF_INET, SOCK_STREAM, 0);
-	ASSERT_LE(0, tcp);
-	lchan_t_sock_timeouts(tcp, WAIT_MS);
-	ASSERT_EQ(0, bind(tcp, (struct sockaddr *)&any, sizeof(any)));
-	ASSERT_EQ(0, listen(tcp, 8));
-	ASSERT_EQ(0, getsockname(tcp, (struct sockaddr *)&ss, &len));
-	ASSERT_EQ(0, lchan_addr_from_sockaddr((struct sockaddr *)&ss, &a));
-	lst = lchan_stream_listen(&self->sctx, tcp, 0, NULL);
-	ASSERT_LE(0, lst) TH_LOG("wildcard stream listener: %s",
-				 strerror(-lst));
-	snprintf(port, sizeof(port), "%u", a.port);
-	ASSERT_EQ(0, lchan_addr_parse(self->d.addr, port, &d.dst));
-	stream_dial(&d);
-	ASSERT_LE(0, d.fd) TH_LOG("stream connect: %s", strerror(-d.fd));
-	srv = accept(lst, NULL, NULL);
-	ASSERT_LE(0, srv) TH_LOG("accept: %s", strerror(errno));
-	lchan_t_sock_timeouts(srv, WAIT_MS);
-	EXPECT_TRUE(ping_pong(d.fd, srv));
-	close(srv);
-	close(d.fd);
-	close(lst);
-	close(tcp);
-}
-
 /* A TCP wildcard listener of @family on @port (0: any), v6only if asked. */
 static int tcp_wildcard(int family, unsigned short port, int v6only)
 {
@@ -1054,18 +1013,16 @@ static int tcp_wildcard(int family, unsigned short port, int v6only)
 	return fd;
 }
 
-/* A stream to @host:@port accepted on @lst, and a line each way. */
+/* A stream to @dst accepted on @lst, and a line each way. */
 static void stream_through(struct __test_metadata *_metadata,
 			   FIXTURE_DATA(stream_listen) *self,
-			   const char *host, const char *port, int lst)
+			   const struct lchan_addr *dst, int lst)
 {
-	struct stream_dial d = { .ctx = &self->cctx };
+	struct stream_dial d = { .ctx = &self->cctx, .dst = *dst };
 	int srv;
 
-	ASSERT_EQ(0, lchan_addr_parse(host, port, &d.dst));
 	stream_dial(&d);
-	ASSERT_LE(0, d.fd) TH_LOG("stream connect to %s: %s", host,
-				  strerror(-d.fd));
+	ASSERT_LE(0, d.fd) TH_LOG("stream connect: %s", strerror(-d.fd));
 	ASSERT_EQ(POLLIN, poll_one(lst, POLLIN, WAIT_MS));
 	srv = accept(lst, NULL, NULL);
 	ASSERT_LE(0, srv) TH_LOG("accept: %s", strerror(errno));
@@ -1073,6 +1030,35 @@ static void stream_through(struct __test_metadata *_metadata,
 	EXPECT_TRUE(ping_pong(d.fd, srv));
 	close(srv);
 	close(d.fd);
+}
+
+/*
+ * A wildcard TCP listener: lchan listens on the RDMA devices' addresses
+ * (on each but iWARP's where an iWARP device is there), and a stream to
+ * one of them is accepted on the same port as TCP's connections.
+ */
+TEST_F(stream_listen, wildcard_listener)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	struct lchan_addr a;
+	char port[8];
+	int tcp, lst;
+
+	if (strchr(self->d.addr, ':'))
+		SKIP(return, "an IPv4 device address is needed");
+	tcp = tcp_wildcard(AF_INET, 0, 0);
+	ASSERT_LE(0, tcp) TH_LOG("TCP 0.0.0.0: %s", strerror(errno));
+	ASSERT_EQ(0, getsockname(tcp, (struct sockaddr *)&ss, &len));
+	ASSERT_EQ(0, lchan_addr_from_sockaddr((struct sockaddr *)&ss, &a));
+	lst = lchan_stream_listen(&self->sctx, tcp, 0, NULL);
+	ASSERT_LE(0, lst) TH_LOG("wildcard stream listener: %s",
+				 strerror(-lst));
+	snprintf(port, sizeof(port), "%u", a.port);
+	ASSERT_EQ(0, lchan_addr_parse(self->d.addr, port, &a));
+	stream_through(_metadata, self, &a, lst);
+	close(lst);
+	close(tcp);
 }
 
 /*
@@ -1105,9 +1091,11 @@ TEST_F(stream_listen, v6only_wildcard_beside_ipv4)
 	ASSERT_EQ(0, fcntl(lst6, F_SETFL, O_NONBLOCK));
 	ASSERT_EQ(0, fcntl(lst4, F_SETFL, O_NONBLOCK));
 
-	stream_through(_metadata, self, self->d.addr6, port, lst6);
+	ASSERT_EQ(0, lchan_addr_parse(self->d.addr6, port, &a));
+	stream_through(_metadata, self, &a, lst6);
 	EXPECT_EQ(-1, accept(lst4, NULL, NULL));
-	stream_through(_metadata, self, self->d.addr, port, lst4);
+	ASSERT_EQ(0, lchan_addr_parse(self->d.addr, port, &a));
+	stream_through(_metadata, self, &a, lst4);
 	EXPECT_EQ(-1, accept(lst6, NULL, NULL));
 	close(lst4);
 	close(lst6);
@@ -1164,8 +1152,6 @@ static void *chan_dial(void *p)
 TEST_F(stream_listen, channel_connect_refused)
 {
 	struct chan_dial c = { .ctx = &self->cctx, .dst = self->addr };
-	struct stream_dial d = { .ctx = &self->cctx, .dst = self->addr };
-	int srv;
 
 	chan_dial(&c);
 	EXPECT_EQ(-ECONNREFUSED, c.ret) TH_LOG("channel connect: %s",
@@ -1173,16 +1159,7 @@ TEST_F(stream_listen, channel_connect_refused)
 	ASSERT_EQ(0, fcntl(self->lst, F_SETFL, O_NONBLOCK));
 	EXPECT_EQ(-1, accept(self->lst, NULL, NULL));
 	EXPECT_EQ(EAGAIN, errno);
-
-	stream_dial(&d);
-	ASSERT_LE(0, d.fd) TH_LOG("stream connect: %s", strerror(-d.fd));
-	ASSERT_EQ(POLLIN, poll_one(self->lst, POLLIN, WAIT_MS));
-	srv = accept(self->lst, NULL, NULL);
-	ASSERT_LE(0, srv) TH_LOG("accept: %s", strerror(errno));
-	lchan_t_sock_timeouts(srv, WAIT_MS);
-	EXPECT_TRUE(ping_pong(d.fd, srv));
-	close(srv);
-	close(d.fd);
+	stream_through(_metadata, self, &self->addr, self->lst);
 }
 
 /* What a stream listener cannot be made from, whatever the device. */
