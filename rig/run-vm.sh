@@ -63,6 +63,13 @@ guest_timeout=$((timeout_s - boot_margin))
 vm_append "$job"
 vm_qemu "$share" 2 2G
 
+# What the guest left in the share goes to the run; its kallsyms, asked
+# for once per kernel (vm_append), to the kernel's cache.
+collect_out() {
+	cp -a "$share/out/." "$run/" 2>/dev/null || true
+	[ ! -s "$run/kallsyms" ] || mv "$run/kallsyms" "$kroot/kallsyms"
+}
+
 if [ "$interactive" = 1 ]; then
 	rig_log "guest console on this terminal; Ctrl-A x quits qemu, Ctrl-A h for help"
 	# A serial console has no size: pass the terminal's to the guest shell.
@@ -73,8 +80,7 @@ if [ "$interactive" = 1 ]; then
 	"${qemu[@]}" -serial mon:stdio -append "$append lchan.timeout=0"
 	rc=$?
 	set -e
-	cp -a "$share/out/." "$run/" 2>/dev/null || true
-	[ ! -s "$run/kallsyms" ] || mv "$run/kallsyms" "$kroot/kallsyms"
+	collect_out
 	# 1 is the guest's "pass" verdict, i.e. a clean power-off.
 	[ "$rc" = 1 ] && exit 0
 	exit "$rc"
@@ -133,8 +139,7 @@ if [ "$interrupted" = 1 ]; then
 	exit 130
 fi
 secs=$(($(rig_now) - start))
-cp -a "$share/out/." "$run/" 2>/dev/null || true
-[ ! -s "$run/kallsyms" ] || mv "$run/kallsyms" "$kroot/kallsyms"
+collect_out
 flock -u "$lockfd"
 
 # --- judge -------------------------------------------------------------------

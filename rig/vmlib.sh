@@ -129,7 +129,7 @@ vm_staged() {
 vm_stall_watch() {
 	local qpid=$1 console=$2 monitor=$3 limit=${LCHAN_STALL_SECS:-900}
 	local panic_limit=${LCHAN_PANIC_SILENT_SECS:-30}
-	local size last=-1 since silent
+	local size last=-1 since silent looked=-1
 	since=$(rig_now)
 	while kill -0 "$qpid" 2>/dev/null; do
 		sleep 5
@@ -140,14 +140,17 @@ vm_stall_watch() {
 			continue
 		fi
 		silent=$(($(rig_now) - since))
-		if [ "$silent" -ge "$panic_limit" ] &&
-			grep -aq 'Kernel panic - not syncing' "$console"; then
-			rig_log "guest silent for ${silent}s after a kernel panic: its vCPUs' registers, then quit"
-			# shellcheck disable=SC2016 # $sp is the monitor's: the stack pointer
-			vm_monitor "$monitor" "$(dirname "$console")/panic-hung.txt" \
-				"$kroot/kallsyms" 'info registers -a' \
-				'cpu 0' 'x/64xg $sp' 'cpu 1' 'x/64xg $sp' quit
-			return 0
+		# A silent console does not change: read it once per silence.
+		if [ "$silent" -ge "$panic_limit" ] && [ "$looked" != "$size" ]; then
+			looked=$size
+			if grep -aq 'Kernel panic - not syncing' "$console"; then
+				rig_log "guest silent for ${silent}s after a kernel panic: its vCPUs' registers, then quit"
+				# shellcheck disable=SC2016 # $sp is the monitor's: the stack pointer
+				vm_monitor "$monitor" "$(dirname "$console")/panic-hung.txt" \
+					"$kroot/kallsyms" 'info registers -a' \
+					'cpu 0' 'x/64xg $sp' 'cpu 1' 'x/64xg $sp' quit
+				return 0
+			fi
 		fi
 		if [ "$silent" -ge "$limit" ]; then
 			rig_log "guest silent for ${limit}s: NMI, for its state on the console"
@@ -233,8 +236,8 @@ vm_append() {
 	# An NMI from vm_stall_watch panics the guest, which prints every
 	# task, the locks held and every CPU's backtrace.
 	append+=" unknown_nmi_panic=1 panic_print=0x49"
-	# Addresses as in System.map, for the registers of a guest that hung
-	# (vm_stall_watch).
+	# Addresses the same every boot, so that the host's copy of the
+	# guest's kallsyms names where a hung guest was (vm_stall_watch).
 	append+=" nokaslr"
 	[ -s "$kroot/kallsyms" ] || append+=" lchan.kallsyms=1"
 	# LCHAN_APPEND: extra kernel arguments, e.g. dyndbg=... while debugging.
