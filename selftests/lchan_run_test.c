@@ -269,6 +269,32 @@ static int run_pair(struct __test_metadata *_metadata, FIXTURE_DATA(run) *self,
 	return rc;
 }
 
+/*
+ * A client's exit status @rc is 0, and its report @out says each of
+ * @want and none of @unwanted (NULL-ended); if not, the report is shown.
+ */
+static void expect_report(struct __test_metadata *_metadata, int rc,
+			  const char *out, const char *const want[],
+			  const char *const unwanted[])
+{
+	bool bad = rc != 0;
+	unsigned i;
+
+	EXPECT_EQ(0, rc);
+	for (i = 0; want[i]; i++) {
+		EXPECT_NE(NULL, strstr(out, want[i]))
+			TH_LOG("no \"%s\" in its report", want[i]);
+		bad |= !strstr(out, want[i]);
+	}
+	for (i = 0; unwanted && unwanted[i]; i++) {
+		EXPECT_EQ(NULL, strstr(out, unwanted[i]))
+			TH_LOG("\"%s\" in its report", unwanted[i]);
+		bad |= strstr(out, unwanted[i]) != NULL;
+	}
+	if (bad)
+		lchan_t_show_lines(out);
+}
+
 /* What a pair's connections should have done on this device. */
 static void check_ways(struct __test_metadata *_metadata, bool iwarp,
 		       const char *server_out, const char *client_out)
@@ -300,12 +326,11 @@ TEST_F_TIMEOUT(run, sockperf_ping_pong, 300)
 		char *pp[] = { (char *)sockperf, "ping-pong", "--tcp", "-i",
 			       self->d.addr, "-p", self->port, "-m", "64", "-t",
 			       "1", NULL };
+		static const char *const want[] = { "Summary: Latency is",
+						    NULL };
 
 		rc = run_pair(_metadata, self, srv, pp);
-		if (rc || !strstr(self->cli_out, "Summary: Latency is"))
-			lchan_t_show_lines(self->cli_out);
-		EXPECT_EQ(0, rc);
-		EXPECT_NE(NULL, strstr(self->cli_out, "Summary: Latency is"));
+		expect_report(_metadata, rc, self->cli_out, want, NULL);
 		check_ways(_metadata, iwarp, self->out, self->cli_out);
 	}
 }
@@ -322,13 +347,11 @@ TEST_F_TIMEOUT(run, qperf_tcp_latency_and_bandwidth, 300)
 		char *srv[] = { (char *)qperf, "-lp", self->port, NULL };
 		char *cli[] = { (char *)qperf, "-lp", self->port, "-t", "1",
 				self->d.addr, "tcp_lat", "tcp_bw", NULL };
+		static const char *const want[] = { "tcp_lat:", "tcp_bw:",
+						    NULL };
 
 		rc = run_pair(_metadata, self, srv, cli);
-		if (rc || !strstr(self->cli_out, "tcp_bw:"))
-			lchan_t_show_lines(self->cli_out);
-		EXPECT_EQ(0, rc);
-		EXPECT_NE(NULL, strstr(self->cli_out, "tcp_lat:"));
-		EXPECT_NE(NULL, strstr(self->cli_out, "tcp_bw:"));
+		expect_report(_metadata, rc, self->cli_out, want, NULL);
 		check_ways(_metadata, iwarp, self->out, self->cli_out);
 	}
 }
@@ -354,14 +377,11 @@ TEST_F_TIMEOUT(run, redis_benchmark_get_set, 300)
 		char *cli[] = { (char *)bench, "-h", self->d.addr, "-p", self->port,
 				"-n", "2000", "-c", "10", "-d", "64", "-t",
 				"get,set", "-q", i ? "-P" : NULL, "16", NULL };
+		static const char *const want[] = { "SET: ", "GET: ", NULL };
+		static const char *const unwanted[] = { "rror", NULL };
 
 		rc = run_pair(_metadata, self, srv, cli);
-		if (rc || !strstr(self->cli_out, "GET: ") || strstr(self->cli_out, "rror"))
-			lchan_t_show_lines(self->cli_out);
-		EXPECT_EQ(0, rc);
-		EXPECT_NE(NULL, strstr(self->cli_out, "SET: "));
-		EXPECT_NE(NULL, strstr(self->cli_out, "GET: "));
-		EXPECT_EQ(NULL, strstr(self->cli_out, "rror"));
+		expect_report(_metadata, rc, self->cli_out, want, unwanted);
 		check_ways(_metadata, iwarp, self->out, self->cli_out);
 	}
 	unlink(server);
@@ -500,6 +520,9 @@ out:
 TEST_F_TIMEOUT(run, nginx_and_wrk, 300)
 {
 	static const char nginx[] = "/usr/sbin/nginx", wrk[] = "/usr/bin/wrk";
+	static const char *const wrk_want[] = { "Requests/sec:", NULL };
+	static const char *const wrk_unwanted[] = { "Socket errors", "Non-2xx",
+						    NULL };
 	bool iwarp = !strcmp(variant->kind, "siw");
 	char dir[] = "/tmp/lchan_run_nginx.XXXXXX", conf[256], path[256];
 	char host[80], url[160], log[4096];
@@ -564,14 +587,7 @@ TEST_F_TIMEOUT(run, nginx_and_wrk, 300)
 		}
 		server_stop(self, &srv, got);
 	}
-	if (rc || !strstr(self->cli_out, "Requests/sec:") ||
-	    strstr(self->cli_out, "Socket errors") ||
-	    strstr(self->cli_out, "Non-2xx"))
-		lchan_t_show_lines(self->cli_out);
-	EXPECT_EQ(0, rc);
-	EXPECT_NE(NULL, strstr(self->cli_out, "Requests/sec:"));
-	EXPECT_EQ(NULL, strstr(self->cli_out, "Socket errors"));
-	EXPECT_EQ(NULL, strstr(self->cli_out, "Non-2xx"));
+	expect_report(_metadata, rc, self->cli_out, wrk_want, wrk_unwanted);
 	check_ways(_metadata, iwarp, self->out, self->cli_out);
 	{
 		const char *rps = strstr(self->cli_out, "Requests/sec:");
