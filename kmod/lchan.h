@@ -921,6 +921,12 @@ int lchan_file_install(struct lchan_channel *chan, u32 flags);
 
 /* lchan_stream.c */
 int lchan_stream_check(u32 flags, const struct lchan_ring_sizes *rings);
+struct lchan_stream *lchan_stream_start(struct lchan_channel *chan,
+					const struct lchan_rc_params *rc,
+					u32 flags, const unsigned long *deadline);
+int lchan_stream_finish(struct lchan_stream *st, unsigned long deadline);
+wait_queue_head_t *lchan_stream_wq(struct lchan_stream *st);
+bool lchan_stream_answered(struct lchan_stream *st);
 struct lchan_stream *lchan_stream_open(struct lchan_channel *chan,
 				       const struct lchan_rc_params *rc,
 				       u32 flags, const unsigned long *deadline);
@@ -948,8 +954,9 @@ int lchan_connect_open(struct lchan_channel *chan,
 		       const struct lchan_ring_sizes *rings,
 		       const struct lchan_rc_params *rc, u32 flags,
 		       const unsigned long *deadline);
-int lchan_connect_establish(struct lchan_channel *chan,
-			    const unsigned long *deadline);
+int lchan_connect_request(struct lchan_channel *chan);
+int lchan_connect_wait(struct lchan_channel *chan, unsigned long deadline);
+bool lchan_connect_answered(struct lchan_channel *chan);
 int lchan_ioctl_establish_check(const struct lchan_ucmd *ucmd);
 long lchan_ioctl_establish(struct lchan_ucmd *ucmd);
 int lchan_ioctl_connect_check(const struct lchan_ucmd *ucmd);

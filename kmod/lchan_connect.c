@@ -127,7 +127,7 @@ static void lchan_connect_fail(struct lchan_channel *chan)
  * request is out; else why not, and on a failed request the channel is
  * torn down and left in an error state.
  */
-static int lchan_connect_request(struct lchan_channel *chan)
+int lchan_connect_request(struct lchan_channel *chan)
 {
 	struct rdma_conn_param param;
 	u32 sq_done, rq_done;
@@ -192,8 +192,7 @@ out_unlock:
  * -EINTR while still in progress (poll says when); else the channel is
  * torn down and left in an error state.
  */
-static int lchan_connect_wait(struct lchan_channel *chan,
-			      unsigned long deadline)
+int lchan_connect_wait(struct lchan_channel *chan, unsigned long deadline)
 {
 	int ret;
 
@@ -225,6 +224,15 @@ static int lchan_connect_wait(struct lchan_channel *chan,
 	if (ret)
 		lchan_connect_fail(chan);
 	return ret;
+}
+
+/*
+ * Whether the request's answer (or its failure) has come, so that
+ * lchan_connect_wait() returns at once.
+ */
+bool lchan_connect_answered(struct lchan_channel *chan)
+{
+	return completion_done(&chan->conn.done);
 }
 
 /*
@@ -482,19 +490,6 @@ int lchan_connect_open(struct lchan_channel *chan,
  * kernel's own use (stream channels): request and wait, until @deadline
  * or the default timeout from now.
  */
-int lchan_connect_establish(struct lchan_channel *chan,
-			    const unsigned long *deadline)
-{
-	unsigned long by = deadline ? *deadline :
-			   jiffies + msecs_to_jiffies(LCHAN_CONNECT_TIMEOUT_MS);
-	int ret;
-
-	ret = lchan_connect_request(chan);
-	if (ret)
-		return ret;
-	return lchan_connect_wait(chan, by);
-}
-
 int lchan_ioctl_establish_check(const struct lchan_ucmd *ucmd)
 {
 	const struct lchan_establish_args *req = ucmd->cmd;

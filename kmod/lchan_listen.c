@@ -384,7 +384,8 @@ static struct lchan_channel *lchan_listen_take(struct lchan_listen_point *lst,
 
 /*
  * The stream listener's accept (lchan_stream_listen.c): a stream channel
- * for the next stream's request, -EAGAIN when none waits.
+ * for the next stream's request, accepted, its peer's answer still to come
+ * (lchan_stream_finish()); -EAGAIN when none waits.
  */
 struct lchan_stream *lchan_listen_next_stream(struct lchan_listen_point *lst)
 {
@@ -397,7 +398,7 @@ struct lchan_stream *lchan_listen_next_stream(struct lchan_listen_point *lst)
 	chan = lchan_listen_take(lst, true, true, &open_flags, &ready);
 	if (IS_ERR(chan))
 		return ERR_CAST(chan);
-	st = lchan_stream_open(chan, &rc, LCHAN_FD_STREAM | open_flags, NULL);
+	st = lchan_stream_start(chan, &rc, LCHAN_FD_STREAM | open_flags, NULL);
 	if (IS_ERR(st) && PTR_ERR(st) == -ERESTARTSYS)
 		return ERR_PTR(-EINTR);
 	return st;

@@ -1285,13 +1285,14 @@ void lchan_stream_abort(struct lchan_stream *st)
 
 /*
  * The stages of connect and accept after reach, for a stream channel
- * (lchan_connect_open() for the others): the QP with the stream's queues
- * and establish deferred, the stream's receives, establish.  Install
- * follows (lchan_stream_install()).  The channel ends on failure.
+ * (lchan_connect_open() for the others), up to the request: the QP with
+ * the stream's queues and establish deferred, the stream's receives, then
+ * rdma_connect or rdma_accept.  lchan_stream_finish() waits for the
+ * answer.  The channel ends on failure.
  */
-struct lchan_stream *lchan_stream_open(struct lchan_channel *chan,
-				       const struct lchan_rc_params *rc,
-				       u32 flags, const unsigned long *deadline)
+struct lchan_stream *lchan_stream_start(struct lchan_channel *chan,
+					const struct lchan_rc_params *rc,
+					u32 flags, const unsigned long *deadline)
 {
 	static const struct lchan_ring_sizes rings = {
 		.sq_entries = LCHAN_STREAM_SENDS,
@@ -1318,7 +1319,7 @@ struct lchan_stream *lchan_stream_open(struct lchan_channel *chan,
 	}
 	ret = lchan_stream_prepare(st);
 	if (!ret)
-		ret = lchan_connect_establish(chan, deadline);
+		ret = lchan_connect_request(chan);
 	if (ret) {
 		lchan_stream_destroy(st);
 		return ERR_PTR(ret);
@@ -1328,6 +1329,46 @@ struct lchan_stream *lchan_stream_open(struct lchan_channel *chan,
 err_abort:
 	lchan_file_abort(chan);
 	return ERR_PTR(ret);
+}
+
+/*
+ * The answer to a started stream's request, waited for until @deadline:
+ * 0 once connected; else the stream ends.
+ */
+int lchan_stream_finish(struct lchan_stream *st, unsigned long deadline)
+{
+	int ret = lchan_connect_wait(st->chan, deadline);
+
+	if (ret)
+		lchan_stream_destroy(st);
+	return ret;
+}
+
+/* The wait queue a started stream's answer wakes. */
+wait_queue_head_t *lchan_stream_wq(struct lchan_stream *st)
+{
+	return &st->chan->wq;
+}
+
+/* Whether lchan_stream_finish() would return at once. */
+bool lchan_stream_answered(struct lchan_stream *st)
+{
+	return lchan_connect_answered(st->chan);
+}
+
+/* Start and finish: a connected stream, or why not (the channel ends). */
+struct lchan_stream *lchan_stream_open(struct lchan_channel *chan,
+				       const struct lchan_rc_params *rc,
+				       u32 flags, const unsigned long *deadline)
+{
+	struct lchan_stream *st = lchan_stream_start(chan, rc, flags, deadline);
+	int ret;
+
+	if (IS_ERR(st))
+		return st;
+	ret = lchan_stream_finish(st, deadline ? *deadline : jiffies +
+				  msecs_to_jiffies(LCHAN_CONNECT_TIMEOUT_MS));
+	return ret ? ERR_PTR(ret) : st;
 }
 
 int lchan_stream_init(void)

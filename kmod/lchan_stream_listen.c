@@ -9,10 +9,13 @@
  * without knowing which it serves.
  *
  * As TCP's, a connection is made before the program accepts it: a work
- * item sets up a stream for each request the lchan listener receives and
- * queues it established, up to the backlog, charging the listener's
- * creator (its memory cgroup).  A client's connect so returns without
- * waiting for the server's accept, as a TCP client's does.
+ * item accepts each request the lchan listener receives with a stream of
+ * its own, and queues the stream once its peer's answer came, up to the
+ * backlog, charging the listener's creator (its memory cgroup).  A
+ * client's connect so returns without waiting for the server's accept, as
+ * a TCP client's does.  The work never waits for a peer: one that does
+ * not answer holds a place in the backlog until LCHAN_CONNECT_TIMEOUT_MS,
+ * not the streams behind it.
  *
  * The TCP socket is held by a reference to its file, and the calls of a
  * listening socket other than accept and poll go to it.  A blocking
@@ -21,7 +24,9 @@
  * TCP is served on.
  *
  * sl->lock (process context only) guards the queue of established
- * streams; the one work item runs alone.
+ * streams and the counts.  The one work item runs alone, and only it
+ * walks the streams waiting for their answer until the listener closes;
+ * it does nothing once 'closing' is set.
  */
 #include <linux/file.h>
 #include <linux/memcontrol.h>
@@ -35,10 +40,13 @@
 
 #include "lchan.h"
 
-/* A stream set up and waiting for accept. */
-struct lchan_stream_ready {
-	struct list_head node;
+/* A stream of the listener's: waiting for its peer's answer, or accept. */
+struct lchan_stream_entry {
+	struct list_head node;		/* on sl->pending, then sl->ready */
 	struct lchan_stream *st;
+	unsigned long deadline;		/* for the answer */
+	struct wait_queue_entry wait;	/* on the stream's, while pending */
+	struct lchan_stream_listener *sl;
 };
 
 /* Wildcard listeners beside iWARP: one per address (lchan_stream_addrs.c). */
@@ -57,11 +65,12 @@ struct lchan_stream_listener {
 	u32 nr_points;
 	struct lchan_stream_point points[LCHAN_STREAM_LISTEN_POINTS];
 	struct mem_cgroup *memcg;	/* the creator's: streams' charges */
-	struct work_struct work;	/* sets requests up */
+	struct delayed_work work;	/* sets requests up; the first deadline */
 	wait_queue_head_t wq;		/* a stream is ready */
 	spinlock_t lock;
+	struct list_head pending;	/* accepted, the answer to come */
 	struct list_head ready;		/* established, not accepted */
-	u32 nr_ready, max_ready;
+	u32 nr_pending, nr_ready, max_ready;
 	bool closing;
 };
 
@@ -81,6 +90,18 @@ static struct lchan_stream_listener *lchan_stream_listen_of(struct sock *sk)
 static struct socket *lchan_stream_listen_tcp_of(struct socket *sock)
 {
 	return lchan_stream_listen_of(sock->sk)->tcp;
+}
+
+/* The work runs now, or again once it ends. */
+static void lchan_stream_listen_kick(struct lchan_stream_listener *sl)
+{
+	mod_delayed_work(lchan_wq, &sl->work, 0);
+}
+
+/* Room in the backlog for one more request.  sl->lock held. */
+static bool lchan_stream_listen_room(struct lchan_stream_listener *sl)
+{
+	return sl->nr_pending + sl->nr_ready < sl->max_ready;
 }
 
 /* A TCP connection, if one waits: @newsock becomes the TCP socket's. */
@@ -109,25 +130,25 @@ static int lchan_stream_listen_take_tcp(struct lchan_stream_listener *sl,
 static int lchan_stream_listen_take_lchan(struct lchan_stream_listener *sl,
 					  struct socket *newsock)
 {
-	struct lchan_stream_ready *r;
+	struct lchan_stream_entry *e;
 	bool was_full;
 
 	spin_lock(&sl->lock);
-	r = list_first_entry_or_null(&sl->ready, struct lchan_stream_ready,
+	e = list_first_entry_or_null(&sl->ready, struct lchan_stream_entry,
 				     node);
-	was_full = sl->nr_ready >= sl->max_ready;
-	if (r) {
-		list_del(&r->node);
+	was_full = !lchan_stream_listen_room(sl);
+	if (e) {
+		list_del(&e->node);
 		sl->nr_ready--;
 	}
 	spin_unlock(&sl->lock);
-	if (!r)
+	if (!e)
 		return -EAGAIN;
 	/* Requests may wait for room. */
 	if (was_full)
-		queue_work(lchan_wq, &sl->work);
-	lchan_stream_graft(r->st, newsock, true);
-	kfree(r);
+		lchan_stream_listen_kick(sl);
+	lchan_stream_graft(e->st, newsock, true);
+	kfree(e);
 	return 0;
 }
 
@@ -141,68 +162,129 @@ static bool lchan_stream_listen_has_ready(struct lchan_stream_listener *sl)
 	return ready;
 }
 
+/* The answer to a pending stream came (or something else did): look. */
+static int lchan_stream_listen_answered(struct wait_queue_entry *wait,
+					unsigned int mode, int sync, void *key)
+{
+	struct lchan_stream_entry *e =
+		container_of(wait, struct lchan_stream_entry, wait);
+
+	lchan_stream_listen_kick(e->sl);
+	return 0;
+}
+
 /*
- * A stream for the next request of @lst, queued for accept: 1, or 0 when
- * none waits (or the listener died with its device), or -ENOMEM.  A
- * request that does not become a stream (the peer left, its device went)
- * is passed over, as TCP passes over a connection reset before it was
- * accepted: 1, progress all the same.
+ * A stream for the next request of @lst, accepted and waiting for its
+ * peer's answer: 1, or 0 when none waits (or the listener died with its
+ * device), or -ENOMEM.  A request that does not become a stream (the peer
+ * left, its device went) is passed over, as TCP passes over a connection
+ * reset before it was accepted: 1, progress all the same.
  */
 static int lchan_stream_listen_set_up(struct lchan_stream_listener *sl,
 				      struct lchan_listen_point *lst)
 {
-	struct lchan_stream_ready *r;
+	struct lchan_stream_entry *e;
 	struct lchan_stream *st;
 
+	e = kmalloc(sizeof(*e), LCHAN_GFP_USER);
+	if (!e)
+		return -ENOMEM;
 	st = lchan_listen_next_stream(lst);
 	if (IS_ERR(st)) {
+		kfree(e);
 		if (PTR_ERR(st) == -EAGAIN || PTR_ERR(st) == -ENODEV)
 			return 0;
 		return PTR_ERR(st) == -ENOMEM ? -ENOMEM : 1;
 	}
-	r = kmalloc(sizeof(*r), LCHAN_GFP_USER);
-	if (!r) {
-		lchan_stream_abort(st);
-		return -ENOMEM;
-	}
-	r->st = st;
+	e->st = st;
+	e->sl = sl;
+	e->deadline = jiffies + msecs_to_jiffies(LCHAN_CONNECT_TIMEOUT_MS);
+	init_waitqueue_func_entry(&e->wait, lchan_stream_listen_answered);
+	/* An answer before this is found by lchan_stream_listen_settle(). */
+	add_wait_queue(lchan_stream_wq(st), &e->wait);
 	spin_lock(&sl->lock);
-	list_add_tail(&r->node, &sl->ready);
-	sl->nr_ready++;
+	list_add_tail(&e->node, &sl->pending);
+	sl->nr_pending++;
 	spin_unlock(&sl->lock);
-	wake_up_interruptible_poll(&sl->wq, EPOLLIN | EPOLLRDNORM);
 	return 1;
 }
 
 /*
+ * The pending streams whose answer came or whose time is up: the
+ * connected ones are queued for accept, the others end.  The work runs
+ * again at the first deadline still to come.
+ */
+static void lchan_stream_listen_settle(struct lchan_stream_listener *sl)
+{
+	struct lchan_stream_entry *e, *next;
+	unsigned long first = 0;
+	bool waiting = false;
+
+	list_for_each_entry_safe(e, next, &sl->pending, node) {
+		if (!lchan_stream_answered(e->st) &&
+		    time_before(jiffies, e->deadline)) {
+			if (!waiting || time_before(e->deadline, first))
+				first = e->deadline;
+			waiting = true;
+			continue;
+		}
+		remove_wait_queue(lchan_stream_wq(e->st), &e->wait);
+		spin_lock(&sl->lock);
+		list_del(&e->node);
+		sl->nr_pending--;
+		spin_unlock(&sl->lock);
+		if (lchan_stream_finish(e->st, e->deadline)) {
+			kfree(e);
+			continue;
+		}
+		spin_lock(&sl->lock);
+		list_add_tail(&e->node, &sl->ready);
+		sl->nr_ready++;
+		spin_unlock(&sl->lock);
+		wake_up_interruptible_poll(&sl->wq, EPOLLIN | EPOLLRDNORM);
+	}
+	/* Not queued when a kick came meanwhile: that run looks again. */
+	if (waiting)
+		queue_delayed_work(lchan_wq, &sl->work,
+				   max_t(long, (long)(first - jiffies), 1));
+}
+
+/*
  * The work: the requests of every lchan listener in turn while there is
- * room, charged to the stream listener's creator.
+ * room, charged to the stream listener's creator, then the answers.
  */
 static void lchan_stream_listen_work(struct work_struct *work)
 {
 	struct lchan_stream_listener *sl =
-		container_of(work, struct lchan_stream_listener, work);
+		container_of(to_delayed_work(work),
+			     struct lchan_stream_listener, work);
 	struct mem_cgroup *old;
 	bool room, more = true;
 	u32 i;
 	int ret;
 
+	spin_lock(&sl->lock);
+	room = !sl->closing;
+	spin_unlock(&sl->lock);
+	if (!room)
+		return;
 	old = set_active_memcg(sl->memcg);
 	while (more) {
 		more = false;
 		for (i = 0; i < sl->nr_points; i++) {
 			spin_lock(&sl->lock);
-			room = sl->nr_ready < sl->max_ready && !sl->closing;
+			room = lchan_stream_listen_room(sl);
 			spin_unlock(&sl->lock);
 			if (!room)
-				goto out;
+				goto settle;
 			ret = lchan_stream_listen_set_up(sl, sl->points[i].lst);
 			if (ret < 0)
-				goto out;
+				goto settle;
 			more |= ret;
 		}
 	}
-out:
+settle:
+	lchan_stream_listen_settle(sl);
 	set_active_memcg(old);
 }
 
@@ -213,7 +295,7 @@ static int lchan_stream_listen_woken(struct wait_queue_entry *wait,
 	struct lchan_stream_point *pt =
 		container_of(wait, struct lchan_stream_point, wait);
 
-	queue_work(lchan_wq, &pt->sl->work);
+	lchan_stream_listen_kick(pt->sl);
 	return 0;
 }
 
@@ -377,14 +459,27 @@ static int lchan_stream_listen_recvmsg(struct socket *sock,
 	return tcp->ops->recvmsg(tcp, msg, len, flags);
 }
 
+/* The streams of @list end (their peers read a reset). */
+static void lchan_stream_listen_abort(struct list_head *list, bool pending)
+{
+	struct lchan_stream_entry *e, *next;
+
+	list_for_each_entry_safe(e, next, list, node) {
+		list_del(&e->node);
+		if (pending)
+			remove_wait_queue(lchan_stream_wq(e->st), &e->wait);
+		lchan_stream_abort(e->st);
+		kfree(e);
+	}
+}
+
 /*
  * The lchan side's end: no request is set up after it, and the streams
- * set up and not accepted end (their peers read a reset).
+ * set up and not accepted end.  A pending stream's wake-up may still queue
+ * the work until its entry is gone; a run then finds 'closing' and leaves.
  */
 static void lchan_stream_listen_end(struct lchan_stream_listener *sl)
 {
-	struct lchan_stream_ready *r, *next;
-
 	u32 i;
 
 	spin_lock(&sl->lock);
@@ -392,15 +487,15 @@ static void lchan_stream_listen_end(struct lchan_stream_listener *sl)
 	spin_unlock(&sl->lock);
 	for (i = 0; i < sl->nr_points; i++)
 		remove_wait_queue(&sl->points[i].lst->wq, &sl->points[i].wait);
-	cancel_work_sync(&sl->work);
+	cancel_delayed_work_sync(&sl->work);
 	for (i = 0; i < sl->nr_points; i++)
 		lchan_listen_close(sl->points[i].lst);
 	sl->nr_points = 0;
-	list_for_each_entry_safe(r, next, &sl->ready, node) {
-		list_del(&r->node);
-		lchan_stream_abort(r->st);
-		kfree(r);
-	}
+	lchan_stream_listen_abort(&sl->pending, true);
+	sl->nr_pending = 0;
+	/* Nothing can queue it now. */
+	cancel_delayed_work_sync(&sl->work);
+	lchan_stream_listen_abort(&sl->ready, false);
 	sl->nr_ready = 0;
 	mem_cgroup_put(sl->memcg);
 }
@@ -613,9 +708,10 @@ long lchan_stream_listen_new(struct lchan_ucmd *ucmd)
 	sl = lchan_stream_listen_of(sk);
 	sl->tcp = tcp;
 	sl->memcg = get_mem_cgroup_from_mm(current->mm);
-	INIT_WORK(&sl->work, lchan_stream_listen_work);
+	INIT_DELAYED_WORK(&sl->work, lchan_stream_listen_work);
 	init_waitqueue_head(&sl->wq);
 	spin_lock_init(&sl->lock);
+	INIT_LIST_HEAD(&sl->pending);
 	INIT_LIST_HEAD(&sl->ready);
 	sl->max_ready = backlog;
 	ret = lchan_stream_listen_points(sl, ctx, &ss, backlog);
@@ -629,7 +725,7 @@ long lchan_stream_listen_new(struct lchan_ucmd *ucmd)
 		goto err_put;
 	}
 	/* A request may have come before the entries were there. */
-	queue_work(lchan_wq, &sl->work);
+	lchan_stream_listen_kick(sl);
 	return lchan_stream_listen_install(sl, req->flags);
 
 err_put:

@@ -22,6 +22,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <rdma/rdma_cma.h>
 #include <signal.h>
 
 #include "kselftest_harness.h"
@@ -1123,6 +1124,156 @@ TEST_F(stream_listen, connect_before_accept)
 					       NULL));
 	close(srv);
 	close(d.fd);
+}
+
+/*
+ * A peer that sends a stream's request and leaves the accept's reply
+ * unanswered: an rdma_cm program without a QP, which gets the reply as
+ * RDMA_CM_EVENT_CONNECT_RESPONSE and never sends the RTU.
+ */
+struct silent_peer {
+	struct rdma_event_channel *ec;
+	struct rdma_cm_id *id;
+};
+
+/* The next event of @p: 0 when it is @want, else what came, or -errno. */
+static int silent_event(struct silent_peer *p, int want)
+{
+	struct pollfd pfd = { .fd = p->ec->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+	int type;
+
+	if (poll(&pfd, 1, WAIT_MS) <= 0)
+		return -ETIMEDOUT;
+	if (rdma_get_cm_event(p->ec, &ev))
+		return -errno;
+	type = ev->event;
+	rdma_ack_cm_event(ev);
+	return type == want ? 0 : type;
+}
+
+static int silent_connect(struct silent_peer *p, const struct lchan_addr *a)
+{
+	/* A stream's hello (the wire's): "lchn", version 1, stream. */
+	static const uint8_t hello[8] = { 'l', 'c', 'h', 'n', 1, 1, 0, 0 };
+	struct rdma_conn_param param = {
+		.private_data = hello,
+		.private_data_len = sizeof(hello),
+		.responder_resources = 1,
+		.initiator_depth = 1,
+		.retry_count = 6,
+		.rnr_retry_count = 7,
+		.qp_num = 0x4242,
+	};
+	struct sockaddr_storage ss;
+	int ret;
+
+	p->ec = rdma_create_event_channel();
+	if (!p->ec)
+		return -errno;
+	if (rdma_create_id(p->ec, &p->id, NULL, RDMA_PS_TCP))
+		return -errno;
+	if (lchan_addr_to_sockaddr(a, &ss) < 0)
+		return -EINVAL;
+	if (rdma_resolve_addr(p->id, NULL, (struct sockaddr *)&ss, 2000))
+		return -errno;
+	ret = silent_event(p, RDMA_CM_EVENT_ADDR_RESOLVED);
+	if (ret)
+		return ret;
+	if (rdma_resolve_route(p->id, 2000))
+		return -errno;
+	ret = silent_event(p, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	if (ret)
+		return ret;
+	if (rdma_connect(p->id, &param))
+		return -errno;
+	return silent_event(p, RDMA_CM_EVENT_CONNECT_RESPONSE);
+}
+
+static void silent_close(struct silent_peer *p)
+{
+	if (p->id)
+		rdma_destroy_id(p->id);
+	if (p->ec)
+		rdma_destroy_event_channel(p->ec);
+}
+
+/* How many stream channels are in @state (sysfs). */
+static int streams_in_state(const char *state)
+{
+	static const char dir[] = "/sys/kernel/lchan/channels";
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char path[300], buf[32];
+	int n = 0;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/kind", dir, e->d_name);
+		if (lchan_t_read_sysfs(path, buf, sizeof(buf)) ||
+		    strcmp(buf, "stream"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/state", dir, e->d_name);
+		if (!lchan_t_read_sysfs(path, buf, sizeof(buf)) &&
+		    !strcmp(buf, state))
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * Peers that never finish the handshake hold no one up: a stream behind
+ * them is set up and accepted while their requests still wait, the
+ * listener gives them up after the connect timeout (their channels go),
+ * and its close ends one that still waits.
+ */
+TEST_F_TIMEOUT(stream_listen, silent_peers_hold_no_one_up, 90)
+{
+	struct silent_peer quiet[3] = { 0 };
+	struct stream_dial d = { .ctx = &self->cctx, .dst = self->addr };
+	double end;
+	int srv, i, ret;
+
+	for (i = 0; i < 2; i++) {
+		ret = silent_connect(&quiet[i], &self->addr);
+		ASSERT_EQ(0, ret) TH_LOG("silent peer %d: %d (%s)", i, ret,
+					 ret < 0 ? strerror(-ret) :
+					 rdma_event_str(ret));
+	}
+	EXPECT_EQ(2, streams_in_state("connecting"));
+
+	stream_dial(&d);
+	ASSERT_LE(0, d.fd) TH_LOG("stream connect: %s", strerror(-d.fd));
+	srv = accept(self->lst, NULL, NULL);
+	ASSERT_LE(0, srv) TH_LOG("accept: %s", strerror(errno));
+	lchan_t_sock_timeouts(srv, WAIT_MS);
+	EXPECT_TRUE(ping_pong(d.fd, srv));
+	/* It went past them: they still wait. */
+	EXPECT_EQ(2, streams_in_state("connecting"));
+
+	end = lchan_t_now() + WAIT_MS / 1000.0 + 5;
+	while (streams_in_state("connecting") > 0 && lchan_t_now() < end)
+		usleep(100 * 1000);
+	EXPECT_EQ(0, streams_in_state("connecting"));
+	ASSERT_EQ(0, fcntl(self->lst, F_SETFL, O_NONBLOCK));
+	EXPECT_EQ(-1, accept(self->lst, NULL, NULL));
+	EXPECT_EQ(EAGAIN, errno);
+
+	ret = silent_connect(&quiet[2], &self->addr);
+	ASSERT_EQ(0, ret) TH_LOG("silent peer 2: %d", ret);
+	EXPECT_EQ(1, streams_in_state("connecting"));
+	close(self->lst);
+	self->lst = -1;
+	EXPECT_EQ(0, streams_in_state("connecting"));
+
+	close(srv);
+	close(d.fd);
+	for (i = 0; i < 3; i++)
+		silent_close(&quiet[i]);
 }
 
 /* A channel's connect, from a thread. */
