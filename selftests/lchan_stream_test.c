@@ -717,6 +717,48 @@ static int sock_int(int fd, int level, int name)
 	return val;
 }
 
+#define CHANNELS	"/sys/kernel/lchan/channels"
+
+/* Attribute @name of channel @id, in @val, if it is a stream channel. */
+static int stream_attr(const char *id, const char *name, char *val,
+		       size_t len)
+{
+	char path[300], kind[16];
+
+	snprintf(path, sizeof(path), CHANNELS "/%s/kind", id);
+	if (lchan_t_read_sysfs(path, kind, sizeof(kind)) ||
+	    strcmp(kind, "stream"))
+		return -ENOENT;
+	snprintf(path, sizeof(path), CHANNELS "/%s/%s", id, name);
+	return lchan_t_read_sysfs(path, val, len);
+}
+
+/*
+ * The stream channels whose attribute @name reads @want: how many, and
+ * attribute @get of the first in @val (when @get is not NULL).
+ */
+static int streams_where(const char *name, const char *want,
+			 const char *get, char *val, size_t len)
+{
+	DIR *d = opendir(CHANNELS);
+	struct dirent *e;
+	char buf[32];
+	int n = 0;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.' ||
+		    stream_attr(e->d_name, name, buf, sizeof(buf)) ||
+		    strcmp(buf, want))
+			continue;
+		if (!n++ && get && stream_attr(e->d_name, get, val, len))
+			n--;
+	}
+	closedir(d);
+	return n;
+}
+
 /*
  * Attribute @name, in @val, of the stream channel whose local port is
  * @port (the accepting end of a stream to a listener there); -ENOENT when
@@ -725,31 +767,11 @@ static int sock_int(int fd, int level, int name)
 static int stream_chan_attr(unsigned port, const char *name, char *val,
 			    size_t len)
 {
-	static const char dir[] = "/sys/kernel/lchan/channels";
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char path[300], buf[32];
-	int ret = -ENOENT;
+	char want[16];
 
-	if (!d)
-		return -errno;
-	while (ret == -ENOENT && (e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s/kind", dir, e->d_name);
-		if (lchan_t_read_sysfs(path, buf, sizeof(buf)) ||
-		    strcmp(buf, "stream"))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s/local_port", dir,
-			 e->d_name);
-		if (lchan_t_read_sysfs(path, buf, sizeof(buf)) ||
-		    strtoul(buf, NULL, 10) != port)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s/%s", dir, e->d_name, name);
-		ret = lchan_t_read_sysfs(path, val, len);
-	}
-	closedir(d);
-	return ret;
+	snprintf(want, sizeof(want), "%u", port);
+	return streams_where("local_port", want, name, val, len) > 0 ? 0 :
+	       -ENOENT;
 }
 
 /*
@@ -1201,28 +1223,7 @@ static void silent_close(struct silent_peer *p)
 /* How many stream channels are in @state (sysfs). */
 static int streams_in_state(const char *state)
 {
-	static const char dir[] = "/sys/kernel/lchan/channels";
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char path[300], buf[32];
-	int n = 0;
-
-	if (!d)
-		return -errno;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s/kind", dir, e->d_name);
-		if (lchan_t_read_sysfs(path, buf, sizeof(buf)) ||
-		    strcmp(buf, "stream"))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s/state", dir, e->d_name);
-		if (!lchan_t_read_sysfs(path, buf, sizeof(buf)) &&
-		    !strcmp(buf, state))
-			n++;
-	}
-	closedir(d);
-	return n;
+	return streams_where("state", state, NULL, NULL, 0);
 }
 
 /*
