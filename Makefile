@@ -317,6 +317,13 @@ bench-2node:
 	LCHAN_BENCH_ONLY=2node rig/bench.sh
 .PHONY: bench-2node
 
+# Unmodified programs (redis, iperf3, nginx with wrk) over TCP, lchan-run
+# and rsockets' preload on rxe0, three rounds (about 10 minutes):
+# bench/<kernel>/apps.tsv, apps.md, apps.json.
+bench-apps:
+	LCHAN_BENCH_ONLY=apps rig/bench.sh
+.PHONY: bench-apps
+
 # The poller goals' latency rows alone, direct polling's among them, as
 # medians of ROUNDS alternating rounds (default 3) on rxe0 and siw0 (about
 # 10 minutes); the rounds kept in bench/<kernel>/poller.tsv, their medians

@@ -16,7 +16,7 @@
 # Knobs (bench/README.md, "Running them"): LCHAN_BENCH_TIMEOUT (guest time
 # limit, default 2400 s), LCHAN_BENCH_QUICK=1, LCHAN_BENCH_ROUNDS=N,
 # LCHAN_BENCH_ONLY=connect|fabric|2node (those rows alone; a whole run
-# makes them too).
+# makes them too) or apps (unmodified programs, only this way).
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -77,7 +77,7 @@ measure() {
 	mkdir -p "$dest"
 	info=$dest/info.txt
 	case ${LCHAN_BENCH_ONLY:-} in
-	connect | fabric)
+	connect | fabric | apps)
 		info=$dest/$LCHAN_BENCH_ONLY-info.txt
 		cp "$run/bench/info.txt" "$info"
 		;;
@@ -94,6 +94,7 @@ measure() {
 		cp "$run/bench/connect.tsv" "$dest/"
 	[ "${LCHAN_BENCH_ONLY:-}" = connect ] || [ ! -s "$run/bench/fabric.tsv" ] ||
 		cp "$run/bench/fabric.tsv" "$dest/"
+	[ "${LCHAN_BENCH_ONLY:-}" != apps ] || cp "$run/bench/apps.tsv" "$dest/"
 	{
 		provenance "$run"
 		awk '{ s += $1; if ($1 > m) m = $1; if ($2 > q) q = $2 }
@@ -122,6 +123,10 @@ report() {
 	if [ -s "$dest/fabric.tsv" ]; then
 		rig_report fabric "$dest"
 		rig_log "report: $dest/fabric.md, fabric.json"
+	fi
+	if [ -s "$dest/apps.tsv" ]; then
+		rig_report apps "$dest"
+		rig_log "report: $dest/apps.md, apps.json"
 	fi
 	readme
 }

@@ -888,8 +888,219 @@ fabric_rows() { # DEV ADDR NETDEV
 	done
 }
 
-# lchan.bench_only=connect (or fabric) on the kernel command line: only
-# those rows; lchan.bench_rounds=N: rounds of the tables' rows.
+# ---------------------------------------------------- unmodified programs
+
+# lchan.bench_only=apps (make bench-apps): programs as Debian ships them,
+# server and client alike over plain TCP, under lchan-run and under
+# rsockets' preload (librdmacm's librspreload), on rxe0's address, the
+# three alternating in each of APPS_ROUNDS rounds.  Each program checks
+# its own run: redis-benchmark prints no error, iperf3 reports what it
+# received, wrk sees no socket error and no status but 2xx.  How lchan-run's
+# connections went is counted from the decisions LCHAN_RUN_DEBUG prints.
+# Figures to apps.tsv as "dev round tool key value", the tool being
+# PROGRAM.TRANSPORT; rig/report/apps.py takes the medians.  Only rxe0:
+# iWARP listens in TCP's port space, so under lchan-run a siw address's
+# servers stay TCP (lchan-run(1)) and its rows would measure TCP.
+APPS_TSV=$OUT/apps.tsv
+APPS_DIR=/tmp/bench-apps
+RSPRELOAD=/usr/lib/x86_64-linux-gnu/rsocket/librspreload.so
+if [ "$quick" = 1 ]; then
+	APPS_ROUNDS=1 APPS_SECS=2 REDIS_N=2000
+else
+	APPS_ROUNDS=3 APPS_SECS=5 REDIS_N=20000
+fi
+APPS_TRANSPORTS="tcp lchan rsocket"
+apps_port=18700
+
+# PROGRAM... over TRANSPORT.
+over() { # TRANSPORT PROGRAM...
+	_ot=$1
+	shift
+	case $_ot in
+	tcp) "$@" ;;
+	lchan) LCHAN_RUN_DEBUG=1 "$LCHAN_TOOLS/lchan-run" "$@" ;;
+	rsocket) LD_PRELOAD=$RSPRELOAD "$@" ;;
+	esac
+}
+
+# The server SRV (a word list, @P@ its port) and then the client (@P@
+# too) over TRANSPORT, on a port of their own: the client's output in LOG,
+# the server's in LOG.server, the client's status in rc.
+apps_pair() { # TRANSPORT LOG SRV -- CLIENT...
+	_at=$1 _al=$2 _as=$3
+	shift 4
+	apps_port=$((apps_port + 1))
+	_ak=tcp
+	[ "$_at" = rsocket ] && _ak=rdma
+	# shellcheck disable=SC2046 # the server command is a word list
+	over "$_at" timeout $((APPS_SECS * 8 + 60)) \
+		$(echo "$_as" | sed "s/@P@/$apps_port/g") >"$_al.server" 2>&1 &
+	_asp=$!
+	if ! wait_listen "$_ak" "$apps_port" "$_asp" 2>>"$_al.server"; then
+		kill "$_asp" 2>/dev/null
+		wait "$_asp"
+		echo "bench: no server (see $_al.server)" >"$_al"
+		rc=98
+		return 0
+	fi
+	_aa=
+	for _x in "$@"; do
+		_aa="$_aa$(printf '%s' "$_x" | sed "s/@P@/$apps_port/g")
+"
+	done
+	# The client's words, one a line: its arguments may hold spaces.
+	_ifs=$IFS
+	IFS='
+'
+	# shellcheck disable=SC2086 # split at newlines only
+	set -- $_aa
+	IFS=$_ifs
+	over "$_at" timeout $((APPS_SECS * 6 + 60)) "$@" >"$_al" 2>&1
+	rc=$?
+	kill "$_asp" 2>/dev/null
+	wait "$_asp" 2>/dev/null
+	return 0
+}
+
+apps_fig() { # DEV ROUND TOOL KEY VALUE
+	[ -z "$5" ] || printf '%s\t%s\t%s\t%s\t%s\n' "$@" >>"$APPS_TSV"
+}
+
+# Under lchan-run: how many of the client's connects went over lchan and
+# how many fell back to TCP.
+apps_ways() { # DEV ROUND TOOL TRANSPORT LOG
+	[ "$4" = lchan ] || return 0
+	apps_fig "$1" "$2" "$3.$4" lchan_connects "$(grep -c ': lchan$' "$5")"
+	apps_fig "$1" "$2" "$3.$4" tcp_connects "$(grep -c ': TCP (' "$5")"
+}
+
+# A row's verdict: lchan's own failing fails the bench; a peer's (rsocket's
+# preload with a program it cannot carry) is a row of the table.
+apps_tap() { # DEV ROUND TOOL TRANSPORT OK LOG
+	if [ "$5" = 1 ]; then
+		tap "ok - bench: $1 apps round $2: $3 over $4"
+	elif [ "$4" = lchan ]; then
+		tap "not ok - bench: $1 apps round $2: $3 over $4: $(status_of "$rc"): $(why "$6")"
+		failed=1
+	else
+		tap "ok - bench: $1 apps round $2: $3 over $4: $(status_of "$rc") (reported in the table): $(why "$6")"
+	fi
+}
+
+# redis-benchmark, 50 clients, 64 B values, GET and SET, without
+# pipelining and with -P 16: requests per second and p99 latency (ms).
+apps_redis() { # DEV ADDR ROUND TRANSPORT
+	for _rp in 1 16; do
+		_tool=redis
+		[ "$_rp" = 1 ] || _tool=redis-p$_rp
+		_log=$LOGS/$1.apps.$_tool.$4.$3.log
+		apps_pair "$4" "$_log" "$APPS_DIR/redis-server $APPS_DIR/redis.conf --port @P@ --bind $2" -- \
+			redis-benchmark -h "$2" -p @P@ -c 50 -n "$REDIS_N" -d 64 -t get,set -P "$_rp" --csv
+		_ok=0
+		for _op in set get; do
+			_line=$(grep -i "^\"$_op\"," "$_log" | head -n 1)
+			apps_fig "$1" "$3" "$_tool-$_op.$4" rps \
+				"$(echo "$_line" | awk -F'"' '{ print $4 }')"
+			apps_fig "$1" "$3" "$_tool-$_op.$4" p99_ms \
+				"$(echo "$_line" | awk -F'"' '{ print $14 }')"
+		done
+		[ "$rc" = 0 ] && grep -q '^"GET",' "$_log" && grep -q '^"SET",' "$_log" &&
+			! grep -q rror "$_log" && _ok=1
+		apps_ways "$1" "$3" "$_tool-get" "$4" "$_log"
+		apps_tap "$1" "$3" "$_tool" "$4" "$_ok" "$_log"
+	done
+}
+
+# iperf3, one stream and four: what the server received, Mbit/s.
+apps_iperf() { # DEV ADDR ROUND TRANSPORT
+	for _ip in 1 4; do
+		_tool=iperf3-p$_ip
+		_log=$LOGS/$1.apps.$_tool.$4.$3.log
+		apps_pair "$4" "$_log" "iperf3 -s -1 -B $2 -p @P@" -- \
+			iperf3 -c "$2" -p @P@ -t "$APPS_SECS" -P "$_ip" -J
+		_bps=$(awk '/"sum_received"/ { f = 1 }
+			f && /"bits_per_second"/ { gsub(/[^0-9.e+]/, "", $2); print $2; exit }' "$_log")
+		[ -z "$_bps" ] || apps_fig "$1" "$3" "$_tool.$4" mbps "$(calc "$_bps / 1000000")"
+		_ok=0
+		[ "$rc" = 0 ] && [ -n "$_bps" ] && _ok=1
+		apps_ways "$1" "$3" "$_tool" "$4" "$_log"
+		apps_tap "$1" "$3" "$_tool" "$4" "$_ok" "$_log"
+	done
+}
+
+# wrk's p99 in ms ("99%   12.34ms", in us, ms or s).
+wrk_p99() { # LOG
+	awk '$1 == "99%" { v = $2; u = v; gsub(/[0-9.]/, "", u); sub(/[a-z]+$/, "", v)
+		print (u == "us" ? v / 1000 : u == "s" ? v * 1000 : v); exit }' "$1"
+}
+
+# nginx (two workers) and wrk, 16 connections, a 4 KiB file: keep-alive,
+# and one request per connection.
+apps_nginx() { # DEV ADDR ROUND TRANSPORT
+	for _nk in keepalive close; do
+		_tool=nginx-$_nk
+		_log=$LOGS/$1.apps.$_tool.$4.$3.log
+		if [ "$_nk" = close ]; then
+			apps_pair "$4" "$_log" "$APPS_DIR/nginx.sh $2 @P@" -- \
+				wrk -t2 -c16 -d"${APPS_SECS}s" --latency -H "Connection: close" "http://$2:@P@/f4k"
+		else
+			apps_pair "$4" "$_log" "$APPS_DIR/nginx.sh $2 @P@" -- \
+				wrk -t2 -c16 -d"${APPS_SECS}s" --latency "http://$2:@P@/f4k"
+		fi
+		apps_fig "$1" "$3" "$_tool.$4" rps \
+			"$(awk '$1 == "Requests/sec:" { print $2 }' "$_log")"
+		apps_fig "$1" "$3" "$_tool.$4" p99_ms "$(wrk_p99 "$_log")"
+		_ok=0
+		[ "$rc" = 0 ] && grep -q '^Requests/sec:' "$_log" &&
+			! grep -q 'Socket errors\|Non-2xx' "$_log" && _ok=1
+		apps_ways "$1" "$3" "$_tool" "$4" "$_log"
+		apps_tap "$1" "$3" "$_tool" "$4" "$_ok" "$_log"
+	done
+}
+
+apps_rows() { # DEV ADDR
+	echo "rig: bench $1 apps" >/dev/kmsg 2>/dev/null
+	printf 'dev\tround\ttool\tkey\tvalue\n' >"$APPS_TSV"
+	mkdir -p "$APPS_DIR"
+	# Debian's redis-server is redis-check-rdb by that name.
+	ln -sf /usr/bin/redis-check-rdb "$APPS_DIR/redis-server"
+	printf 'save ""\nappendonly no\nprotected-mode no\ndir %s\n' "$APPS_DIR" >"$APPS_DIR/redis.conf"
+	head -c 4096 /dev/urandom >"$APPS_DIR/f4k"
+	_run=
+	[ "$(id -u)" = 0 ] && _run="user root root;"
+	# nginx.sh ADDR PORT: nginx listening there.
+	cat >"$APPS_DIR/nginx.sh" <<EOF
+#!/bin/sh
+sed "s/@A@/\$1/; s/@P@/\$2/" $APPS_DIR/nginx.conf.in >$APPS_DIR/nginx.conf
+exec /usr/sbin/nginx -e stderr -c $APPS_DIR/nginx.conf
+EOF
+	chmod +x "$APPS_DIR/nginx.sh"
+	cat >"$APPS_DIR/nginx.conf.in" <<EOF
+daemon off;
+worker_processes 2;
+$_run
+pid $APPS_DIR/nginx.pid;
+error_log $APPS_DIR/error.log warn;
+events { worker_connections 256; }
+http {
+  access_log off; sendfile on; tcp_nodelay on;
+  client_body_temp_path $APPS_DIR/tb; proxy_temp_path $APPS_DIR/tp;
+  fastcgi_temp_path $APPS_DIR/tf; uwsgi_temp_path $APPS_DIR/tu;
+  scgi_temp_path $APPS_DIR/ts;
+  server { listen @A@:@P@; root $APPS_DIR; }
+}
+EOF
+	_ar=1
+	while [ "$_ar" -le "$APPS_ROUNDS" ]; do
+		for _at in $APPS_TRANSPORTS; do apps_redis "$1" "$2" "$_ar" "$_at"; done
+		for _at in $APPS_TRANSPORTS; do apps_iperf "$1" "$2" "$_ar" "$_at"; done
+		for _at in $APPS_TRANSPORTS; do apps_nginx "$1" "$2" "$_ar" "$_at"; done
+		_ar=$((_ar + 1))
+	done
+}
+
+# lchan.bench_only=connect (or fabric, or apps) on the kernel command
+# line: only those rows; lchan.bench_rounds=N: rounds of the tables' rows.
 only=$(kernel_arg bench_only "")
 BENCH_ROUNDS=$(kernel_arg bench_rounds "$BENCH_ROUNDS")
 {
@@ -900,6 +1111,16 @@ BENCH_ROUNDS=$(kernel_arg bench_rounds "$BENCH_ROUNDS")
 } >>"$OUT/info.txt"
 
 start=$(date +%s)
+if [ "$only" = apps ]; then
+	{
+		echo "apps: $APPS_ROUNDS rounds on $LCHAN_RXE_DEV, ${APPS_SECS}s a run, redis-benchmark -n $REDIS_N; transports $APPS_TRANSPORTS"
+		echo "programs: $(redis-benchmark --version 2>&1 | head -n 1); $(iperf3 --version 2>&1 | head -n 1); $(/usr/sbin/nginx -v 2>&1); $(wrk -v 2>&1 | head -n 1)"
+	} >>"$OUT/info.txt"
+	apps_rows "$LCHAN_RXE_DEV" "$LCHAN_RXE_ADDR"
+	echo "rxe seconds: $(($(date +%s) - start))" >>"$OUT/info.txt"
+	rmmod lchan || failed=1
+	exit $failed
+fi
 [ -n "$only" ] || device "$LCHAN_RXE_DEV" "$LCHAN_RXE_ADDR"
 [ -n "$only" ] && [ "$only" != connect ] || connect_rows "$LCHAN_RXE_DEV" "$LCHAN_RXE_ADDR"
 [ -n "$only" ] && [ "$only" != fabric ] || fabric_rows "$LCHAN_RXE_DEV" "$LCHAN_RXE_ADDR" "$LCHAN_RXE_NETDEV"

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """python3 -m report WHICH ARGS...: one report (see each module's doc).
 
+  apps DIR                   DIR/apps.md, apps.json
   bench DIR                  DIR/results.md, results.json
   connect DIR                DIR/connect.md, connect.json
   fabric DIR                 DIR/fabric.md, fabric.json
@@ -11,9 +12,9 @@
 
 import sys
 
-from . import bench, connect, fabric, latpath, readme, two
+from . import apps, bench, connect, fabric, latpath, readme, two
 
-REPORTS = {"bench": bench, "connect": connect, "fabric": fabric, "latpath": latpath,
+REPORTS = {"apps": apps, "bench": bench, "connect": connect, "fabric": fabric, "latpath": latpath,
            "readme": readme, "two-machines": two}
 
 if len(sys.argv) < 2 or sys.argv[1] not in REPORTS:

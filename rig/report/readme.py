@@ -18,7 +18,7 @@ import re
 import subprocess
 import textwrap
 
-from . import connect as conn, fabric as fab, two
+from . import apps, connect as conn, fabric as fab, two
 from .stats import fmt, median, num, ratio, read_tsv, table, times, values
 
 
@@ -49,9 +49,10 @@ class Kernel:
         self.sweep = results["sweep"]
         self.rounds = max([r["rounds"] or 1 for r in results["rows"]] or [0])
         self.info = read_info(self.file("info.txt"))
-        self.connect, self.fabric = (
+        self.connect, self.fabric, self.apps = (
             conn.devices(self.dir, s, c) if os.path.exists(self.file(s + ".tsv")) else []
-            for s, c in (("connect", conn.Device), ("fabric", fab.Device)))
+            for s, c in (("connect", conn.Device), ("fabric", fab.Device),
+                         ("apps", apps.Device)))
         self.poller, self.poller_msg, self.pool, self.two = (
             read_tsv(self.file(s + ".tsv"))
             for s in ("poller", "poller-msg", "pool", "two-machines"))
@@ -164,6 +165,7 @@ alone, and `make check` fails when this file is not what it makes.
 | `make bench-2node` | two guests across a virtual wire alone (about 4 minutes) | `two-machines.tsv` |
 | `make bench-poller [ROUNDS=3]` | 64 B SEND latency by mode, direct polling among them (about 10 minutes) | `poller.tsv` |
 | `make bench-pool [POOL_ROUNDS=5]` | the poller pool's placement rules side by side | `pool.tsv` |
+| `make bench-apps` | unmodified programs (redis, iperf3, nginx) over TCP, `lchan-run` and rsockets' preload, rxe0, three rounds (about 10 minutes) | `apps.tsv`, `apps-info.txt`; report `apps.md` |
 | `make latency-path [ROUNDS=3]` | where a 64 B round trip goes on rxe0, by kprobes | `latency-path.md` |
 | `make profile [PROFILE=connect\\|send]` | perf profiles of the guest during connects, `send_lat` and `send_bw` | `bench/profile/*.txt` |
 | `rig/bench.sh --report` | the reports again from the committed `.tsv` files, no guest | |
@@ -184,6 +186,7 @@ alone, and `make check` fails when this file is not what it makes.
 | connection set-up | `lchan_conntime`: connect and accept until the channel is mapped, one at a time and several in flight; close | `cmtime` (all in flight); `cmtime -c 1` (a fresh process per connection); `cm_seqtime` (rdma_cm one at a time in one warm process, with cmtime's QP or with a default lchan channel's queues) |
 | direct polling | `lchan_perf -t send_lat --mode direct` among the other modes, rounds alternating | `ib_send_lat`, `ib_send_lat -e` |
 | two machines | `lchan_perf` 64 B `send_lat`, 64 KiB `write_bw`, doorbell, busy | `ib_send_lat`, `ib_write_bw` between the same two guests |
+| unmodified programs | `redis-benchmark` against `redis-server`, `iperf3`, `wrk` against `nginx`, both ends under `lchan-run` | the same programs over TCP, and under rsockets' preload (`librspreload`) |
 
 Latency is half the round trip (RTT/2) for SEND and WRITE ping-pong and the
 whole operation for READ and atomics, as perftest reports it: the median of
@@ -536,6 +539,33 @@ def connect(ks):
                    close), "", CONNECT_TEXT]
 
 
+def programs(ks):
+    rows = []
+    for k in ks:
+        for d in k.apps:
+            for r in apps.rows(d):
+                rows.append([k.name, d.name, r["row"], apps.UNITS[r["key"]]]
+                            + [num(r[t]) for t in apps.TRANSPORTS]
+                            + [times(r["vs_tcp"]), times(r["vs_rsocket"]),
+                               times(r["p99_vs_tcp"])])
+    if not rows:
+        return []
+    return ["## Unmodified programs, `make bench-apps`", "",
+            para("Debian's redis-server with redis-benchmark (50 clients, 64 B values), "
+                 "iperf3 and nginx (two workers, a 4 KiB file) with wrk (16 connections), "
+                 "server and client in one guest, both under `lchan-run`, beside the same "
+                 "programs over plain TCP and under rsockets' preload; medians over "
+                 "alternating rounds.  TCP between two processes of one machine never "
+                 "reaches a device, while lchan and rsockets go through rxe0, so these "
+                 "ratios charge lchan with the device's cost too.  On siw an `lchan-run` "
+                 "server stays TCP (iWARP listens in TCP's port space), so siw is not in "
+                 "the table.  Every figure and the goals: `apps.md` in each kernel's "
+                 "directory.  Runs:"), "", *runs(ks, "apps", "apps"),
+            *table(["kernel", "device", "program", "unit", "tcp", "lchan-run", "rsocket",
+                    "lchan-run / tcp", "lchan-run / rsocket", "p99: lchan-run / tcp"],
+                   rows), ""]
+
+
 def pool(ks):
     rows = []
     for k in ks:
@@ -589,6 +619,7 @@ def two_machines(ks):
 SOURCES = [("results", "results.json", "make bench: latency, bandwidth, message API"),
            ("connect", "connect.tsv", "connection set-up"), ("fabric", "fabric.tsv", "libfabric"),
            ("poller", "poller.tsv", "make bench-poller"), ("pool", "pool.tsv", "make bench-pool"),
+           ("apps", "apps.tsv", "make bench-apps"),
            ("two-machines", "two-machines.tsv", "make bench-2node")]
 
 
@@ -610,7 +641,8 @@ def sources(ks):
 
 def readme(ks):
     parts = [HEAD, machine(ks), RUNNING, latency(ks), bandwidth(ks), message_api(ks),
-             libfabric(ks), connect(ks), pool(ks), two_machines(ks), sources(ks)]
+             libfabric(ks), connect(ks), programs(ks), pool(ks), two_machines(ks),
+             sources(ks)]
     text = "\n".join(p if isinstance(p, str) else "\n".join(p) + "\n" for p in parts if p)
     return re.sub(r"\n{3,}", "\n\n", text).rstrip("\n") + "\n"
 
