@@ -1174,7 +1174,12 @@ static int silent_event(struct silent_peer *p, int want)
 	return type == want ? 0 : type;
 }
 
-static int silent_connect(struct silent_peer *p, const struct lchan_addr *a)
+/*
+ * @qpn is the QP number the request names: the connection manager refuses
+ * a second request naming the same one from the same port, as stale.
+ */
+static int silent_connect(struct silent_peer *p, const struct lchan_addr *a,
+			  uint32_t qpn)
 {
 	/* A stream's hello (the wire's): "lchn", version 1, stream. */
 	static const uint8_t hello[8] = { 'l', 'c', 'h', 'n', 1, 1, 0, 0 };
@@ -1185,7 +1190,7 @@ static int silent_connect(struct silent_peer *p, const struct lchan_addr *a)
 		.initiator_depth = 1,
 		.retry_count = 6,
 		.rnr_retry_count = 7,
-		.qp_num = 0x4242,
+		.qp_num = qpn,
 	};
 	struct sockaddr_storage ss;
 	int ret;
@@ -1240,7 +1245,7 @@ TEST_F_TIMEOUT(stream_listen, silent_peers_hold_no_one_up, 90)
 	int srv, i, ret;
 
 	for (i = 0; i < 2; i++) {
-		ret = silent_connect(&quiet[i], &self->addr);
+		ret = silent_connect(&quiet[i], &self->addr, 0x4240 + i);
 		ASSERT_EQ(0, ret) TH_LOG("silent peer %d: %d (%s)", i, ret,
 					 ret < 0 ? strerror(-ret) :
 					 rdma_event_str(ret));
@@ -1264,7 +1269,7 @@ TEST_F_TIMEOUT(stream_listen, silent_peers_hold_no_one_up, 90)
 	EXPECT_EQ(-1, accept(self->lst, NULL, NULL));
 	EXPECT_EQ(EAGAIN, errno);
 
-	ret = silent_connect(&quiet[2], &self->addr);
+	ret = silent_connect(&quiet[2], &self->addr, 0x4242);
 	ASSERT_EQ(0, ret) TH_LOG("silent peer 2: %d", ret);
 	EXPECT_EQ(1, streams_in_state("connecting"));
 	close(self->lst);
