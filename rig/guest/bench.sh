@@ -933,7 +933,7 @@ apps_pair() { # TRANSPORT LOG SRV -- CLIENT...
 	_ak=tcp
 	[ "$_at" = rsocket ] && _ak=rdma
 	# shellcheck disable=SC2046 # the server command is a word list
-	over "$_at" timeout $((APPS_SECS * 8 + 60)) \
+	over "$_at" timeout $((APPS_SECS * 8 + 40)) \
 		$(echo "$_as" | sed "s/@P@/$apps_port/g") >"$_al.server" 2>&1 &
 	_asp=$!
 	if ! wait_listen "$_ak" "$apps_port" "$_asp" 2>>"$_al.server"; then
@@ -955,7 +955,7 @@ apps_pair() { # TRANSPORT LOG SRV -- CLIENT...
 	# shellcheck disable=SC2086 # split at newlines only
 	set -- $_aa
 	IFS=$_ifs
-	over "$_at" timeout $((APPS_SECS * 6 + 60)) "$@" >"$_al" 2>&1
+	over "$_at" timeout $((APPS_SECS * 8 + 20)) "$@" >"$_al" 2>&1
 	rc=$?
 	kill "$_asp" 2>/dev/null
 	wait "$_asp" 2>/dev/null
@@ -975,7 +975,9 @@ apps_ways() { # DEV ROUND TOOL TRANSPORT LOG
 }
 
 # A row's verdict: lchan's own failing fails the bench; a peer's (rsocket's
-# preload with a program it cannot carry) is a row of the table.
+# preload with a program it cannot carry) is a row of the table, and is
+# not run again in later rounds.
+apps_broken=
 apps_tap() { # DEV ROUND TOOL TRANSPORT OK LOG
 	if [ "$5" = 1 ]; then
 		tap "ok - bench: $1 apps round $2: $3 over $4"
@@ -983,8 +985,15 @@ apps_tap() { # DEV ROUND TOOL TRANSPORT OK LOG
 		tap "not ok - bench: $1 apps round $2: $3 over $4: $(status_of "$rc"): $(why "$6")"
 		failed=1
 	else
-		tap "ok - bench: $1 apps round $2: $3 over $4: $(status_of "$rc") (reported in the table): $(why "$6")"
+		tap "ok - bench: $1 apps round $2: $3 over $4: $(status_of "$rc") (reported in the table, not run again): $(why "$6")"
+		apps_broken="$apps_broken $3.$4"
 	fi
+}
+
+# Whether TOOL over TRANSPORT failed as a peer before.
+apps_skip() { # TOOL TRANSPORT
+	case " $apps_broken " in *" $1.$2 "*) return 0 ;; esac
+	return 1
 }
 
 # redis-benchmark, 50 clients, 64 B values, GET and SET, without
@@ -994,6 +1003,7 @@ apps_redis() { # DEV ADDR ROUND TRANSPORT
 		_tool=redis
 		[ "$_rp" = 1 ] || _tool=redis-p$_rp
 		_log=$LOGS/$1.apps.$_tool.$4.$3.log
+		apps_skip "$_tool" "$4" && continue
 		apps_pair "$4" "$_log" "$APPS_DIR/redis-server $APPS_DIR/redis.conf --port @P@ --bind $2" -- \
 			redis-benchmark -h "$2" -p @P@ -c 50 -n "$REDIS_N" -d 64 -t get,set -P "$_rp" --csv
 		_ok=0
@@ -1016,6 +1026,7 @@ apps_iperf() { # DEV ADDR ROUND TRANSPORT
 	for _ip in 1 4; do
 		_tool=iperf3-p$_ip
 		_log=$LOGS/$1.apps.$_tool.$4.$3.log
+		apps_skip "$_tool" "$4" && continue
 		apps_pair "$4" "$_log" "iperf3 -s -1 -B $2 -p @P@" -- \
 			iperf3 -c "$2" -p @P@ -t "$APPS_SECS" -P "$_ip" -J
 		_bps=$(awk '/"sum_received"/ { f = 1 }
@@ -1040,6 +1051,7 @@ apps_nginx() { # DEV ADDR ROUND TRANSPORT
 	for _nk in keepalive close; do
 		_tool=nginx-$_nk
 		_log=$LOGS/$1.apps.$_tool.$4.$3.log
+		apps_skip "$_tool" "$4" && continue
 		if [ "$_nk" = close ]; then
 			apps_pair "$4" "$_log" "$APPS_DIR/nginx.sh $2 @P@" -- \
 				wrk -t2 -c16 -d"${APPS_SECS}s" --latency -H "Connection: close" "http://$2:@P@/f4k"
