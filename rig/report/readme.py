@@ -465,7 +465,7 @@ def libfabric(ks):
                 lc = got.get((size, fab.PP + "lchan"), {})
                 rows.append([k.name, d.name, size_name(size)]
                             + [num(got.get((size, t), {}).get("lat_avg_us"))
-                               for _, t, _ in fab.TOOLS[:5]]
+                               for _, t, _ in fab.TOOLS[:6]]
                             + [times(lc.get(x))
                                for x in ("vs_verbs", "vs_lchan_perf", "bw_vs_verbs")])
     return ["## libfabric: the lchan provider against verbs, `make bench-fabric`", "",
@@ -477,8 +477,9 @@ def libfabric(ks):
                  "verbs provider is lchan's completion path (above) rather than the "
                  "provider's.  Every figure: `fabric.md` in each kernel's directory.  "
                  "Runs:"), "", *runs(ks, "fabric", "fabric"),
-            *table(["kernel", "device", "size", "lchan", "lchan, poller", "verbs", "tcp",
-                    "lchan_perf", "lchan / verbs", "lchan / lchan_perf", "MB/s: lchan / verbs"],
+            *table(["kernel", "device", "size", "lchan", "lchan, poller", "lchan, direct",
+                    "verbs", "tcp", "lchan_perf", "lchan / verbs", "lchan / lchan_perf",
+                    "MB/s: lchan / verbs"],
                    rows), ""]
 
 
