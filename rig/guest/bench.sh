@@ -912,14 +912,21 @@ fi
 APPS_TRANSPORTS="tcp lchan rsocket"
 apps_port=18700
 
-# PROGRAM... over TRANSPORT.
+# PROGRAM... over TRANSPORT, in the place of the calling (sub)shell, so
+# that the caller's $! is the program's own pid.
 over() { # TRANSPORT PROGRAM...
 	_ot=$1
 	shift
 	case $_ot in
-	tcp) "$@" ;;
-	lchan) LCHAN_RUN_DEBUG=1 "$LCHAN_TOOLS/lchan-run" "$@" ;;
-	rsocket) LD_PRELOAD=$RSPRELOAD "$@" ;;
+	lchan)
+		export LCHAN_RUN_DEBUG=1
+		exec "$LCHAN_TOOLS/lchan-run" "$@"
+		;;
+	rsocket)
+		export LD_PRELOAD="$RSPRELOAD"
+		exec "$@"
+		;;
+	*) exec "$@" ;;
 	esac
 }
 
@@ -933,8 +940,8 @@ apps_pair() { # TRANSPORT LOG SRV -- CLIENT...
 	_ak=tcp
 	[ "$_at" = rsocket ] && _ak=rdma
 	# shellcheck disable=SC2046 # the server command is a word list
-	over "$_at" timeout $((APPS_SECS * 8 + 40)) \
-		$(echo "$_as" | sed "s/@P@/$apps_port/g") >"$_al.server" 2>&1 &
+	(over "$_at" timeout $((APPS_SECS * 8 + 40)) \
+		$(echo "$_as" | sed "s/@P@/$apps_port/g")) >"$_al.server" 2>&1 &
 	_asp=$!
 	if ! wait_listen "$_ak" "$apps_port" "$_asp" 2>>"$_al.server"; then
 		kill "$_asp" 2>/dev/null
@@ -955,7 +962,7 @@ apps_pair() { # TRANSPORT LOG SRV -- CLIENT...
 	# shellcheck disable=SC2086 # split at newlines only
 	set -- $_aa
 	IFS=$_ifs
-	over "$_at" timeout $((APPS_SECS * 8 + 20)) "$@" >"$_al" 2>&1
+	(over "$_at" timeout $((APPS_SECS * 8 + 20)) "$@") >"$_al" 2>&1
 	rc=$?
 	kill "$_asp" 2>/dev/null
 	wait "$_asp" 2>/dev/null
@@ -1039,7 +1046,9 @@ apps_iperf() { # DEV ADDR ROUND TRANSPORT
 		_bps=$(awk '/"sum_received"/ { f = 1 }
 			f && /"bits_per_second"/ { gsub(/[^0-9.e+]/, "", $2); print $2; exit }' "$_log")
 		_ok=0
-		[ "$rc" = 0 ] && [ -n "$_bps" ] && _ok=1
+		# rsockets' preload can end a run with nothing received.
+		[ "$rc" = 0 ] && [ -n "$_bps" ] &&
+			awk -v b="$_bps" 'BEGIN { exit !(b > 0) }' && _ok=1
 		apps_fig "$1" "$3" "$_tool.$4" mbps "$(calc "$_bps / 1000000")"
 		apps_ways "$1" "$3" "$_tool" "$4" "$_log"
 		apps_tap "$1" "$3" "$_tool" "$4" "$_ok" "$_log"
