@@ -90,10 +90,13 @@ measure() {
 		[ ! -s "$run/bench/fabric.tsv" ] || rm -f "$dest/fabric-info.txt"
 		;;
 	esac
-	[ "${LCHAN_BENCH_ONLY:-}" = fabric ] || [ ! -s "$run/bench/connect.tsv" ] ||
-		cp "$run/bench/connect.tsv" "$dest/"
-	[ "${LCHAN_BENCH_ONLY:-}" = connect ] || [ ! -s "$run/bench/fabric.tsv" ] ||
-		cp "$run/bench/fabric.tsv" "$dest/"
+	# Each table from a run that made it: a whole run, or that table's.
+	case ${LCHAN_BENCH_ONLY:-} in
+	'' | connect) cp "$run/bench/connect.tsv" "$dest/" ;;
+	esac
+	case ${LCHAN_BENCH_ONLY:-} in
+	'' | fabric) cp "$run/bench/fabric.tsv" "$dest/" ;;
+	esac
 	[ "${LCHAN_BENCH_ONLY:-}" != apps ] || cp "$run/bench/apps.tsv" "$dest/"
 	{
 		provenance "$run"

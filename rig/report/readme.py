@@ -560,8 +560,12 @@ def programs(ks):
                  "reaches a device, while lchan and rsockets go through rxe0, so these "
                  "ratios charge lchan with the device's cost too.  On siw an `lchan-run` "
                  "server stays TCP (iWARP listens in TCP's port space), so siw is not in "
-                 "the table.  Every figure and the goals: `apps.md` in each kernel's "
-                 "directory.  Runs:"), "", *runs(ks, "apps", "apps"),
+                 "the table.  A \"-\" under rsocket is a program rsockets' preload could "
+                 "not carry: Debian 12's (rdma-core 44) leaves redis-server unable to make "
+                 "its accept handler, gives iperf3 EOPNOTSUPP from getsockopt or a run "
+                 "that receives nothing, and fails wrk's connects to nginx.  Every figure "
+                 "and the goals: `apps.md` in each kernel's directory.  Runs:"), "",
+            *runs(ks, "apps", "apps"),
             *table(["kernel", "device", "program", "unit", "tcp", "lchan-run", "rsocket",
                     "lchan-run / tcp", "lchan-run / rsocket", "p99: lchan-run / tcp"],
                    rows), ""]
