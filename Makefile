@@ -318,7 +318,7 @@ bench-2node:
 .PHONY: bench-2node
 
 # Unmodified programs (redis, iperf3, nginx with wrk) over TCP, lchan-run
-# and rsockets' preload on rxe0, three rounds (about 10 minutes):
+# and rsockets' preload on rxe0, three rounds (about 6 minutes):
 # bench/<kernel>/apps.tsv, apps.md, apps.json.
 bench-apps:
 	LCHAN_BENCH_ONLY=apps rig/bench.sh

@@ -165,7 +165,7 @@ alone, and `make check` fails when this file is not what it makes.
 | `make bench-2node` | two guests across a virtual wire alone (about 4 minutes) | `two-machines.tsv` |
 | `make bench-poller [ROUNDS=3]` | 64 B SEND latency by mode, direct polling among them (about 10 minutes) | `poller.tsv` |
 | `make bench-pool [POOL_ROUNDS=5]` | the poller pool's placement rules side by side | `pool.tsv` |
-| `make bench-apps` | unmodified programs (redis, iperf3, nginx) over TCP, `lchan-run` and rsockets' preload, rxe0, three rounds (about 10 minutes) | `apps.tsv`, `apps-info.txt`; report `apps.md` |
+| `make bench-apps` | unmodified programs (redis, iperf3, nginx) over TCP, `lchan-run` and rsockets' preload, rxe0, three rounds (about 6 minutes) | `apps.tsv`, `apps-info.txt`; report `apps.md` |
 | `make latency-path [ROUNDS=3]` | where a 64 B round trip goes on rxe0, by kprobes | `latency-path.md` |
 | `make profile [PROFILE=connect\\|send]` | perf profiles of the guest during connects, `send_lat` and `send_bw` | `bench/profile/*.txt` |
 | `rig/bench.sh --report` | the reports again from the committed `.tsv` files, no guest | |
