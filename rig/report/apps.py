@@ -8,7 +8,7 @@ the median of each figure over the rounds, lchan-run against TCP and
 against rsockets, and lchan-run's goals on rxe0.
 """
 
-from .rounds import Rounds, devices, judged, write_report
+from .rounds import Rounds, devices, write_target_report
 from .stats import fmt, ratio, table
 
 GOAL_DEVICE = "rxe0"
@@ -109,9 +109,4 @@ def main(args):
             "TCP's with keep-alive and 1.0x with a request per connection; p99 no "
             "worse than TCP's. Server and client run in one guest, so TCP never "
             "reaches a device while lchan-run and rsockets go through rxe.", ""]
-    write_report(
-        args[0], "apps", head,
-        ["device", "goal", "target", "ratio", "verdict"], goals(devs),
-        lambda x: [x["device"], x["what"], x["target"], fmt(x["ratio"], 2), judged(x)],
-        [device_md(d) for d in devs],
-        {d.name: {"rows": rows(d), "rounds": d.tools} for d in devs})
+    write_target_report(args[0], "apps", head, devs, goals(devs), device_md, rows)

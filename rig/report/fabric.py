@@ -13,7 +13,7 @@ lchan_perf rows are its send_lat in the same terms, so means are compared
 with means.
 """
 
-from .rounds import Rounds, devices, judged, verdict, write_report
+from .rounds import Rounds, devices, verdict, write_target_report
 from .stats import fmt, ratio, table
 
 GOAL_DEVICE = "rxe0"
@@ -110,9 +110,4 @@ def main(args):
             "lchan_perf + 10%. fi_pingpong (libfabric-bin) polls its "
             "completion queues with fi_cq_read and has no option to wait "
             "for events, so only busy polling is measured.", ""]
-    write_report(
-        args[0], "fabric", head,
-        ["device", "goal", "target", "ratio", "verdict"], goals(devs),
-        lambda x: [x["device"], x["what"], x["target"], fmt(x["ratio"], 2), judged(x)],
-        [device_md(d) for d in devs],
-        {d.name: {"rows": rows(d), "rounds": d.tools} for d in devs})
+    write_target_report(args[0], "fabric", head, devs, goals(devs), device_md, rows)

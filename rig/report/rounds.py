@@ -7,7 +7,7 @@ import json
 import math
 import os
 
-from .stats import median, table_row
+from .stats import fmt, median, table_row
 
 
 def read(path):
@@ -79,3 +79,15 @@ def write_report(directory, stem, head, columns, goals, goal_cells, sections, pe
     with open(os.path.join(directory, stem + ".json"), "w", encoding="utf-8") as f:
         json.dump({"goals": goals, "devices": per_device}, f, indent=2, sort_keys=True)
         f.write("\n")
+
+
+def write_target_report(directory, stem, head, devs, goals, device_md, rows):
+    """write_report for goals that each name their target (fabric, apps):
+    the goal table "device goal target ratio verdict", each device's
+    section, and its rows and rounds in the JSON."""
+    write_report(
+        directory, stem, head,
+        ["device", "goal", "target", "ratio", "verdict"], goals,
+        lambda x: [x["device"], x["what"], x["target"], fmt(x["ratio"], 2), judged(x)],
+        [device_md(d) for d in devs],
+        {d.name: {"rows": rows(d), "rounds": d.tools} for d in devs})
