@@ -485,11 +485,6 @@ int lchan_connect_open(struct lchan_channel *chan,
 	return lchan_connect_wait(chan, establish_by);
 }
 
-/*
- * The establish stage of a channel whose open deferred it, for the
- * kernel's own use (stream channels): request and wait, until @deadline
- * or the default timeout from now.
- */
 int lchan_ioctl_establish_check(const struct lchan_ucmd *ucmd)
 {
 	const struct lchan_establish_args *req = ucmd->cmd;
