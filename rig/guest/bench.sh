@@ -111,6 +111,17 @@ pair() { # LOG WRAP WRAPOUT -- CLIENT...
 	done
 }
 
+# Whether the server PID listens (rdma|tcp) on PORT; if not, it is ended
+# and LOG says so, and rc is 98.
+server_up() { # PID LOG KIND PORT
+	wait_listen "$3" "$4" "$1" 2>>"$2.server" && return 0
+	kill "$1" 2>/dev/null
+	wait "$1"
+	echo "bench: no server (see $2.server)" >"$2"
+	rc=98
+	return 1
+}
+
 pair_once() {
 	_log=$1 _wrap=$2 _wout=$3
 	shift 4
@@ -119,13 +130,7 @@ pair_once() {
 		# shellcheck disable=SC2086 # the server command is a word list
 		timeout $((RUN_TIMEOUT + 20)) $SRV >"$_log.server" 2>&1 &
 		_spid=$!
-		if ! wait_listen "${SRV_KIND:-rdma}" "$PORT" "$_spid" 2>>"$_log.server"; then
-			kill "$_spid" 2>/dev/null
-			wait "$_spid"
-			echo "bench: no server (see $_log.server)" >"$_log"
-			rc=98
-			return 0
-		fi
+		server_up "$_spid" "$_log" "${SRV_KIND:-rdma}" "$PORT" || return 0
 	fi
 	case $_wrap in
 	time)
@@ -943,13 +948,7 @@ apps_pair() { # TRANSPORT LOG SRV -- CLIENT...
 	(over "$_at" timeout $((APPS_SECS * 8 + 40)) \
 		$(echo "$_as" | sed "s/@P@/$apps_port/g")) >"$_al.server" 2>&1 &
 	_asp=$!
-	if ! wait_listen "$_ak" "$apps_port" "$_asp" 2>>"$_al.server"; then
-		kill "$_asp" 2>/dev/null
-		wait "$_asp"
-		echo "bench: no server (see $_al.server)" >"$_al"
-		rc=98
-		return 0
-	fi
+	server_up "$_asp" "$_al" "$_ak" "$apps_port" || return 0
 	_aa=
 	for _x in "$@"; do
 		_aa="$_aa$(printf '%s' "$_x" | sed "s/@P@/$apps_port/g")
