@@ -181,7 +181,8 @@ if [ "$report_only" = 0 ] && [ "${LCHAN_BENCH_ONLY:-}" = 2node ]; then
 fi
 if [ "$report_only" = 0 ]; then
 	measure || rc=$?
-	[ -s "$dest/rows.tsv" ] || [ -s "$dest/connect.tsv" ] || [ -s "$dest/fabric.tsv" ] || exit 1
+	[ -s "$dest/rows.tsv" ] || [ -s "$dest/connect.tsv" ] || [ -s "$dest/fabric.tsv" ] ||
+		[ -s "$dest/apps.tsv" ] || exit 1
 	[ -n "${LCHAN_BENCH_ONLY:-}" ] || two_machines || rc=1
 fi
 report
